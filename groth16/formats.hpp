@@ -1,0 +1,116 @@
+// In-memory forms of the snarkjs files (.zkey Groth16 v1, .wtns v2, .r1cs v1) and their strict
+// readers/writers. Every reader validates magic, version, section sizes against the header counts,
+// the primes, canonical field elements and on-curve points, and throws FormatError naming
+// the file, the section and what is wrong.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "math/bls12_381.hpp"
+
+namespace cuzk {
+
+using bls12_381::Fq;
+using bls12_381::Fq2;
+using bls12_381::Fr;
+using bls12_381::G1;
+using bls12_381::G1Affine;
+using bls12_381::G2;
+using bls12_381::G2Affine;
+
+// A malformed input file. what() reads "<file>: <section>: <problem>".
+struct FormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One non-zero coefficient of the A or B matrix (zkey section 4).
+struct ZKeyCoef {
+  uint32_t matrix;      // 0 = A, 1 = B
+  uint32_t constraint;  // row, < domain_size
+  uint32_t signal;      // column, < n_vars
+  Fr value;             // the true coefficient (decoded from the file's value*R^2 encoding)
+};
+
+// A Groth16 proving key in snarkjs's layout.
+struct ZKey {
+  uint32_t n_vars = 0, n_public = 0, domain_size = 0;
+  int log_domain = 0;
+  G1Affine alpha1, beta1, delta1;
+  G2Affine beta2, gamma2, delta2;
+  std::vector<G1Affine> ic;   // n_public + 1
+  std::vector<ZKeyCoef> coefs;
+  std::vector<G1Affine> a;    // n_vars
+  std::vector<G1Affine> b1;   // n_vars
+  std::vector<G2Affine> b2;   // n_vars
+  std::vector<G1Affine> c;    // n_vars - n_public - 1 (private wires)
+  std::vector<G1Affine> h;    // domain_size
+  std::vector<uint8_t> section10;  // contributions, kept verbatim
+};
+
+// Reads a whole zkey. Throws FormatError.
+ZKey read_zkey(const std::string& path);
+// Writes sections 1..10 in snarkjs's layout and order.
+void write_zkey(const std::string& path, const ZKey& zk);
+
+// Header of a zkey without loading the points (for `cuzk info`).
+struct ZKeyHeader {
+  uint32_t n_vars, n_public, domain_size, n_coefs;
+};
+ZKeyHeader read_zkey_header(const std::string& path);
+
+// A witness (.wtns v2): w[0] = 1, then outputs, public inputs, private inputs, internal signals.
+std::vector<Fr> read_wtns(const std::string& path);
+void write_wtns(const std::string& path, const std::vector<Fr>& w);
+uint32_t read_wtns_count(const std::string& path);  // header only
+
+// One linear combination: sum of coeff * w[wire].
+struct LinearTerm {
+  uint32_t wire;
+  Fr coeff;
+};
+struct Constraint {
+  std::vector<LinearTerm> a, b, c;
+};
+// A circuit (.r1cs v1).
+struct R1cs {
+  uint32_t n_wires = 0, n_pub_out = 0, n_pub_in = 0, n_prv_in = 0;
+  uint64_t n_labels = 0;
+  std::vector<Constraint> constraints;
+  uint32_t n_public() const { return n_pub_out + n_pub_in; }
+};
+R1cs read_r1cs(const std::string& path);
+void write_r1cs(const std::string& path, const R1cs& r);
+
+// A Groth16 proof.
+struct Proof {
+  G1Affine a;
+  G2Affine b;
+  G1Affine c;
+};
+
+// A verification key in snarkjs's JSON form.
+struct VerificationKey {
+  uint32_t n_public = 0;
+  G1Affine alpha1;
+  G2Affine beta2, gamma2, delta2;
+  std::vector<G1Affine> ic;
+};
+
+// JSON files in snarkjs's exact format. Readers throw FormatError naming the file and the field.
+void write_proof_json(const std::string& path, const Proof& p);
+Proof read_proof_json(const std::string& path);
+void write_public_json(const std::string& path, const std::vector<Fr>& pub);
+std::vector<Fr> read_public_json(const std::string& path);
+void write_vk_json(const std::string& path, const VerificationKey& vk);  // includes vk_alphabeta_12
+VerificationKey read_vk_json(const std::string& path);
+VerificationKey vk_from_zkey(const ZKey& zk);
+
+// Filecoin's 192-byte compressed proof: 48-byte A, 96-byte B, 48-byte C (zcash flag bits).
+void compress_g1(const G1Affine& p, uint8_t out[48]);
+void compress_g2(const G2Affine& p, uint8_t out[96]);
+G1Affine decompress_g1(const uint8_t in[48]);  // throws std::invalid_argument
+G2Affine decompress_g2(const uint8_t in[96]);
+
+}  // namespace cuzk

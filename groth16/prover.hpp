@@ -1,0 +1,62 @@
+// The prover-backend interface. The CPU backend lives in groth16/; the CUDA backend (kernels/)
+// implements the same interface with the key resident on the device.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "formats.hpp"
+
+namespace cuzk {
+
+// The A and B matrices compiled once from zkey section 4 into CSR (row-major), so that
+// a = A*w and b = B*w are one pass over contiguous memory per row.
+struct ConstraintEvaluator {
+  uint32_t n_rows = 0, n_vars = 0;
+  std::vector<uint32_t> a_row_ptr, a_col;  // CSR of A
+  std::vector<Fr> a_val;
+  std::vector<uint32_t> b_row_ptr, b_col;  // CSR of B
+  std::vector<Fr> b_val;
+  static ConstraintEvaluator compile(const ZKey& zk);
+  // Fills a, b, c (each domain_size long; c = a o b). Threaded. Throws if w.size() != n_vars.
+  void evaluate(const std::vector<Fr>& w, std::vector<Fr>& a, std::vector<Fr>& b, std::vector<Fr>& c) const;
+};
+
+// The five raw MSM results before assembly (snarkjs's intermediates), for tests and the GPU diff.
+struct RawMsms {
+  G1 a, b1, c, h;
+  G2 b2;
+};
+
+// Fixed randomness for reproducible proofs; empty means draw r, s from the OS CSPRNG.
+struct ProveOptions {
+  std::optional<Fr> r, s;
+};
+
+class ProverBackend {
+ public:
+  virtual ~ProverBackend() = default;
+  virtual const char* name() const = 0;
+  // Proves one witness against the key this backend was built with.
+  // Throws FormatError/std::invalid_argument on a witness that does not fit the key.
+  virtual Proof prove(const std::vector<Fr>& witness, const ProveOptions& opt, RawMsms* raw = nullptr) = 0;
+};
+
+// CPU backend: keeps the key and its compiled evaluator; every call to prove reuses them.
+std::unique_ptr<ProverBackend> make_cpu_backend(std::shared_ptr<const ZKey> zk);
+
+// The H stage on the CPU: from a, b, c (domain_size each) to the odd-coset values P = A'B' - C'.
+std::vector<Fr> compute_h_coset(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n);
+
+// Radix-2 NTT over Fr in natural order (snarkjs's roots), in place. inverse includes the 1/n factor.
+void ntt(Fr* data, int log_n, bool inverse);
+
+// Pippenger multi-scalar multiplication, threaded. Points at infinity and zero scalars allowed.
+G1 msm_g1(const G1Affine* points, const Fr* scalars, size_t n);
+G2 msm_g2(const G2Affine* points, const Fr* scalars, size_t n);
+
+// The public signals w[1..n_public].
+std::vector<Fr> public_signals(const std::vector<Fr>& witness, uint32_t n_public);
+
+}  // namespace cuzk

@@ -1,0 +1,56 @@
+// Quadratic extension F[u]/(u^2 + 1), the base field of G2 for BLS12-381 (q = 3 mod 4, so -1 is a non-square).
+#pragma once
+#include "fp.hpp"
+
+namespace cuzk {
+
+template <class F>
+struct Fp2 {
+  using Base = F;
+  F c0, c1;
+
+  CUZK_HD static Fp2 zero() { return {F::zero(), F::zero()}; }
+  CUZK_HD static Fp2 one() { return {F::one(), F::zero()}; }
+  CUZK_HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+  CUZK_HD bool operator==(const Fp2& o) const { return c0 == o.c0 && c1 == o.c1; }
+  CUZK_HD bool operator!=(const Fp2& o) const { return !(*this == o); }
+  CUZK_HD Fp2 operator+(const Fp2& b) const { return {c0 + b.c0, c1 + b.c1}; }
+  CUZK_HD Fp2 operator-(const Fp2& b) const { return {c0 - b.c0, c1 - b.c1}; }
+  CUZK_HD Fp2 operator-() const { return {-c0, -c1}; }
+  CUZK_HD Fp2 dbl() const { return {c0.dbl(), c1.dbl()}; }
+  // Karatsuba: 3 base multiplies instead of 4.
+  CUZK_HD Fp2 operator*(const Fp2& b) const {
+    F v0 = c0 * b.c0, v1 = c1 * b.c1;
+    return {v0 - v1, (c0 + c1) * (b.c0 + b.c1) - v0 - v1};
+  }
+  CUZK_HD Fp2 operator*(const F& b) const { return {c0 * b, c1 * b}; }
+  // (a0 + a1 u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 base multiplies.
+  CUZK_HD Fp2 sqr() const { return {(c0 + c1) * (c0 - c1), (c0 * c1).dbl()}; }
+  CUZK_HD Fp2& operator+=(const Fp2& b) { return *this = *this + b; }
+  CUZK_HD Fp2& operator-=(const Fp2& b) { return *this = *this - b; }
+  CUZK_HD Fp2& operator*=(const Fp2& b) { return *this = *this * b; }
+  CUZK_HD Fp2 conj() const { return {c0, -c1}; }
+  // Multiply by the sextic non-residue xi = 1 + u used to build Fq6.
+  CUZK_HD Fp2 mul_by_xi() const { return {c0 - c1, c0 + c1}; }
+  // 1/(a0 + a1 u) = (a0 - a1 u)/(a0^2 + a1^2): one base inversion.
+  CUZK_HD Fp2 inv() const {
+    F t = (c0.sqr() + c1.sqr()).inv();
+    return {c0 * t, -(c1 * t)};
+  }
+  template <int M>
+  CUZK_HD Fp2 pow(const BigInt<M>& e) const {
+    Fp2 r = one();
+    for (int i = e.num_bits() - 1; i >= 0; i--) {
+      r = r.sqr();
+      if (e.bit(i)) r = r * *this;
+    }
+    return r;
+  }
+  // Ordering used by the compressed G2 sign bit (zcash/ietf convention): compare c1 first, then c0.
+  CUZK_HD bool is_lexicographically_largest() const {
+    if (!c1.is_zero()) return c1.is_lexicographically_largest();
+    return c0.is_lexicographically_largest();
+  }
+};
+
+}  // namespace cuzk
