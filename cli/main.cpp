@@ -1,1 +1,99 @@
-int main(){}
+// `cuzk`: argument parsing and the mapping from errors to exit codes. The work is in commands.cpp.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <stdexcept>
+
+#include "commands.hpp"
+#include "groth16/formats.hpp"
+#include "groth16/parallel.hpp"
+
+using namespace cuzk::cli;
+
+#ifndef CUZK_EXAMPLES_DIR
+#define CUZK_EXAMPLES_DIR "examples"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{"cuzk: Groth16 prover for BLS12-381, interoperable with snarkjs"};
+  app.require_subcommand(1);
+  size_t threads = 0;
+  bool quiet = false;
+  app.add_option("--threads", threads, "worker threads (default: all CPUs this process may use)");
+  app.add_flag("-q,--quiet", quiet, "no progress output");
+
+  ProveArgs pa;
+  auto* prove = app.add_subcommand("prove", "prove a witness: prove <zkey> <wtns> <proof.json> <public.json>");
+  prove->add_option("zkey", pa.zkey, "proving key (.zkey, Groth16)")->required()->check(CLI::ExistingFile);
+  prove->add_option("wtns", pa.wtns, "witness (.wtns)")->required()->check(CLI::ExistingFile);
+  prove->add_option("proof", pa.proof, "output proof.json")->required();
+  prove->add_option("public", pa.pub, "output public.json")->required();
+  prove->add_flag("--verify", pa.verify, "check the proof with the key's verification key before writing it");
+  prove->add_option("--backend", pa.backend, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  prove->add_option("--seed-rs", pa.fixed_rs, "TESTING ONLY: fixed r,s as decimals \"r,s\" (the proof is not zero-knowledge)");
+
+  std::string vk_path, pub_path, proof_path;
+  auto* verify = app.add_subcommand("verify", "verify a proof: verify <verification_key.json> <public.json> <proof.json>");
+  verify->add_option("vk", vk_path)->required()->check(CLI::ExistingFile);
+  verify->add_option("public", pub_path)->required()->check(CLI::ExistingFile);
+  verify->add_option("proof", proof_path)->required()->check(CLI::ExistingFile);
+
+  std::string r1cs_path, zkey_out;
+  std::optional<std::string> seed;
+  auto* setup = app.add_subcommand("setup", "development-only Groth16 keys: setup <circuit.r1cs> <out.zkey>");
+  setup->add_option("r1cs", r1cs_path)->required()->check(CLI::ExistingFile);
+  setup->add_option("zkey", zkey_out)->required();
+  setup->add_option("--seed", seed, "derive the toxic waste from this seed (reproducible fixtures)");
+
+  std::string ex_zkey, ex_vk;
+  auto* exp = app.add_subcommand("export", "export data from a key");
+  exp->require_subcommand(1);
+  auto* exp_vk = exp->add_subcommand("vk", "export vk <zkey> <verification_key.json>");
+  exp_vk->add_option("zkey", ex_zkey)->required()->check(CLI::ExistingFile);
+  exp_vk->add_option("vk", ex_vk)->required();
+
+  int log_n = 0;
+  std::string gen_r1cs, gen_wtns;
+  uint64_t gen_seed = 1;
+  auto* gen = app.add_subcommand("gen-circuit", "benchmark circuit: gen-circuit <log2 constraints> <out.r1cs> <out.wtns>");
+  gen->add_option("log2", log_n, "domain size exponent, 4..26")->required()->check(CLI::Range(4, 26));
+  gen->add_option("r1cs", gen_r1cs)->required();
+  gen->add_option("wtns", gen_wtns)->required();
+  gen->add_option("--seed", gen_seed, "generator seed");
+
+  std::string info_path;
+  auto* info = app.add_subcommand("info", "print the header of a .zkey, .wtns or .r1cs");
+  info->add_option("file", info_path)->required()->check(CLI::ExistingFile);
+
+  std::string demo_dir = CUZK_EXAMPLES_DIR "/merkle";
+  auto* demo = app.add_subcommand("demo", "prove the bundled Merkle circuit and verify the proof");
+  demo->add_option("--dir", demo_dir, "folder with merkle.zkey and merkle.wtns");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kUsage;
+  }
+  if (threads) cuzk::set_thread_count(threads);
+  pa.quiet = quiet;
+
+  try {
+    if (*prove) return cmd_prove(pa);
+    if (*verify) return cmd_verify(vk_path, pub_path, proof_path, quiet);
+    if (*setup) return cmd_setup(r1cs_path, zkey_out, seed, quiet);
+    if (*exp_vk) return cmd_export_vk(ex_zkey, ex_vk);
+    if (*gen) return cmd_gen_circuit(log_n, gen_r1cs, gen_wtns, gen_seed, quiet);
+    if (*info) return cmd_info(info_path);
+    if (*demo) return cmd_demo(demo_dir);
+  } catch (const cuzk::FormatError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kBadInput;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kIoError;
+  }
+  return kUsage;
+}

@@ -1,0 +1,200 @@
+#include "commands.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+
+#include "groth16/formats.hpp"
+#include "groth16/parallel.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/setup.hpp"
+#include "groth16/verifier.hpp"
+#include "math/encoding.hpp"
+#include "progress.hpp"
+
+namespace cuzk::cli {
+
+// "r,s" in decimal to the fixed randomness of a reproducible proof.
+static void parse_fixed_rs(const std::string& s, ProveOptions& opt) {
+  auto comma = s.find(',');
+  auto r = comma == std::string::npos ? std::nullopt : field_from_decimal<Fr>(s.substr(0, comma));
+  auto sv = comma == std::string::npos ? std::nullopt : field_from_decimal<Fr>(s.substr(comma + 1));
+  if (!r || !sv) throw std::invalid_argument("--seed-rs: expected \"r,s\" as two decimal scalars below r, got \"" + s + "\"");
+  opt.r = *r;
+  opt.s = *sv;
+}
+
+// Picks the proving backend named on the command line.
+static std::unique_ptr<ProverBackend> make_backend(const std::string& name, std::shared_ptr<const ZKey> zk) {
+  if (name == "cuda") throw std::invalid_argument("--backend cuda: this build has no CUDA backend (configure with -DCUZK_CUDA=ON)");
+  return make_cpu_backend(std::move(zk));
+}
+
+// Loads the key and witness, checks they belong together, and returns the witness.
+static std::vector<Fr> load_witness_for(const ZKey& zk, const std::string& zkey_path, const std::string& wtns_path) {
+  std::vector<Fr> w = read_wtns(wtns_path);
+  if (w.size() != zk.n_vars)
+    throw FormatError(wtns_path + ": section 2 (witness): has " + std::to_string(w.size()) + " values but " + zkey_path +
+                      " expects nVars=" + std::to_string(zk.n_vars));
+  if (w.empty() || !w[0].is_one())
+    throw FormatError(wtns_path + ": section 2 (witness): value 0 must be the constant 1");
+  return w;
+}
+
+int cmd_prove(const ProveArgs& a) {
+  Progress p(a.quiet);
+  ProveOptions opt;
+  if (a.fixed_rs) parse_fixed_rs(*a.fixed_rs, opt);
+  p.stage("reading " + a.zkey);
+  auto zk = std::make_shared<ZKey>(read_zkey(a.zkey));
+  p.stage("reading " + a.wtns);
+  std::vector<Fr> w = load_witness_for(*zk, a.zkey, a.wtns);
+  auto backend = make_backend(a.backend, zk);
+  p.stage(std::string("proving (") + backend->name() + ", " + std::to_string(thread_count()) + " threads, domain 2^" +
+          std::to_string(zk->log_domain) + ")");
+  Proof proof = backend->prove(w, opt);
+  std::vector<Fr> pub = public_signals(w, zk->n_public);
+  if (a.verify) {
+    p.stage("verifying");
+    if (!verify_proof(vk_from_zkey(*zk), pub, proof)) {
+      p.end();
+      std::fprintf(stderr, "error: the proof does not verify against %s; is the witness satisfying the circuit? Nothing written.\n",
+                   a.zkey.c_str());
+      return kInvalid;
+    }
+  }
+  p.stage("writing " + a.proof + " and " + a.pub);
+  write_proof_json(a.proof, proof);
+  write_public_json(a.pub, pub);
+  return kOk;
+}
+
+int cmd_verify(const std::string& vk_path, const std::string& pub_path, const std::string& proof_path, bool quiet) {
+  VerificationKey vk = read_vk_json(vk_path);
+  std::vector<Fr> pub = read_public_json(pub_path);
+  Proof proof = read_proof_json(proof_path);
+  if (pub.size() != vk.n_public)
+    throw FormatError(pub_path + ": has " + std::to_string(pub.size()) + " public signals but " + vk_path +
+                      " expects nPublic=" + std::to_string(vk.n_public));
+  bool ok = false;
+  try {
+    ok = verify_proof(vk, pub, proof);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "INVALID proof: %s\n", e.what());
+    return kInvalid;
+  }
+  if (!ok) {
+    std::fprintf(stderr, "INVALID proof: the pairing check failed for %s with %s\n", proof_path.c_str(), pub_path.c_str());
+    return kInvalid;
+  }
+  if (!quiet) std::printf("OK: the proof is valid\n");
+  return kOk;
+}
+
+int cmd_setup(const std::string& r1cs_path, const std::string& zkey_path, const std::optional<std::string>& seed,
+              bool quiet) {
+  std::fprintf(stderr,
+               "WARNING: cuzk setup makes DEVELOPMENT keys from a single party's toxic waste%s.\n"
+               "         Anyone who knows it can forge proofs. Never use these keys in production;\n"
+               "         use a snarkjs ceremony (powers of tau + phase 2) instead.\n",
+               seed ? " derived from a known seed" : "");
+  Progress p(quiet);
+  p.stage("reading " + r1cs_path);
+  R1cs r = read_r1cs(r1cs_path);
+  p.end();
+  std::string cur;
+  auto cb = [&](const char* label, size_t done, size_t total) {
+    if (cur != label) {
+      cur = label;
+      p.stage(label);
+    }
+    p.update(done, total);
+  };
+  ZKey zk = setup_zkey(r, toxic_from_seed(seed), cb);
+  p.stage("writing " + zkey_path);
+  write_zkey(zkey_path, zk);
+  return kOk;
+}
+
+int cmd_export_vk(const std::string& zkey_path, const std::string& vk_path) {
+  ZKey zk = read_zkey(zkey_path);
+  write_vk_json(vk_path, vk_from_zkey(zk));
+  return kOk;
+}
+
+int cmd_gen_circuit(int log_n, const std::string& r1cs_path, const std::string& wtns_path, uint64_t seed, bool quiet) {
+  Progress p(quiet);
+  p.stage("generating a 2^" + std::to_string(log_n) + " circuit");
+  R1cs r;
+  std::vector<Fr> w;
+  gen_circuit(log_n, seed, r, w);
+  p.stage("writing " + r1cs_path + " and " + wtns_path);
+  write_r1cs(r1cs_path, r);
+  write_wtns(wtns_path, w);
+  p.end();
+  if (!quiet)
+    std::fprintf(stderr, "%zu constraints, %u wires, %u public\n", r.constraints.size(), r.n_wires, r.n_public());
+  return kOk;
+}
+
+// Reads the 4-byte magic to tell the file kinds apart.
+static std::string file_magic(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char m[4] = {0, 0, 0, 0};
+  f.read(m, 4);
+  if (f.gcount() != 4) throw FormatError(path + ": header: file is shorter than the 4-byte magic");
+  return std::string(m, 4);
+}
+
+int cmd_info(const std::string& path) {
+  std::string magic = file_magic(path);
+  if (magic == "zkey") {
+    ZKeyHeader h = read_zkey_header(path);
+    uint32_t log_n = 0;
+    while ((1u << log_n) < h.domain_size) log_n++;
+    std::printf("%s: zkey (Groth16, BLS12-381)\n  nVars       %u\n  nPublic     %u\n  domainSize  %u (2^%u)\n  coefficients %u\n",
+                path.c_str(), h.n_vars, h.n_public, h.domain_size, log_n, h.n_coefs);
+  } else if (magic == "wtns") {
+    std::printf("%s: wtns (BLS12-381 scalar field)\n  nWitness    %u\n", path.c_str(), read_wtns_count(path));
+  } else if (magic == "r1cs") {
+    R1cs r = read_r1cs(path);
+    std::printf("%s: r1cs (BLS12-381)\n  nWires      %u\n  nPubOut     %u\n  nPubIn      %u\n  nPrvIn      %u\n"
+                "  nLabels     %llu\n  nConstraints %zu\n",
+                path.c_str(), r.n_wires, r.n_pub_out, r.n_pub_in, r.n_prv_in, (unsigned long long)r.n_labels,
+                r.constraints.size());
+  } else {
+    throw FormatError(path + ": header: unknown magic (expected \"zkey\", \"wtns\" or \"r1cs\")");
+  }
+  return kOk;
+}
+
+int cmd_demo(const std::string& dir) {
+  std::string zkey_path = dir + "/merkle.zkey", wtns_path = dir + "/merkle.wtns";
+  std::printf("cuzk demo: Poseidon Merkle inclusion (depth 16) from a snarkjs ceremony key, %s\n", zkey_path.c_str());
+  Progress p(false);
+  p.stage("reading the key and witness");
+  auto zk = std::make_shared<ZKey>(read_zkey(zkey_path));
+  std::vector<Fr> w = load_witness_for(*zk, zkey_path, wtns_path);
+  auto backend = make_cpu_backend(zk);
+  p.stage("proving");
+  auto t0 = std::chrono::steady_clock::now();
+  Proof proof = backend->prove(w, {});
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<Fr> pub = public_signals(w, zk->n_public);
+  p.stage("verifying");
+  bool ok = verify_proof(vk_from_zkey(*zk), pub, proof);
+  p.end();
+  std::filesystem::create_directories("demo-out");
+  write_proof_json("demo-out/proof.json", proof);
+  write_public_json("demo-out/public.json", pub);
+  write_vk_json("demo-out/verification_key.json", vk_from_zkey(*zk));
+  std::printf("proof: %s in %.1f ms with %zu threads (domain 2^%d, %u variables)\n", ok ? "VALID" : "INVALID", ms,
+              thread_count(), zk->log_domain, zk->n_vars);
+  std::printf("wrote demo-out/proof.json, demo-out/public.json, demo-out/verification_key.json\n");
+  return ok ? kOk : kInvalid;
+}
+
+}  // namespace cuzk::cli

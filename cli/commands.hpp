@@ -1,0 +1,33 @@
+// One function per `cuzk` subcommand; main.cpp only parses arguments and maps errors to exit codes.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cuzk::cli {
+
+// Exit codes shared by every subcommand.
+enum Exit : int {
+  kOk = 0,
+  kInvalid = 1,     // the proof did not verify, or a self-check failed
+  kBadInput = 2,    // an input file is malformed or does not fit
+  kUsage = 64,      // EX_USAGE
+  kIoError = 74,    // EX_IOERR
+};
+
+struct ProveArgs {
+  std::string zkey, wtns, proof, pub;
+  bool verify = false;
+  std::string backend = "auto";
+  std::optional<std::string> fixed_rs;  // "r,s" for reproducible test proofs
+  bool quiet = false;
+};
+int cmd_prove(const ProveArgs& a);
+int cmd_verify(const std::string& vk, const std::string& pub, const std::string& proof, bool quiet);
+int cmd_setup(const std::string& r1cs, const std::string& zkey, const std::optional<std::string>& seed, bool quiet);
+int cmd_export_vk(const std::string& zkey, const std::string& vk);
+int cmd_gen_circuit(int log_n, const std::string& r1cs, const std::string& wtns, uint64_t seed, bool quiet);
+int cmd_info(const std::string& path);
+int cmd_demo(const std::string& dir);
+
+}  // namespace cuzk::cli
