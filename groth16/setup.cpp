@@ -1,0 +1,415 @@
+// Development-only Groth16 setup: the zkey `snarkjs groth16 setup` + one phase-2 contribution would
+// give, computed straight from known toxic waste instead of from a powers-of-tau file.
+//
+// Every key point is (scalar) * generator, with the scalars below (n = domain size, L_j the Lagrange
+// basis of the n-th roots of unity, u/v/w_s(x) = sum over the rows c of A/B/C[c][s] * L_c(x), and
+// u_s extended by snarkjs's extra A rows L_{nConstraints+s} for the public signals s <= nPublic):
+//   A_s  = u_s(tau) G1          B1_s = v_s(tau) G1          B2_s = v_s(tau) G2
+//   IC_s = (beta u_s + alpha v_s + w_s)(tau) / gamma G1      (s <= nPublic)
+//   C_s  = (beta u_s + alpha v_s + w_s)(tau) / delta G1      (s >  nPublic)
+//   H_i  = L'_{2i+1}(tau) / delta G1, L' the Lagrange basis of the 2n-th roots of unity.
+// snarkjs takes H_i from the ptau's 2n-domain Lagrange points at odd indices (then divides by delta
+// in phase 2). That equals the odd-coset Lagrange basis times Z(tau)/Z(coset): with g = w_2n,
+// g^n = -1, L'_{2i+1}(x) = (x^2n - 1)/(2n) * g w^i / (x - g w^i)
+//                        = (x^n - 1) / (-2) * [(x^n + 1)/(-n) * g w^i / (x - g w^i)],
+// the bracket being the Lagrange basis of the coset g<w>, and -2 = g^n - 1 the value of
+// Z(x) = x^n - 1 on that coset. So sum_i P_i H_i = h(tau) Z(tau) / delta when P holds the coset
+// values of A*B - C, which is why the prover never divides by Z.
+#include "setup.hpp"
+
+#include <sys/random.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+#include "parallel.hpp"
+
+namespace cuzk {
+
+using bls12_381::g1_generator;
+using bls12_381::g2_generator;
+using bls12_381::root_of_unity;
+
+namespace {
+
+// SHA-256 (FIPS 180-4), only to expand a seed string into toxic waste without a crypto library.
+struct Sha256 {
+  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  uint8_t buf[64];
+  size_t buf_len = 0;
+  uint64_t total = 0;
+
+  static uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+  void block(const uint8_t* p) {
+    static const uint32_t K[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+    uint32_t w[64];
+    for (int i = 0; i < 16; i++)
+      w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+      uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; i++) {
+      uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
+      uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+    }
+    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+  }
+  void update(const void* data, size_t len) {
+    const uint8_t* p = (const uint8_t*)data;
+    total += len;
+    while (len) {
+      size_t k = std::min(len, 64 - buf_len);
+      memcpy(buf + buf_len, p, k);
+      buf_len += k, p += k, len -= k;
+      if (buf_len == 64) block(buf), buf_len = 0;
+    }
+  }
+  void digest(uint8_t out[32]) {
+    uint64_t bits = total * 8;
+    uint8_t pad = 0x80;
+    update(&pad, 1);
+    uint8_t zero = 0;
+    while (buf_len != 56) update(&zero, 1);
+    uint8_t len_be[8];
+    for (int i = 0; i < 8; i++) len_be[i] = (uint8_t)(bits >> (56 - 8 * i));
+    update(len_be, 8);
+    for (int i = 0; i < 8; i++)
+      for (int j = 0; j < 4; j++) out[4 * i + j] = (uint8_t)(h[i] >> (24 - 8 * j));
+  }
+};
+
+// 64 bytes (big-endian integer) reduced mod r by Horner over 64-bit limbs. Reducing 512 bits onto a
+// 255-bit modulus leaves a bias below 2^-256, so the result is uniform for every practical purpose.
+Fr fr_from_wide(const uint8_t b[64]) {
+  Fr two64 = Fr::from_u64(~0ull) + Fr::one();
+  Fr acc = Fr::zero();
+  for (int i = 0; i < 8; i++) {
+    u64 limb = 0;
+    for (int j = 0; j < 8; j++) limb = limb << 8 | b[8 * i + j];
+    acc = acc * two64 + Fr::from_u64(limb);
+  }
+  return acc;
+}
+
+// Reads n bytes from the kernel CSPRNG; getrandom blocks only until the pool is first seeded.
+void os_random(uint8_t* out, size_t n) {
+  while (n) {
+    ssize_t k = getrandom(out, n, 0);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "getrandom");
+    }
+    out += k, n -= (size_t)k;
+  }
+}
+
+// Fixed-base scalar multiplication k*G with signed W-bit windows: the table holds
+// j * 2^(W*t) * G for j = 1..2^(W-1) and every window t, so k*G costs one mixed addition per window
+// (ceil(256/W) of them) and no doublings. Digits are recoded into [-2^(W-1), 2^(W-1)] (negating an
+// affine point is free), which halves the table. Building costs windows * 2^(W-1) additions plus
+// one batched inversion per window.
+template <class C>
+class FixedBase {
+ public:
+  using Aff = Affine<C>;
+  using Jac = Jacobian<C>;
+
+  FixedBase(const Aff& g, int w) : w_(w), windows_((256 + w - 1) / w), half_(size_t(1) << (w - 1)) {
+    table_.resize((size_t)windows_ * half_);
+    // Window t's base is 2^(W*t) G; computed serially (W doublings each), then the windows in parallel.
+    std::vector<Jac> bases(windows_);
+    Jac b = Jac::from_affine(g);
+    for (int t = 0; t < windows_; t++) {
+      bases[t] = b;
+      for (int i = 0; i < w; i++) b = b.dbl();
+    }
+    parallel_for(windows_, [&](size_t t0, size_t t1, size_t) {
+      std::vector<Jac> row(half_);
+      for (size_t t = t0; t < t1; t++) {
+        Aff base = bases[t].to_affine();
+        row[0] = bases[t];
+        for (size_t j = 1; j < half_; j++) row[j] = row[j - 1].add_affine(base);
+        std::vector<Aff> aff = batch_to_affine(row);
+        std::copy(aff.begin(), aff.end(), table_.begin() + t * half_);
+      }
+    });
+  }
+
+  Jac mul(const Fr::Repr& k) const {
+    Jac acc = Jac::infinity();
+    u32 carry = 0;
+    const u32 full = 1u << w_;
+    for (int t = 0; t < windows_; t++) {
+      u32 d = k.bits(t * w_, w_) + carry;  // bits() returns 0 past the top limb
+      carry = 0;
+      if (d > half_) {
+        d = full - d;  // digit d - 2^W, negative: add -(2^W - d) and carry one into the next window
+        carry = 1;
+        if (d) acc = acc.add_affine(-table_[t * half_ + d - 1]);  // d = 2^W: digit 0, carry 1
+      } else if (d) {
+        acc = acc.add_affine(table_[t * half_ + d - 1]);
+      }
+    }
+    // k < r < 2^255 and windows * W >= 256, so the top window never carries out.
+    return acc;
+  }
+
+  // Table window that minimises build plus use: ~windows * 2^(W-1) table additions (each with its
+  // share of a batched inversion, weighed as 2) plus count * windows mixed additions.
+  static int best_window(size_t count) {
+    int best = 4;
+    double best_cost = 1e300;
+    for (int w = 4; w <= 16; w++) {
+      double win = (256 + w - 1) / w;
+      double cost = win * double(size_t(1) << (w - 1)) * 2 + double(count) * win;
+      if (cost < best_cost) best_cost = cost, best = w;
+    }
+    return best;
+  }
+
+ private:
+  int w_, windows_;
+  size_t half_;
+  std::vector<Aff> table_;
+};
+
+// Reports (stage, done, total) from the calling thread only: parallel_for runs chunk 0 on it.
+struct Progress {
+  const std::function<void(const char*, size_t, size_t)>& fn;
+  const char* stage;
+  size_t total;
+  std::atomic<size_t> done{0};
+  void add(size_t k, size_t chunk) {
+    size_t d = done.fetch_add(k) + k;
+    if (fn && chunk == 0) fn(stage, d, total);
+  }
+};
+
+// out[i] = scalars[i] * G for every i, threaded, normalised in batches with one inversion each.
+template <class C>
+void fixed_base_batch(const FixedBase<C>& fb, const std::vector<Fr>& scalars, std::vector<Affine<C>>& out,
+                      Progress& prog) {
+  out.resize(scalars.size());
+  constexpr size_t kBatch = 2048;
+  parallel_for(scalars.size(), [&](size_t b, size_t e, size_t chunk) {
+    std::vector<Jacobian<C>> jac;
+    for (size_t s = b; s < e; s += kBatch) {
+      size_t t = std::min(e, s + kBatch);
+      jac.resize(t - s);
+      for (size_t i = s; i < t; i++) jac[i - s] = scalars[i].is_zero() ? Jacobian<C>::infinity() : fb.mul(scalars[i].to_plain());
+      std::vector<Affine<C>> aff = batch_to_affine(jac);
+      std::copy(aff.begin(), aff.end(), out.begin() + s);
+      prog.add(t - s, chunk);
+    }
+  });
+}
+
+// L_j(tau) for j = first + stride*i, i < count, of the Lagrange basis of the 2^log_m-th roots of
+// unity: L_j(x) = (x^m - 1)/m * w^j / (x - w^j), one batched inversion per thread. When tau is
+// itself a root w^j, the formula's 0/0 resolves to L_j = 1 and every other L = 0 (x^m - 1 = 0).
+std::vector<Fr> lagrange_at(const Fr& tau, int log_m, uint64_t first, uint64_t stride, size_t count) {
+  Fr w = root_of_unity(log_m);
+  Fr zt = tau;
+  for (int i = 0; i < log_m; i++) zt = zt.sqr();
+  zt = zt - Fr::one();                                     // tau^m - 1
+  Fr scale = zt * Fr::from_u64(uint64_t(1) << log_m).inv();  // (tau^m - 1)/m
+  Fr step = w.pow_u64(stride);
+  std::vector<Fr> out(count);
+  parallel_for(count, [&](size_t b, size_t e, size_t) {
+    std::vector<Fr> xs(e - b), den(e - b), scratch(e - b);
+    Fr x = w.pow_u64((first + stride * b) & ((uint64_t(1) << log_m) - 1));
+    for (size_t i = b; i < e; i++) {
+      xs[i - b] = x;
+      den[i - b] = tau - x;
+      x = x * step;
+    }
+    batch_inverse(den.data(), den.size(), scratch.data());
+    for (size_t i = b; i < e; i++)
+      out[i] = den[i - b].is_zero() ? Fr::one() : scale * xs[i - b] * den[i - b];
+  });
+  return out;
+}
+
+}  // namespace
+
+ToxicWaste toxic_from_seed(const std::optional<std::string>& seed) {
+  // Element k (tau, alpha, beta, gamma, delta) is SHA-256(tag | seed | k | ctr | 0) ||
+  // SHA-256(tag | seed | k | ctr | 1) reduced mod r; ctr skips the (negligible) zero outcome so that
+  // gamma and delta are invertible. Without a seed, 64 bytes of OS randomness per element.
+  static const char kTag[] = "cuzk dev setup toxic waste v1";
+  Fr out[5];
+  for (int k = 0; k < 5; k++) {
+    for (uint32_t ctr = 0;; ctr++) {
+      uint8_t wide[64];
+      if (seed) {
+        for (uint8_t half = 0; half < 2; half++) {
+          Sha256 h;
+          h.update(kTag, sizeof(kTag));
+          uint64_t len = seed->size();
+          h.update(&len, sizeof(len));
+          h.update(seed->data(), seed->size());
+          uint8_t tail[6] = {(uint8_t)k, (uint8_t)ctr, (uint8_t)(ctr >> 8), (uint8_t)(ctr >> 16),
+                             (uint8_t)(ctr >> 24), half};
+          h.update(tail, sizeof(tail));
+          h.digest(wide + 32 * half);
+        }
+      } else {
+        os_random(wide, sizeof(wide));
+      }
+      out[k] = fr_from_wide(wide);
+      if (!out[k].is_zero()) break;
+    }
+  }
+  return {out[0], out[1], out[2], out[3], out[4]};
+}
+
+ZKey setup_zkey(const R1cs& r1cs, const ToxicWaste& tw,
+                const std::function<void(const char*, size_t, size_t)>& progress) {
+  const uint64_t n_cons = r1cs.constraints.size();
+  const uint32_t n_pub = r1cs.n_public();
+  const uint32_t n_vars = r1cs.n_wires;
+  if (n_vars < (uint64_t)n_pub + 1)
+    throw std::invalid_argument("setup: r1cs has " + std::to_string(n_vars) + " wires but " +
+                                std::to_string(n_pub) + " public signals plus the constant");
+  if (tw.gamma.is_zero() || tw.delta.is_zero())
+    throw std::invalid_argument("setup: gamma and delta must be non-zero");
+  // snarkjs: the smallest power of two >= nConstraints + nPublic + 1 (the extra A rows of the
+  // public signals live at nConstraints..nConstraints+nPublic). H needs the 2n-th root, so n <= 2^31.
+  int log_n = 0;
+  while ((uint64_t(1) << log_n) < n_cons + n_pub + 1) log_n++;
+  if (log_n > 31) throw std::invalid_argument("setup: circuit too large for BLS12-381's 2-adicity");
+  const uint64_t n = uint64_t(1) << log_n;
+
+  for (uint64_t c = 0; c < n_cons; c++) {
+    const Constraint& k = r1cs.constraints[c];
+    for (const auto* lc : {&k.a, &k.b, &k.c})
+      for (const LinearTerm& t : *lc)
+        if (t.wire >= n_vars)
+          throw std::invalid_argument("setup: constraint " + std::to_string(c) + " uses wire " +
+                                      std::to_string(t.wire) + " but the r1cs has " + std::to_string(n_vars));
+  }
+
+  ZKey zk;
+  zk.n_vars = n_vars;
+  zk.n_public = n_pub;
+  zk.domain_size = (uint32_t)n;
+  zk.log_domain = log_n;
+
+  // Section 4: per constraint its A terms then its B terms, in r1cs order, then one A row per
+  // public signal s (constant included) at row nConstraints + s with coefficient 1. Filled in
+  // parallel from per-chunk offsets.
+  {
+    size_t chunks = std::max<size_t>(1, std::min<size_t>(thread_count(), n_cons / 1024 + 1));
+    std::vector<size_t> offs(chunks + 1, 0);
+    parallel_for(n_cons, [&](size_t b, size_t e, size_t ch) {
+      size_t cnt = 0;
+      for (size_t c = b; c < e; c++) cnt += r1cs.constraints[c].a.size() + r1cs.constraints[c].b.size();
+      offs[ch + 1] = cnt;
+    }, chunks);
+    for (size_t i = 0; i < chunks; i++) offs[i + 1] += offs[i];
+    zk.coefs.resize(offs[chunks] + n_pub + 1);
+    parallel_for(n_cons, [&](size_t b, size_t e, size_t ch) {
+      ZKeyCoef* out = zk.coefs.data() + offs[ch];
+      for (size_t c = b; c < e; c++) {
+        for (const LinearTerm& t : r1cs.constraints[c].a) *out++ = {0, (uint32_t)c, t.wire, t.coeff};
+        for (const LinearTerm& t : r1cs.constraints[c].b) *out++ = {1, (uint32_t)c, t.wire, t.coeff};
+      }
+    }, chunks);
+    for (uint32_t s = 0; s <= n_pub; s++) zk.coefs[offs[chunks] + s] = {0, (uint32_t)(n_cons + s), s, Fr::one()};
+  }
+
+  if (progress) progress("lagrange", 0, 1);
+  std::vector<Fr> lag = lagrange_at(tw.tau, log_n, 0, 1, n);
+
+  // u, v, w at tau. Threads own disjoint wire ranges and each scans every constraint, which avoids
+  // write conflicts without per-thread copies of the nVars-long arrays; capped at 8 scanners since
+  // the scan, not the multiplications, then dominates.
+  std::vector<Fr> u(n_vars, Fr::zero()), v(n_vars, Fr::zero()), w(n_vars, Fr::zero());
+  parallel_for(n_vars, [&](size_t lo, size_t hi, size_t) {
+    for (uint64_t c = 0; c < n_cons; c++) {
+      const Constraint& k = r1cs.constraints[c];
+      const Fr& l = lag[c];
+      for (const LinearTerm& t : k.a)
+        if (t.wire >= lo && t.wire < hi) u[t.wire] += t.coeff * l;
+      for (const LinearTerm& t : k.b)
+        if (t.wire >= lo && t.wire < hi) v[t.wire] += t.coeff * l;
+      for (const LinearTerm& t : k.c)
+        if (t.wire >= lo && t.wire < hi) w[t.wire] += t.coeff * l;
+    }
+  }, std::min<size_t>(thread_count(), 8));
+  for (uint32_t s = 0; s <= n_pub; s++) u[s] += lag[n_cons + s];
+  std::vector<Fr>().swap(lag);
+
+  // IC and C scalars: (beta u + alpha v + w) / gamma or / delta.
+  const Fr gamma_inv = tw.gamma.inv(), delta_inv = tw.delta.inv();
+  std::vector<Fr> ic_s(n_pub + 1), c_s(n_vars - n_pub - 1);
+  parallel_for(n_vars, [&](size_t b, size_t e, size_t) {
+    for (size_t s = b; s < e; s++) {
+      Fr t = tw.beta * u[s] + tw.alpha * v[s] + w[s];
+      if (s <= n_pub)
+        ic_s[s] = t * gamma_inv;
+      else
+        c_s[s - n_pub - 1] = t * delta_inv;
+    }
+  });
+  std::vector<Fr>().swap(w);
+
+  const G1Affine g1 = g1_generator();
+  const G2Affine g2 = g2_generator();
+  size_t n_g1 = (size_t)n_vars * 3 + n;
+  FixedBase<bls12_381::G1Curve> fb1(g1, FixedBase<bls12_381::G1Curve>::best_window(n_g1));
+  FixedBase<bls12_381::G2Curve> fb2(g2, FixedBase<bls12_381::G2Curve>::best_window(n_vars));
+
+  auto g1mul = [&](const Fr& k) { return fb1.mul(k.to_plain()).to_affine(); };
+  auto g2mul = [&](const Fr& k) { return fb2.mul(k.to_plain()).to_affine(); };
+  zk.alpha1 = g1mul(tw.alpha);
+  zk.beta1 = g1mul(tw.beta);
+  zk.beta2 = g2mul(tw.beta);
+  zk.gamma2 = g2mul(tw.gamma);
+  zk.delta1 = g1mul(tw.delta);
+  zk.delta2 = g2mul(tw.delta);
+
+  {
+    Progress p{progress, "G1 points", n_g1};
+    fixed_base_batch(fb1, ic_s, zk.ic, p);
+    fixed_base_batch(fb1, u, zk.a, p);
+    std::vector<Fr>().swap(u);
+    fixed_base_batch(fb1, v, zk.b1, p);
+    fixed_base_batch(fb1, c_s, zk.c, p);
+    std::vector<Fr>().swap(c_s);
+    // H_i = L'_{2i+1}(tau) / delta over the 2n-th roots (see the top of this file).
+    std::vector<Fr> h_s = lagrange_at(tw.tau, log_n + 1, 1, 2, n);
+    parallel_for(n, [&](size_t b, size_t e, size_t) {
+      for (size_t i = b; i < e; i++) h_s[i] = h_s[i] * delta_inv;
+    });
+    fixed_base_batch(fb1, h_s, zk.h, p);
+  }
+  {
+    Progress p{progress, "G2 points", n_vars};
+    fixed_base_batch(fb2, v, zk.b2, p);
+  }
+
+  // Section 10 of a key that no ceremony touched: a 64-byte circuit hash (left zero: nothing
+  // checks it when proving or verifying) and a contribution count of 0.
+  zk.section10.assign(68, 0);
+  return zk;
+}
+
+}  // namespace cuzk
