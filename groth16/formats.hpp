@@ -47,11 +47,15 @@ struct ZKey {
   std::vector<G1Affine> c;    // n_vars - n_public - 1 (private wires)
   std::vector<G1Affine> h;    // domain_size
   std::vector<uint8_t> section10;  // contributions, kept verbatim
+  // Section ids in file order as read (snarkjs writes 1,2,4,3,9,8,5,6,7,10 in `zkey new` and 1..10
+  // after a contribution), so that read + write reproduces a file byte for byte. Empty: zkey new's order.
+  std::vector<uint32_t> section_order;
 };
 
 // Reads a whole zkey. Throws FormatError.
 ZKey read_zkey(const std::string& path);
-// Writes sections 1..10 in snarkjs's layout and order.
+// Writes sections 1..10 in snarkjs's layout, in section_order (default: `snarkjs zkey new`'s).
+// An empty section10 is written as snarkjs's "no contributions" (zero circuit hash, count 0).
 void write_zkey(const std::string& path, const ZKey& zk);
 
 // Header of a zkey without loading the points (for `cuzk info`).
@@ -78,6 +82,7 @@ struct R1cs {
   uint32_t n_wires = 0, n_pub_out = 0, n_pub_in = 0, n_prv_in = 0;
   uint64_t n_labels = 0;
   std::vector<Constraint> constraints;
+  std::vector<uint64_t> wire_labels;  // section 3: label id of each wire (n_wires of them), or empty
   uint32_t n_public() const { return n_pub_out + n_pub_in; }
 };
 R1cs read_r1cs(const std::string& path);
