@@ -46,6 +46,34 @@ struct Fp2 {
     }
     return r;
   }
+  // Square root for u^2 = -1 and a base field with p = 3 mod 4, through the norm: if x = x0 + x1 u
+  // squares to a = a0 + a1 u then n = sqrt(a0^2 + a1^2) lies in F, x0^2 = (a0 + n)/2 or (a0 - n)/2
+  // (whichever is a square) and x1 = a1/(2 x0). Two base square roots and one inversion; used only
+  // by G2 decompression. Returns false when a is not a square; either root may be returned.
+  CUZK_HD bool sqrt(Fp2& out) const {
+    if (c1.is_zero()) {
+      F s;
+      if (c0.sqrt(s)) {
+        out = {s, F::zero()};
+        return true;
+      }
+      if ((-c0).sqrt(s)) {  // a0 = -s^2 = (s u)^2
+        out = {F::zero(), s};
+        return true;
+      }
+      return false;
+    }
+    F n;
+    if (!(c0.sqr() + c1.sqr()).sqrt(n)) return false;
+    F half = F::from_u64(2).inv();
+    F d = (c0 + n) * half, x0;
+    if (!d.sqrt(x0)) {
+      d = (c0 - n) * half;
+      if (!d.sqrt(x0)) return false;
+    }
+    out = {x0, c1 * (x0.dbl()).inv()};
+    return out.sqr() == *this;
+  }
   // Ordering used by the compressed G2 sign bit (zcash/ietf convention): compare c1 first, then c0.
   CUZK_HD bool is_lexicographically_largest() const {
     if (!c1.is_zero()) return c1.is_lexicographically_largest();
