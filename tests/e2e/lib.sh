@@ -1,0 +1,106 @@
+# Shared helpers for the end-to-end tests. Sourced by every script in this folder.
+# ctest passes CUZK_SRC (source tree), CUZK_BIN (the cuzk binary) and E2E_WORK (a folder under the
+# build tree that caches the ceremony and the compiled circuits between runs).
+set -euo pipefail
+
+: "${CUZK_SRC:?CUZK_SRC must name the source tree}"
+: "${CUZK_BIN:?CUZK_BIN must name the cuzk binary}"
+: "${E2E_WORK:?E2E_WORK must name the e2e work folder}"
+
+E2E_DIR="$CUZK_SRC/tests/e2e"
+NODE_MODULES="$CUZK_SRC/node_modules"
+SNARKJS_CLI="$NODE_MODULES/snarkjs/build/cli.cjs"
+CIRCOM_CLI="$NODE_MODULES/circom2/cli.js"
+# The power of the shared powers-of-tau file: 2^10 covers every test circuit (largest domain 1024).
+PTAU_POWER="${E2E_PTAU_POWER:-10}"
+PTAU_FILE="$E2E_WORK/ptau/pot${PTAU_POWER}_final.ptau"
+# ctest's SKIP_RETURN_CODE.
+SKIP=77
+
+log() { echo "[e2e] $*"; }
+die() { echo "[e2e] FAIL: $*" >&2; exit 1; }
+
+# The npm tools are a prerequisite (npm ci). Without them a developer build skips the e2e tests;
+# under CI that is a failure, so a broken install never passes as "all skipped".
+require_tools() {
+  command -v node >/dev/null 2>&1 || { [ -n "${CI:-}" ] && die "node is not installed"; log "skipped: node is not installed"; exit $SKIP; }
+  if [ ! -f "$SNARKJS_CLI" ] || [ ! -f "$CIRCOM_CLI" ]; then
+    [ -n "${CI:-}" ] && die "snarkjs/circom2 missing under $NODE_MODULES (run npm ci in $CUZK_SRC)"
+    log "skipped: snarkjs/circom2 missing under $NODE_MODULES (run npm ci in $CUZK_SRC)"
+    exit $SKIP
+  fi
+  [ -x "$CUZK_BIN" ] || die "cuzk binary not found at $CUZK_BIN (build the 'cuzk' target)"
+}
+
+snarkjs() { node "$SNARKJS_CLI" "$@"; }
+
+# Runs a chatty command with its output in a log file; shows the log only when it fails.
+quiet() {
+  local logfile="$1"; shift
+  if ! "$@" >"$logfile" 2>&1; then
+    echo "[e2e] command failed: $*" >&2
+    tail -n 40 "$logfile" >&2
+    return 1
+  fi
+}
+
+# Runs a command and checks its exit status against a list of accepted ones ("0", "1", "1 2", "nonzero").
+# Output goes to "$logfile"; the last lines are shown on a mismatch.
+expect_rc() {
+  local want="$1" logfile="$2"; shift 2
+  local rc=0
+  "$@" >"$logfile" 2>&1 || rc=$?
+  local ok=0
+  if [ "$want" = "nonzero" ]; then
+    # A signal (rc >= 128) is a crash, never an acceptable rejection.
+    [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && ok=1
+  else
+    for w in $want; do [ "$rc" -eq "$w" ] && ok=1; done
+  fi
+  if [ "$ok" -ne 1 ]; then
+    echo "[e2e] expected exit status [$want], got $rc from: $*" >&2
+    tail -n 40 "$logfile" >&2
+    return 1
+  fi
+  local shown="$(basename "$1") ${*:2}"
+  log "ok (exit $rc): ${shown//"$E2E_WORK"/\$E2E_WORK}"
+}
+
+# Deep JSON equality (object key order and whitespace ignored); prints the first difference.
+json_equal() { node "$E2E_DIR/json_tool.mjs" equal "$1" "$2"; }
+
+# Cache stamps: a folder is reused when its .stamp holds the same key as the one computed now.
+stamp_ok() { [ -f "$1/.stamp" ] && [ "$(cat "$1/.stamp")" = "$2" ]; }
+stamp_write() { printf '%s' "$2" >"$1/.stamp"; }
+
+tool_versions() {
+  node -e 'for (const p of ["snarkjs","circom2","circomlib"]) process.stdout.write(p + "@" + require(process.argv[1] + "/" + p + "/package.json").version + " ")' "$NODE_MODULES"
+}
+
+# Every cached artefact of a circuit depends on its sources, the tool versions and the ceremony.
+circuit_key() {
+  local name="$1"
+  {
+    echo "circuit-v1 $(tool_versions) ptau=$PTAU_POWER"
+    cat "$PTAU_FILE.stamp" 2>/dev/null || true
+    cat "$E2E_DIR/circuits/$name.circom" "$E2E_DIR"/circuits/lib/*.circom
+  } | sha256sum | cut -d' ' -f1
+}
+
+circuit_dir() { echo "$E2E_WORK/circuits/$1"; }
+case_dir() { echo "$E2E_WORK/cases/$1"; }
+
+# A fresh scratch folder for one test, so that tests running in parallel never share outputs.
+scratch_dir() {
+  local d="$E2E_WORK/runs/$1"
+  rm -rf "$d"
+  mkdir -p "$d"
+  echo "$d"
+}
+
+# Fails unless the circuit and case fixtures exist (a missing fixture means its setup test failed).
+require_case() {
+  local circuit="$1" case="$2"
+  [ -f "$(circuit_dir "$circuit")/.stamp" ] || die "circuit fixture '$circuit' is missing (its e2e setup test failed?)"
+  [ -f "$(case_dir "$case")/.stamp" ] || die "witness fixture '$case' is missing (its e2e setup test failed?)"
+}
