@@ -250,9 +250,11 @@ std::vector<Fr> lagrange_at(const Fr& tau, int log_m, uint64_t first, uint64_t s
 }  // namespace
 
 ToxicWaste toxic_from_seed(const std::optional<std::string>& seed) {
-  // Element k (tau, alpha, beta, gamma, delta) is SHA-256(tag | seed | k | ctr | 0) ||
-  // SHA-256(tag | seed | k | ctr | 1) reduced mod r; ctr skips the (negligible) zero outcome so that
-  // gamma and delta are invertible. Without a seed, 64 bytes of OS randomness per element.
+  // Element k (0..4 = tau, alpha, beta, gamma, delta) is the big-endian 512-bit integer
+  // SHA-256(tag | len64le(seed) | seed | k | ctr32le | 0) || SHA-256(same | 1) reduced mod r; ctr
+  // (from 0) skips the negligible zero outcome so that gamma and delta are invertible. Without a
+  // seed, 64 bytes of OS randomness per element. Either way the key is for development only: whoever
+  // knows the seed can forge proofs.
   static const char kTag[] = "cuzk dev setup toxic waste v1";
   Fr out[5];
   for (int k = 0; k < 5; k++) {
@@ -261,9 +263,10 @@ ToxicWaste toxic_from_seed(const std::optional<std::string>& seed) {
       if (seed) {
         for (uint8_t half = 0; half < 2; half++) {
           Sha256 h;
-          h.update(kTag, sizeof(kTag));
-          uint64_t len = seed->size();
-          h.update(&len, sizeof(len));
+          h.update(kTag, sizeof(kTag) - 1);
+          uint8_t len_le[8];
+          for (int i = 0; i < 8; i++) len_le[i] = (uint8_t)((uint64_t)seed->size() >> (8 * i));
+          h.update(len_le, sizeof(len_le));
           h.update(seed->data(), seed->size());
           uint8_t tail[6] = {(uint8_t)k, (uint8_t)ctr, (uint8_t)(ctr >> 8), (uint8_t)(ctr >> 16),
                              (uint8_t)(ctr >> 24), half};
