@@ -1,0 +1,330 @@
+#include "binfile.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <set>
+#include <stdexcept>
+
+namespace cuzk::binfile {
+
+void fail(const std::string& path, const std::string& where, const std::string& what) {
+  throw FormatError(path + ": " + where + ": " + what);
+}
+
+std::string section_name(uint32_t id, const char* label) {
+  return "section " + std::to_string(id) + " (" + label + ")";
+}
+
+// ---------------------------------------------------------------------------------------------
+// MappedFile
+
+MappedFile::MappedFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, "open", std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    fail(path, "open", std::strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    fail(path, "open", "is a directory");
+  }
+  if (S_ISREG(st.st_mode)) {
+    size_ = (uint64_t)st.st_size;
+    if (size_ > 0) {
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<const uint8_t*>(p);
+        mapped_ = true;
+        ::close(fd);
+        return;
+      }
+    }
+  }
+  // Pipes, character devices, or a refused mapping: read everything.
+  uint8_t buf[1 << 16];
+  for (;;) {
+    ssize_t k = ::read(fd, buf, sizeof buf);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      fail(path, "read", std::strerror(e));
+    }
+    if (k == 0) break;
+    heap_.insert(heap_.end(), buf, buf + k);
+  }
+  ::close(fd);
+  data_ = heap_.data();
+  size_ = heap_.size();
+}
+
+MappedFile::~MappedFile() {
+  if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursor
+
+void Cursor::fail(const std::string& what) const { binfile::fail(path_, where_, what); }
+
+const uint8_t* Cursor::bytes(uint64_t n, const char* what) {
+  if (n > size_ - pos_)
+    fail("ends early: " + std::string(what) + " needs " + std::to_string(n) + " bytes at offset " +
+         std::to_string(pos_) + " but the section has only " + std::to_string(size_ - pos_) + " left");
+  const uint8_t* p = data_ + pos_;
+  pos_ += n;
+  return p;
+}
+
+uint32_t Cursor::u32(const char* what) {
+  uint32_t v;
+  std::memcpy(&v, bytes(4, what), 4);
+  return v;
+}
+
+uint64_t Cursor::u64(const char* what) {
+  uint64_t v;
+  std::memcpy(&v, bytes(8, what), 8);
+  return v;
+}
+
+void Cursor::expect_remaining(uint64_t expected, const std::string& what) {
+  if (remaining() != expected)
+    fail("size mismatch: " + what + " needs " + std::to_string(expected) + " bytes but the section has " +
+         std::to_string(remaining()) + " left");
+}
+
+void Cursor::expect_end() {
+  if (pos_ != size_)
+    fail("size mismatch: " + std::to_string(size_ - pos_) + " unexpected bytes after the last field (section size " +
+         std::to_string(size_) + ")");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reader
+
+static std::string printable_magic(const uint8_t* m) {
+  std::string s;
+  bool printable = true;
+  for (int i = 0; i < 4; i++) printable &= m[i] >= 0x20 && m[i] < 0x7f;
+  if (printable) return "\"" + std::string((const char*)m, 4) + "\"";
+  static const char* hex = "0123456789abcdef";
+  s = "0x";
+  for (int i = 0; i < 4; i++) {
+    s += hex[m[i] >> 4];
+    s += hex[m[i] & 15];
+  }
+  return s;
+}
+
+Reader::Reader(const std::string& path, const char* magic, uint32_t version) : path_(path), file_(path) {
+  const uint8_t* d = file_.data();
+  uint64_t n = file_.size();
+  if (n < 12)
+    fail("header", "the file is " + std::to_string(n) + " bytes, shorter than the 12-byte header (magic, version, section count)");
+  if (std::memcmp(d, magic, 4) != 0)
+    fail("header", "magic is " + printable_magic(d) + ", expected \"" + std::string(magic, 4) + "\"");
+  uint32_t ver, count;
+  std::memcpy(&ver, d + 4, 4);
+  std::memcpy(&count, d + 8, 4);
+  if (ver != version)
+    fail("header", "version " + std::to_string(ver) + " is not supported (expected " + std::to_string(version) + ")");
+  uint64_t pos = 12;
+  std::set<uint32_t> seen;
+  for (uint32_t i = 0; i < count; i++) {
+    if (n - pos < 12)
+      fail("section table", "the file ends after " + std::to_string(i) + " of the " + std::to_string(count) +
+                                " sections the header announces (truncated?)");
+    SectionInfo s;
+    std::memcpy(&s.id, d + pos, 4);
+    std::memcpy(&s.size, d + pos + 4, 8);
+    pos += 12;
+    std::string where = "section " + std::to_string(s.id);
+    if (s.size > n - pos)
+      fail(where, "size " + std::to_string(s.size) + " extends past the end of the file (only " +
+                      std::to_string(n - pos) + " bytes left; truncated?)");
+    if (!seen.insert(s.id).second) fail(where, "appears twice");
+    s.offset = pos;
+    pos += s.size;
+    sections_.push_back(s);
+  }
+  if (pos != n)
+    fail("trailing data", std::to_string(n - pos) + " bytes after the last of the " + std::to_string(count) +
+                              " sections");
+}
+
+const SectionInfo* Reader::find(uint32_t id) const {
+  for (const auto& s : sections_)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+Cursor Reader::section(uint32_t id, const std::string& name) const {
+  const SectionInfo* s = find(id);
+  if (!s) fail(name, "missing");
+  return Cursor(path_, name, file_.data() + s->offset, s->size);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writer
+
+Writer::Writer(const std::string& path, const char* magic, uint32_t version, uint32_t n_sections)
+    : path_(path), tmp_(path + ".partial." + std::to_string(::getpid())), declared_(n_sections) {
+  f_ = std::fopen(tmp_.c_str(), "wb");
+  if (!f_) io_fail("cannot create");
+  std::setvbuf(f_, nullptr, _IOFBF, 1 << 22);
+  if (std::fwrite(magic, 1, 4, f_) != 4 || std::fwrite(&version, 4, 1, f_) != 1 ||
+      std::fwrite(&n_sections, 4, 1, f_) != 1)
+    io_fail("write failed");
+}
+
+Writer::~Writer() {
+  if (f_) std::fclose(f_);
+  if (!closed_) std::remove(tmp_.c_str());
+}
+
+void Writer::io_fail(const char* what) {
+  int e = errno;
+  throw std::runtime_error(path_ + ": " + what + ": " + std::strerror(e));
+}
+
+void Writer::begin_section(uint32_t id, uint64_t size) {
+  if (in_section_ || written_sections_ >= declared_)
+    throw std::logic_error(path_ + ": section " + std::to_string(id) + " started out of order");
+  if (std::fwrite(&id, 4, 1, f_) != 1 || std::fwrite(&size, 8, 1, f_) != 1) io_fail("write failed");
+  in_section_ = true;
+  section_left_ = size;
+}
+
+void Writer::write(const void* p, size_t n) {
+  if (!in_section_ || n > section_left_)
+    throw std::logic_error(path_ + ": write beyond the declared section size");
+  if (n && std::fwrite(p, 1, n, f_) != n) io_fail("write failed");
+  section_left_ -= n;
+}
+
+void Writer::end_section() {
+  if (!in_section_ || section_left_ != 0)
+    throw std::logic_error(path_ + ": section ended " + std::to_string(section_left_) + " bytes short of its size");
+  in_section_ = false;
+  written_sections_++;
+}
+
+void Writer::close() {
+  if (in_section_ || written_sections_ != declared_)
+    throw std::logic_error(path_ + ": closed with " + std::to_string(written_sections_) + " of " +
+                           std::to_string(declared_) + " sections written");
+  FILE* f = f_;
+  f_ = nullptr;
+  if (std::fflush(f) != 0) {
+    std::fclose(f);
+    io_fail("write failed");
+  }
+  if (std::fclose(f) != 0) io_fail("write failed");
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) io_fail("cannot rename the finished file into place");
+  closed_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Primes
+
+static const uint64_t kBn254Q[4] = {0x3c208c16d87cfd47ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL,
+                                    0x30644e72e131a029ULL};
+static const uint64_t kBn254R[4] = {0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL,
+                                    0x30644e72e131a029ULL};
+
+static bool le_equals(const uint8_t* le, uint32_t n8, const uint64_t* limbs, uint32_t nlimbs) {
+  if (n8 != nlimbs * 8) return false;
+  return std::memcmp(le, limbs, n8) == 0;  // little-endian host: limbs are already the LE bytes
+}
+
+KnownPrime identify_prime(const uint8_t* le, uint32_t n8) {
+  if (le_equals(le, n8, bls12_381::FqParams::MOD, 6)) return KnownPrime::BlsQ;
+  if (le_equals(le, n8, bls12_381::FrParams::MOD, 4)) return KnownPrime::BlsR;
+  if (le_equals(le, n8, kBn254Q, 4)) return KnownPrime::Bn254Q;
+  if (le_equals(le, n8, kBn254R, 4)) return KnownPrime::Bn254R;
+  return KnownPrime::Other;
+}
+
+void expect_prime(Cursor& c, uint32_t n8, const uint8_t* prime, KnownPrime want, const char* field_name) {
+  KnownPrime got = identify_prime(prime, n8);
+  if (got == want) return;
+  const char* expect = want == KnownPrime::BlsQ ? "BLS12-381's base field prime q" : "BLS12-381's scalar field prime r";
+  if (got == KnownPrime::Bn254Q || got == KnownPrime::Bn254R)
+    c.fail(std::string(field_name) + " is BN254's; the curve BN254 (bn128) is not supported, only BLS12-381");
+  if (got == KnownPrime::BlsQ || got == KnownPrime::BlsR)
+    c.fail(std::string(field_name) + " is the wrong BLS12-381 prime (expected " + expect + ")");
+  c.fail(std::string(field_name) + " (" + std::to_string(n8) + " bytes) is not " + expect +
+         "; this curve is not supported, only BLS12-381");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Points
+
+// y^2 = x^3 + b with b precomputed once; the curve's b() would re-encode it per call.
+static const Fq& g1_b() {
+  static const Fq b = bls12_381::G1Curve::b();
+  return b;
+}
+static const Fq2& g2_b() {
+  static const Fq2 b = bls12_381::G2Curve::b();
+  return b;
+}
+
+const char* check_g1(const G1Affine& p) {
+  if (!Fq::is_canonical(p.x.l)) return "has x not below the field modulus q";
+  if (!Fq::is_canonical(p.y.l)) return "has y not below the field modulus q";
+  if (p.is_inf()) return nullptr;
+  if (p.y.sqr() != p.x.sqr() * p.x + g1_b()) return "is not on the curve";
+  return nullptr;
+}
+
+const char* check_g2(const G2Affine& p) {
+  if (!Fq::is_canonical(p.x.c0.l)) return "has x.c0 not below the field modulus q";
+  if (!Fq::is_canonical(p.x.c1.l)) return "has x.c1 not below the field modulus q";
+  if (!Fq::is_canonical(p.y.c0.l)) return "has y.c0 not below the field modulus q";
+  if (!Fq::is_canonical(p.y.c1.l)) return "has y.c1 not below the field modulus q";
+  if (p.is_inf()) return nullptr;
+  if (p.y.sqr() != p.x.sqr() * p.x + g2_b()) return "is not on the curve";
+  return nullptr;
+}
+
+// Copies the encodings straight into the structs (they share the layout) and checks each point;
+// the on-curve test (3 Fq multiplies for G1, about 12 for G2) dominates, so it runs in parallel.
+template <class Aff>
+static std::vector<Aff> decode_points(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
+                                      const char* (*check)(const Aff&)) {
+  g1_b();
+  g2_b();  // initialise the statics before the threads start
+  std::vector<Aff> out(n);
+  Failure f = first_failure(
+      n,
+      [&](size_t i) {
+        std::memcpy(&out[i], src + i * sizeof(Aff), sizeof(Aff));
+        return check(out[i]);
+      },
+      1 << 11);
+  if (f.why) fail(path, where, "point " + std::to_string(f.index) + " " + f.why);
+  return out;
+}
+
+std::vector<G1Affine> decode_g1(const std::string& path, const std::string& where, const uint8_t* src, size_t n) {
+  return decode_points<G1Affine>(path, where, src, n, check_g1);
+}
+std::vector<G2Affine> decode_g2(const std::string& path, const std::string& where, const uint8_t* src, size_t n) {
+  return decode_points<G2Affine>(path, where, src, n, check_g2);
+}
+
+void write_g1(Writer& w, const std::vector<G1Affine>& pts) { w.write(pts.data(), pts.size() * sizeof(G1Affine)); }
+void write_g2(Writer& w, const std::vector<G2Affine>& pts) { w.write(pts.data(), pts.size() * sizeof(G2Affine)); }
+void write_g1(Writer& w, const G1Affine& p) { w.write(&p, sizeof p); }
+void write_g2(Writer& w, const G2Affine& p) { w.write(&p, sizeof p); }
+
+}  // namespace cuzk::binfile

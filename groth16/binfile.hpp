@@ -1,0 +1,177 @@
+// The iden3 binary container shared by .zkey, .wtns and .r1cs: a 4-byte magic, u32 version,
+// u32 section count, then (u32 id, u64 size, data) per section, all little-endian.
+// The reader maps the whole file, checks the container strictly (magic, version, every section
+// inside the file, no duplicate ids, nothing after the last section) before any caller allocates
+// from a count, and hands out bounds-checked cursors. The writer streams sections of known size
+// into a temporary file that replaces the target only when everything was written.
+// Also here: the strict decoders for field elements and curve points in the binary encodings,
+// because every binary format needs the same checks (canonical, on the curve) and their parallel loops.
+#pragma once
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats.hpp"
+#include "parallel.hpp"
+
+namespace cuzk::binfile {
+
+static_assert(std::endian::native == std::endian::little,
+              "the binary formats are little-endian and are decoded by memcpy into limbs");
+static_assert(sizeof(Fq) == 48 && sizeof(G1Affine) == 96 && sizeof(G2Affine) == 192 && sizeof(Fr) == 32,
+              "field and point structs must be exactly their file encodings");
+
+// Throws FormatError("<path>: <where>: <what>").
+[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what);
+
+// A read-only view of a whole file: mmap for regular files, a heap copy otherwise.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  bool mapped_ = false;
+  std::vector<uint8_t> heap_;
+};
+
+struct SectionInfo {
+  uint32_t id;
+  uint64_t offset;  // of the data, after the 12-byte section header
+  uint64_t size;
+};
+
+// Bounds-checked sequential reads inside one section; every failure names the file and section.
+class Cursor {
+ public:
+  Cursor(std::string path, std::string where, const uint8_t* data, uint64_t size)
+      : path_(std::move(path)), where_(std::move(where)), data_(data), size_(size) {}
+  uint32_t u32(const char* what);
+  uint64_t u64(const char* what);
+  // The next n bytes; fails when fewer remain.
+  const uint8_t* bytes(uint64_t n, const char* what);
+  uint64_t remaining() const { return size_ - pos_; }
+  uint64_t size() const { return size_; }
+  uint64_t pos() const { return pos_; }
+  const uint8_t* data() const { return data_; }
+  // Fails unless exactly `expected` bytes are left (checked before decoding arrays of that size).
+  void expect_remaining(uint64_t expected, const std::string& what);
+  void expect_end();
+  [[noreturn]] void fail(const std::string& what) const;
+  const std::string& where() const { return where_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, where_;
+  const uint8_t* data_;
+  uint64_t size_;
+  uint64_t pos_ = 0;
+};
+
+// A parsed container over a mapped file.
+class Reader {
+ public:
+  // `kind` is the file kind used in messages ("zkey"), `magic` its 4-byte magic.
+  Reader(const std::string& path, const char* magic, uint32_t version);
+  const std::string& path() const { return path_; }
+  const std::vector<SectionInfo>& sections() const { return sections_; }  // file order
+  const SectionInfo* find(uint32_t id) const;
+  // The section's cursor; fails when the section is absent. `name` is e.g. "section 7 (B2)".
+  Cursor section(uint32_t id, const std::string& name) const;
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const { binfile::fail(path_, where, what); }
+  const uint8_t* base() const { return file_.data(); }
+
+ private:
+  std::string path_;
+  MappedFile file_;
+  std::vector<SectionInfo> sections_;
+};
+
+// Streams a container whose section sizes are known before each section starts.
+class Writer {
+ public:
+  Writer(const std::string& path, const char* magic, uint32_t version, uint32_t n_sections);
+  ~Writer();  // removes the temporary file unless close() succeeded
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  void begin_section(uint32_t id, uint64_t size);
+  void write(const void* p, size_t n);
+  void u32(uint32_t v) { write(&v, 4); }
+  void u64(uint64_t v) { write(&v, 8); }
+  void end_section();
+  // Flushes, checks every declared section was written, and renames over the target.
+  void close();
+
+ private:
+  std::string path_, tmp_;
+  FILE* f_ = nullptr;
+  uint32_t declared_, written_sections_ = 0;
+  uint64_t section_left_ = 0;
+  bool in_section_ = false, closed_ = false;
+  void io_fail(const char* what);
+};
+
+// Which prime a header's field is, for the "curve is not supported" message.
+enum class KnownPrime { BlsQ, BlsR, Bn254Q, Bn254R, Other };
+KnownPrime identify_prime(const uint8_t* le, uint32_t n8);
+// Checks a (n8, prime) pair against the expected BLS12-381 prime; fails with a clear message for BN254
+// or anything else.
+void expect_prime(Cursor& c, uint32_t n8, const uint8_t* prime, KnownPrime want, const char* field_name);
+
+// Runs body(i) -> const char* (nullptr = fine, else why item i is invalid) over [0, n) in parallel
+// and returns the smallest failing index with its reason, so that messages do not depend on
+// thread timing. Each chunk stops at its first failure; chunks start only above a `grain` of items.
+struct Failure {
+  size_t index;
+  const char* why;  // nullptr when every item passed
+};
+template <class Body>
+Failure first_failure(size_t n, const Body& body, size_t grain = 1 << 12) {
+  size_t chunks = std::min(thread_count(), n / grain + 1);
+  std::vector<Failure> per(chunks ? chunks : 1, Failure{n, nullptr});
+  parallel_for(
+      n,
+      [&](size_t b, size_t e, size_t c) {
+        for (size_t i = b; i < e; i++)
+          if (const char* why = body(i)) {
+            per[c] = {i, why};
+            return;
+          }
+      },
+      chunks);
+  Failure best{n, nullptr};
+  for (const Failure& f : per)
+    if (f.why && f.index < best.index) best = f;
+  return best;
+}
+
+// Decodes n G1 points (96 bytes each, Montgomery LE limbs, all-zero = infinity) in parallel,
+// checking every coordinate is below q and every point is on the curve. `where` names the section.
+std::vector<G1Affine> decode_g1(const std::string& path, const std::string& where, const uint8_t* src, size_t n);
+// Same for G2 (x.c0, x.c1, y.c0, y.c1; 192 bytes).
+std::vector<G2Affine> decode_g2(const std::string& path, const std::string& where, const uint8_t* src, size_t n);
+// Why a single point is invalid, or nullptr when it is fine.
+const char* check_g1(const G1Affine& p);
+const char* check_g2(const G2Affine& p);
+
+// Encodes points back to their 96/192-byte form (a memcpy on little-endian hosts).
+void write_g1(Writer& w, const std::vector<G1Affine>& pts);
+void write_g2(Writer& w, const std::vector<G2Affine>& pts);
+void write_g1(Writer& w, const G1Affine& p);
+void write_g2(Writer& w, const G2Affine& p);
+
+// Section name strings used in messages, e.g. section_name(7, "B2") = "section 7 (B2)".
+std::string section_name(uint32_t id, const char* label);
+
+}  // namespace cuzk::binfile

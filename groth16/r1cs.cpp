@@ -1,0 +1,197 @@
+// circom constraint systems (.r1cs version 1).
+// Sections: 1 header, 2 constraints, 3 wire-to-label map (optional here). circom writes them in
+// the order 2, 1, 3, and so does write_r1cs. Sections 4 and 5 (custom gates) exist only for
+// circom's PLONK custom gates, which Groth16 cannot prove, so a file with them is rejected; any
+// other section id is rejected as unknown rather than silently ignored.
+#include <cstring>
+
+#include "binfile.hpp"
+#include "formats.hpp"
+#include "parallel.hpp"
+
+namespace cuzk {
+
+using namespace binfile;
+
+namespace {
+
+constexpr uint32_t kN8 = 32;
+constexpr uint64_t kTermBytes = 4 + kN8;
+
+const std::string kS1 = section_name(1, "header");
+const std::string kS2 = section_name(2, "constraints");
+const std::string kS3 = section_name(3, "wire labels");
+
+const char* lc_name(int k) { return k == 0 ? "A" : k == 1 ? "B" : "C"; }
+
+// Decodes one constraint starting at p (already bounds-checked by the offset scan); on a bad
+// wire or coefficient returns false and, with `msg`, says which term and why.
+bool decode_constraint(const uint8_t* p, uint32_t n_wires, Constraint* out, std::string* msg) {
+  for (int k = 0; k < 3; k++) {
+    uint32_t n;
+    std::memcpy(&n, p, 4);
+    p += 4;
+    std::vector<LinearTerm>* lc = out ? (k == 0 ? &out->a : k == 1 ? &out->b : &out->c) : nullptr;
+    if (lc) lc->resize(n);
+    for (uint32_t t = 0; t < n; t++, p += kTermBytes) {
+      uint32_t wire;
+      std::memcpy(&wire, p, 4);
+      Fr::Repr v;
+      std::memcpy(v.l, p + 4, kN8);
+      if (wire >= n_wires) {
+        if (msg)
+          *msg = std::string(lc_name(k)) + " term " + std::to_string(t) + ": wire " + std::to_string(wire) +
+                 " is not below nWires " + std::to_string(n_wires);
+        return false;
+      }
+      if (!Fr::is_canonical(v.l)) {
+        if (msg) *msg = std::string(lc_name(k)) + " term " + std::to_string(t) + ": coefficient is not below r";
+        return false;
+      }
+      if (lc) (*lc)[t] = {wire, Fr::from_plain(v)};
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+R1cs read_r1cs(const std::string& path) {
+  Reader rd(path, "r1cs", 1);
+  for (const SectionInfo& s : rd.sections()) {
+    std::string where = "section " + std::to_string(s.id);
+    if (s.id == 4 || s.id == 5)
+      rd.fail(where, "custom gates (circom --use-custom-gates, PLONK only) are not supported by Groth16");
+    if (s.id < 1 || s.id > 3) rd.fail(where, "unexpected section id (an r1cs has sections 1, 2 and optionally 3)");
+  }
+
+  Cursor h = rd.section(1, kS1);
+  uint32_t n8 = h.u32("n8");
+  const uint8_t* prime = h.bytes(n8, "the prime");
+  expect_prime(h, n8, prime, KnownPrime::BlsR, "the prime");
+  R1cs r;
+  r.n_wires = h.u32("nWires");
+  r.n_pub_out = h.u32("nPubOut");
+  r.n_pub_in = h.u32("nPubIn");
+  r.n_prv_in = h.u32("nPrvIn");
+  r.n_labels = h.u64("nLabels");
+  uint32_t n_constraints = h.u32("nConstraints");
+  h.expect_end();
+  uint64_t inputs = 1 + (uint64_t)r.n_pub_out + r.n_pub_in + r.n_prv_in;
+  if (r.n_wires < inputs)
+    h.fail("nWires " + std::to_string(r.n_wires) + " is smaller than 1 + nPubOut + nPubIn + nPrvIn = " +
+           std::to_string(inputs));
+
+  // Pass 1 (sequential, reads only the term counts): find where each constraint starts, proving
+  // that every count fits in the section before anything is allocated from it.
+  Cursor s2 = rd.section(2, kS2);
+  if ((uint64_t)n_constraints * 12 > s2.size())
+    s2.fail(std::to_string(n_constraints) + " constraints need at least " + std::to_string((uint64_t)n_constraints * 12) +
+            " bytes but the section has " + std::to_string(s2.size()));
+  std::vector<uint64_t> start(n_constraints);
+  for (uint32_t i = 0; i < n_constraints; i++) {
+    start[i] = s2.pos();
+    for (int k = 0; k < 3; k++) {
+      uint32_t n = s2.u32("a term count");
+      if ((uint64_t)n * kTermBytes > s2.remaining())
+        s2.fail("constraint " + std::to_string(i) + ": " + lc_name(k) + " has " + std::to_string(n) +
+                " terms, more than the " + std::to_string(s2.remaining()) + " bytes left can hold");
+      s2.bytes((uint64_t)n * kTermBytes, "the terms");
+    }
+  }
+  s2.expect_end();
+
+  // Pass 2 (parallel): decode and check every term.
+  r.constraints.resize(n_constraints);
+  Failure f = first_failure(n_constraints, [&](size_t i) -> const char* {
+    return decode_constraint(s2.data() + start[i], r.n_wires, &r.constraints[i], nullptr) ? nullptr : "bad";
+  });
+  if (f.why) {
+    std::string msg;
+    decode_constraint(s2.data() + start[f.index], r.n_wires, nullptr, &msg);
+    s2.fail("constraint " + std::to_string(f.index) + ": " + msg);
+  }
+
+  if (rd.find(3)) {
+    Cursor s3 = rd.section(3, kS3);
+    s3.expect_remaining((uint64_t)r.n_wires * 8, std::to_string(r.n_wires) + " labels of 8 bytes (nWires)");
+    r.wire_labels.resize(r.n_wires);
+    std::memcpy(r.wire_labels.data(), s3.data(), (size_t)r.n_wires * 8);
+    for (uint32_t i = 0; i < r.n_wires; i++)
+      if (r.wire_labels[i] >= r.n_labels)
+        s3.fail("wire " + std::to_string(i) + " has label " + std::to_string(r.wire_labels[i]) +
+                ", not below nLabels " + std::to_string(r.n_labels));
+  }
+  return r;
+}
+
+void write_r1cs(const std::string& path, const R1cs& r) {
+  auto bad = [&](const std::string& what) { throw std::invalid_argument(path + ": cannot write r1cs: " + what); };
+  if (r.constraints.size() > UINT32_MAX) bad("more than 2^32 - 1 constraints");
+  if ((uint64_t)r.n_wires < 1 + (uint64_t)r.n_pub_out + r.n_pub_in + r.n_prv_in)
+    bad("n_wires is smaller than 1 + inputs + outputs");
+  if (!r.wire_labels.empty() && r.wire_labels.size() != r.n_wires) bad("wire_labels must be empty or have n_wires entries");
+  for (uint64_t l : r.wire_labels)
+    if (l >= r.n_labels) bad("a wire label is not below n_labels");
+
+  // Byte offset of every constraint, so that blocks encode in parallel into place.
+  const size_t n = r.constraints.size();
+  std::vector<uint64_t> off(n + 1, 0);
+  for (size_t i = 0; i < n; i++) {
+    const Constraint& c = r.constraints[i];
+    for (const auto* lc : {&c.a, &c.b, &c.c}) {
+      if (lc->size() > UINT32_MAX) bad("a linear combination with more than 2^32 - 1 terms");
+      for (const LinearTerm& t : *lc)
+        if (t.wire >= r.n_wires) bad("constraint " + std::to_string(i) + " uses wire " + std::to_string(t.wire) + " >= n_wires");
+    }
+    off[i + 1] = off[i] + 12 + (c.a.size() + c.b.size() + c.c.size()) * kTermBytes;
+  }
+
+  Writer w(path, "r1cs", 1, r.wire_labels.empty() ? 2 : 3);
+  w.begin_section(2, off[n]);
+  const size_t block = 1 << 16;
+  std::vector<uint8_t> buf;
+  for (size_t b = 0; b < n; b += block) {
+    size_t e = std::min(n, b + block);
+    buf.resize(off[e] - off[b]);
+    parallel_for(e - b, [&](size_t lo, size_t hi, size_t) {
+      for (size_t i = b + lo; i < b + hi; i++) {
+        uint8_t* o = buf.data() + (off[i] - off[b]);
+        const Constraint& c = r.constraints[i];
+        for (const auto* lc : {&c.a, &c.b, &c.c}) {
+          uint32_t cnt = (uint32_t)lc->size();
+          std::memcpy(o, &cnt, 4);
+          o += 4;
+          for (const LinearTerm& t : *lc) {
+            std::memcpy(o, &t.wire, 4);
+            Fr::Repr v = t.coeff.to_plain();
+            std::memcpy(o + 4, v.l, kN8);
+            o += kTermBytes;
+          }
+        }
+      }
+    });
+    w.write(buf.data(), buf.size());
+  }
+  w.end_section();
+
+  w.begin_section(1, 4 + kN8 + 4 * 4 + 8 + 4);
+  w.u32(kN8);
+  w.write(bls12_381::FrParams::MOD, kN8);
+  w.u32(r.n_wires);
+  w.u32(r.n_pub_out);
+  w.u32(r.n_pub_in);
+  w.u32(r.n_prv_in);
+  w.u64(r.n_labels);
+  w.u32((uint32_t)n);
+  w.end_section();
+
+  if (!r.wire_labels.empty()) {
+    w.begin_section(3, (uint64_t)r.n_wires * 8);
+    w.write(r.wire_labels.data(), r.wire_labels.size() * 8);
+    w.end_section();
+  }
+  w.close();
+}
+
+}  // namespace cuzk
