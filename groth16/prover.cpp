@@ -1,0 +1,91 @@
+// The CPU prover backend: snarkjs's Groth16 prove, step for step (FORMATS.md), on all cores.
+#include <stdexcept>
+#include <string>
+
+#include "msm.hpp"
+#include "prover.hpp"
+#include "random.hpp"
+
+namespace cuzk {
+namespace {
+
+// Throws unless the key's vectors have the lengths its header promises; a key built in memory
+// (setup, tests) is checked as strictly as one read from a file.
+void check_key(const ZKey& zk) {
+  auto need = [](size_t got, size_t want, const char* what) {
+    if (got != want)
+      throw std::invalid_argument(std::string("zkey ") + what + " has " + std::to_string(got) + " points, expected " +
+                                  std::to_string(want));
+  };
+  if (zk.n_vars < zk.n_public + 1)
+    throw std::invalid_argument("zkey nVars=" + std::to_string(zk.n_vars) + " is below nPublic+1=" +
+                                std::to_string(zk.n_public + 1));
+  if (zk.log_domain < 0 || zk.log_domain > 30 || zk.domain_size != (1u << zk.log_domain))
+    throw std::invalid_argument("zkey domainSize=" + std::to_string(zk.domain_size) + " is not 2^" +
+                                std::to_string(zk.log_domain));
+  need(zk.a.size(), zk.n_vars, "section 5 (A)");
+  need(zk.b1.size(), zk.n_vars, "section 6 (B1)");
+  need(zk.b2.size(), zk.n_vars, "section 7 (B2)");
+  need(zk.c.size(), zk.n_vars - zk.n_public - 1, "section 8 (C)");
+  need(zk.h.size(), zk.domain_size, "section 9 (H)");
+}
+
+G1 g1_mul(const G1Affine& p, const Fr& k) { return G1::from_affine(p).mul(k.to_plain()); }
+G2 g2_mul(const G2Affine& p, const Fr& k) { return G2::from_affine(p).mul(k.to_plain()); }
+
+class CpuBackend : public ProverBackend {
+ public:
+  explicit CpuBackend(std::shared_ptr<const ZKey> zk) : zk_(std::move(zk)) {
+    if (!zk_) throw std::invalid_argument("CPU backend needs a proving key");
+    check_key(*zk_);
+    ev_ = ConstraintEvaluator::compile(*zk_);
+  }
+
+  const char* name() const override { return "cpu"; }
+
+  Proof prove(const std::vector<Fr>& w, const ProveOptions& opt, RawMsms* raw) override {
+    const ZKey& zk = *zk_;
+    std::vector<Fr> a, b, c;
+    ev_.evaluate(w, a, b, c);  // validates the witness length
+    std::vector<Fr> h = compute_h_coset(std::move(a), std::move(b), std::move(c), zk.log_domain);
+
+    // The witness is converted once for the four MSMs over it; C skips the public wires.
+    MsmScalars ws = MsmScalars::prepare(w.data(), w.size());
+    RawMsms m;
+    m.a = msm_g1(zk.a.data(), ws, 0, zk.n_vars);
+    m.b1 = msm_g1(zk.b1.data(), ws, 0, zk.n_vars);
+    m.b2 = msm_g2(zk.b2.data(), ws, 0, zk.n_vars);
+    m.c = msm_g1(zk.c.data(), ws, zk.n_public + 1, zk.n_vars - zk.n_public - 1);
+    m.h = msm_g1(zk.h.data(), MsmScalars::prepare(h.data(), h.size()), 0, zk.domain_size);
+    if (raw) *raw = m;
+
+    Fr r = opt.r ? *opt.r : random_fr();
+    Fr s = opt.s ? *opt.s : random_fr();
+    // pi_a = A + alpha1 + r delta1; pi_b = B2 + beta2 + s delta2; b1 = B1 + beta1 + s delta1;
+    // pi_c = C + H + s pi_a + r b1 - r s delta1.
+    G1 pi_a = m.a + G1::from_affine(zk.alpha1) + g1_mul(zk.delta1, r);
+    G2 pi_b = m.b2 + G2::from_affine(zk.beta2) + g2_mul(zk.delta2, s);
+    G1 b1 = m.b1 + G1::from_affine(zk.beta1) + g1_mul(zk.delta1, s);
+    G1 pi_c = m.c + m.h + pi_a.mul(s.to_plain()) + b1.mul(r.to_plain()) - g1_mul(zk.delta1, r * s);
+    return Proof{pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()};
+  }
+
+ private:
+  std::shared_ptr<const ZKey> zk_;
+  ConstraintEvaluator ev_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProverBackend> make_cpu_backend(std::shared_ptr<const ZKey> zk) {
+  return std::make_unique<CpuBackend>(std::move(zk));
+}
+
+std::vector<Fr> public_signals(const std::vector<Fr>& witness, uint32_t n_public) {
+  if (witness.size() < (size_t)n_public + 1)
+    throw std::invalid_argument("witness has " + std::to_string(witness.size()) + " values, fewer than nPublic+1=" +
+                                std::to_string(n_public + 1));
+  return std::vector<Fr>(witness.begin() + 1, witness.begin() + 1 + n_public);
+}
+
+}  // namespace cuzk

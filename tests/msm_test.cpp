@@ -1,0 +1,223 @@
+// Pippenger MSM (G1 and G2) against sums of scalar multiplications, and the XYZZ / Booth-digit
+// building blocks of math/msm.hpp.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "groth16/msm.hpp"
+#include "groth16/parallel.hpp"
+#include "groth16/prover.hpp"
+#include "math/msm.hpp"
+
+using namespace cuzk;
+using namespace cuzk::bls12_381;
+
+namespace {
+
+Fr rand_fr(std::mt19937_64& rng) {
+  for (;;) {
+    Scalar v;
+    for (auto& l : v.l) l = rng();
+    v.l[3] &= ~(1ull << 63);
+    if (Fr::is_canonical(v.l)) return Fr::from_plain(v);
+  }
+}
+
+// Points whose discrete logs are known: P_i = t_i G. The points come from a walk P_{i+1} = P_i + D
+// (cheap additions) with duplicates, negations and infinities mixed in, so that the expected MSM is
+// (sum s_i t_i) G, one scalar multiplication, whatever n is.
+template <class C>
+struct KnownPoints {
+  std::vector<Affine<C>> pts;
+  std::vector<Fr> logs;
+};
+
+template <class C>
+KnownPoints<C> known_points(size_t n, const Affine<C>& gen, std::mt19937_64& rng) {
+  Fr t0 = rand_fr(rng), d = rand_fr(rng);
+  Jacobian<C> g = Jacobian<C>::from_affine(gen), p = g.mul(t0.to_plain()), step = g.mul(d.to_plain());
+  std::vector<Jacobian<C>> jac(n);
+  KnownPoints<C> kp;
+  kp.logs.resize(n);
+  Fr t = t0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned kind = rng() % 16;
+    if (i > 0 && kind == 0) {  // a duplicate of an earlier point
+      size_t j = rng() % i;
+      jac[i] = jac[j], kp.logs[i] = kp.logs[j];
+    } else if (i > 0 && kind == 1) {  // the negation of an earlier point
+      size_t j = rng() % i;
+      jac[i] = -jac[j], kp.logs[i] = -kp.logs[j];
+    } else if (kind == 2) {  // infinity
+      jac[i] = Jacobian<C>::infinity(), kp.logs[i] = Fr::zero();
+    } else {
+      jac[i] = p, kp.logs[i] = t;
+      p = p + step, t = t + d;
+    }
+  }
+  kp.pts = batch_to_affine(jac);
+  return kp;
+}
+
+// Scalars mixing what real witnesses hold: zeros, ones, -1, small values, values around (r-1)/2
+// (the fold point), and uniform ones.
+std::vector<Fr> mixed_scalars(size_t n, std::mt19937_64& rng) {
+  Scalar half;
+  for (int i = 0; i < 4; i++) half.l[i] = (FrParams::MOD[i] >> 1) | (i < 3 ? FrParams::MOD[i + 1] << 63 : 0);
+  Fr h = Fr::from_plain(half);
+  std::vector<Fr> s(n);
+  for (auto& x : s) {
+    switch (rng() % 9) {
+      case 0: x = Fr::zero(); break;
+      case 1: x = Fr::one(); break;
+      case 2: x = -Fr::one(); break;
+      case 3: x = Fr::from_u64(rng() % 1000); break;
+      case 4: x = h; break;
+      case 5: x = h + Fr::one(); break;
+      case 6: x = -Fr::from_u64(rng() % 100000); break;
+      default: x = rand_fr(rng); break;
+    }
+  }
+  return s;
+}
+
+template <class C>
+Jacobian<C> expected(const KnownPoints<C>& kp, const std::vector<Fr>& s, const Affine<C>& gen) {
+  Fr acc = Fr::zero();
+  for (size_t i = 0; i < s.size(); i++) acc += s[i] * kp.logs[i];
+  return Jacobian<C>::from_affine(gen).mul(acc.to_plain());
+}
+
+template <class C>
+Jacobian<C> naive(const std::vector<Affine<C>>& p, const std::vector<Fr>& s) {
+  Jacobian<C> acc = Jacobian<C>::infinity();
+  for (size_t i = 0; i < s.size(); i++) acc += Jacobian<C>::from_affine(p[i]).mul(s[i].to_plain());
+  return acc;
+}
+
+}  // namespace
+
+TEST(MsmBlocks, SignedDigitsRecomposeTheScalar) {
+  std::mt19937_64 rng(7);
+  for (int c : {2, 5, 8, 13, 16, 21}) {
+    for (int it = 0; it < 50; it++) {
+      Scalar k;
+      for (auto& l : k.l) l = rng();
+      k.l[3] >>= 2;  // < 2^254, the folded range
+      int w = msm_window_count(254, c);
+      Fr acc = Fr::zero(), pow = Fr::one(), base = Fr::from_u64(1ull << c);
+      for (int i = 0; i < w; i++) {
+        int d = msm_signed_digit(k, i, c);
+        ASSERT_LE(std::abs(d), 1 << (c - 1));
+        Fr df = d >= 0 ? Fr::from_u64(d) : -Fr::from_u64(-d);
+        acc += df * pow;
+        pow *= base;
+      }
+      EXPECT_EQ(acc, Fr::from_plain(k)) << "c=" << c;  // k < 2^254 < r
+    }
+  }
+}
+
+TEST(MsmBlocks, XyzzMatchesJacobian) {
+  std::mt19937_64 rng(8);
+  G1 g = G1::from_affine(g1_generator());
+  G1 p = g.mul(rand_fr(rng).to_plain()), q = g.mul(rand_fr(rng).to_plain());
+  G1Affine pa = p.to_affine(), qa = q.to_affine();
+  using X = XYZZ<G1Curve>;
+  X xp = X::from_affine(pa).add_affine(qa);  // P + Q
+  EXPECT_EQ(xp.to_jacobian(), p + q);
+  EXPECT_EQ(xp.dbl().to_jacobian(), (p + q).dbl());
+  EXPECT_EQ((xp + X::from_affine(qa)).to_jacobian(), p + q + q);
+  EXPECT_EQ(X::from_affine(pa).add_affine(pa).to_jacobian(), p.dbl());  // doubling case
+  EXPECT_TRUE(X::from_affine(pa).add_affine(-pa).is_inf());             // cancellation
+  EXPECT_EQ((xp + xp).to_jacobian(), (p + q).dbl());
+  EXPECT_TRUE((xp + (-xp)).is_inf());
+  EXPECT_EQ((X::infinity() + xp).to_jacobian(), p + q);
+  // Affine pair addition, all cases.
+  for (auto [u, v] : {std::pair{pa, qa}, std::pair{pa, pa}, std::pair{pa, -pa}, std::pair{G1Affine::infinity(), qa},
+                      std::pair{pa, G1Affine::infinity()}}) {
+    PairKind k = pair_kind(u, v);
+    G1Affine sum = pair_finish(u, v, k, pair_denominator(u, v, k).inv());
+    EXPECT_EQ(G1::from_affine(sum), G1::from_affine(u) + G1::from_affine(v));
+  }
+}
+
+TEST(Msm, G1MatchesKnownLogs) {
+  std::mt19937_64 rng(1);
+  G1Affine gen = g1_generator();
+  for (size_t n : {1, 2, 3, 17, 1000, 4097}) {
+    auto kp = known_points<G1Curve>(n, gen, rng);
+    auto s = mixed_scalars(n, rng);
+    EXPECT_EQ(msm_g1(kp.pts.data(), s.data(), n), expected(kp, s, gen)) << "n=" << n;
+  }
+}
+
+TEST(Msm, G2MatchesKnownLogs) {
+  std::mt19937_64 rng(2);
+  G2Affine gen = g2_generator();
+  for (size_t n : {1, 2, 3, 17, 1000, 4097}) {
+    auto kp = known_points<G2Curve>(n, gen, rng);
+    auto s = mixed_scalars(n, rng);
+    EXPECT_EQ(msm_g2(kp.pts.data(), s.data(), n), expected(kp, s, gen)) << "n=" << n;
+  }
+}
+
+// An independent check of the reference itself: plain sums of scalar multiplications.
+TEST(Msm, MatchesNaiveSum) {
+  std::mt19937_64 rng(3);
+  for (size_t n : {1, 5, 40}) {
+    auto k1 = known_points<G1Curve>(n, g1_generator(), rng);
+    auto k2 = known_points<G2Curve>(n, g2_generator(), rng);
+    auto s = mixed_scalars(n, rng);
+    EXPECT_EQ(msm_g1(k1.pts.data(), s.data(), n), naive(k1.pts, s)) << "n=" << n;
+    EXPECT_EQ(msm_g2(k2.pts.data(), s.data(), n), naive(k2.pts, s)) << "n=" << n;
+  }
+}
+
+// Witness-like inputs: almost all scalars 0 or 1 (one window, one huge bucket), all equal points,
+// and every scalar r-1.
+TEST(Msm, DegenerateInputs) {
+  std::mt19937_64 rng(4);
+  G1Affine gen = g1_generator();
+  size_t n = 3000;
+  auto kp = known_points<G1Curve>(n, gen, rng);
+  std::vector<Fr> s(n);
+  for (auto& x : s) x = rng() % 3 ? Fr::one() : Fr::zero();
+  EXPECT_EQ(msm_g1(kp.pts.data(), s.data(), n), expected(kp, s, gen));
+  for (auto& x : s) x = -Fr::one();
+  EXPECT_EQ(msm_g1(kp.pts.data(), s.data(), n), expected(kp, s, gen));
+  std::vector<G1Affine> same(n, kp.pts[0]);
+  KnownPoints<G1Curve> ks{same, std::vector<Fr>(n, kp.logs[0])};
+  for (auto& x : s) x = rand_fr(rng);
+  EXPECT_EQ(msm_g1(same.data(), s.data(), n), expected(ks, s, gen));
+  std::vector<Fr> zeros(n, Fr::zero());
+  EXPECT_TRUE(msm_g1(kp.pts.data(), zeros.data(), n).is_inf());
+  EXPECT_TRUE(msm_g1(kp.pts.data(), zeros.data(), 0).is_inf());
+}
+
+// The thread count must not change the result (tasks split points and windows differently).
+TEST(Msm, ThreadCountInvariant) {
+  std::mt19937_64 rng(5);
+  G1Affine gen = g1_generator();
+  size_t n = 2500;
+  auto kp = known_points<G1Curve>(n, gen, rng);
+  auto s = mixed_scalars(n, rng);
+  G1 want = expected(kp, s, gen);
+  for (size_t t : {1, 2, 3, 8}) {
+    set_thread_count(t);
+    EXPECT_EQ(msm_g1(kp.pts.data(), s.data(), n), want) << "threads=" << t;
+  }
+  set_thread_count(0);  // back to one thread per CPU
+}
+
+// Prepared scalars with an offset, as the prover uses for the C MSM.
+TEST(Msm, PreparedWithOffset) {
+  std::mt19937_64 rng(6);
+  G1Affine gen = g1_generator();
+  size_t n = 700, off = 3;
+  auto kp = known_points<G1Curve>(n - off, gen, rng);
+  auto s = mixed_scalars(n, rng);
+  MsmScalars ms = MsmScalars::prepare(s.data(), n);
+  std::vector<Fr> tail(s.begin() + off, s.end());
+  EXPECT_EQ(msm_g1(kp.pts.data(), ms, off, n - off), expected(kp, tail, gen));
+}
