@@ -181,7 +181,7 @@ std::vector<Fr> public_json(const nlohmann::json& j) {
 // The reference vectors live outside the repository; CUZK_REFERENCE_VECTORS overrides the location.
 std::string vectors_dir() {
   const char* e = std::getenv("CUZK_REFERENCE_VECTORS");
-  return (e ? std::string(e) : std::string("/work/shared/reference/vectors")) + "/";
+  return (e ? std::string(e) : std::string(CUZK_REFERENCE_DIR)) + "/";
 }
 #define REQUIRE_FILE(path) \
   if (!std::ifstream(path)) GTEST_SKIP() << "reference vectors not found at " << (path)
