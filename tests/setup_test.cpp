@@ -5,7 +5,9 @@
 #include <iterator>
 
 #include "groth16/parallel.hpp"
+#include "groth16/prover.hpp"
 #include "groth16/setup.hpp"
+#include "groth16/verifier.hpp"
 #include "math/encoding.hpp"
 
 using namespace cuzk;
@@ -13,10 +15,10 @@ using namespace cuzk::bls12_381;
 
 namespace {
 
-// The reference vectors live outside the repository; CUZK_REFERENCE_VECTORS overrides the location.
+// The reference vectors (tests/fixtures/reference); CUZK_REFERENCE_VECTORS overrides the location.
 std::string reference_dir() {
   const char* e = std::getenv("CUZK_REFERENCE_VECTORS");
-  return (e ? std::string(e) : std::string("/work/shared/reference/vectors")) + "/merkle_known_toxic/";
+  return (e ? std::string(e) : std::string(CUZK_REFERENCE_DIR)) + "/merkle_known_toxic/";
 }
 
 std::vector<uint8_t> slurp(const std::string& path) {
@@ -220,4 +222,21 @@ TEST(Setup, ToxicFromSeedIsDeterministic) {
   ToxicWaste r1 = toxic_from_seed(std::nullopt), r2 = toxic_from_seed(std::nullopt);
   EXPECT_NE(r1.tau, r2.tau);
   EXPECT_FALSE(r1.delta.is_zero());
+}
+
+// A key for a fresh circuit works end to end: the CPU prover's proof with random r, s verifies,
+// and fails for a wrong public input. Domains 2^6 and 2^13 (two generator blocks).
+TEST(Setup, ProofWithGeneratedCircuitVerifies) {
+  for (int log_n : {6, 13}) {
+    R1cs r;
+    std::vector<Fr> w;
+    gen_circuit(log_n, 99, r, w);
+    auto zk = std::make_shared<const ZKey>(setup_zkey(r, toxic_from_seed(std::nullopt)));
+    VerificationKey vk = vk_from_zkey(*zk);
+    Proof proof = make_cpu_backend(zk)->prove(w, {});
+    std::vector<Fr> pub = public_signals(w, zk->n_public);
+    EXPECT_TRUE(verify_proof(vk, pub, proof)) << "log_n = " << log_n;
+    pub[1] += Fr::one();
+    EXPECT_FALSE(verify_proof(vk, pub, proof)) << "log_n = " << log_n;
+  }
 }
