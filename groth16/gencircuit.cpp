@@ -78,6 +78,24 @@ void gen_block(uint64_t seed, size_t block, uint32_t c0, uint32_t c1, std::vecto
   auto push_val = [&](uint32_t wire) { vals[n_vals++ % 16] = wire; };
   auto push_bit = [&](uint32_t wire) { bits[n_bits++ % 16] = wire; };
   auto recent = [&]() { return vals[rng.below((uint32_t)std::min<size_t>(n_vals, 16))]; };
+  // k distinct recent values (ring entries are distinct wires); circom never repeats a wire inside
+  // one linear combination, and snarkjs's `wtns check` would misread such a row.
+  auto distinct = [&](uint32_t* out, uint32_t k) {
+    uint32_t avail = (uint32_t)std::min<size_t>(n_vals, 16);
+    for (uint32_t i = 0; i < k; i++) {
+      uint32_t j = rng.below(avail - i), pick = 0;
+      for (uint32_t r = 0; r < avail; r++) {  // the j-th ring slot not taken yet
+        bool taken = false;
+        for (uint32_t q = 0; q < i; q++) taken |= out[q] == vals[r];
+        if (!taken && j-- == 0) {
+          pick = vals[r];
+          break;
+        }
+      }
+      out[i] = pick;
+    }
+  };
+  auto have = [&](uint32_t k) { return n_vals >= k; };
   // Defines wire(c) by a*b = c_coef*wire with c_coef = +-1, and sets its witness value.
   auto emit = [&](uint32_t c, std::vector<LinearTerm> a, std::vector<LinearTerm> b, bool negate_c = false) {
     uint32_t out = kFirstInternal + c;
@@ -118,18 +136,22 @@ void gen_block(uint64_t seed, size_t block, uint32_t c0, uint32_t c1, std::vecto
       uint32_t t = emit(c++, {{x, one}, {0, k}}, {{x, one}, {0, k}});
       uint32_t t2 = emit(c++, {{t, one}}, {{t, one}});
       push_val(emit(c++, {{t2, one}}, {{x, one}, {0, k}}));
-    } else if (pick >= 70 && pick < 85 && n_bits) {
-      uint32_t s = bits[rng.below((uint32_t)std::min<size_t>(n_bits, 16))], x = recent(), y = recent();
+    } else if (pick >= 70 && pick < 85 && n_bits && have(2)) {
+      uint32_t xy[2];
+      distinct(xy, 2);
+      uint32_t s = bits[rng.below((uint32_t)std::min<size_t>(n_bits, 16))], x = xy[0], y = xy[1];
       uint32_t out = kFirstInternal + c;
       // s*(y - x) = out - x, so out = x or y.
       Fr sel = w[s] * (w[y] - w[x]);
       w[out] = sel + w[x];
       cons[c++] = Constraint{{{s, one}}, {{y, one}, {x, minus_one}}, {{out, one}, {x, minus_one}}};
       push_val(out);
-    } else if (pick >= 85) {
-      uint32_t x = recent(), y = recent(), z = recent(), t = recent();
-      push_val(emit(c++, {{x, rng.field()}, {y, rng.field()}, {z, rng.field()}}, {{t, rng.small()}, {0, rng.field()}},
-                    rng.next() & 1));
+    } else if (pick >= 85 && have(3)) {
+      uint32_t xyz[3];
+      distinct(xyz, 3);
+      uint32_t t = recent();
+      push_val(emit(c++, {{xyz[0], rng.field()}, {xyz[1], rng.field()}, {xyz[2], rng.field()}},
+                    {{t, rng.small()}, {0, rng.field()}}, rng.next() & 1));
     } else {
       push_val(emit(c++, {{recent(), one}}, {{recent(), one}}, rng.next() & 1));
     }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "groth16/parallel.hpp"
 #include "groth16/setup.hpp"
 
@@ -53,9 +55,16 @@ TEST(GenCircuit, SatisfiedAndFillsTheDomain) {
     EXPECT_EQ(w[0], Fr::one());
     EXPECT_EQ(r.n_public(), 2u);
     EXPECT_EQ(r.constraints.size() + r.n_public() + 1, size_t(1) << log_n);
+    // Wires in range and, as circom writes them, never twice in one linear combination (snarkjs's
+    // `wtns check` keys a combination by wire).
     for (const Constraint& k : r.constraints)
-      for (const auto* lc : {&k.a, &k.b, &k.c})
-        for (const LinearTerm& t : *lc) ASSERT_LT(t.wire, r.n_wires);
+      for (const auto* lc : {&k.a, &k.b, &k.c}) {
+        std::set<uint32_t> seen;
+        for (const LinearTerm& t : *lc) {
+          ASSERT_LT(t.wire, r.n_wires);
+          ASSERT_TRUE(seen.insert(t.wire).second) << "wire " << t.wire << " repeated";
+        }
+      }
     EXPECT_EQ(first_unsatisfied(r, w), -1);
     // The output really depends on the input: a wrong public output breaks the last row.
     std::vector<Fr> bad = w;
