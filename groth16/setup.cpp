@@ -402,7 +402,7 @@ ZKey setup_zkey(const R1cs& r1cs, const ToxicWaste& tw,
     for (uint32_t s = 0; s <= n_pub; s++) zk.coefs[offs[chunks] + s] = {0, (uint32_t)(n_cons + s), s, Fr::one()};
   }
 
-  if (progress) progress("lagrange", 0, 1);
+  if (progress) progress("evaluating the QAP at tau", 0, 1);
   std::vector<Fr> lag = lagrange_at(tw.tau, log_n, 0, 1, n);
 
   // u, v, w at tau. Threads own disjoint wire ranges and each scans every constraint, which avoids
