@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +24,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kRef = "/work/shared/reference/vectors";
+// The reference vectors (tests/fixtures/reference); CUZK_REFERENCE_VECTORS overrides the location.
+const std::string kRef = [] {
+  const char* e = std::getenv("CUZK_REFERENCE_VECTORS");
+  return e ? std::string(e) : std::string(CUZK_REFERENCE_DIR);
+}();
 const std::string kCeremony = kRef + "/merkle_ceremony";
 const std::string kToxic = kRef + "/merkle_known_toxic";
 const std::string kZkeyFast = kToxic + "/merkle_fast.zkey";
