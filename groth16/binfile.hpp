@@ -82,7 +82,7 @@ class Cursor {
 // A parsed container over a mapped file.
 class Reader {
  public:
-  // `kind` is the file kind used in messages ("zkey"), `magic` its 4-byte magic.
+  // Maps the file and checks the container against `magic` ("zkey") and `version`; throws FormatError.
   Reader(const std::string& path, const char* magic, uint32_t version);
   const std::string& path() const { return path_; }
   const std::vector<SectionInfo>& sections() const { return sections_; }  // file order
