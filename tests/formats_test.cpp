@@ -61,6 +61,15 @@ const std::string& tmpdir() {
 }
 std::string tmp(const std::string& name) { return tmpdir() + "/" + name; }
 
+// Removes the scratch directory when the test program ends.
+struct ScratchCleanup : ::testing::Environment {
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(tmpdir(), ec);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kCleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+
 bool have_reference() { return fs::exists(kZkeyFast) && fs::exists(kZkeyFinal); }
 #define REQUIRE_REFERENCE() \
   if (!have_reference()) GTEST_SKIP() << "reference vectors not found under " << kRef
