@@ -9,6 +9,11 @@
 // still runs (through the portable loop) on a CPU without them. Define CUZK_NO_ASM to disable.
 #if defined(__x86_64__) && !defined(__CUDA_ARCH__) && !defined(CUZK_NO_ASM)
 #define CUZK_X86_MULX 1
+// The multiply is inlined into every caller (the asm is ~150 instructions) and the portable loop,
+// then only a fallback, is kept out of line so that it does not bloat those callers.
+#define CUZK_FP_HOT __attribute__((always_inline)) inline
+#define CUZK_FP_COLD __attribute__((noinline))
+#include <x86intrin.h>  // _addcarry_u64 / _subborrow_u64: plain ADC/SBB chains, any x86-64
 namespace cuzk::detail {
 inline const bool g_cpu_mulx_adx = [] {
   __builtin_cpu_init();
@@ -60,6 +65,36 @@ inline const bool g_cpu_mulx_adx = [] {
 #define CUZK_MX_RED4(a0, a1, a2, a3, a4)                                                        \
   CUZK_MX_RED_BEGIN CUZK_MX_S(a0) CUZK_MX_RED_BEGIN2 CUZK_MX_MA("p", 0, a0, a1)               \
   CUZK_MX_MA("p", 8, a1, a2) CUZK_MX_MA("p", 16, a2, a3) CUZK_MX_MA("p", 24, a3, a4) CUZK_MX_CARRY_O(a4)
+// Conditional subtraction of p without a branch and with one scratch register: CF and OF are both
+// cleared, then r - p is formed as r + ~p + 1 on the CF chain (ADCX), which leaves CF = 1 exactly
+// when r >= p; a second chain on OF (ADOX) adds p back where CF = 0, selecting p or 0 with CMOVNC.
+// MOV, NOT and CMOV leave the flags alone, so both chains survive interleaving.
+#define CUZK_AS_START(t) "xorl %k[" CUZK_MX_S(t) "], %k[" CUZK_MX_S(t) "]\n\tstc\n\t"
+#define CUZK_AS_SUBP(t, off, r)                                                                          \
+  "movq " CUZK_MX_S(off) "(%[p]), %[" CUZK_MX_S(t) "]\n\tnotq %[" CUZK_MX_S(t) "]\n\tadcxq %[" CUZK_MX_S(t) \
+  "], %[" CUZK_MX_S(r) "]\n\t"
+#define CUZK_AS_FIX(t, off, r)                                                                    \
+  "movl $0, %k[" CUZK_MX_S(t) "]\n\tcmovncq " CUZK_MX_S(off) "(%[p]), %[" CUZK_MX_S(t) "]\n\tadoxq %[" \
+  CUZK_MX_S(t) "], %[" CUZK_MX_S(r) "]\n\t"
+// r = a - b read from memory, as r = a + ~b + 1 on the CF chain (same flag discipline as above).
+#define CUZK_AS_SUBAB(t, off, r)                                                                   \
+  "movq " CUZK_MX_S(off) "(%[a]), %[" CUZK_MX_S(r) "]\n\tmovq " CUZK_MX_S(off) "(%[b]), %[" CUZK_MX_S(t) \
+  "]\n\tnotq %[" CUZK_MX_S(t) "]\n\tadcxq %[" CUZK_MX_S(t) "], %[" CUZK_MX_S(r) "]\n\t"
+// r = a + b (CF chain from a cleared CF; p < 2^(64N-1) means no carry out).
+#define CUZK_AS_ADDAB(off, r) \
+  "movq " CUZK_MX_S(off) "(%[a]), %[" CUZK_MX_S(r) "]\n\tadcq " CUZK_MX_S(off) "(%[b]), %[" CUZK_MX_S(r) "]\n\t"
+#define CUZK_AS_REDUCE4(t, r0, r1, r2, r3)                                                      \
+  CUZK_AS_START(t) CUZK_AS_SUBP(t, 0, r0) CUZK_AS_SUBP(t, 8, r1) CUZK_AS_SUBP(t, 16, r2)       \
+  CUZK_AS_SUBP(t, 24, r3) CUZK_AS_FIX(t, 0, r0) CUZK_AS_FIX(t, 8, r1) CUZK_AS_FIX(t, 16, r2) \
+  CUZK_AS_FIX(t, 24, r3)
+#define CUZK_AS_REDUCE6(t, r0, r1, r2, r3, r4, r5)                                                  \
+  CUZK_AS_START(t) CUZK_AS_SUBP(t, 0, r0) CUZK_AS_SUBP(t, 8, r1) CUZK_AS_SUBP(t, 16, r2)           \
+  CUZK_AS_SUBP(t, 24, r3) CUZK_AS_SUBP(t, 32, r4) CUZK_AS_SUBP(t, 40, r5) CUZK_AS_FIX(t, 0, r0) \
+  CUZK_AS_FIX(t, 8, r1) CUZK_AS_FIX(t, 16, r2) CUZK_AS_FIX(t, 24, r3) CUZK_AS_FIX(t, 32, r4)     \
+  CUZK_AS_FIX(t, 40, r5)
+#else
+#define CUZK_FP_HOT CUZK_HD
+#define CUZK_FP_COLD CUZK_HD
 #endif
 
 namespace cuzk {
@@ -131,6 +166,14 @@ struct Fp {
 
   // Subtract p once if the value is >= p (inputs < 2p).
   CUZK_HD void reduce_once() {
+#if CUZK_X86_MULX
+    if constexpr (N == 4 || N == 6) {
+      if (detail::g_cpu_mulx_adx) {
+        asm_reduce(l);
+        return;
+      }
+    }
+#endif
     u64 t[N], borrow = 0;
     for (int i = 0; i < N; i++) t[i] = sbb(l[i], P::MOD[i], borrow);
     if (!borrow)
@@ -139,6 +182,14 @@ struct Fp {
 
   CUZK_HD Fp operator+(const Fp& b) const {
     Fp r;
+#if CUZK_X86_MULX
+    if constexpr (N == 4 || N == 6) {
+      if (detail::g_cpu_mulx_adx) {
+        asm_add(r.l, l, b.l);
+        return r;
+      }
+    }
+#endif
     u64 c = 0;
     for (int i = 0; i < N; i++) r.l[i] = adc(l[i], b.l[i], c);
     r.reduce_once();
@@ -146,6 +197,14 @@ struct Fp {
   }
   CUZK_HD Fp operator-(const Fp& b) const {
     Fp r;
+#if CUZK_X86_MULX
+    if constexpr (N == 4 || N == 6) {
+      if (detail::g_cpu_mulx_adx) {
+        asm_sub(r.l, l, b.l);
+        return r;
+      }
+    }
+#endif
     u64 br = 0;
     for (int i = 0; i < N; i++) r.l[i] = sbb(l[i], b.l[i], br);
     if (br) {
@@ -154,12 +213,81 @@ struct Fp {
     }
     return r;
   }
+#if CUZK_X86_MULX
+  // x86-64 add, subtract and reduce for 4 and 6 limbs: compilers turn the portable carry helpers
+  // (and even the carry intrinsics) into flag spills, so these are straight carry chains (see
+  // CUZK_AS_*). They use ADCX/ADOX, so callers test g_cpu_mulx_adx first.
+  static void asm_reduce(u64* v) {
+    u64 t;
+    if constexpr (N == 6) {
+      u64 r0 = v[0], r1 = v[1], r2 = v[2], r3 = v[3], r4 = v[4], r5 = v[5];
+      asm(CUZK_AS_REDUCE6(t, r0, r1, r2, r3, r4, r5)
+          : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5), [t] "=&r"(t)
+          : [p] "r"(P::MOD)
+          : "cc", "memory");
+      v[0] = r0, v[1] = r1, v[2] = r2, v[3] = r3, v[4] = r4, v[5] = r5;
+    } else {
+      u64 r0 = v[0], r1 = v[1], r2 = v[2], r3 = v[3];
+      asm(CUZK_AS_REDUCE4(t, r0, r1, r2, r3)
+          : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [t] "=&r"(t)
+          : [p] "r"(P::MOD)
+          : "cc", "memory");
+      v[0] = r0, v[1] = r1, v[2] = r2, v[3] = r3;
+    }
+  }
+  static void asm_add(u64* out, const u64* a, const u64* b) {
+    u64 t;
+    if constexpr (N == 6) {
+      u64 r0, r1, r2, r3, r4, r5;
+      asm("xorl %k[t], %k[t]\n\t" CUZK_AS_ADDAB(0, r0) CUZK_AS_ADDAB(8, r1) CUZK_AS_ADDAB(16, r2)
+              CUZK_AS_ADDAB(24, r3) CUZK_AS_ADDAB(32, r4) CUZK_AS_ADDAB(40, r5)
+                  CUZK_AS_REDUCE6(t, r0, r1, r2, r3, r4, r5)
+          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5),
+            [t] "=&r"(t)
+          : [a] "r"(a), [b] "r"(b), [p] "r"(P::MOD)
+          : "cc", "memory");
+      out[0] = r0, out[1] = r1, out[2] = r2, out[3] = r3, out[4] = r4, out[5] = r5;
+    } else {
+      u64 r0, r1, r2, r3;
+      asm("xorl %k[t], %k[t]\n\t" CUZK_AS_ADDAB(0, r0) CUZK_AS_ADDAB(8, r1) CUZK_AS_ADDAB(16, r2)
+              CUZK_AS_ADDAB(24, r3) CUZK_AS_REDUCE4(t, r0, r1, r2, r3)
+          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [t] "=&r"(t)
+          : [a] "r"(a), [b] "r"(b), [p] "r"(P::MOD)
+          : "cc", "memory");
+      out[0] = r0, out[1] = r1, out[2] = r2, out[3] = r3;
+    }
+  }
+  static void asm_sub(u64* out, const u64* a, const u64* b) {
+    u64 t;
+    if constexpr (N == 6) {
+      u64 r0, r1, r2, r3, r4, r5;
+      asm(CUZK_AS_START(t) CUZK_AS_SUBAB(t, 0, r0) CUZK_AS_SUBAB(t, 8, r1) CUZK_AS_SUBAB(t, 16, r2)
+              CUZK_AS_SUBAB(t, 24, r3) CUZK_AS_SUBAB(t, 32, r4) CUZK_AS_SUBAB(t, 40, r5) CUZK_AS_FIX(t, 0, r0)
+                  CUZK_AS_FIX(t, 8, r1) CUZK_AS_FIX(t, 16, r2) CUZK_AS_FIX(t, 24, r3) CUZK_AS_FIX(t, 32, r4)
+                      CUZK_AS_FIX(t, 40, r5)
+          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5),
+            [t] "=&r"(t)
+          : [a] "r"(a), [b] "r"(b), [p] "r"(P::MOD)
+          : "cc", "memory");
+      out[0] = r0, out[1] = r1, out[2] = r2, out[3] = r3, out[4] = r4, out[5] = r5;
+    } else {
+      u64 r0, r1, r2, r3;
+      asm(CUZK_AS_START(t) CUZK_AS_SUBAB(t, 0, r0) CUZK_AS_SUBAB(t, 8, r1) CUZK_AS_SUBAB(t, 16, r2)
+              CUZK_AS_SUBAB(t, 24, r3) CUZK_AS_FIX(t, 0, r0) CUZK_AS_FIX(t, 8, r1) CUZK_AS_FIX(t, 16, r2)
+                  CUZK_AS_FIX(t, 24, r3)
+          : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [t] "=&r"(t)
+          : [a] "r"(a), [b] "r"(b), [p] "r"(P::MOD)
+          : "cc", "memory");
+      out[0] = r0, out[1] = r1, out[2] = r2, out[3] = r3;
+    }
+  }
+#endif
   CUZK_HD Fp operator-() const { return zero() - *this; }
   CUZK_HD Fp dbl() const { return *this + *this; }
 
   // Montgomery product: the x86-64 BMI2/ADX kernel for 4 and 6 limbs (Fr, Fq) on the host when the
   // CPU has it, otherwise the portable CIOS loop. Both give the same canonical result.
-  CUZK_HD Fp operator*(const Fp& b) const {
+  CUZK_FP_HOT Fp operator*(const Fp& b) const {
 #if CUZK_X86_MULX
     if constexpr (N == 4 || N == 6) {
       if (detail::g_cpu_mulx_adx) return mul_mulx(b);
@@ -170,7 +298,7 @@ struct Fp {
   // CIOS Montgomery multiplication: N^2 + N word products (2N^2+N multiplies counting m*p),
   // interleaving the reduction so the running sum stays N+2 words. The spare top bit of p
   // guarantees the result is < 2p before the final conditional subtraction.
-  CUZK_HD Fp mul_cios(const Fp& b) const {
+  CUZK_FP_COLD Fp mul_cios(const Fp& b) const {
     u64 t[N + 2];
     for (int i = 0; i < N + 2; i++) t[i] = 0;
     for (int i = 0; i < N; i++) {
@@ -196,9 +324,10 @@ struct Fp {
   // "No-carry" CIOS with two interleaved carry chains (ADCX on CF for the high halves, ADOX on OF
   // for the low halves), fully unrolled with the N+1 accumulators rotating through registers.
   // Needs the top limb of p below 2^62 (true for Fr and Fq) so the accumulator never outgrows N+1
-  // words; the result is < 2p and one conditional subtraction makes it canonical. About 2x the
+  // words; the result is < 2p and the final conditional subtraction (CUZK_AS_REDUCE) makes it
+  // canonical. About 2x the
   // compiler's code for the portable loop on Zen/Intel cores.
-  CUZK_HD Fp mul_mulx(const Fp& b) const {
+  __attribute__((always_inline)) inline Fp mul_mulx(const Fp& b) const {
     Fp r;
     u64 t0, t1, t2, t3, t4, t5, t6, lo, hi;
     if constexpr (N == 6) {
@@ -213,7 +342,8 @@ struct Fp {
           CUZK_MX_MAC6(32, t4, t5, t6, t0, t1, t2, t3) //
           CUZK_MX_RED6(t4, t5, t6, t0, t1, t2, t3)     //
           CUZK_MX_MAC6(40, t5, t6, t0, t1, t2, t3, t4) //
-          CUZK_MX_RED6(t5, t6, t0, t1, t2, t3, t4)
+          CUZK_MX_RED6(t5, t6, t0, t1, t2, t3, t4)     //
+          CUZK_AS_REDUCE6(lo, t6, t0, t1, t2, t3, t4)
           : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
             [t5] "=&r"(t5), [t6] "=&r"(t6), [lo] "=&r"(lo), [hi] "=&r"(hi)
           : [x] "r"(l), [y] "r"(b.l), [p] "r"(P::MOD), [inv] "m"(P::INV)
@@ -228,14 +358,14 @@ struct Fp {
           CUZK_MX_MAC4(16, t2, t3, t4, t0, t1) //
           CUZK_MX_RED4(t2, t3, t4, t0, t1)     //
           CUZK_MX_MAC4(24, t3, t4, t0, t1, t2) //
-          CUZK_MX_RED4(t3, t4, t0, t1, t2)
+          CUZK_MX_RED4(t3, t4, t0, t1, t2)  //
+          CUZK_AS_REDUCE4(lo, t4, t0, t1, t2)
           : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
             [lo] "=&r"(lo), [hi] "=&r"(hi)
           : [x] "r"(l), [y] "r"(b.l), [p] "r"(P::MOD), [inv] "m"(P::INV)
           : "rdx", "cc", "memory");
       r.l[0] = t4, r.l[1] = t0, r.l[2] = t1, r.l[3] = t2;
     }
-    r.reduce_once();
     return r;
   }
 #endif

@@ -1,0 +1,184 @@
+// The CPU prover against snarkjs's deterministic proofs of the known-toxic merkle key: every
+// intermediate (A*w, B*w, C, the coset values, the five raw MSMs) and the final proof, exactly.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "groth16/formats.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/random.hpp"
+#include "groth16/verifier.hpp"
+#include "math/encoding.hpp"
+
+using namespace cuzk;
+using namespace cuzk::bls12_381;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The reference vectors (tests/fixtures/reference); CUZK_REFERENCE_VECTORS overrides the location.
+const std::string kToxic = [] {
+  const char* e = std::getenv("CUZK_REFERENCE_VECTORS");
+  return (e ? std::string(e) : std::string(CUZK_REFERENCE_DIR)) + "/merkle_known_toxic";
+}();
+const std::string kZkey = kToxic + "/merkle_fast.zkey";
+const std::string kWtns = kToxic + "/witness.wtns";
+
+// The vectors travel with the repository, so their absence is a failure, not a skip.
+#define REQUIRE_REFERENCE() \
+  ASSERT_TRUE(fs::exists(kZkey) && fs::exists(kWtns)) << "reference vectors not found under " << kToxic
+
+// The key and witness, read once for the whole suite.
+struct Merkle {
+  std::shared_ptr<const ZKey> zk;
+  std::vector<Fr> w;
+};
+const Merkle& merkle() {
+  static const Merkle m{std::make_shared<const ZKey>(read_zkey(kZkey)), read_wtns(kWtns)};
+  return m;
+}
+
+// A vector of 32-byte little-endian plain scalars (a_eval.bin and friends).
+std::vector<Fr> read_scalars(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_EQ(bytes.size() % 32, 0u) << path;
+  std::vector<Fr> out(bytes.size() / 32);
+  for (size_t i = 0; i < out.size(); i++) out[i] = Fr::from_plain(limbs_from_le<4>(&bytes[32 * i], 32));
+  return out;
+}
+
+Fq fq(const nlohmann::json& j) { return *field_from_decimal<Fq>(j.get<std::string>()); }
+
+// snarkjs prints projective [x, y, z] with z = 1 after normalisation.
+G1 g1_json(const nlohmann::json& j) {
+  EXPECT_EQ(j[2], "1");
+  return G1::from_affine({fq(j[0]), fq(j[1])});
+}
+G2 g2_json(const nlohmann::json& j) {
+  EXPECT_EQ(j[2][0], "1");
+  EXPECT_EQ(j[2][1], "0");
+  return G2::from_affine({{fq(j[0][0]), fq(j[0][1])}, {fq(j[1][0]), fq(j[1][1])}});
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+
+}  // namespace
+
+TEST(Prover, EvaluatorMatchesSnarkjs) {
+  REQUIRE_REFERENCE();
+  const Merkle& m = merkle();
+  auto ev = ConstraintEvaluator::compile(*m.zk);
+  std::vector<Fr> a, b, c;
+  ev.evaluate(m.w, a, b, c);
+  EXPECT_EQ(a, read_scalars(kToxic + "/det_r0_s0/a_eval.bin"));
+  EXPECT_EQ(b, read_scalars(kToxic + "/det_r0_s0/b_eval.bin"));
+  EXPECT_EQ(c, read_scalars(kToxic + "/det_r0_s0/c_eval.bin"));
+}
+
+TEST(Prover, HCosetMatchesSnarkjs) {
+  REQUIRE_REFERENCE();
+  const std::string d = kToxic + "/det_r0_s0/";
+  auto h = compute_h_coset(read_scalars(d + "a_eval.bin"), read_scalars(d + "b_eval.bin"),
+                           read_scalars(d + "c_eval.bin"), merkle().zk->log_domain);
+  EXPECT_EQ(h, read_scalars(d + "h_odd.bin"));
+}
+
+// Both deterministic proofs, their raw MSMs, b1 and the public signals.
+TEST(Prover, DeterministicProofsMatchSnarkjs) {
+  REQUIRE_REFERENCE();
+  const Merkle& m = merkle();
+  auto backend = make_cpu_backend(m.zk);
+  EXPECT_STREQ(backend->name(), "cpu");
+  for (const char* dir : {"det_r0_s0", "det_r7_s11"}) {
+    SCOPED_TRACE(dir);
+    const std::string d = kToxic + "/" + dir + "/";
+    nlohmann::json inter = read_json(d + "intermediates.json");
+    ProveOptions opt;
+    opt.r = *field_from_decimal<Fr>(inter["r"].get<std::string>());
+    opt.s = *field_from_decimal<Fr>(inter["s"].get<std::string>());
+    RawMsms raw;
+    Proof p = backend->prove(m.w, opt, &raw);
+    const auto& msm = inter["msm_raw"];
+    EXPECT_EQ(raw.a, g1_json(msm["A"]));
+    EXPECT_EQ(raw.b1, g1_json(msm["B1"]));
+    EXPECT_EQ(raw.b2, g2_json(msm["B2"]));
+    EXPECT_EQ(raw.c, g1_json(msm["C"]));
+    EXPECT_EQ(raw.h, g1_json(msm["H"]));
+    Proof want = read_proof_json(d + "proof.json");
+    EXPECT_EQ(p.a, want.a);
+    EXPECT_EQ(p.b, want.b);
+    EXPECT_EQ(p.c, want.c);
+    EXPECT_EQ(public_signals(m.w, m.zk->n_public), read_public_json(d + "public.json"));
+  }
+}
+
+// Without fixed r, s every proof is fresh and still verifies.
+TEST(Prover, RandomizedProofsVerify) {
+  REQUIRE_REFERENCE();
+  const Merkle& m = merkle();
+  auto backend = make_cpu_backend(m.zk);
+  VerificationKey vk = vk_from_zkey(*m.zk);
+  auto pub = public_signals(m.w, m.zk->n_public);
+  Proof p1 = backend->prove(m.w, {}, nullptr), p2 = backend->prove(m.w, {}, nullptr);
+  EXPECT_NE(p1.a, p2.a);
+  EXPECT_TRUE(verify_proof(vk, pub, p1));
+  EXPECT_TRUE(verify_proof(vk, pub, p2));
+  // A changed public signal must not verify.
+  pub[0] += Fr::one();
+  EXPECT_FALSE(verify_proof(vk, pub, p1));
+}
+
+TEST(Prover, RejectsWrongWitnessLength) {
+  REQUIRE_REFERENCE();
+  const Merkle& m = merkle();
+  auto backend = make_cpu_backend(m.zk);
+  std::vector<Fr> shorter(m.w.begin(), m.w.end() - 1);
+  try {
+    backend->prove(shorter, {}, nullptr);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("witness has 3971 values, the zkey expects nVars=3972"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(public_signals({Fr::one()}, 2), std::invalid_argument);
+}
+
+TEST(Prover, RejectsInconsistentKey) {
+  REQUIRE_REFERENCE();
+  auto bad = std::make_shared<ZKey>(*merkle().zk);
+  bad->h.pop_back();
+  EXPECT_THROW(make_cpu_backend(bad), std::invalid_argument);
+}
+
+TEST(Random, UniformLooking) {
+  std::set<std::string> seen;
+  Scalar half;
+  for (int i = 0; i < 4; i++) half.l[i] = (FrParams::MOD[i] >> 1) | (i < 3 ? FrParams::MOD[i + 1] << 63 : 0);
+  int high = 0;
+  for (int i = 0; i < 200; i++) {
+    Fr x = random_fr();
+    Scalar v = x.to_plain();
+    EXPECT_TRUE(Fr::is_canonical(v.l));
+    seen.insert(field_to_decimal(x));
+    bool above = false;
+    for (int k = 3; k >= 0; k--)
+      if (v.l[k] != half.l[k]) {
+        above = v.l[k] > half.l[k];
+        break;
+      }
+    high += above;
+  }
+  EXPECT_EQ(seen.size(), 200u);
+  EXPECT_GT(high, 60);  // about half of the draws lie above (r-1)/2
+  EXPECT_LT(high, 140);
+}
