@@ -1,0 +1,75 @@
+// Device-level engines shared by the .cu files: NTT and MSM on device-resident data, each bound to
+// one stream and owning its scratch memory, so that two engines on two streams run concurrently.
+#pragma once
+#include <map>
+#include <vector>
+
+#include "cuda_util.cuh"
+#include "msm_core.cuh"
+#include "ntt_core.cuh"
+
+namespace cuzk {
+namespace gpu {
+
+class NttEngine {
+ public:
+  explicit NttEngine(cudaStream_t s) : s_(s) {}
+  // Grows the twiddle table to cover transforms of 2^log_n (done lazily by every call too).
+  void reserve(int log_n);
+  // Natural order in and out, in place on device data.
+  void forward(DFr* d, int log_n, bool coset);
+  void inverse(DFr* d, int log_n, bool coset);
+  // a, b, c (natural order) -> a = odd-coset values of a*b - c; b and c are clobbered.
+  void h_stage(DFr* a, DFr* b, DFr* c, int log_n);
+  cudaStream_t stream() const { return s_; }
+
+ private:
+  enum class Table { CosetFwd, CosetInv, HStage };
+  void passes(DFr* d, int log_n, bool inverse, bool dit);
+  void elementwise(DFr* d, int log_n, const NttScale& s);
+  PowTable pow_table(int log_n, Table kind);
+  DFr inv_n(int log_n) const;
+
+  cudaStream_t s_;
+  DevBuf<DFr> tw_;
+  int kt_ = 0;
+  std::map<std::pair<int, int>, DevBuf<DFr>> tables_;
+};
+
+// Pippenger over one scalar vector: plan() sorts the digits once, then run_g1/run_g2 may be called
+// for several point sets that share those scalars (the prover's A, B1, B2 and C).
+class MsmEngine {
+ public:
+  explicit MsmEngine(cudaStream_t s) : s_(s) {}
+  // Scalars: n device Fr in Montgomery form. window = 0 chooses automatically.
+  void plan(const DFr* d_scalars, size_t n, int window = 0);
+  // sum k_i P_(i - idx_offset) over planned i >= idx_offset; points are device-resident.
+  G1 run_g1(const DG1Affine* d_points, u32 idx_offset = 0);
+  G2 run_g2(const DG2Affine* d_points, u32 idx_offset = 0);
+  int window() const { return c_; }
+  size_t entries() const { return m_; }
+  u32 buckets() const { return nb_; }
+  cudaStream_t stream() const { return s_; }
+
+ private:
+  template <class C, class HC>
+  Jacobian<HC> run(const Affine<C>* d_points, u32 idx_offset);
+
+  cudaStream_t s_;
+  size_t n_ = 0, m_ = 0;
+  int c_ = 0, nw_ = 0, levels_ = 0;
+  u32 nb_ = 0, l0_ = 0;
+  static constexpr u32 kL1 = 16;   // partial sums per task above level 0
+  static constexpr u32 kChunk = 32;  // buckets per reduction chunk
+  DevBuf<u32> keys_[2], vals_[2];
+  int sorted_ = 0;  // which of keys_/vals_ holds the sorted entries
+  DevBuf<unsigned char> cub_tmp_;
+  DevBuf<u32> start_, end_, count_;
+  std::vector<DevBuf<u32>> ntask_, toff_;  // per level
+  std::vector<u32> totals_;                // tasks per level
+  DevBuf<u32> scalars_d_;                  // small device scalars (counters, maxima)
+  DevBuf<unsigned char> partial0_, partials_hi_, buckets_, chunks_[2];
+};
+
+}  // namespace gpu
+}  // namespace cuzk

@@ -1,0 +1,93 @@
+// The CUDA backend's plain C++ interface: no CUDA types, so g++-compiled code (the CLI, the prover
+// backend, tests, benchmarks) uses the GPU through this header alone. Everything throws GpuError
+// on a CUDA failure or when no device is usable.
+#pragma once
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "groth16/prover.hpp"
+
+namespace cuzk {
+namespace gpu {
+
+struct GpuError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Number of usable CUDA devices; 0 when there is no driver or no device. Never throws.
+int device_count() noexcept;
+
+struct DeviceInfo {
+  std::string name;
+  int sm_count = 0, cc_major = 0, cc_minor = 0, clock_mhz = 0;
+  size_t total_memory = 0, free_memory = 0, l2_bytes = 0;
+};
+DeviceInfo device_info(int device);
+
+// NTT over Fr of host data, natural order in and out (snarkjs's roots: generator 5).
+// coset: the transform on the coset g*<omega> with g = root_of_unity(log_n + 1), i.e. forward
+// multiplies x_i by g^i first and inverse multiplies by g^-i last. log_n in 0..27.
+void ntt(int device, Fr* data, int log_n, bool inverse, bool coset = false);
+
+// The H stage on the device: a, b, c (2^log_n each, natural order) -> the odd-coset values
+// P = A'B' - C' (what groth16's compute_h_coset returns).
+std::vector<Fr> compute_h_coset(int device, const std::vector<Fr>& a, const std::vector<Fr>& b,
+                                const std::vector<Fr>& c, int log_n);
+
+// One-shot MSMs of host data: sum scalars[i] * points[i]. Points at infinity and any scalars are
+// allowed. window = 0 picks the window width automatically.
+G1 msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window = 0);
+G2 msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window = 0);
+
+// Timing of device-resident work with CUDA events: `warmup` untimed runs, then `runs` timed ones.
+struct BenchStats {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int runs = 0;
+  // Estimated physical lower bound on this device: the 32-bit integer multiply-adds the work needs
+  // (field multiplies of the algorithm as run, 2*2*NW^2 each) over SMs x 64 lanes x clock, or the
+  // bytes it must move over the memory bandwidth, whichever is larger.
+  double bound_ms = 0;
+  std::string detail;  // e.g. the window width and digit entries used
+};
+BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs);
+// The fused H stage (three inverse NTTs, coset scaling, three forward NTTs, a*b-c) at 2^log_n.
+BenchStats bench_h_stage(int device, int log_n, int warmup, int runs);
+// Points and scalars are uploaded once; each run is scalar preparation + sort + buckets + reduction.
+BenchStats bench_msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window, int warmup,
+                        int runs);
+BenchStats bench_msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window, int warmup,
+                        int runs);
+
+// The device half of the Groth16 prover: the key's points and compiled A/B matrices uploaded once
+// and kept resident; run() evaluates a, b, c, runs the H stage and the five MSMs on the GPU.
+class GpuProver {
+ public:
+  GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device);
+  ~GpuProver();
+  GpuProver(const GpuProver&) = delete;
+  GpuProver& operator=(const GpuProver&) = delete;
+  // w must have n_vars entries (checked by the caller).
+  RawMsms run(const std::vector<Fr>& w);
+  // Per-stage wall times of the last run, in milliseconds, for benchmarks and logs.
+  struct Timings {
+    double upload_ms = 0, witness_msms_ms = 0, h_stage_ms = 0, h_msm_ms = 0, total_ms = 0;
+  };
+  Timings last_timings() const;
+  int device() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpu
+
+// The CUDA prover backend: same interface and same proofs as make_cpu_backend, with the key
+// resident on `device`. Throws gpu::GpuError when the device is missing or too small.
+std::unique_ptr<ProverBackend> make_cuda_backend(std::shared_ptr<const ZKey> zk, int device = 0);
+// The device-side stage times of a backend's last proof; false for a backend that is not `cuda`.
+bool cuda_backend_timings(const ProverBackend& backend, gpu::GpuProver::Timings& out);
+
+}  // namespace cuzk

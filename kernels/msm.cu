@@ -1,0 +1,384 @@
+// MSM kernels and the MsmEngine (see msm_core.cuh for the algorithm); plain-API msm_g1/msm_g2 and
+// their benchmarks.
+#include <cub/cub.cuh>
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "bench_util.cuh"
+#include "engines.cuh"
+#include "host_math.hpp"
+
+namespace cuzk {
+namespace gpu {
+
+namespace {
+
+constexpr int kEmitThreads = 256;
+constexpr int kAccThreads = 128;
+constexpr int kMaxLevels = 12;
+
+// One scalar per thread: prepare, count its nonzero digits, reserve room for the block with one
+// atomic, then write the entries.
+__global__ void __launch_bounds__(kEmitThreads) k_emit(const DFr* scalars, size_t n, int c, u32* keys, u32* vals,
+                                                        u32* counter) {
+  using Scan = cub::BlockScan<u32, kEmitThreads>;
+  __shared__ typename Scan::TempStorage scan_tmp;
+  __shared__ u32 base;
+  size_t i = blockIdx.x * (size_t)kEmitThreads + threadIdx.x;
+  DFr k = DFr::zero();
+  u32 cnt = 0;
+  if (i < n) {
+    k = msm_prepare_scalar(load(scalars + i));
+    cnt = (u32)msm_emit(k, (u32)i, c, [](u32, u32) {});
+  }
+  u32 off, total;
+  Scan(scan_tmp).ExclusiveSum(cnt, off, total);
+  if (threadIdx.x == 0) base = total ? atomicAdd(counter, total) : 0;
+  __syncthreads();
+  if (cnt) {
+    u32 p = base + off;
+    msm_emit(k, (u32)i, c, [&](u32 key, u32 val) {
+      keys[p] = key;
+      vals[p] = val;
+      p++;
+    });
+  }
+}
+
+__global__ void k_bounds(const u32* keys, u32 m, u32* start, u32* end) {
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x)
+    msm_bucket_bounds(keys, m, start, end, i);
+}
+
+__global__ void k_level0_tasks(const u32* start, const u32* end, u32 nb, u32 l0, u32* count, u32* ntask) {
+  for (u32 b = blockIdx.x * blockDim.x + threadIdx.x; b < nb; b += gridDim.x * blockDim.x) {
+    u32 c = end[b] - start[b];
+    count[b] = c;
+    ntask[b] = ceil_div(c, l0);
+  }
+}
+
+// Buckets still holding more than one partial sum get ceil(n / L1) tasks at the next level.
+__global__ void k_next_tasks(const u32* prev, u32 nb, u32 l1, u32* next) {
+  for (u32 b = blockIdx.x * blockDim.x + threadIdx.x; b < nb; b += gridDim.x * blockDim.x) {
+    u32 p = prev[b];
+    next[b] = p > 1 ? ceil_div(p, l1) : 0;
+  }
+}
+
+__global__ void k_total(const u32* toff, const u32* ntask, u32 nb, u32* out) { *out = toff[nb - 1] + ntask[nb - 1]; }
+
+template <class C>
+__global__ void __launch_bounds__(kAccThreads) k_acc0(const Affine<C>* points, u32 idx_offset, const u32* vals,
+                                                      const u32* start, const u32* end, const u32* toff, u32 nb,
+                                                      u32 l0, u32 total, XYZZ<C>* out) {
+  u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= total) return;
+  u32 b = msm_find_bucket(toff, nb, t);
+  u32 begin = start[b] + (t - toff[b]) * l0;
+  u32 stop = min(begin + l0, end[b]);
+  store(out + t, msm_acc_entries(points, idx_offset, vals, begin, stop));
+}
+
+template <class C>
+__global__ void __launch_bounds__(kAccThreads) k_acc_level(const XYZZ<C>* in, const u32* in_toff,
+                                                           const u32* in_ntask, const u32* toff, u32 nb, u32 l1,
+                                                           u32 total, XYZZ<C>* out) {
+  u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= total) return;
+  u32 b = msm_find_bucket(toff, nb, t);
+  u32 base = in_toff[b], stop_all = base + in_ntask[b];
+  u32 begin = base + (t - toff[b]) * l1;
+  u32 stop = min(begin + l1, stop_all);
+  store(out + t, msm_acc_partials(in, begin, stop));
+}
+
+struct Levels {
+  const u32* ntask[kMaxLevels];
+  const u32* toff[kMaxLevels];
+  const void* out[kMaxLevels];
+  int count;
+};
+
+// Dense bucket sums: the partial of the first level at which the bucket is down to one task.
+template <class C>
+__global__ void k_finalize(Levels lv, u32 nb, XYZZ<C>* buckets) {
+  for (u32 b = blockIdx.x * blockDim.x + threadIdx.x; b < nb; b += gridDim.x * blockDim.x) {
+    XYZZ<C> v = XYZZ<C>::infinity();
+    for (int l = 0; l < lv.count; l++) {
+      u32 nt = lv.ntask[l][b];
+      if (nt == 0) break;
+      if (nt == 1) {
+        v = load(static_cast<const XYZZ<C>*>(lv.out[l]) + lv.toff[l][b]);
+        break;
+      }
+    }
+    store(buckets + b, v);
+  }
+}
+
+template <class C>
+__global__ void __launch_bounds__(kAccThreads) k_chunks(const XYZZ<C>* buckets, u32 per_window, u32 K, u32 n,
+                                                        XYZZ<C>* out) {
+  u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  u32 w = t / per_window, j = t % per_window;
+  store(out + t, msm_chunk_sum(buckets + (size_t)w * per_window * K, j, K));
+}
+
+template <class C>
+__global__ void __launch_bounds__(kAccThreads) k_group_sum(const XYZZ<C>* in, u32 gs, u32 n_out, XYZZ<C>* out) {
+  u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n_out) return;
+  store(out + t, msm_acc_partials(in, t * gs, t * gs + gs));
+}
+
+template <class T>
+void d2h(T* dst, const T* src, size_t n, cudaStream_t s) {
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost, s));
+  CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+unsigned small_grid(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 256, 132 * 32); }
+
+}  // namespace
+
+void MsmEngine::plan(const DFr* d_scalars, size_t n, int window) {
+  if (n >= (size_t(1) << 31)) throw GpuError("GPU MSM of " + std::to_string(n) + " points: at most 2^31 - 1");
+  n_ = n;
+  c_ = window ? window : msm_auto_window(n);
+  if (c_ < 4 || c_ > 24) throw GpuError("MSM window width " + std::to_string(c_) + " is outside 4..24");
+  nw_ = msm_windows(c_);
+  nb_ = (u32)nw_ << (c_ - 1);
+  m_ = 0;
+  levels_ = 0;
+  if (n == 0) return;
+
+  size_t cap = n * (size_t)nw_;
+  if (cap >= (size_t(1) << 32)) throw GpuError("GPU MSM: too many digit entries for one plan");
+  for (int i = 0; i < 2; i++) {
+    keys_[i].reserve(cap);
+    vals_[i].reserve(cap);
+  }
+  scalars_d_.reserve(2 + kMaxLevels);
+  CUZK_CUDA_CHECK(cudaMemsetAsync(scalars_d_.get(), 0, sizeof(u32), s_));
+  k_emit<<<grid_for(n, kEmitThreads), kEmitThreads, 0, s_>>>(d_scalars, n, c_, keys_[0].get(), vals_[0].get(),
+                                                             scalars_d_.get());
+  CUZK_CUDA_LAUNCHED("k_emit");
+  u32 m = 0;
+  d2h(&m, scalars_d_.get(), 1, s_);
+  m_ = m;
+  if (m == 0) return;
+
+  // Sort entries by (window, bucket).
+  int end_bit = 1;
+  while ((u64(1) << end_bit) < nb_) end_bit++;
+  cub::DoubleBuffer<u32> dk(keys_[0].get(), keys_[1].get()), dv(vals_[0].get(), vals_[1].get());
+  size_t bytes = 0;
+  CUZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, (int)m, 0, end_bit, s_));
+  size_t scan_bytes = 0, max_bytes = 0;
+  CUZK_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, (u32*)nullptr, (u32*)nullptr, (int)nb_, s_));
+  CUZK_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, max_bytes, (u32*)nullptr, (u32*)nullptr, (int)nb_, s_));
+  cub_tmp_.reserve(std::max({bytes, scan_bytes, max_bytes, size_t(16)}));
+  bytes = cub_tmp_.size();
+  CUZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_tmp_.get(), bytes, dk, dv, (int)m, 0, end_bit, s_));
+  sorted_ = dk.selector;
+  if (dv.selector != dk.selector) throw GpuError("GPU MSM: key and value buffers of the sort diverged");
+
+  // Bucket ranges and level-0 tasks: about two average buckets per task, at least 32 entries.
+  start_.reserve(nb_);
+  end_.reserve(nb_);
+  count_.reserve(nb_);
+  CUZK_CUDA_CHECK(cudaMemsetAsync(start_.get(), 0, nb_ * sizeof(u32), s_));
+  CUZK_CUDA_CHECK(cudaMemsetAsync(end_.get(), 0, nb_ * sizeof(u32), s_));
+  k_bounds<<<small_grid(m), 256, 0, s_>>>(keys_[sorted_].get(), m, start_.get(), end_.get());
+  CUZK_CUDA_LAUNCHED("k_bounds");
+  u32 avg = (u32)std::max<u64>(1, m / nb_);
+  l0_ = 32;
+  while (l0_ < 2 * avg && l0_ < 4096) l0_ *= 2;
+  if (ntask_.size() < (size_t)kMaxLevels) {
+    ntask_.resize(kMaxLevels);
+    toff_.resize(kMaxLevels);
+  }
+  ntask_[0].reserve(nb_);
+  toff_[0].reserve(nb_);
+  k_level0_tasks<<<small_grid(nb_), 256, 0, s_>>>(start_.get(), end_.get(), nb_, l0_, count_.get(), ntask_[0].get());
+  CUZK_CUDA_LAUNCHED("k_level0_tasks");
+  bytes = cub_tmp_.size();
+  CUZK_CUDA_CHECK(cub::DeviceReduce::Max(cub_tmp_.get(), bytes, count_.get(), scalars_d_.get() + 1, (int)nb_, s_));
+  bytes = cub_tmp_.size();
+  CUZK_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_tmp_.get(), bytes, ntask_[0].get(), toff_[0].get(), (int)nb_, s_));
+  u32 max_count = 0;
+  d2h(&max_count, scalars_d_.get() + 1, 1, s_);
+
+  // Levels until every bucket is one partial sum.
+  levels_ = 1;
+  for (u32 t = ceil_div(max_count, l0_); t > 1; t = ceil_div(t, kL1)) levels_++;
+  if (levels_ > kMaxLevels) throw GpuError("GPU MSM: bucket reduction needs too many levels");
+  for (int l = 1; l < levels_; l++) {
+    ntask_[l].reserve(nb_);
+    toff_[l].reserve(nb_);
+    k_next_tasks<<<small_grid(nb_), 256, 0, s_>>>(ntask_[l - 1].get(), nb_, kL1, ntask_[l].get());
+    CUZK_CUDA_LAUNCHED("k_next_tasks");
+    bytes = cub_tmp_.size();
+    CUZK_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(cub_tmp_.get(), bytes, ntask_[l].get(), toff_[l].get(), (int)nb_, s_));
+  }
+  for (int l = 0; l < levels_; l++) {
+    k_total<<<1, 1, 0, s_>>>(toff_[l].get(), ntask_[l].get(), nb_, scalars_d_.get() + 2 + l);
+    CUZK_CUDA_LAUNCHED("k_total");
+  }
+  totals_.assign(levels_, 0);
+  d2h(totals_.data(), scalars_d_.get() + 2, levels_, s_);
+}
+
+template <class C, class HC>
+Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
+  using P = XYZZ<C>;
+  static_assert(sizeof(P) == sizeof(XYZZ<HC>), "device and host XYZZ points must share bytes");
+  constexpr bool g1 = std::is_same_v<C, DG1>;
+  if (m_ == 0) {
+    if constexpr (g1) return host::g1_infinity();
+    else return host::g2_infinity();
+  }
+
+  // Level 0 from the sorted entries, then the levels above from partial sums.
+  partial0_.reserve((size_t)totals_[0] * sizeof(P));
+  size_t hi_total = 0;
+  for (int l = 1; l < levels_; l++) hi_total += totals_[l];
+  partials_hi_.reserve(std::max<size_t>(hi_total, 1) * sizeof(P));
+  Levels lv{};
+  lv.count = levels_;
+  P* outs[kMaxLevels];
+  outs[0] = reinterpret_cast<P*>(partial0_.get());
+  size_t off = 0;
+  for (int l = 1; l < levels_; l++) {
+    outs[l] = reinterpret_cast<P*>(partials_hi_.get()) + off;
+    off += totals_[l];
+  }
+  for (int l = 0; l < levels_; l++) {
+    lv.ntask[l] = ntask_[l].get();
+    lv.toff[l] = toff_[l].get();
+    lv.out[l] = outs[l];
+  }
+  k_acc0<C><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
+      d_points, idx_offset, vals_[sorted_].get(), start_.get(), end_.get(), toff_[0].get(), nb_, l0_, totals_[0],
+      outs[0]);
+  CUZK_CUDA_LAUNCHED("k_acc0");
+  for (int l = 1; l < levels_; l++) {
+    if (totals_[l] == 0) continue;
+    k_acc_level<C><<<grid_for(totals_[l], kAccThreads), kAccThreads, 0, s_>>>(
+        outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), nb_, kL1, totals_[l], outs[l]);
+    CUZK_CUDA_LAUNCHED("k_acc_level");
+  }
+  buckets_.reserve((size_t)nb_ * sizeof(P));
+  P* buckets = reinterpret_cast<P*>(buckets_.get());
+  k_finalize<C><<<small_grid(nb_), 256, 0, s_>>>(lv, nb_, buckets);
+  CUZK_CUDA_LAUNCHED("k_finalize");
+
+  // Window sums: chunks of K buckets, then groups of up to 32 chunks until one per window.
+  u32 per_window_buckets = nb_ / nw_;
+  u32 K = std::min<u32>(kChunk, per_window_buckets);
+  u32 per_window = per_window_buckets / K;
+  u32 nchunks = per_window * nw_;
+  chunks_[0].reserve((size_t)nchunks * sizeof(P));
+  chunks_[1].reserve((size_t)nchunks * sizeof(P));
+  P* cur = reinterpret_cast<P*>(chunks_[0].get());
+  P* nxt = reinterpret_cast<P*>(chunks_[1].get());
+  k_chunks<C><<<grid_for(nchunks, kAccThreads), kAccThreads, 0, s_>>>(buckets, per_window, K, nchunks, cur);
+  CUZK_CUDA_LAUNCHED("k_chunks");
+  while (per_window > 1) {
+    u32 gs = std::min<u32>(32, per_window);
+    u32 n_out = (per_window / gs) * nw_;
+    k_group_sum<C><<<grid_for(n_out, kAccThreads), kAccThreads, 0, s_>>>(cur, gs, n_out, nxt);
+    CUZK_CUDA_LAUNCHED("k_group_sum");
+    std::swap(cur, nxt);
+    per_window /= gs;
+  }
+  std::vector<P> win(nw_);
+  d2h(win.data(), cur, nw_, s_);
+  if constexpr (g1) return host::g1_from_windows(win.data(), nw_, c_);
+  else return host::g2_from_windows(win.data(), nw_, c_);
+}
+
+G1 MsmEngine::run_g1(const DG1Affine* d_points, u32 idx_offset) {
+  return run<DG1, bls12_381::G1Curve>(d_points, idx_offset);
+}
+G2 MsmEngine::run_g2(const DG2Affine* d_points, u32 idx_offset) {
+  return run<DG2, bls12_381::G2Curve>(d_points, idx_offset);
+}
+
+// ---- plain API ----
+
+namespace {
+
+template <class DA, class HA>
+struct OneShot {
+  Stream st;
+  MsmEngine eng{st.get()};
+  DevBuf<DA> pts;
+  DevBuf<DFr> sc;
+  OneShot(int device, const HA* points, const Fr* scalars, size_t n) {
+    static_assert(sizeof(DA) == sizeof(HA), "point layouts differ");
+    set_device(device);
+    pts.resize(std::max<size_t>(n, 1));
+    sc.resize(std::max<size_t>(n, 1));
+    if (n) {
+      CUZK_CUDA_CHECK(cudaMemcpyAsync(pts.get(), points, n * sizeof(DA), cudaMemcpyHostToDevice, st.get()));
+      CUZK_CUDA_CHECK(cudaMemcpyAsync(sc.get(), scalars, n * sizeof(DFr), cudaMemcpyHostToDevice, st.get()));
+    }
+  }
+};
+
+std::string window_detail(const MsmEngine& e) {
+  return "window " + std::to_string(e.window()) + ", " + std::to_string(e.entries()) + " digit entries";
+}
+
+// Mixed additions (8M + 2S) for every digit entry, two full additions (12M + 2S) per bucket.
+double msm_bound_ms(const MsmEngine& e, double base_muls_per_field_mul) {
+  double muls = (double)e.entries() * 10 + (double)e.buckets() * 28;
+  return muls * base_muls_per_field_mul * kFqMulImad / imad_per_ms();
+}
+
+}  // namespace
+
+G1 msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window) {
+  OneShot<DG1Affine, G1Affine> o(device, points, scalars, n);
+  o.eng.plan(o.sc.get(), n, window);
+  return o.eng.run_g1(o.pts.get());
+}
+
+G2 msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window) {
+  OneShot<DG2Affine, G2Affine> o(device, points, scalars, n);
+  o.eng.plan(o.sc.get(), n, window);
+  return o.eng.run_g2(o.pts.get());
+}
+
+BenchStats bench_msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window, int warmup,
+                        int runs) {
+  OneShot<DG1Affine, G1Affine> o(device, points, scalars, n);
+  BenchStats r = time_runs(o.st.get(), warmup, runs, [&] {
+    o.eng.plan(o.sc.get(), n, window);
+    o.eng.run_g1(o.pts.get());
+  });
+  r.detail = window_detail(o.eng);
+  r.bound_ms = msm_bound_ms(o.eng, 1);
+  return r;
+}
+
+BenchStats bench_msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window, int warmup,
+                        int runs) {
+  OneShot<DG2Affine, G2Affine> o(device, points, scalars, n);
+  BenchStats r = time_runs(o.st.get(), warmup, runs, [&] {
+    o.eng.plan(o.sc.get(), n, window);
+    o.eng.run_g2(o.pts.get());
+  });
+  r.detail = window_detail(o.eng);
+  r.bound_ms = msm_bound_ms(o.eng, 3);  // Karatsuba: an Fq2 multiply is three Fq multiplies
+  return r;
+}
+
+}  // namespace gpu
+}  // namespace cuzk

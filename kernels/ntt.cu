@@ -1,0 +1,251 @@
+// NTT kernels and the NttEngine; the plain-API entry points ntt(), compute_h_coset(), bench_ntt().
+#include <algorithm>
+#include <cstring>
+
+#include "bench_util.cuh"
+#include "engines.cuh"
+#include "host_math.hpp"
+
+namespace cuzk {
+namespace gpu {
+
+namespace {
+
+__global__ void k_ntt_pass(DFr* data, const DFr* tw, NttPass p) {
+  extern __shared__ uint4 smem_raw[];
+  DFr* smem = reinterpret_cast<DFr*>(smem_raw);
+  ntt_tile_load(p, data, smem, blockIdx.x, threadIdx.x, blockDim.x);
+  __syncthreads();
+  for (int st = 0; st < p.t; st++) {
+    ntt_tile_stage(p, smem, tw, blockIdx.x, st, threadIdx.x, blockDim.x);
+    __syncthreads();
+  }
+  ntt_tile_store(p, data, smem, blockIdx.x, threadIdx.x, blockDim.x);
+}
+
+__global__ void k_ntt_elementwise(DFr* data, int k, NttScale s) {
+  size_t n = size_t(1) << k;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    ntt_scale_elem(data, k, s, i);
+}
+
+__global__ void k_h_combine(DFr* a, const DFr* b, const DFr* c, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    h_combine_elem(a, b, c, i);
+}
+
+// tw[e] = lo[e mod 2^lo_bits] * hi[e >> lo_bits]: the full twiddle table from two small ones.
+__global__ void k_table_fill(DFr* out, size_t n, PowTable t) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    store(out + i, t.at(i));
+}
+
+unsigned elementwise_grid(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 256, 132 * 16); }
+
+DFr to_dev(const Fr& x) {
+  DFr r;
+  std::memcpy(&r, &x, sizeof r);
+  return r;
+}
+
+std::vector<DFr> to_dev(const std::vector<Fr>& v) {
+  std::vector<DFr> d(v.size());
+  std::memcpy(d.data(), v.data(), v.size() * sizeof(DFr));
+  return d;
+}
+
+void check_log_n(int log_n) {
+  if (log_n < 0 || log_n > kMaxNttLog)
+    throw GpuError("GPU NTT size 2^" + std::to_string(log_n) + " is outside 2^0 .. 2^" + std::to_string(kMaxNttLog));
+}
+
+}  // namespace
+
+void NttEngine::reserve(int log_n) {
+  check_log_n(log_n);
+  int kt = std::max(log_n, 1);
+  if (kt <= kt_) return;
+  // omega_{2^kt}^e for e < 2^(kt-1), from omega^i (i < 2^m) and omega^(j 2^m).
+  int bits = kt - 1, m = (bits + 1) / 2;
+  std::vector<DFr> small = to_dev(host::pow_tables(host::root_of_unity(kt), host::one(), m, bits - m));
+  DevBuf<DFr> small_d(small.size());
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(small_d.get(), small.data(), small.size() * sizeof(DFr), cudaMemcpyHostToDevice, s_));
+  tw_.release();  // cudaFree waits for queued work that may still read the old table
+  tw_.resize(size_t(1) << bits);
+  PowTable t{small_d.get(), small_d.get() + (size_t(1) << m), m};
+  k_table_fill<<<elementwise_grid(tw_.size()), 256, 0, s_>>>(tw_.get(), tw_.size(), t);
+  CUZK_CUDA_LAUNCHED("k_table_fill");
+  CUZK_CUDA_CHECK(cudaStreamSynchronize(s_));  // small_d goes out of scope
+  kt_ = kt;
+}
+
+DFr NttEngine::inv_n(int log_n) const { return to_dev(host::inverse_of_pow2(log_n)); }
+
+PowTable NttEngine::pow_table(int log_n, Table kind) {
+  auto key = std::make_pair(log_n, (int)kind);
+  auto it = tables_.find(key);
+  int m = (log_n + 1) / 2;
+  if (it == tables_.end()) {
+    Fr g = host::root_of_unity(log_n + 1);  // the odd coset's shift, omega_{2n}
+    Fr base = kind == Table::CosetInv ? host::inverse(g) : g;
+    Fr c = kind == Table::CosetFwd ? host::one() : host::inverse_of_pow2(log_n);
+    std::vector<DFr> h = to_dev(host::pow_tables(base, c, m, log_n - m));
+    DevBuf<DFr> d(h.size());
+    CUZK_CUDA_CHECK(cudaMemcpy(d.get(), h.data(), h.size() * sizeof(DFr), cudaMemcpyHostToDevice));
+    it = tables_.emplace(key, std::move(d)).first;
+  }
+  return PowTable{it->second.get(), it->second.get() + (size_t(1) << m), m};
+}
+
+void NttEngine::passes(DFr* d, int log_n, bool inverse, bool dit) {
+  reserve(log_n);
+  NttPass ps[8];
+  int np = ntt_plan(log_n, kt_, inverse, dit, ps);
+  for (int i = 0; i < np; i++) {
+    const NttPass& p = ps[i];
+    u32 tile = ntt_tile_size(p);
+    unsigned threads = std::min<u32>(kNttThreads, std::max<u32>(tile / 2, 1));
+    k_ntt_pass<<<(unsigned)ntt_blocks(p), threads, tile * sizeof(DFr), s_>>>(d, tw_.get(), p);
+    CUZK_CUDA_LAUNCHED("k_ntt_pass");
+  }
+}
+
+void NttEngine::elementwise(DFr* d, int log_n, const NttScale& s) {
+  k_ntt_elementwise<<<elementwise_grid(size_t(1) << log_n), 256, 0, s_>>>(d, log_n, s);
+  CUZK_CUDA_LAUNCHED("k_ntt_elementwise");
+}
+
+void NttEngine::forward(DFr* d, int log_n, bool coset) {
+  check_log_n(log_n);
+  if (log_n == 0) return;  // a 1-point transform (and coset shift g^0) is the identity
+  if (coset) {
+    NttScale s;
+    s.mode = NttScale::Table;
+    s.table = pow_table(log_n, Table::CosetFwd);
+    elementwise(d, log_n, s);
+  }
+  passes(d, log_n, false, false);
+  NttScale s;
+  s.permute = true;
+  elementwise(d, log_n, s);
+}
+
+void NttEngine::inverse(DFr* d, int log_n, bool coset) {
+  check_log_n(log_n);
+  if (log_n == 0) return;
+  passes(d, log_n, true, false);
+  NttScale s;
+  s.permute = true;
+  if (coset) {
+    s.mode = NttScale::Table;
+    s.table = pow_table(log_n, Table::CosetInv);
+  } else {
+    s.mode = NttScale::Constant;
+    s.constant = inv_n(log_n);
+  }
+  elementwise(d, log_n, s);
+}
+
+// Per vector: inverse DIF (natural -> bit-reversed, unscaled), scale position j by n^-1 g^rev(j),
+// forward DIT (bit-reversed -> natural): no permutation pass at all. Then a*b - c.
+void NttEngine::h_stage(DFr* a, DFr* b, DFr* c, int log_n) {
+  check_log_n(log_n + 1);
+  size_t n = size_t(1) << log_n;
+  NttScale s;
+  s.mode = NttScale::Table;
+  s.rev_exponent = true;
+  s.table = pow_table(log_n, Table::HStage);
+  for (DFr* x : {a, b, c}) {
+    passes(x, log_n, true, false);
+    elementwise(x, log_n, s);
+    passes(x, log_n, false, true);
+  }
+  k_h_combine<<<elementwise_grid(n), 256, 0, s_>>>(a, b, c, n);
+  CUZK_CUDA_LAUNCHED("k_h_combine");
+}
+
+// ---- plain API ----
+
+void ntt(int device, Fr* data, int log_n, bool inverse, bool coset) {
+  check_log_n(log_n);
+  set_device(device);
+  size_t n = size_t(1) << log_n;
+  Stream st;
+  NttEngine eng(st.get());
+  DevBuf<DFr> d(n);
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(d.get(), data, n * sizeof(DFr), cudaMemcpyHostToDevice, st.get()));
+  if (inverse)
+    eng.inverse(d.get(), log_n, coset);
+  else
+    eng.forward(d.get(), log_n, coset);
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(data, d.get(), n * sizeof(DFr), cudaMemcpyDeviceToHost, st.get()));
+  st.sync();
+}
+
+std::vector<Fr> compute_h_coset(int device, const std::vector<Fr>& a, const std::vector<Fr>& b,
+                                const std::vector<Fr>& c, int log_n) {
+  check_log_n(log_n + 1);
+  size_t n = size_t(1) << log_n;
+  if (a.size() != n || b.size() != n || c.size() != n)
+    throw std::invalid_argument("gpu::compute_h_coset: a, b, c must have 2^" + std::to_string(log_n) + " entries");
+  set_device(device);
+  Stream st;
+  NttEngine eng(st.get());
+  DevBuf<DFr> d(3 * n);
+  for (int i = 0; i < 3; i++) {
+    const std::vector<Fr>& v = i == 0 ? a : i == 1 ? b : c;
+    CUZK_CUDA_CHECK(
+        cudaMemcpyAsync(d.get() + i * n, v.data(), n * sizeof(DFr), cudaMemcpyHostToDevice, st.get()));
+  }
+  eng.h_stage(d.get(), d.get() + n, d.get() + 2 * n, log_n);
+  std::vector<Fr> h(n);
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(h.data(), d.get(), n * sizeof(DFr), cudaMemcpyDeviceToHost, st.get()));
+  st.sync();
+  return h;
+}
+
+BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs) {
+  check_log_n(log_n);
+  set_device(device);
+  size_t n = size_t(1) << log_n;
+  Stream st;
+  NttEngine eng(st.get());
+  eng.reserve(log_n);
+  DevBuf<DFr> d(n);
+  fill_random_fr(d.get(), n, 0x5eed0000 + log_n, st.get());
+  BenchStats r = time_runs(st.get(), warmup, runs, [&] {
+    if (inverse)
+      eng.inverse(d.get(), log_n, false);
+    else
+      eng.forward(d.get(), log_n, false);
+  });
+  NttPass ps[8];
+  int np = ntt_plan(log_n, log_n, inverse, false, ps);
+  double compute = ((double)n / 2 * log_n + (inverse ? n : 0)) * kFrMulImad / imad_per_ms();
+  double memory = (2.0 * np + 2) * n * sizeof(DFr) / kBytesPerMs;
+  r.bound_ms = std::max(compute, memory);
+  r.detail = std::to_string(np) + " passes of <= " + std::to_string(kNttMaxPassBits) + " stages";
+  return r;
+}
+
+BenchStats bench_h_stage(int device, int log_n, int warmup, int runs) {
+  check_log_n(log_n + 1);
+  set_device(device);
+  size_t n = size_t(1) << log_n;
+  Stream st;
+  NttEngine eng(st.get());
+  eng.reserve(log_n);
+  DevBuf<DFr> d(3 * n);
+  fill_random_fr(d.get(), 3 * n, 0xabc00000 + log_n, st.get());
+  BenchStats r = time_runs(st.get(), warmup, runs, [&] { eng.h_stage(d.get(), d.get() + n, d.get() + 2 * n, log_n); });
+  NttPass ps[8];
+  int np = ntt_plan(log_n, log_n, false, false, ps);
+  double compute = (6.0 * n / 2 * log_n + 4.0 * n) * kFrMulImad / imad_per_ms();
+  double memory = (3 * (4.0 * np + 2) + 4) * n * sizeof(DFr) / kBytesPerMs;
+  r.bound_ms = std::max(compute, memory);
+  r.detail = "3 x (inverse DIF, coset scale, forward DIT) + a*b-c";
+  return r;
+}
+
+}  // namespace gpu
+}  // namespace cuzk

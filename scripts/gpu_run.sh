@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# On the GPU machine: runs the bundled GPU tests and benchmarks and writes the logs under $OUT
+# (or ./gpu-out). Each stage has its own time limit so that a hang cannot eat the whole session.
+#
+#   scripts/gpu_run.sh [BUNDLE_DIR] [tests|bench|all] [extra cuzk_gpu_bench arguments...]
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+bundle="${1:-$here/bundle}"
+what="${2:-all}"
+shift $(( $# > 2 ? 2 : $# ))
+out="${OUT:-$here/gpu-out}"
+mkdir -p "$out"
+run="$bundle/run"
+[ -x "$run" ] || { echo "error: no bundle at $bundle (make one with scripts/bundle.sh)" >&2; exit 1; }
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+    --format=csv 2>&1
+  uname -a; nproc; cat "$bundle/MANIFEST" 2>/dev/null
+} >"$out/machine.txt"
+cat "$out/machine.txt"
+
+rc=0
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  echo "== gpu tests"
+  timeout "${TEST_TIMEOUT:-300}" "$run" cuzk_gpu_tests --gtest_color=no 2>&1 | tee "$out/gpu_tests.log" |
+    grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|error|seed|Expected|Which is|^  " | head -150
+  t=${PIPESTATUS[0]}
+  echo "gpu tests exit status $t"
+  [ "$t" = 0 ] || rc=1
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  echo "== benchmarks"
+  timeout "${BENCH_TIMEOUT:-400}" "$run" cuzk_gpu_bench --csv "$out/bench.csv" "${@:-all}" 2>&1 | tee "$out/bench.log"
+  b=${PIPESTATUS[0]}
+  echo "bench exit status $b"
+  [ "$b" = 0 ] || rc=1
+fi
+exit $rc

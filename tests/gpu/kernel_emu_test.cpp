@@ -1,0 +1,371 @@
+// Host emulation of the CUDA kernel bodies (kernels/ntt_core.cuh, kernels/msm_core.cuh): the same
+// functions the kernels call, driven block by block and thread by thread on the CPU, against the CPU
+// reference (groth16's ntt, compute_h_coset and Pippenger). Needs no GPU; catches indexing errors
+// before a device run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "groth16/msm.hpp"
+#include "groth16/prover.hpp"
+#include "kernels/msm_core.cuh"
+#include "kernels/ntt_core.cuh"
+
+using namespace cuzk;
+using namespace cuzk::bls12_381;
+using namespace cuzk::gpu;
+
+namespace {
+
+template <class D, class H>
+std::vector<D> to_dev(const std::vector<H>& v) {
+  static_assert(sizeof(D) == sizeof(H));
+  std::vector<D> d(v.size());
+  std::memcpy(d.data(), v.data(), v.size() * sizeof(H));
+  return d;
+}
+
+Fr random_fr(std::mt19937_64& rng) {
+  for (;;) {
+    u64 l[4] = {rng(), rng(), rng(), rng() >> 1};
+    if (Fr::is_canonical(l)) return Fr::from_mont_limbs(l);
+  }
+}
+
+// ---- NTT ----
+
+std::vector<DFr> twiddle_table(int kt) {
+  std::vector<Fr> t(size_t(1) << (kt - 1));
+  Fr w = root_of_unity(kt), x = Fr::one();
+  for (auto& e : t) {
+    e = x;
+    x = x * w;
+  }
+  return to_dev<DFr>(t);
+}
+
+// Runs every pass as the kernel would: all threads of a block through each phase, then a barrier.
+void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
+  NttPass ps[8];
+  int np = ntt_plan(k, kt, inverse, dit, ps);
+  for (int pi = 0; pi < np; pi++) {
+    const NttPass& p = ps[pi];
+    std::vector<DFr> smem(ntt_tile_size(p));
+    u32 threads = std::min<u32>(kNttThreads, std::max<u32>(ntt_tile_size(p) / 2, 1));
+    for (size_t b = 0; b < ntt_blocks(p); b++) {
+      for (u32 t = 0; t < threads; t++) ntt_tile_load(p, d.data(), smem.data(), b, t, threads);
+      for (int st = 0; st < p.t; st++)
+        for (u32 t = 0; t < threads; t++) ntt_tile_stage(p, smem.data(), tw.data(), b, st, t, threads);
+      for (u32 t = 0; t < threads; t++) ntt_tile_store(p, d.data(), smem.data(), b, t, threads);
+    }
+  }
+}
+
+void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale& s) {
+  for (size_t i = 0; i < d.size(); i++) ntt_scale_elem(d.data(), k, s, i);
+}
+
+struct HostPow {
+  std::vector<DFr> buf;
+  PowTable table;
+  HostPow(const Fr& base, const Fr& c, int k) {
+    int m = (k + 1) / 2;
+    std::vector<Fr> v;
+    Fr x = c;
+    for (size_t i = 0; i < (size_t(1) << m); i++, x = x * base) v.push_back(x);
+    Fr step = base;
+    for (int i = 0; i < m; i++) step = step.sqr();
+    Fr y = Fr::one();
+    for (size_t j = 0; j < (size_t(1) << (k - m)); j++, y = y * step) v.push_back(y);
+    buf = to_dev<DFr>(v);
+    table = PowTable{buf.data(), buf.data() + (size_t(1) << m), m};
+  }
+};
+
+}  // namespace
+
+TEST(GpuKernelEmulation, NttAllSmallSizesBothDirections) {
+  std::mt19937_64 rng(std::random_device{}());
+  const int kt = 15;
+  auto tw = twiddle_table(kt);
+  for (int k = 1; k <= 14; k++) {
+    size_t n = size_t(1) << k;
+    std::vector<Fr> x(n);
+    for (auto& e : x) e = random_fr(rng);
+    for (int inverse = 0; inverse < 2; inverse++) {
+      std::vector<Fr> ref = x;
+      ntt(ref.data(), k, inverse);
+      std::vector<DFr> d = to_dev<DFr>(x);
+      emulate_passes(d, k, kt, tw, inverse, false);
+      NttScale s;
+      s.permute = true;
+      if (inverse) {
+        s.mode = NttScale::Constant;
+        s.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
+      }
+      emulate_elementwise(d, k, s);
+      ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "k=" << k << " inverse=" << inverse;
+    }
+  }
+}
+
+TEST(GpuKernelEmulation, CosetNttMatchesShiftedCpu) {
+  std::mt19937_64 rng(std::random_device{}());
+  const int kt = 13;
+  auto tw = twiddle_table(kt);
+  for (int k : {1, 2, 5, 11, 12}) {
+    size_t n = size_t(1) << k;
+    Fr g = root_of_unity(k + 1);
+    std::vector<Fr> x(n);
+    for (auto& e : x) e = random_fr(rng);
+    // Reference: x_i g^i, then the CPU forward transform.
+    std::vector<Fr> ref = x;
+    Fr gi = Fr::one();
+    for (auto& e : ref) {
+      e = e * gi;
+      gi = gi * g;
+    }
+    ntt(ref.data(), k, false);
+    HostPow fwd(g, Fr::one(), k);
+    std::vector<DFr> d = to_dev<DFr>(x);
+    NttScale pre;
+    pre.mode = NttScale::Table;
+    pre.table = fwd.table;
+    emulate_elementwise(d, k, pre);
+    emulate_passes(d, k, kt, tw, false, false);
+    NttScale perm;
+    perm.permute = true;
+    emulate_elementwise(d, k, perm);
+    ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "coset forward k=" << k;
+    // And back: inverse DIF, then permute with n^-1 g^-i.
+    HostPow inv(g.inv(), Fr::from_u64(n).inv(), k);
+    emulate_passes(d, k, kt, tw, true, false);
+    NttScale post;
+    post.permute = true;
+    post.mode = NttScale::Table;
+    post.table = inv.table;
+    emulate_elementwise(d, k, post);
+    ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "coset round trip k=" << k;
+  }
+}
+
+TEST(GpuKernelEmulation, HStageMatchesCpu) {
+  std::mt19937_64 rng(std::random_device{}());
+  const int kt = 13;
+  auto tw = twiddle_table(kt);
+  for (int k : {1, 3, 10, 11, 12}) {
+    size_t n = size_t(1) << k;
+    std::vector<Fr> a(n), b(n), c(n);
+    for (size_t i = 0; i < n; i++) {
+      a[i] = random_fr(rng);
+      b[i] = random_fr(rng);
+      c[i] = a[i] * b[i];
+    }
+    std::vector<Fr> ref = compute_h_coset(a, b, c, k);
+    HostPow hp(root_of_unity(k + 1), Fr::from_u64(n).inv(), k);
+    std::vector<std::vector<DFr>> v = {to_dev<DFr>(a), to_dev<DFr>(b), to_dev<DFr>(c)};
+    NttScale s;
+    s.mode = NttScale::Table;
+    s.rev_exponent = true;
+    s.table = hp.table;
+    for (auto& x : v) {
+      emulate_passes(x, k, kt, tw, true, false);
+      emulate_elementwise(x, k, s);
+      emulate_passes(x, k, kt, tw, false, true);
+    }
+    for (size_t i = 0; i < n; i++) h_combine_elem(v[0].data(), v[1].data(), v[2].data(), i);
+    ASSERT_EQ(0, std::memcmp(v[0].data(), ref.data(), n * sizeof(Fr))) << "k=" << k;
+  }
+}
+
+// ---- MSM ----
+
+namespace {
+
+TEST(GpuKernelEmulationDigits, SignedDigitsRecomposeEveryScalar) {
+  std::mt19937_64 rng(std::random_device{}());
+  Fr r_minus_1 = -Fr::one();
+  for (int it = 0; it < 3000; it++) {
+    Fr s = it == 0 ? Fr::zero() : it == 1 ? Fr::one() : it == 2 ? r_minus_1 : random_fr(rng);
+    if (it % 5 == 3) s = Fr::from_u64(rng() % 1000);
+    if (it % 5 == 4) s = -Fr::from_u64(rng() % 1000);
+    DFr prep = msm_prepare_scalar(to_dev<DFr>(std::vector<Fr>{s})[0]);
+    for (int c : {4, 5, 7, 11, 13, 16, 20, 22, 24}) {
+      // sum_w d_w 2^(wc), negated when the fold flag is set, must give back s.
+      Fr acc = Fr::zero(), two_c = Fr::from_u64(1ull << c);
+      msm_emit(prep, 0, c, [&](u32 key, u32 val) {
+        u32 w = key >> (c - 1), mag = (key & ((1u << (c - 1)) - 1)) + 1;
+        Fr p = Fr::one();
+        for (u32 i = 0; i < w; i++) p = p * two_c;
+        Fr d = Fr::from_u64(mag) * p;
+        acc = (val & kMsmNegBit) ? acc - d : acc + d;
+      });
+      ASSERT_EQ(acc, s) << "c=" << c << " iteration " << it;
+    }
+  }
+}
+
+// The whole MSM pipeline of msm.cu, with std::sort in place of the device radix sort and scans.
+template <class C, class HC>
+Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector<Fr>& sc_h, int c, u32 l0, u32 l1,
+                         u32 K, u32 idx_offset = 0) {
+  using P = XYZZ<C>;
+  auto pts = to_dev<Affine<C>>(pts_h);
+  auto sc = to_dev<DFr>(sc_h);
+  int nw = msm_windows(c);
+  u32 nb = (u32)nw << (c - 1);
+  std::vector<std::pair<u32, u32>> entries;
+  for (size_t i = 0; i < sc.size(); i++)
+    msm_emit(msm_prepare_scalar(sc[i]), (u32)i, c, [&](u32 k, u32 v) { entries.push_back({k, v}); });
+  std::stable_sort(entries.begin(), entries.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  u32 m = (u32)entries.size();
+  std::vector<u32> keys(m), vals(m);
+  for (u32 i = 0; i < m; i++) keys[i] = entries[i].first, vals[i] = entries[i].second;
+  std::vector<u32> start(nb, 0), end(nb, 0);
+  for (u32 i = 0; i < m; i++) msm_bucket_bounds(keys.data(), m, start.data(), end.data(), i);
+  std::vector<std::vector<u32>> ntask(1, std::vector<u32>(nb)), toff(1, std::vector<u32>(nb));
+  u32 maxc = 0;
+  for (u32 b = 0; b < nb; b++) {
+    ntask[0][b] = ceil_div(end[b] - start[b], l0);
+    maxc = std::max(maxc, end[b] - start[b]);
+  }
+  int levels = 1;
+  for (u32 t = ceil_div(maxc, l0); t > 1; t = ceil_div(t, l1)) levels++;
+  for (int l = 1; l < levels; l++) {
+    ntask.emplace_back(nb);
+    for (u32 b = 0; b < nb; b++) ntask[l][b] = ntask[l - 1][b] > 1 ? ceil_div(ntask[l - 1][b], l1) : 0;
+  }
+  std::vector<u32> totals;
+  for (int l = 0; l < levels; l++) {
+    if (l) toff.emplace_back(nb);
+    std::exclusive_scan(ntask[l].begin(), ntask[l].end(), toff[l].begin(), 0u);
+    totals.push_back(toff[l][nb - 1] + ntask[l][nb - 1]);
+  }
+  std::vector<std::vector<P>> outs(levels);
+  outs[0].resize(totals[0]);
+  for (u32 t = 0; t < totals[0]; t++) {
+    u32 b = msm_find_bucket(toff[0].data(), nb, t);
+    u32 begin = start[b] + (t - toff[0][b]) * l0, stop = std::min(begin + l0, end[b]);
+    outs[0][t] = msm_acc_entries(pts.data(), idx_offset, vals.data(), begin, stop);
+  }
+  for (int l = 1; l < levels; l++) {
+    outs[l].resize(totals[l]);
+    for (u32 t = 0; t < totals[l]; t++) {
+      u32 b = msm_find_bucket(toff[l].data(), nb, t);
+      u32 base = toff[l - 1][b], begin = base + (t - toff[l][b]) * l1;
+      u32 stop = std::min(begin + l1, base + ntask[l - 1][b]);
+      outs[l][t] = msm_acc_partials(outs[l - 1].data(), begin, stop);
+    }
+  }
+  std::vector<P> buckets(nb);
+  for (u32 b = 0; b < nb; b++) {
+    P v = P::infinity();
+    for (int l = 0; l < levels; l++) {
+      if (ntask[l][b] == 0) break;
+      if (ntask[l][b] == 1) {
+        v = outs[l][toff[l][b]];
+        break;
+      }
+    }
+    buckets[b] = v;
+  }
+  u32 per_window = (nb / nw) / K;
+  std::vector<P> cur(per_window * nw);
+  for (u32 t = 0; t < cur.size(); t++)
+    cur[t] = msm_chunk_sum(buckets.data() + (size_t)(t / per_window) * per_window * K, t % per_window, K);
+  while (per_window > 1) {
+    u32 gs = std::min<u32>(32, per_window), n_out = per_window / gs * nw;
+    std::vector<P> nxt(n_out);
+    for (u32 t = 0; t < n_out; t++) nxt[t] = msm_acc_partials(cur.data(), t * gs, t * gs + gs);
+    cur.swap(nxt);
+    per_window /= gs;
+  }
+  std::vector<XYZZ<HC>> win(nw);
+  std::memcpy(win.data(), cur.data(), nw * sizeof(P));
+  Jacobian<HC> acc = Jacobian<HC>::infinity();
+  for (int w = nw - 1; w >= 0; w--) {
+    for (int i = 0; i < c; i++) acc = acc.dbl();
+    acc = acc + win[w].to_jacobian();
+  }
+  return acc;
+}
+
+template <class HC>
+std::vector<Affine<HC>> random_points(std::mt19937_64& rng, size_t n, const Affine<HC>& gen) {
+  // A chain of random steps from a few random multiples of the generator: cheap, all distinct
+  // in general, plus deliberate repeats, negations and infinities below.
+  std::vector<Jacobian<HC>> base;
+  for (int i = 0; i < 8; i++) base.push_back(Jacobian<HC>::from_affine(gen).mul(random_fr(rng).to_plain()));
+  std::vector<Jacobian<HC>> pts(n);
+  Jacobian<HC> cur = base[0];
+  for (size_t i = 0; i < n; i++) {
+    cur = cur + base[rng() % 8];
+    pts[i] = cur;
+  }
+  std::vector<Affine<HC>> aff = batch_to_affine(pts);
+  for (size_t i = 0; i < n; i++) {
+    if (i % 17 == 5) aff[i] = Affine<HC>::infinity();
+    if (i % 23 == 7 && i > 0) aff[i] = aff[i - 1];
+    if (i % 29 == 11 && i > 0) aff[i] = -aff[i - 1];
+  }
+  return aff;
+}
+
+std::vector<Fr> tricky_scalars(std::mt19937_64& rng, size_t n) {
+  std::vector<Fr> s(n);
+  for (size_t i = 0; i < n; i++) {
+    switch (rng() % 8) {
+      case 0: s[i] = Fr::zero(); break;
+      case 1: s[i] = Fr::one(); break;
+      case 2: s[i] = -Fr::one(); break;
+      case 3: s[i] = Fr::from_u64(rng() % 70000); break;
+      case 4: s[i] = -Fr::from_u64(rng() % 70000); break;
+      default: s[i] = random_fr(rng);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(GpuKernelEmulation, MsmG1MatchesCpuAcrossWindowsAndLevels) {
+  std::mt19937_64 rng(std::random_device{}());
+  for (size_t n : {1, 2, 3, 100, 777}) {
+    auto pts = random_points<G1Curve>(rng, n, g1_generator());
+    auto sc = tricky_scalars(rng, n);
+    G1 ref = msm_g1(pts.data(), sc.data(), n);
+    // Small L0/L1 force several reduction levels; K = 4 keeps several chunks per window.
+    for (int c : {4, 5, 9}) {
+      G1 got = emulate_msm<DG1, G1Curve>(pts, sc, c, 2, 2, std::min(4, 1 << (c - 1)));
+      ASSERT_EQ(got.to_affine(), ref.to_affine()) << "n=" << n << " c=" << c;
+    }
+  }
+}
+
+TEST(GpuKernelEmulation, MsmSkewedBucketsAndOffset) {
+  std::mt19937_64 rng(std::random_device{}());
+  size_t n = 600;
+  auto pts = random_points<G1Curve>(rng, n, g1_generator());
+  std::vector<Fr> ones(n, Fr::one());
+  for (size_t i = 0; i < n; i += 3) ones[i] = Fr::zero();
+  G1 ref = msm_g1(pts.data(), ones.data(), n);
+  EXPECT_EQ(emulate_msm<DG1, G1Curve>(pts, ones, 6, 4, 3, 8).to_affine(), ref.to_affine());
+  // idx_offset: entries below it are skipped, the rest use points[i - offset] (the C MSM).
+  auto sc = tricky_scalars(rng, n);
+  std::vector<G1Affine> tail(pts.begin(), pts.end() - 7);
+  std::vector<Fr> sc_tail(sc.begin() + 7, sc.end());
+  G1 ref_off = msm_g1(tail.data(), sc_tail.data(), tail.size());
+  EXPECT_EQ(emulate_msm<DG1, G1Curve>(tail, sc, 7, 8, 4, 4, 7).to_affine(), ref_off.to_affine());
+}
+
+TEST(GpuKernelEmulation, MsmG2MatchesCpu) {
+  std::mt19937_64 rng(std::random_device{}());
+  size_t n = 150;
+  auto pts = random_points<G2Curve>(rng, n, g2_generator());
+  auto sc = tricky_scalars(rng, n);
+  G2 ref = msm_g2(pts.data(), sc.data(), n);
+  EXPECT_EQ((emulate_msm<DG2, G2Curve>(pts, sc, 5, 3, 2, 4).to_affine()), ref.to_affine());
+}
