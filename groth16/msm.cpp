@@ -47,12 +47,17 @@ struct Plan {
 // is ~7M (3M of the shared inversion, 2M + 1S for the sum, the rest in subtractions), the bucket
 // reduction ~26M per bucket (one mixed and one full XYZZ addition), each tree round of a task
 // ends with one inversion (~600M). Tasks run ceil(tasks/threads) deep on the threads.
+// A slice never holds more than kMaxSlice points, which bounds each thread's bucket buffer
+// (2^19 G2 points = 96 MiB) on keys far beyond a laptop's usual sizes.
+constexpr size_t kMaxSlice = size_t(1) << 19;
+
 Plan choose_plan(size_t m, int bits, size_t threads) {
   Plan best;
   double best_cost = 0;
+  size_t q_min = (m + kMaxSlice - 1) / kMaxSlice;
   for (int c = 2; c <= 20; c++) {
     int w = msm_window_count(bits, c);
-    for (size_t q = 1; q <= 2 * threads; q++) {
+    for (size_t q = q_min; q <= q_min + 2 * threads; q++) {
       double per_slice = (double)m / q, buckets = (double)(1u << (c - 1));
       double fill = per_slice / buckets;
       int rounds = 1;
