@@ -16,6 +16,7 @@ using namespace cuzk::cli;
 int main(int argc, char** argv) {
   CLI::App app{"cuzk: Groth16 prover for BLS12-381, interoperable with snarkjs"};
   app.require_subcommand(1);
+  app.fallthrough();  // global options such as --threads may also follow the subcommand
   size_t threads = 0;
   bool quiet = false;
   app.add_option("--threads", threads, "worker threads (default: all CPUs this process may use)");

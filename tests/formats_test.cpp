@@ -72,7 +72,7 @@ struct ScratchCleanup : ::testing::Environment {
 
 bool have_reference() { return fs::exists(kZkeyFast) && fs::exists(kZkeyFinal); }
 #define REQUIRE_REFERENCE() \
-  if (!have_reference()) GTEST_SKIP() << "reference vectors not found under " << kRef
+  if (!have_reference()) GTEST_FAIL() << "reference vectors not found under " << kRef
 
 // Runs fn, requiring a FormatError whose message contains every one of `needles`.
 void expect_format_error(const std::function<void()>& fn, std::initializer_list<std::string> needles) {

@@ -37,9 +37,9 @@ const json* vectors() {
   return v ? &*v : nullptr;
 }
 
-#define NOBLE_VECTORS_OR_SKIP(name)                                                                  \
+#define NOBLE_VECTORS_REQUIRED(name)                                                                  \
   const json* name = vectors();                                                                      \
-  if (!name) GTEST_SKIP() << "CUZK_NOBLE_VECTORS not set; ctest runs these via the noble fixture"; \
+  if (!name) GTEST_FAIL() << "CUZK_NOBLE_VECTORS not set; ctest runs these via the noble fixture"; \
   SCOPED_TRACE("noble seed " + (*name)["seed"].get<std::string>())
 
 template <class F>
@@ -150,18 +150,18 @@ void check_curve(const json& v, Parse parse, void (*compress)(const Aff&, uint8_
 }  // namespace
 
 TEST(Noble, FqArithmetic) {
-  NOBLE_VECTORS_OR_SKIP(v);
+  NOBLE_VECTORS_REQUIRED(v);
   check_prime_field<Fq>((*v)["fq"], true);
 }
 
 TEST(Noble, FrArithmetic) {
-  NOBLE_VECTORS_OR_SKIP(v);
+  NOBLE_VECTORS_REQUIRED(v);
   // Fp::sqrt is the p = 3 mod 4 formula; r = 1 mod 2^32, so only Euler's criterion is compared.
   check_prime_field<Fr>((*v)["fr"], false);
 }
 
 TEST(Noble, Fq2Arithmetic) {
-  NOBLE_VECTORS_OR_SKIP(v);
+  NOBLE_VECTORS_REQUIRED(v);
   for (const auto& c : (*v)["fq2"]) {
     SCOPED_TRACE(c["a"].dump());
     Fq2 a = fq2(c["a"]), b = fq2(c["b"]);
@@ -183,7 +183,7 @@ TEST(Noble, Fq2Arithmetic) {
 }
 
 TEST(Noble, Fq12Arithmetic) {
-  NOBLE_VECTORS_OR_SKIP(v);
+  NOBLE_VECTORS_REQUIRED(v);
   for (const auto& c : (*v)["fq12"]) {
     Fq12 a = fq12(c["a"]), b = fq12(c["b"]);
     EXPECT_EQ(a * b, fq12(c["mul"]));
@@ -196,17 +196,17 @@ TEST(Noble, Fq12Arithmetic) {
 }
 
 TEST(Noble, G1) {
-  NOBLE_VECTORS_OR_SKIP(v);
+  NOBLE_VECTORS_REQUIRED(v);
   check_curve<G1Affine, G1>((*v)["g1"], g1, compress_g1, decompress_g1, 48, g1_in_subgroup);
 }
 
 TEST(Noble, G2) {
-  NOBLE_VECTORS_OR_SKIP(v);
+  NOBLE_VECTORS_REQUIRED(v);
   check_curve<G2Affine, G2>((*v)["g2"], g2, compress_g2, decompress_g2, 96, g2_in_subgroup);
 }
 
 TEST(Noble, Pairing) {
-  NOBLE_VECTORS_OR_SKIP(v);
+  NOBLE_VECTORS_REQUIRED(v);
   const json& pv = (*v)["pairing"];
   Fq12 base = pairing(g1_generator(), g2_generator());
   for (const auto& c : pv["cases"]) {

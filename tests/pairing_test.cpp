@@ -184,7 +184,7 @@ std::string vectors_dir() {
   return (e ? std::string(e) : std::string(CUZK_REFERENCE_DIR)) + "/";
 }
 #define REQUIRE_FILE(path) \
-  if (!std::ifstream(path)) GTEST_SKIP() << "reference vectors not found at " << (path)
+  if (!std::ifstream(path)) GTEST_FAIL() << "reference vectors not found at " << (path)
 
 }  // namespace
 
