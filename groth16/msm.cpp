@@ -104,6 +104,18 @@ void batch_inverse_4way(F* v, size_t n, F* scratch) {
   }
 }
 
+// Fq2 version: 1/a = conj(a)/N(a) with the norm N(a) = a0^2 + a1^2 in the base field, so the
+// batch runs on base-field elements: 2S + 3M + 2M per element, against 9M for the generic trick
+// over Fq2. scratch (n elements of Fq2) holds the n norms and the n base-field prefixes.
+template <class B>
+void batch_inverse_4way(Fp2<B>* v, size_t n, Fp2<B>* scratch) {
+  B* norm = reinterpret_cast<B*>(scratch);
+  B* prefix = norm + n;
+  for (size_t i = 0; i < n; i++) norm[i] = v[i].c0.sqr() + v[i].c1.sqr();
+  batch_inverse_4way(norm, n, prefix);
+  for (size_t i = 0; i < n; i++) v[i] = {v[i].c0 * norm[i], -(v[i].c1 * norm[i])};
+}
+
 // One thread's scratch for bucket accumulation; reused across that thread's tasks.
 template <class C>
 class BucketWorker {
