@@ -127,7 +127,7 @@ CUZK_HD XYZZ<C> msm_acc_entries(const Affine<C>* points, u32 idx_offset, const u
 template <class C>
 CUZK_HD XYZZ<C> msm_acc_partials(const XYZZ<C>* in, u32 begin, u32 end) {
   XYZZ<C> acc = XYZZ<C>::infinity();
-  for (u32 e = begin; e < end; e++) acc = acc + load(in + e);
+  for (u32 e = begin; e < end; e++) acc = xyzz_add(acc, load(in + e));
   return acc;
 }
 
@@ -136,8 +136,8 @@ template <class C>
 CUZK_HD XYZZ<C> xyzz_mul_small(const XYZZ<C>& p, u32 k) {
   XYZZ<C> acc = XYZZ<C>::infinity();
   for (int bit = 31; bit >= 0; bit--) {
-    acc = acc.dbl();
-    if ((k >> bit) & 1) acc = acc + p;
+    acc = xyzz_dbl(acc);
+    if ((k >> bit) & 1) acc = xyzz_add(acc, p);
   }
   return acc;
 }
@@ -149,11 +149,11 @@ template <class C>
 CUZK_HD XYZZ<C> msm_chunk_sum(const XYZZ<C>* buckets, u32 j, u32 K) {
   XYZZ<C> t = XYZZ<C>::infinity(), r = XYZZ<C>::infinity();
   for (u32 i = K; i-- > 0;) {
-    t = t + load(buckets + (size_t)j * K + i);
-    r = r + t;
+    t = xyzz_add(t, load(buckets + (size_t)j * K + i));
+    r = xyzz_add(r, t);
   }
   if (j == 0 || t.is_inf()) return r;
-  return r + xyzz_mul_small(t, j * K);
+  return xyzz_add(r, xyzz_mul_small(t, j * K));
 }
 
 // The window width that minimises a simple cost model for n scalars: n W(c) mixed additions plus

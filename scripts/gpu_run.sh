@@ -21,6 +21,16 @@ run="$bundle/run"
 cat "$out/machine.txt"
 
 rc=0
+# Instruction mix of the hot kernels (bucket accumulation, NTT pass), from the shipped machine code.
+if command -v cuobjdump >/dev/null; then
+  cuobjdump -sass "$bundle/bin/cuzk_gpu_bench" 2>/dev/null | awk '
+    /Function :/ { fn = $3; keep = (fn ~ /k_acc0|k_ntt_pass|k_eval_abc/) }
+    keep && /\/\*[0-9a-f]+\*\// { for (i = 1; i <= NF; i++) if ($i ~ /^[A-Z][A-Z0-9._]+$/ && $i !~ /^R[0-9]/ && $i !~ /^P[0-9T]/ && $i !~ /^UR/ && $i !~ /^UP/) { ops[fn" "$i]++; tot[fn]++; break } }
+    END { for (k in ops) { split(k, p, " "); if (ops[k] * 50 >= tot[p[1]]) print p[1], p[2], ops[k], tot[p[1]] } }' |
+    sort | sed 's/_ZN4cuzk3gpu[0-9A-Za-z_]*_cu_[0-9a-f]*//' >"$out/sass_mix.txt"
+  cuobjdump -res-usage "$bundle/bin/cuzk_gpu_bench" 2>/dev/null | grep -A1 -E "k_acc0|k_ntt_pass|k_chunks|k_emit" |
+    grep -oE "REG:[0-9]+|STACK:[0-9]+|LOCAL:[0-9]+|Function [^:]*" | paste -sd' ' >>"$out/sass_mix.txt"
+fi
 if [ "$what" = tests ] || [ "$what" = all ]; then
   echo "== gpu tests"
   timeout "${TEST_TIMEOUT:-300}" "$run" cuzk_gpu_tests --gtest_color=no 2>&1 | tee "$out/gpu_tests.log" |

@@ -3,7 +3,7 @@
 //
 //   cuzk_gpu_bench [--device D] [--runs N] [--warmup W] [--csv FILE] <what> [--sizes a,b,..]
 //                  [--scalars random|witness|both] [--window C]
-//   what: msm-g1 | msm-g2 | ntt | h-stage | prove | all
+//   what: msm-g1 | msm-g2 | ntt | h-stage | prove | window-sweep | all
 //
 // Sizes are log2. Witness scalars are the values of a `gen-circuit` witness (2^20 of them, tiled to
 // the size asked), so the 0/1/small-value mix is that of a real circuit. `prove` builds the
@@ -38,7 +38,7 @@ struct Args {
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "error: %s\nusage: cuzk_gpu_bench [--device D] [--runs N] [--warmup W] [--csv FILE] "
-               "msm-g1|msm-g2|ntt|h-stage|prove|all [--sizes a,b,...] [--scalars random|witness|both] "
+               "msm-g1|msm-g2|ntt|h-stage|prove|window-sweep|all [--sizes a,b,...] [--scalars random|witness|both] "
                "[--window C]\n",
                why.c_str());
   std::exit(2);
@@ -184,6 +184,21 @@ void bench_msm_g1(const Args& a, const std::vector<int>& sizes) {
   }
 }
 
+// G1 MSM with random scalars at several window widths (the automatic choice is marked "auto").
+void bench_window_sweep(const Args& a, const std::vector<int>& sizes) {
+  int kmax = *std::max_element(sizes.begin(), sizes.end());
+  auto pts = make_points<G1Curve>(size_t(1) << kmax, g1_generator(), 3);
+  for (int k : sizes) {
+    size_t n = size_t(1) << k;
+    auto sc = random_scalars(n, 300 + k);
+    for (int c : {k - 10, k - 8, k - 6, k - 4, k - 2, 0}) {
+      if (c != 0 && (c < 8 || c > 23)) continue;
+      report("sweep-g1", k, c ? "c=" + std::to_string(c) : "auto",
+             gpu::bench_msm_g1(a.device, pts.data(), sc.data(), n, c, a.warmup, a.runs));
+    }
+  }
+}
+
 void bench_msm_g2(const Args& a, const std::vector<int>& sizes) {
   int kmax = *std::max_element(sizes.begin(), sizes.end());
   auto pts = make_points<G2Curve>(size_t(1) << kmax, g2_generator(), 2);
@@ -291,7 +306,8 @@ int main(int argc, char** argv) {
                 d.total_memory / 1073741824.0, d.free_memory / 1073741824.0, d.l2_bytes / 1048576.0, thread_count());
     auto sizes_or = [&](std::vector<int> def) { return a.sizes.empty() ? def : a.sizes; };
     bool all = a.what == "all";
-    if (!all && a.what != "msm-g1" && a.what != "msm-g2" && a.what != "ntt" && a.what != "h-stage" && a.what != "prove")
+    if (!all && a.what != "msm-g1" && a.what != "msm-g2" && a.what != "ntt" && a.what != "h-stage" &&
+        a.what != "prove" && a.what != "window-sweep")
       usage("unknown benchmark '" + a.what + "'");
     if (all || a.what == "ntt")
       for (int k : sizes_or({20, 21, 22, 23, 24, 25, 26, 27}))
@@ -301,6 +317,7 @@ int main(int argc, char** argv) {
     if (all || a.what == "msm-g1") bench_msm_g1(a, sizes_or({20, 22, 24, 26}));
     if (all || a.what == "msm-g2") bench_msm_g2(a, sizes_or({20, 22}));
     if (all || a.what == "prove") bench_prove(a, sizes_or({20, 22, 24}));
+    if (all || a.what == "window-sweep") bench_window_sweep(a, sizes_or({20, 24}));
     if (!a.csv.empty()) write_csv(a.csv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -339,7 +339,7 @@ TEST(GpuKernelEmulation, MsmG1MatchesCpuAcrossWindowsAndLevels) {
     G1 ref = msm_g1(pts.data(), sc.data(), n);
     // Small L0/L1 force several reduction levels; K = 4 keeps several chunks per window.
     for (int c : {4, 5, 9}) {
-      G1 got = emulate_msm<DG1, G1Curve>(pts, sc, c, 2, 2, std::min(4, 1 << (c - 1)));
+      G1 got = emulate_msm<DG1, G1Curve>(pts, sc, c, 2, 2, std::min(4u, 1u << (c - 1)));
       ASSERT_EQ(got.to_affine(), ref.to_affine()) << "n=" << n << " c=" << c;
     }
   }
@@ -352,13 +352,13 @@ TEST(GpuKernelEmulation, MsmSkewedBucketsAndOffset) {
   std::vector<Fr> ones(n, Fr::one());
   for (size_t i = 0; i < n; i += 3) ones[i] = Fr::zero();
   G1 ref = msm_g1(pts.data(), ones.data(), n);
-  EXPECT_EQ(emulate_msm<DG1, G1Curve>(pts, ones, 6, 4, 3, 8).to_affine(), ref.to_affine());
+  EXPECT_EQ((emulate_msm<DG1, G1Curve>(pts, ones, 6, 4, 3, 8).to_affine()), ref.to_affine());
   // idx_offset: entries below it are skipped, the rest use points[i - offset] (the C MSM).
   auto sc = tricky_scalars(rng, n);
   std::vector<G1Affine> tail(pts.begin(), pts.end() - 7);
   std::vector<Fr> sc_tail(sc.begin() + 7, sc.end());
   G1 ref_off = msm_g1(tail.data(), sc_tail.data(), tail.size());
-  EXPECT_EQ(emulate_msm<DG1, G1Curve>(tail, sc, 7, 8, 4, 4, 7).to_affine(), ref_off.to_affine());
+  EXPECT_EQ((emulate_msm<DG1, G1Curve>(tail, sc, 7, 8, 4, 4, 7).to_affine()), ref_off.to_affine());
 }
 
 TEST(GpuKernelEmulation, MsmG2MatchesCpu) {
