@@ -13,11 +13,13 @@
 // then only a fallback, is kept out of line so that it does not bloat those callers.
 #define CUZK_FP_HOT __attribute__((always_inline)) inline
 #define CUZK_FP_COLD __attribute__((noinline))
-#include <x86intrin.h>  // _addcarry_u64 / _subborrow_u64: plain ADC/SBB chains, any x86-64
+#include <cpuid.h>
 namespace cuzk::detail {
+// CPUID leaf 7: EBX bit 8 is BMI2 (MULX), bit 19 is ADX (ADCX/ADOX).
 inline const bool g_cpu_mulx_adx = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx");
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return ((b >> 8) & 1) && ((b >> 19) & 1);
 }();
 }  // namespace cuzk::detail
 // The asm fragments below work on named operands: x, y (pointers to the factors), p (modulus),
