@@ -65,7 +65,7 @@ class MsmEngine {
   int sorted_ = 0;  // which of keys_/vals_ holds the sorted entries
   DevBuf<unsigned char> cub_tmp_;
   DevBuf<u32> start_, end_, count_;
-  std::vector<DevBuf<u32>> ntask_, toff_;  // per level
+  std::vector<DevBuf<u32>> ntask_, toff_, map_;  // per level: tasks per bucket, their offsets, task -> bucket
   std::vector<u32> totals_;                // tasks per level
   DevBuf<u32> scalars_d_;                  // small device scalars (counters, maxima)
   DevBuf<unsigned char> partial0_, partials_hi_, buckets_, chunks_[2];

@@ -101,8 +101,10 @@ struct Words<bls12_381::FrParams> {
 };
 #undef CUZK_WORD
 
+// 16-byte alignment (both sizes are multiples of 16) lets struct copies through shared and global
+// memory use 128-bit accesses.
 template <class P>
-struct DFp {
+struct alignas(16) DFp {
   using W = Words<P>;
   static constexpr int NW = W::NW;
   static_assert(NW % 2 == 0, "the even/odd multiply needs an even word count");

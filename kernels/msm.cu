@@ -68,15 +68,19 @@ __global__ void k_next_tasks(const u32* prev, u32 nb, u32 l1, u32* next) {
   }
 }
 
+__global__ void k_task_map(const u32* ntask, const u32* off, u32 nb, u32* map) {
+  for (u32 b = blockIdx.x * blockDim.x + threadIdx.x; b < nb; b += gridDim.x * blockDim.x) msm_task_map(ntask, off, map, b);
+}
+
 __global__ void k_total(const u32* toff, const u32* ntask, u32 nb, u32* out) { *out = toff[nb - 1] + ntask[nb - 1]; }
 
 template <class C>
 __global__ void __launch_bounds__(kAccThreads) k_acc0(const Affine<C>* points, u32 idx_offset, const u32* vals,
-                                                      const u32* start, const u32* end, const u32* toff, u32 nb,
-                                                      u32 l0, u32 total, XYZZ<C>* out) {
+                                                      const u32* start, const u32* end, const u32* toff,
+                                                      const u32* map, u32 l0, u32 total, XYZZ<C>* out) {
   u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= total) return;
-  u32 b = msm_find_bucket(toff, nb, t);
+  u32 b = map[t];
   u32 begin = start[b] + (t - toff[b]) * l0;
   u32 stop = min(begin + l0, end[b]);
   store(out + t, msm_acc_entries(points, idx_offset, vals, begin, stop));
@@ -84,11 +88,11 @@ __global__ void __launch_bounds__(kAccThreads) k_acc0(const Affine<C>* points, u
 
 template <class C>
 __global__ void __launch_bounds__(kAccThreads) k_acc_level(const XYZZ<C>* in, const u32* in_toff,
-                                                           const u32* in_ntask, const u32* toff, u32 nb, u32 l1,
-                                                           u32 total, XYZZ<C>* out) {
+                                                           const u32* in_ntask, const u32* toff, const u32* map,
+                                                           u32 l1, u32 total, XYZZ<C>* out) {
   u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= total) return;
-  u32 b = msm_find_bucket(toff, nb, t);
+  u32 b = map[t];
   u32 base = in_toff[b], stop_all = base + in_ntask[b];
   u32 begin = base + (t - toff[b]) * l1;
   u32 stop = min(begin + l1, stop_all);
@@ -232,6 +236,12 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window) {
   }
   totals_.assign(levels_, 0);
   d2h(totals_.data(), scalars_d_.get() + 2, levels_, s_);
+  if (map_.size() < (size_t)kMaxLevels) map_.resize(kMaxLevels);
+  for (int l = 0; l < levels_; l++) {
+    map_[l].reserve(std::max<u32>(totals_[l], 1));
+    k_task_map<<<small_grid(nb_), 256, 0, s_>>>(ntask_[l].get(), toff_[l].get(), nb_, map_[l].get());
+    CUZK_CUDA_LAUNCHED("k_task_map");
+  }
 }
 
 template <class C, class HC>
@@ -264,13 +274,14 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
     lv.out[l] = outs[l];
   }
   k_acc0<C><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
-      d_points, idx_offset, vals_[sorted_].get(), start_.get(), end_.get(), toff_[0].get(), nb_, l0_, totals_[0],
-      outs[0]);
+      d_points, idx_offset, vals_[sorted_].get(), start_.get(), end_.get(), toff_[0].get(), map_[0].get(), l0_,
+      totals_[0], outs[0]);
   CUZK_CUDA_LAUNCHED("k_acc0");
   for (int l = 1; l < levels_; l++) {
     if (totals_[l] == 0) continue;
     k_acc_level<C><<<grid_for(totals_[l], kAccThreads), kAccThreads, 0, s_>>>(
-        outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), nb_, kL1, totals_[l], outs[l]);
+        outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(), kL1, totals_[l],
+        outs[l]);
     CUZK_CUDA_LAUNCHED("k_acc_level");
   }
   buckets_.reserve((size_t)nb_ * sizeof(P));

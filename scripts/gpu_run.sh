@@ -2,7 +2,7 @@
 # On the GPU machine: runs the bundled GPU tests and benchmarks and writes the logs under $OUT
 # (or ./gpu-out). Each stage has its own time limit so that a hang cannot eat the whole session.
 #
-#   scripts/gpu_run.sh [BUNDLE_DIR] [tests|bench|all] [extra cuzk_gpu_bench arguments...]
+#   scripts/gpu_run.sh [BUNDLE_DIR] [tests|sanitize|bench|all] [extra cuzk_gpu_bench arguments...]
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="${1:-$here/bundle}"
@@ -38,6 +38,23 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   t=${PIPESTATUS[0]}
   echo "gpu tests exit status $t"
   [ "$t" = 0 ] || rc=1
+fi
+# Memory and race checks of the kernels on small cases (slow under the sanitizer, so a subset).
+if [ "$what" = sanitize ] || [ "$what" = all ]; then
+  if command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+      echo "== compute-sanitizer --tool $tool"
+      timeout "${SAN_TIMEOUT:-90}" compute-sanitizer --tool $tool --error-exitcode 9 "$run" cuzk_gpu_tests \
+        --gtest_filter='GpuMsm.G1EveryWindowWidth:GpuMsm.G2MatchesCpu:GpuNtt.HStageMatchesCpu:GpuProver.RejectsWrongWitnessLength' \
+        >"$out/sanitize_$tool.log" 2>&1
+      s=$?
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/sanitize_$tool.log" | tail -3
+      echo "$tool exit status $s"
+      [ "$s" = 0 ] || [ "$s" = 124 ] || rc=1
+    done
+  else
+    echo "compute-sanitizer not found; skipped"
+  fi
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   echo "== benchmarks"

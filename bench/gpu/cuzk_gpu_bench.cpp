@@ -317,7 +317,7 @@ int main(int argc, char** argv) {
     if (all || a.what == "msm-g1") bench_msm_g1(a, sizes_or({20, 22, 24, 26}));
     if (all || a.what == "msm-g2") bench_msm_g2(a, sizes_or({20, 22}));
     if (all || a.what == "prove") bench_prove(a, sizes_or({20, 22, 24}));
-    if (all || a.what == "window-sweep") bench_window_sweep(a, sizes_or({20, 24}));
+    if (all || a.what == "window-sweep") bench_window_sweep(a, sizes_or({20, 24, 26}));
     if (!a.csv.empty()) write_csv(a.csv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -244,17 +244,26 @@ Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector
     std::exclusive_scan(ntask[l].begin(), ntask[l].end(), toff[l].begin(), 0u);
     totals.push_back(toff[l][nb - 1] + ntask[l][nb - 1]);
   }
+  std::vector<std::vector<u32>> map(levels);
+  for (int l = 0; l < levels; l++) {
+    map[l].assign(totals[l], ~0u);
+    for (u32 b = 0; b < nb; b++) msm_task_map(ntask[l].data(), toff[l].data(), map[l].data(), b);
+    for (u32 t = 0; t < totals[l]; t++) {
+      EXPECT_EQ(map[l][t], msm_find_bucket(toff[l].data(), nb, t));  // the map agrees with a search
+      EXPECT_NE(map[l][t], ~0u);
+    }
+  }
   std::vector<std::vector<P>> outs(levels);
   outs[0].resize(totals[0]);
   for (u32 t = 0; t < totals[0]; t++) {
-    u32 b = msm_find_bucket(toff[0].data(), nb, t);
+    u32 b = map[0][t];
     u32 begin = start[b] + (t - toff[0][b]) * l0, stop = std::min(begin + l0, end[b]);
     outs[0][t] = msm_acc_entries(pts.data(), idx_offset, vals.data(), begin, stop);
   }
   for (int l = 1; l < levels; l++) {
     outs[l].resize(totals[l]);
     for (u32 t = 0; t < totals[l]; t++) {
-      u32 b = msm_find_bucket(toff[l].data(), nb, t);
+      u32 b = map[l][t];
       u32 base = toff[l - 1][b], begin = base + (t - toff[l][b]) * l1;
       u32 stop = std::min(begin + l1, base + ntask[l - 1][b]);
       outs[l][t] = msm_acc_partials(outs[l - 1].data(), begin, stop);
