@@ -74,3 +74,6 @@ set_tests_properties(e2e.cli_flags PROPERTIES
 cuzk_e2e_test(e2e.bad_input 300 bad_input.sh poseidon_merkle poseidon_merkle multiplier multiplier)
 set_tests_properties(e2e.bad_input PROPERTIES FIXTURES_REQUIRED
   "e2e_circuit_poseidon_merkle;e2e_case_poseidon_merkle;e2e_circuit_multiplier;e2e_case_multiplier")
+
+# SHA-256 at domain 2^16 with a `cuzk setup` key (a ceremony at that size takes most of an hour).
+cuzk_e2e_test(e2e.sha256 900 sha256.sh)
