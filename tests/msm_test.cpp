@@ -7,6 +7,7 @@
 #include "groth16/msm.hpp"
 #include "groth16/parallel.hpp"
 #include "groth16/prover.hpp"
+#include "groth16/random.hpp"
 #include "math/msm.hpp"
 
 using namespace cuzk;
@@ -14,14 +15,7 @@ using namespace cuzk::bls12_381;
 
 namespace {
 
-Fr rand_fr(std::mt19937_64& rng) {
-  for (;;) {
-    Scalar v;
-    for (auto& l : v.l) l = rng();
-    v.l[3] &= ~(1ull << 63);
-    if (Fr::is_canonical(v.l)) return Fr::from_plain(v);
-  }
-}
+Fr rand_fr(std::mt19937_64& rng) { return random_fr(rng); }
 
 // Points whose discrete logs are known: P_i = t_i G. The points come from a walk P_{i+1} = P_i + D
 // (cheap additions) with duplicates, negations and infinities mixed in, so that the expected MSM is

@@ -6,20 +6,14 @@
 
 #include "groth16/parallel.hpp"
 #include "groth16/prover.hpp"
+#include "groth16/random.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
 
 namespace {
 
-Fr rand_fr(std::mt19937_64& rng) {
-  for (;;) {
-    Scalar v;
-    for (auto& l : v.l) l = rng();
-    v.l[3] &= ~(1ull << 63);
-    if (Fr::is_canonical(v.l)) return Fr::from_plain(v);
-  }
-}
+Fr rand_fr(std::mt19937_64& rng) { return random_fr(rng); }
 
 std::vector<Fr> rand_vec(size_t n, std::mt19937_64& rng) {
   std::vector<Fr> v(n);
