@@ -1,6 +1,7 @@
 // The `cuda` ProverBackend: the GPU computes the five raw MSMs (kernels/prover_gpu.cu), the host
 // assembles the proof exactly as the CPU backend does, so both give the same proof for the same
 // witness, r and s.
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -44,14 +45,22 @@ class CudaBackend : public ProverBackend {
   }
 
   const char* name() const override { return "cuda"; }
-  gpu::GpuProver::Timings timings() const { return gpu_->last_timings(); }
+  gpu::GpuProver::Timings timings() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gpu_->last_timings();
+  }
 
   Proof prove(const std::vector<Fr>& w, const ProveOptions& opt, RawMsms* raw) override {
     const ZKey& zk = *zk_;
     if (w.size() != zk.n_vars)
       throw std::invalid_argument("witness has " + std::to_string(w.size()) + " values, the zkey expects nVars=" +
                                   std::to_string(zk.n_vars));
-    RawMsms m = gpu_->run(w);
+    RawMsms m;
+    {
+      // One proof at a time per backend: the device engines and scratch are shared.
+      std::lock_guard<std::mutex> lock(mu_);
+      m = gpu_->run(w);
+    }
     if (raw) *raw = m;
     Fr r = opt.r ? *opt.r : random_fr();
     Fr s = opt.s ? *opt.s : random_fr();
@@ -67,6 +76,7 @@ class CudaBackend : public ProverBackend {
  private:
   std::shared_ptr<const ZKey> zk_;
   std::unique_ptr<gpu::GpuProver> gpu_;
+  mutable std::mutex mu_;
 };
 
 }  // namespace

@@ -60,6 +60,11 @@ BenchStats bench_msm_g1(int device, const G1Affine* points, const Fr* scalars, s
 BenchStats bench_msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window, int warmup,
                         int runs);
 
+// The benchmark driver (cuzk_gpu_bench; `cuzk bench` forwards its arguments here): prints one line per
+// measurement and returns a process exit status (0 ok, 1 failure, 2 usage error, 3 no CUDA device).
+int bench_main(const std::vector<std::string>& args);
+const char* bench_usage();
+
 // The device half of the Groth16 prover: the key's points and compiled A/B matrices uploaded once
 // and kept resident; run() evaluates a, b, c, runs the H stage and the five MSMs on the GPU.
 class GpuProver {

@@ -1,0 +1,347 @@
+// The GPU benchmark driver behind `cuzk_gpu_bench` (and `cuzk bench` once the CLI forwards to it):
+// device-resident timings of the CUDA backend (CUDA events, warm-up runs, median of N runs) with
+// the estimated physical bound next to each figure.
+//
+//   [--device D] [--runs N] [--warmup W] [--csv FILE] <what> [--sizes a,b,..]
+//   [--scalars random|witness|both] [--window C]
+//   what: msm (G1 and G2) | msm-g1 | msm-g2 | ntt | h-stage | prove | window-sweep | all
+//
+// Sizes are log2. Witness scalars are the values of a `gen-circuit` witness (2^20 of them, tiled to
+// the size asked), so the 0/1/small-value mix is that of a real circuit. `prove` builds the
+// gen-circuit R1CS at 2^k constraints with random key points (the timing does not depend on the
+// points), keeps the key resident and times whole proofs through the `cuda` backend.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "groth16/parallel.hpp"
+#include "groth16/setup.hpp"
+#include "kernels/gpu_api.hpp"
+
+namespace cuzk {
+namespace gpu {
+
+using namespace bls12_381;
+
+namespace {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Args {
+  int device = 0, runs = 5, warmup = 1, window = 0;
+  std::string what = "all", scalars = "both", csv;
+  std::vector<int> sizes;
+};
+
+[[noreturn]] void usage(const std::string& why) { throw UsageError(why); }
+
+std::vector<int> parse_sizes(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string tok;
+  while (std::getline(ss, tok, ',')) {
+    auto dots = tok.find("..");
+    try {
+      if (dots != std::string::npos) {
+        int a = std::stoi(tok.substr(0, dots)), b = std::stoi(tok.substr(dots + 2));
+        for (int k = a; k <= b; k++) out.push_back(k);
+      } else {
+        out.push_back(std::stoi(tok));
+      }
+    } catch (const std::exception&) {
+      usage("bad --sizes entry '" + tok + "'");
+    }
+  }
+  for (int k : out)
+    if (k < 1 || k > 28) usage("size 2^" + std::to_string(k) + " is outside 2^1..2^28");
+  return out;
+}
+
+Args parse(const std::vector<std::string>& argv) {
+  Args a;
+  int argc = (int)argv.size();
+  for (int i = 0; i < argc; i++) {
+    std::string s = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) usage(s + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (s == "--device") a.device = std::stoi(val());
+      else if (s == "--runs") a.runs = std::stoi(val());
+      else if (s == "--warmup") a.warmup = std::stoi(val());
+      else if (s == "--window") a.window = std::stoi(val());
+      else if (s == "--csv") a.csv = val();
+      else if (s == "--scalars") a.scalars = val();
+      else if (s == "--sizes") a.sizes = parse_sizes(val());
+      else if (s[0] != '-') a.what = s;
+      else usage("unknown option " + s);
+    } catch (const std::invalid_argument&) {
+      usage("bad value for " + s);
+    }
+  }
+  if (a.scalars != "random" && a.scalars != "witness" && a.scalars != "both") usage("--scalars random|witness|both");
+  return a;
+}
+
+Fr rand_fr(std::mt19937_64& rng) {
+  for (;;) {
+    u64 l[4] = {rng(), rng(), rng(), rng() >> 1};
+    if (Fr::is_canonical(l)) return Fr::from_mont_limbs(l);
+  }
+}
+
+// n distinct-in-general points: per thread chunk, a random walk over random multiples of the
+// generator, converted with one batch inversion per chunk.
+template <class C>
+std::vector<Affine<C>> make_points(size_t n, const Affine<C>& gen, uint64_t seed) {
+  std::vector<Affine<C>> out(n);
+  parallel_for(n, [&](size_t lo, size_t hi, size_t chunk) {
+    std::mt19937_64 rng(seed * 1000003 + chunk);
+    std::vector<Jacobian<C>> steps;
+    for (int i = 0; i < 4; i++) steps.push_back(Jacobian<C>::from_affine(gen).mul(rand_fr(rng).to_plain()));
+    Jacobian<C> cur = Jacobian<C>::from_affine(gen).mul(rand_fr(rng).to_plain());
+    const size_t block = 1 << 14;
+    for (size_t b = lo; b < hi; b += block) {
+      size_t e = std::min(hi, b + block);
+      std::vector<Jacobian<C>> j(e - b);
+      for (auto& p : j) {
+        cur = cur + steps[rng() & 3];
+        p = cur;
+      }
+      auto aff = batch_to_affine(j);
+      std::copy(aff.begin(), aff.end(), out.begin() + b);
+    }
+  });
+  return out;
+}
+
+std::vector<Fr> random_scalars(size_t n, uint64_t seed) {
+  std::vector<Fr> s(n);
+  parallel_for(n, [&](size_t lo, size_t hi, size_t chunk) {
+    std::mt19937_64 rng(seed + chunk * 7919);
+    for (size_t i = lo; i < hi; i++) s[i] = rand_fr(rng);
+  });
+  return s;
+}
+
+const std::vector<Fr>& witness_pool() {
+  static std::vector<Fr> w = [] {
+    R1cs r;
+    std::vector<Fr> v;
+    gen_circuit(20, 42, r, v);
+    return v;
+  }();
+  return w;
+}
+
+std::vector<Fr> witness_scalars(size_t n) {
+  const std::vector<Fr>& w = witness_pool();
+  std::vector<Fr> s(n);
+  for (size_t i = 0; i < n; i++) s[i] = w[i % w.size()];
+  return s;
+}
+
+struct Row {
+  std::string op, size, inputs;
+  BenchStats st;
+};
+std::vector<Row> g_rows;
+
+void report(const std::string& op, int k, const std::string& inputs, const BenchStats& st) {
+  g_rows.push_back({op, "2^" + std::to_string(k), inputs, st});
+  std::printf("%-8s 2^%-3d %-8s median %10.3f ms  (min %.3f, max %.3f, %d runs)  bound %8.3f ms  ratio %5.2f  [%s]\n",
+              op.c_str(), k, inputs.c_str(), st.median_ms, st.min_ms, st.max_ms, st.runs, st.bound_ms,
+              st.bound_ms > 0 ? st.median_ms / st.bound_ms : 0.0, st.detail.c_str());
+  std::fflush(stdout);
+}
+
+void run_msm_g1(const Args& a, const std::vector<int>& sizes) {
+  int kmax = *std::max_element(sizes.begin(), sizes.end());
+  auto t0 = std::chrono::steady_clock::now();
+  auto pts = make_points<G1Curve>(size_t(1) << kmax, g1_generator(), 1);
+  std::printf("# generated 2^%d G1 points in %.1f s\n", kmax,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  for (int k : sizes) {
+    size_t n = size_t(1) << k;
+    if (a.scalars != "witness") {
+      auto sc = random_scalars(n, 100 + k);
+      report("msm-g1", k, "random", bench_msm_g1(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
+    }
+    if (a.scalars != "random") {
+      auto sc = witness_scalars(n);
+      report("msm-g1", k, "witness",
+             bench_msm_g1(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
+    }
+  }
+}
+
+// G1 MSM with random scalars at several window widths (the automatic choice is marked "auto").
+void run_window_sweep(const Args& a, const std::vector<int>& sizes) {
+  int kmax = *std::max_element(sizes.begin(), sizes.end());
+  auto pts = make_points<G1Curve>(size_t(1) << kmax, g1_generator(), 3);
+  for (int k : sizes) {
+    size_t n = size_t(1) << k;
+    auto sc = random_scalars(n, 300 + k);
+    for (int c : {k - 10, k - 8, k - 6, k - 4, k - 2, 0}) {
+      if (c != 0 && (c < 8 || c > 23)) continue;
+      report("sweep-g1", k, c ? "c=" + std::to_string(c) : "auto",
+             bench_msm_g1(a.device, pts.data(), sc.data(), n, c, a.warmup, a.runs));
+    }
+  }
+}
+
+void run_msm_g2(const Args& a, const std::vector<int>& sizes) {
+  int kmax = *std::max_element(sizes.begin(), sizes.end());
+  auto pts = make_points<G2Curve>(size_t(1) << kmax, g2_generator(), 2);
+  for (int k : sizes) {
+    size_t n = size_t(1) << k;
+    if (a.scalars != "witness") {
+      auto sc = random_scalars(n, 200 + k);
+      report("msm-g2", k, "random", bench_msm_g2(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
+    }
+    if (a.scalars != "random") {
+      auto sc = witness_scalars(n);
+      report("msm-g2", k, "witness",
+             bench_msm_g2(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
+    }
+  }
+}
+
+// A key for the gen-circuit R1CS with random points: the coefficient section (A and B plus the
+// public rows snarkjs adds) as setup writes it, every point section at its full length.
+std::shared_ptr<const ZKey> bench_key(const R1cs& r, int log_n) {
+  auto zk = std::make_shared<ZKey>();
+  zk->n_public = r.n_public();
+  zk->n_vars = r.n_wires;
+  zk->domain_size = 1u << log_n;
+  zk->log_domain = log_n;
+  size_t nc = r.constraints.size();
+  if (nc + zk->n_public + 1 > zk->domain_size) throw std::runtime_error("circuit does not fit its domain");
+  for (size_t i = 0; i < nc; i++) {
+    for (const LinearTerm& t : r.constraints[i].a) zk->coefs.push_back({0, (uint32_t)i, t.wire, t.coeff});
+    for (const LinearTerm& t : r.constraints[i].b) zk->coefs.push_back({1, (uint32_t)i, t.wire, t.coeff});
+  }
+  for (uint32_t j = 0; j <= zk->n_public; j++) zk->coefs.push_back({0, (uint32_t)(nc + j), j, Fr::one()});
+  auto g1 = make_points<G1Curve>(zk->n_vars, g1_generator(), 11);
+  zk->a = g1;
+  zk->b1 = make_points<G1Curve>(zk->n_vars, g1_generator(), 12);
+  zk->b2 = make_points<G2Curve>(zk->n_vars, g2_generator(), 13);
+  zk->c.assign(g1.begin() + zk->n_public + 1, g1.end());
+  zk->h = make_points<G1Curve>(zk->domain_size, g1_generator(), 14);
+  zk->alpha1 = zk->beta1 = zk->delta1 = g1_generator();
+  zk->beta2 = zk->gamma2 = zk->delta2 = g2_generator();
+  zk->ic.assign(zk->n_public + 1, g1_generator());
+  return zk;
+}
+
+void run_prove(const Args& a, const std::vector<int>& sizes) {
+  for (int k : sizes) {
+    auto t0 = std::chrono::steady_clock::now();
+    R1cs r;
+    std::vector<Fr> w;
+    gen_circuit(k, 7, r, w);
+    auto zk = bench_key(r, k);
+    r = R1cs();
+    double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto t1 = std::chrono::steady_clock::now();
+    auto be = make_cuda_backend(zk, a.device);
+    double upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    std::printf("# prove 2^%d: circuit + random key %.1f s, key upload %.1f s, %zu coefficients\n", k, setup_s,
+                upload_s, zk->coefs.size());
+    ProveOptions opt;
+    opt.r = Fr::from_u64(3);
+    opt.s = Fr::from_u64(5);
+    std::vector<double> ms;
+    GpuProver::Timings tm{};
+    for (int i = 0; i < a.warmup + a.runs; i++) {
+      auto s = std::chrono::steady_clock::now();
+      be->prove(w, opt);
+      double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+      if (i >= a.warmup) ms.push_back(t);
+      cuda_backend_timings(*be, tm);
+    }
+    std::sort(ms.begin(), ms.end());
+    BenchStats st;
+    st.runs = (int)ms.size();
+    st.min_ms = ms.front();
+    st.max_ms = ms.back();
+    st.median_ms = ms[ms.size() / 2];
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "last: upload %.1f, witness MSMs %.1f, H stage %.1f, H MSM %.1f, device total %.1f ms",
+                  tm.upload_ms, tm.witness_msms_ms, tm.h_stage_ms, tm.h_msm_ms, tm.total_ms);
+    st.detail = buf;
+    report("prove", k, "gen-circ", st);
+  }
+}
+
+void write_csv(const std::string& path) {
+  std::ofstream f(path);
+  f << "op,size,inputs,median_ms,min_ms,max_ms,runs,bound_ms,detail\n";
+  for (const Row& r : g_rows)
+    f << r.op << "," << r.size << "," << r.inputs << "," << r.st.median_ms << "," << r.st.min_ms << ","
+      << r.st.max_ms << "," << r.st.runs << "," << r.st.bound_ms << ",\"" << r.st.detail << "\"\n";
+}
+
+}  // namespace
+
+const char* bench_usage() {
+  return "[--device D] [--runs N] [--warmup W] [--csv FILE] msm|msm-g1|msm-g2|ntt|h-stage|prove|window-sweep|all "
+         "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--window C]";
+}
+
+int bench_main(const std::vector<std::string>& args) {
+  g_rows.clear();
+  Args a;
+  try {
+    a = parse(args);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "error: %s\nusage: %s\n", e.what(), bench_usage());
+    return 2;
+  }
+  try {
+    if (device_count() == 0) {
+      std::fprintf(stderr, "error: no CUDA device\n");
+      return 3;
+    }
+    DeviceInfo d = device_info(a.device);
+    std::printf("# device %d: %s, %d SMs, %d MHz, cc %d.%d, %.1f GiB (%.1f free), L2 %.0f MiB; %zu host threads\n",
+                a.device, d.name.c_str(), d.sm_count, d.clock_mhz, d.cc_major, d.cc_minor,
+                d.total_memory / 1073741824.0, d.free_memory / 1073741824.0, d.l2_bytes / 1048576.0, thread_count());
+    auto sizes_or = [&](std::vector<int> def) { return a.sizes.empty() ? def : a.sizes; };
+    bool all = a.what == "all", msm = a.what == "msm";
+    if (!all && !msm && a.what != "msm-g1" && a.what != "msm-g2" && a.what != "ntt" && a.what != "h-stage" &&
+        a.what != "prove" && a.what != "window-sweep")
+      usage("unknown benchmark '" + a.what + "'");
+    if (all || a.what == "ntt")
+      for (int k : sizes_or({20, 21, 22, 23, 24, 25, 26, 27}))
+        report("ntt", k, "random", bench_ntt(a.device, k, false, a.warmup, a.runs));
+    if (all || a.what == "h-stage")
+      for (int k : sizes_or({20, 22, 24})) report("h-stage", k, "random", bench_h_stage(a.device, k, a.warmup, a.runs));
+    if (all || msm || a.what == "msm-g1") run_msm_g1(a, sizes_or({20, 22, 24, 26}));
+    if (all || msm || a.what == "msm-g2") run_msm_g2(a, sizes_or({20, 22}));
+    if (all || a.what == "prove") run_prove(a, sizes_or({20, 22, 24}));
+    if (all || a.what == "window-sweep") run_window_sweep(a, sizes_or({20, 24, 26}));
+    if (!a.csv.empty()) write_csv(a.csv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "error: %s\nusage: %s\n", e.what(), bench_usage());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    if (!a.csv.empty()) write_csv(a.csv);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gpu
+}  // namespace cuzk
