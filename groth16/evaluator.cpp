@@ -2,6 +2,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hugepages.hpp"
 #include "parallel.hpp"
 #include "prover.hpp"
 
@@ -23,8 +24,8 @@ void build_csr(const ZKey& zk, uint32_t matrix, std::vector<uint32_t>& row_ptr, 
     row_ptr[e.constraint + 1]++;
   }
   for (uint32_t i = 0; i < zk.domain_size; i++) row_ptr[i + 1] += row_ptr[i];
-  col.resize(row_ptr.back());
-  val.resize(row_ptr.back());
+  resize_huge(col, row_ptr.back());
+  resize_huge(val, row_ptr.back());
   std::vector<uint32_t> cursor(row_ptr.begin(), row_ptr.end() - 1);
   for (const ZKeyCoef& e : zk.coefs) {
     if (e.matrix != matrix) continue;
@@ -58,9 +59,9 @@ void ConstraintEvaluator::evaluate(const std::vector<Fr>& w, std::vector<Fr>& a,
   if (w.size() != n_vars)
     throw std::invalid_argument("witness has " + std::to_string(w.size()) + " values, the zkey expects nVars=" +
                                 std::to_string(n_vars));
-  a.resize(n_rows);
-  b.resize(n_rows);
-  c.resize(n_rows);
+  resize_huge(a, n_rows);
+  resize_huge(b, n_rows);
+  resize_huge(c, n_rows);
   const Fr one = Fr::one();
   parallel_for(n_rows, [&](size_t lo, size_t hi, size_t) {
     for (size_t i = lo; i < hi; i++) {

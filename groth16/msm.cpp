@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "hugepages.hpp"
 #include "math/msm.hpp"
 #include "parallel.hpp"
 #include "prover.hpp"
@@ -126,8 +127,9 @@ class BucketWorker {
   static constexpr size_t kBatch = 2048;  // pairs sharing one inversion
 
   BucketWorker(int c, size_t max_entries)
-      : c_(c), nb_(1u << (c - 1)), start_(nb_ + 1), len_(nb_ + 1), cursor_(nb_ + 1), digit_(max_entries),
-        buf_(max_entries) {
+      : c_(c), nb_(1u << (c - 1)), start_(nb_ + 1), len_(nb_ + 1), cursor_(nb_ + 1) {
+    resize_huge(digit_, max_entries);
+    resize_huge(buf_, max_entries);
     src_.reserve(kBatch), dst_.reserve(kBatch), kind_.reserve(kBatch);
     den_.resize(kBatch), scratch_.resize(kBatch);
   }
@@ -269,8 +271,8 @@ Jacobian<C> msm_run(const Affine<C>* pts, const Scalar* k, const uint8_t* neg, s
 
 MsmScalars MsmScalars::prepare(const Fr* s, size_t n) {
   MsmScalars out;
-  out.k.resize(n);
-  out.neg.resize(n);
+  resize_huge(out.k, n);
+  resize_huge(out.neg, n);
   Scalar half = half_r();
   parallel_for(n, [&](size_t b, size_t e, size_t) {
     for (size_t i = b; i < e; i++) {

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hugepages.hpp"
 #include "parallel.hpp"
 #include "prover.hpp"
 
@@ -37,7 +38,8 @@ size_t bit_reverse(size_t i, int bits) {
 // The top level holds the powers of w_n; each lower level is every other entry of the one above.
 std::vector<Fr> make_twiddles(int log_n, bool inverse) {
   size_t n = size_t(1) << log_n;
-  std::vector<Fr> tw(std::max<size_t>(n, 2));
+  std::vector<Fr> tw;
+  resize_huge(tw, std::max<size_t>(n, 2));
   if (n < 2) return tw;
   Fr w = root_of_unity(log_n);
   if (inverse) w = w.inv();
@@ -72,7 +74,8 @@ const Fr* coset_factors(int log_n) {
   auto& slot = cache[log_n];
   if (!slot) {
     size_t n = size_t(1) << log_n;
-    auto f = std::make_unique<std::vector<Fr>>(n);
+    auto f = std::make_unique<std::vector<Fr>>();
+    resize_huge(*f, n);
     Fr inc = root_of_unity(log_n + 1), n_inv = Fr::from_u64(n).inv();
     parallel_for(n, [&](size_t b, size_t e, size_t) {
       Fr x = inc.pow_u64(b) * n_inv;

@@ -4,6 +4,7 @@
 
 #include "binfile.hpp"
 #include "formats.hpp"
+#include "hugepages.hpp"
 #include "parallel.hpp"
 #include "math/encoding.hpp"
 
@@ -48,7 +49,8 @@ uint32_t read_wtns_count(const std::string& path) {
 std::vector<Fr> read_wtns(const std::string& path) {
   Reader r(path, "wtns", 2);
   WtnsLayout L = parse_layout(r);
-  std::vector<Fr> w(L.count);
+  std::vector<Fr> w;
+  resize_huge(w, L.count);
   Failure f = first_failure(w.size(), [&](size_t i) -> const char* {
     Fr::Repr v;
     std::memcpy(v.l, L.values + i * kN8, kN8);

@@ -7,6 +7,7 @@
 
 #include "binfile.hpp"
 #include "formats.hpp"
+#include "hugepages.hpp"
 #include "parallel.hpp"
 
 namespace cuzk {
@@ -132,7 +133,8 @@ bool coef_ok(const uint8_t* e, const ZKeyHeader& h, ZKeyCoef* out, std::string* 
 }
 
 std::vector<ZKeyCoef> decode_coefs(const Reader& r, const Layout& L) {
-  std::vector<ZKeyCoef> out(L.h.n_coefs);
+  std::vector<ZKeyCoef> out;
+  resize_huge(out, L.h.n_coefs);
   Failure f = first_failure(out.size(), [&](size_t i) -> const char* {
     return coef_ok(L.coefs + i * kCoefBytes, L.h, &out[i], nullptr) ? nullptr : "bad";
   });
