@@ -14,6 +14,9 @@
 #include "groth16/verifier.hpp"
 #include "math/encoding.hpp"
 #include "progress.hpp"
+#ifdef CUZK_HAVE_CUDA
+#include "kernels/gpu_api.hpp"
+#endif
 
 namespace cuzk::cli {
 
@@ -27,10 +30,23 @@ static void parse_fixed_rs(const std::string& s, ProveOptions& opt) {
   opt.s = *sv;
 }
 
-// Picks the proving backend named on the command line.
-static std::unique_ptr<ProverBackend> make_backend(const std::string& name, std::shared_ptr<const ZKey> zk) {
-  if (name == "cuda") throw std::invalid_argument("--backend cuda: this build has no CUDA backend (configure with -DCUZK_CUDA=ON)");
+// Picks the proving backend named on the command line; auto means the GPU when one is usable.
+static std::unique_ptr<ProverBackend> make_backend(const std::string& name, std::shared_ptr<const ZKey> zk, int device) {
+#ifdef CUZK_HAVE_CUDA
+  if (name == "cuda" || (name == "auto" && gpu::device_count() > device))
+    return make_cuda_backend(std::move(zk), device);
+#else
+  (void)device;
+#endif
   return make_cpu_backend(std::move(zk));
+}
+
+// Fails fast, before a large key is read, when the backend asked for cannot exist in this build.
+static void check_backend_built(const std::string& name) {
+#ifndef CUZK_HAVE_CUDA
+  if (name == "cuda")
+    throw std::invalid_argument("--backend cuda: this build has no CUDA backend (configure with -DCUZK_CUDA=ON)");
+#endif
 }
 
 // Loads the key and witness, checks they belong together, and returns the witness.
@@ -48,11 +64,13 @@ int cmd_prove(const ProveArgs& a) {
   Progress p(a.quiet);
   ProveOptions opt;
   if (a.fixed_rs) parse_fixed_rs(*a.fixed_rs, opt);
+  check_backend_built(a.backend);
   p.stage("reading " + a.zkey);
   auto zk = std::make_shared<ZKey>(read_zkey(a.zkey));
   p.stage("reading " + a.wtns);
   std::vector<Fr> w = load_witness_for(*zk, a.zkey, a.wtns);
-  auto backend = make_backend(a.backend, zk);
+  p.stage("preparing the " + a.backend + " backend");
+  auto backend = make_backend(a.backend, zk, a.device);
   p.stage(std::string("proving (") + backend->name() + ", " + std::to_string(thread_count()) + " threads, domain 2^" +
           std::to_string(zk->log_domain) + ")");
   Proof proof = backend->prove(w, opt);
@@ -178,8 +196,8 @@ int cmd_demo(const std::string& dir) {
   p.stage("reading the key and witness");
   auto zk = std::make_shared<ZKey>(read_zkey(zkey_path));
   std::vector<Fr> w = load_witness_for(*zk, zkey_path, wtns_path);
-  auto backend = make_cpu_backend(zk);
-  p.stage("proving");
+  auto backend = make_backend("auto", zk, 0);
+  p.stage(std::string("proving (") + backend->name() + ")");
   auto t0 = std::chrono::steady_clock::now();
   Proof proof = backend->prove(w, {});
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -191,10 +209,23 @@ int cmd_demo(const std::string& dir) {
   write_proof_json("demo-out/proof.json", proof);
   write_public_json("demo-out/public.json", pub);
   write_vk_json("demo-out/verification_key.json", vk_from_zkey(*zk));
-  std::printf("proof: %s in %.1f ms with %zu threads (domain 2^%d, %u variables)\n", ok ? "VALID" : "INVALID", ms,
-              thread_count(), zk->log_domain, zk->n_vars);
+  std::printf("proof: %s in %.1f ms on the %s backend with %zu threads (domain 2^%d, %u variables)\n", ok ? "VALID" : "INVALID", ms,
+              backend->name(), thread_count(), zk->log_domain, zk->n_vars);
   std::printf("wrote demo-out/proof.json, demo-out/public.json, demo-out/verification_key.json\n");
   return ok ? kOk : kInvalid;
+}
+
+
+int cmd_bench(const std::vector<std::string>& args) {
+#ifdef CUZK_HAVE_CUDA
+  return gpu::bench_main(args);
+#else
+  (void)args;
+  std::fprintf(stderr,
+               "error: cuzk bench times the CUDA backend and this build has none (configure with -DCUZK_CUDA=ON);\n"
+               "       CPU micro-benchmarks: build/bin/cuzk_microbench; CPU vs snarkjs: bash bench/vs_snarkjs.sh\n");
+  return kUsage;
+#endif
 }
 
 }  // namespace cuzk::cli

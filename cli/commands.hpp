@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cuzk::cli {
 
@@ -19,6 +20,7 @@ struct ProveArgs {
   std::string zkey, wtns, proof, pub;
   bool verify = false;
   std::string backend = "auto";
+  int device = 0;
   std::optional<std::string> fixed_rs;  // "r,s" for reproducible test proofs
   bool quiet = false;
 };
@@ -29,5 +31,7 @@ int cmd_export_vk(const std::string& zkey, const std::string& vk);
 int cmd_gen_circuit(int log_n, const std::string& r1cs, const std::string& wtns, uint64_t seed, bool quiet);
 int cmd_info(const std::string& path);
 int cmd_demo(const std::string& dir);
+// `cuzk bench msm|ntt|h-stage|prove|all [--sizes ...]`: device-resident GPU timings (CUDA events).
+int cmd_bench(const std::vector<std::string>& args);
 
 }  // namespace cuzk::cli

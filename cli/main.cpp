@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   prove->add_option("public", pa.pub, "output public.json")->required();
   prove->add_flag("--verify", pa.verify, "check the proof with the key's verification key before writing it");
   prove->add_option("--backend", pa.backend, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  prove->add_option("--device", pa.device, "CUDA device for the cuda backend")->check(CLI::NonNegativeNumber);
   prove->add_option("--seed-rs", pa.fixed_rs, "TESTING ONLY: fixed r,s as decimals \"r,s\" (the proof is not zero-knowledge)");
 
   std::string vk_path, pub_path, proof_path;
@@ -69,6 +70,10 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "prove the bundled Merkle circuit and verify the proof");
   demo->add_option("--dir", demo_dir, "folder with merkle.zkey and merkle.wtns");
 
+  auto* bench = app.add_subcommand("bench", "GPU benchmarks: bench msm|ntt|h-stage|prove|all [--sizes a,b,..] [--runs N]");
+  bench->allow_extras();
+  bench->fallthrough(false);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -86,6 +91,7 @@ int main(int argc, char** argv) {
     if (*gen) return cmd_gen_circuit(log_n, gen_r1cs, gen_wtns, gen_seed, quiet);
     if (*info) return cmd_info(info_path);
     if (*demo) return cmd_demo(demo_dir);
+    if (*bench) return cmd_bench(bench->remaining());
   } catch (const cuzk::FormatError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kBadInput;
