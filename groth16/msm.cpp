@@ -44,10 +44,15 @@ struct Plan {
   int c = 0, windows = 0, slices = 1;
 };
 
+// log2 of the group size of the two-level bucket sum for window width c (0: plain running sums,
+// for the few buckets of small windows).
+int two_level_log(int c) { return c >= 5 ? (c - 1) / 2 : 0; }
+
 // Picks c and the slice count by a cost model in field multiplications: a batch-affine addition
 // is ~7M (3M of the shared inversion, 2M + 1S for the sum, the rest in subtractions), the bucket
-// reduction ~26M per bucket (one mixed and one full XYZZ addition), each tree round of a task
-// ends with one inversion (~600M). Tasks run ceil(tasks/threads) deep on the threads.
+// reduction ~26M per bucket with plain running sums (one mixed and one full XYZZ addition) or
+// ~14M with the two-level sum (two batch-affine additions, plus c-1-h more tree rounds), each tree
+// round of a task ends with one inversion (~600M). Tasks run ceil(tasks/threads) deep on the threads.
 // A slice never holds more than kMaxSlice points, which bounds each thread's bucket buffer
 // (2^19 G2 points = 96 MiB) on keys far beyond a laptop's usual sizes.
 constexpr size_t kMaxSlice = size_t(1) << 19;
@@ -63,7 +68,8 @@ Plan choose_plan(size_t m, int bits, size_t threads) {
       double fill = per_slice / buckets;
       int rounds = 1;
       while (fill > 1 && rounds < 40) fill /= 2, rounds++;
-      double task = 7.0 * per_slice + 26.0 * buckets + 600.0 * rounds;
+      int h = two_level_log(c);
+      double task = 7.0 * per_slice + (h ? 14.0 : 26.0) * buckets + 600.0 * (rounds + (h ? c - 1 - h : 0));
       double depth = (double)((w * q + threads - 1) / threads);
       double cost = depth * task;
       if (best.c == 0 || cost < best_cost) best = {c, w, (int)q}, best_cost = cost;
@@ -127,9 +133,14 @@ class BucketWorker {
   static constexpr size_t kBatch = 2048;  // pairs sharing one inversion
 
   BucketWorker(int c, size_t max_entries)
-      : c_(c), nb_(1u << (c - 1)), start_(nb_ + 1), len_(nb_ + 1), cursor_(nb_ + 1) {
+      : c_(c), nb_(1u << (c - 1)), h_(two_level_log(c)), start_(nb_ + 1), len_(nb_ + 1), cursor_(nb_ + 1) {
     resize_huge(digit_, max_entries);
     resize_huge(buf_, max_entries);
+    if (h_) {
+      size_t lists = (nb_ >> h_) + (1u << h_);
+      start2_.resize(lists), len2_.resize(lists), cursor2_.resize(lists);
+      buf2_.resize(2 * size_t(nb_));
+    }
     src_.reserve(kBatch), dst_.reserve(kBatch), kind_.reserve(kBatch);
     den_.resize(kBatch), scratch_.resize(kBatch);
   }
@@ -152,60 +163,99 @@ class BucketWorker {
       const Aff& p = pts[act[j]];
       buf_[cursor_[std::abs(d)]++] = d > 0 ? p : -p;
     }
-    reduce_buckets();
+    reduce_lists(buf_.data(), start_.data(), len_.data(), 1, nb_ + 1);
+    if (!h_) return weighted_sum(buf_.data(), start_.data() + 1, len_.data() + 1, nb_);
+    return weighted_sum_two_level();
+  }
+
+ private:
+  // sum_{j=1..n} j * S_j for lists holding at most one point each (S_j = list[j-1]), by running
+  // sums from the top: one mixed and one full XYZZ addition per list, ~24M.
+  X weighted_sum(const Aff* buf, const uint32_t* start, const uint32_t* len, uint32_t n) {
     X running = X::infinity(), total = X::infinity();
-    for (uint32_t b = nb_; b >= 1; b--) {
-      if (len_[b]) running = running.add_affine(buf_[start_[b]]);
+    for (uint32_t b = n; b >= 1; b--) {
+      if (len[b - 1]) running = running.add_affine(buf[start[b - 1]]);
       if (!running.is_inf()) total += running;
     }
     return total;
   }
 
- private:
-  // Halves every bucket per round until each holds one point. In a bucket of L points at s, an odd
-  // first point stays at s and pair i (points f+2i, f+2i+1, f = s + (L&1)) lands at f+i: a write
-  // never reaches a point that a later pair still has to read, so the rounds work in place.
-  void reduce_buckets() {
+  // sum_{j=1..nb} j B_j with j = hi*g + lo (g = 2^h, lo < g):
+  //   sum_j j B_j = g * sum_hi hi * G_hi + sum_lo lo * L_lo,
+  //   G_hi = sum_lo B_{hi*g+lo} (the buckets of one run of g), L_lo = sum_hi B_{hi*g+lo}.
+  // The nb/g + g - 1 sums G and L are independent lists of points, so they are formed with the
+  // same batch-affine tree as the buckets (about 2 nb additions at ~7M), leaving running sums over
+  // only nb/g + g lists (~24M each) and h doublings: for c = 12 about 31k M per window instead of
+  // the 49k M of running sums over all 2048 buckets.
+  X weighted_sum_two_level() {
+    const uint32_t h = h_, g = 1u << h, ng = nb_ >> h, lists = ng + g - 1;
+    // List hi-1 holds G_hi (hi = 1..ng), list ng+lo-1 holds L_lo (lo = 1..g-1); hi = 0 and lo = 0
+    // carry weight zero and are left out.
+    std::fill(len2_.begin(), len2_.begin() + lists, 0u);
+    for (uint32_t j = 1; j <= nb_; j++) {
+      if (!len_[j]) continue;
+      if (j >> h) len2_[(j >> h) - 1]++;
+      if (j & (g - 1)) len2_[ng + (j & (g - 1)) - 1]++;
+    }
+    uint32_t pos = 0;
+    for (uint32_t l = 0; l < lists; l++) start2_[l] = cursor2_[l] = pos, pos += len2_[l];
+    for (uint32_t j = 1; j <= nb_; j++) {
+      if (!len_[j]) continue;
+      const Aff& p = buf_[start_[j]];
+      if (j >> h) buf2_[cursor2_[(j >> h) - 1]++] = p;
+      if (j & (g - 1)) buf2_[cursor2_[ng + (j & (g - 1)) - 1]++] = p;
+    }
+    reduce_lists(buf2_.data(), start2_.data(), len2_.data(), 0, lists);
+    X high = weighted_sum(buf2_.data(), start2_.data(), len2_.data(), ng);
+    for (uint32_t i = 0; i < h; i++) high = high.dbl();
+    return high + weighted_sum(buf2_.data(), start2_.data() + ng, len2_.data() + ng, g - 1);
+  }
+
+  // Sums each list [start[l], start[l] + len[l]) of buf, l in [first, last), into its first slot,
+  // halving every list per round. In a list of L points at s, an odd first point stays at s and
+  // pair i (points f+2i, f+2i+1, f = s + (L&1)) lands at f+i: a write never reaches a point that a
+  // later pair still has to read, so the rounds work in place.
+  void reduce_lists(Aff* buf, uint32_t* start, uint32_t* len, uint32_t first, uint32_t last) {
     for (;;) {
       bool any = false;
-      for (uint32_t b = 1; b <= nb_; b++) {
-        uint32_t L = len_[b];
+      for (uint32_t b = first; b < last; b++) {
+        uint32_t L = len[b];
         if (L < 2) continue;
         any = true;
-        uint32_t f = start_[b] + (L & 1);
+        uint32_t f = start[b] + (L & 1);
         for (uint32_t i = 0; i < L / 2; i++) {
           src_.push_back(f + 2 * i);
           dst_.push_back(f + i);
-          if (src_.size() == kBatch) flush();
+          if (src_.size() == kBatch) flush(buf);
         }
-        len_[b] = (L + 1) / 2;
+        len[b] = (L + 1) / 2;
       }
-      flush();
+      flush(buf);
       if (!any) return;
     }
   }
 
   // Adds the queued pairs with one shared inversion. Results are written in queue order, after
   // every slope denominator was read, which the in-place layout above requires.
-  void flush() {
+  void flush(Aff* buf) {
     size_t n = src_.size();
     if (!n) return;
     kind_.resize(n);
     for (size_t t = 0; t < n; t++) {
-      const Aff &p = buf_[src_[t]], &q = buf_[src_[t] + 1];
+      const Aff &p = buf[src_[t]], &q = buf[src_[t] + 1];
       kind_[t] = pair_kind(p, q);
       den_[t] = pair_denominator(p, q, kind_[t]);
     }
     batch_inverse_4way(den_.data(), n, scratch_.data());
-    for (size_t t = 0; t < n; t++) buf_[dst_[t]] = pair_finish(buf_[src_[t]], buf_[src_[t] + 1], kind_[t], den_[t]);
+    for (size_t t = 0; t < n; t++) buf[dst_[t]] = pair_finish(buf[src_[t]], buf[src_[t] + 1], kind_[t], den_[t]);
     src_.clear(), dst_.clear(), kind_.clear();
   }
 
   int c_;
-  uint32_t nb_;
-  std::vector<uint32_t> start_, len_, cursor_;
+  uint32_t nb_, h_;  // buckets per window; log2 of the group size of the two-level sum (0: off)
+  std::vector<uint32_t> start_, len_, cursor_, start2_, len2_, cursor2_;
   std::vector<int> digit_;
-  std::vector<Aff> buf_;
+  std::vector<Aff> buf_, buf2_;
   std::vector<uint32_t> src_, dst_;
   std::vector<PairKind> kind_;
   std::vector<F> den_, scratch_;
