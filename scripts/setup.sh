@@ -58,8 +58,16 @@ fi
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   say "configuring $BUILD_DIR"
 fi
+# The CUDA backend is compiled wherever CUDA's compiler is installed (CI included, which has no GPU:
+# there the kernels must still build); CUZK_CUDA=OFF opts out.
+cuda_args=()
+NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
+if [ "${CUZK_CUDA:-auto}" != OFF ] && [ -x "$NVCC" ]; then
+  say "CUDA compiler found: $NVCC (building the cuda backend)"
+  cuda_args=(-DCUZK_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC")
+fi
 # shellcheck disable=SC2086
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${CUZK_CMAKE_ARGS:-} >/dev/null
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}" ${CUZK_CMAKE_ARGS:-} >/dev/null
 say "building in $BUILD_DIR with $JOBS jobs"
 cmake --build "$BUILD_DIR" -j "$JOBS"
 say "done: $BUILD_DIR/bin/cuzk"
