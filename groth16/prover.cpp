@@ -9,9 +9,12 @@
 namespace cuzk {
 namespace {
 
-// Throws unless the key's vectors have the lengths its header promises; a key built in memory
-// (setup, tests) is checked as strictly as one read from a file.
-void check_key(const ZKey& zk) {
+G1 g1_mul(const G1Affine& p, const Fr& k) { return G1::from_affine(p).mul(k.to_plain()); }
+G2 g2_mul(const G2Affine& p, const Fr& k) { return G2::from_affine(p).mul(k.to_plain()); }
+
+}  // namespace
+
+void check_proving_key(const ZKey& zk) {
   auto need = [](size_t got, size_t want, const char* what) {
     if (got != want)
       throw std::invalid_argument(std::string("zkey ") + what + " has " + std::to_string(got) + " points, expected " +
@@ -30,14 +33,25 @@ void check_key(const ZKey& zk) {
   need(zk.h.size(), zk.domain_size, "section 9 (H)");
 }
 
-G1 g1_mul(const G1Affine& p, const Fr& k) { return G1::from_affine(p).mul(k.to_plain()); }
-G2 g2_mul(const G2Affine& p, const Fr& k) { return G2::from_affine(p).mul(k.to_plain()); }
+Proof assemble_proof(const ZKey& zk, const RawMsms& m, const ProveOptions& opt) {
+  Fr r = opt.r ? *opt.r : random_fr();
+  Fr s = opt.s ? *opt.s : random_fr();
+  // pi_a = A + alpha1 + r delta1; pi_b = B2 + beta2 + s delta2; b1 = B1 + beta1 + s delta1;
+  // pi_c = C + H + s pi_a + r b1 - r s delta1.
+  G1 pi_a = m.a + G1::from_affine(zk.alpha1) + g1_mul(zk.delta1, r);
+  G2 pi_b = m.b2 + G2::from_affine(zk.beta2) + g2_mul(zk.delta2, s);
+  G1 b1 = m.b1 + G1::from_affine(zk.beta1) + g1_mul(zk.delta1, s);
+  G1 pi_c = m.c + m.h + pi_a.mul(s.to_plain()) + b1.mul(r.to_plain()) - g1_mul(zk.delta1, r * s);
+  return Proof{pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()};
+}
+
+namespace {
 
 class CpuBackend : public ProverBackend {
  public:
   explicit CpuBackend(std::shared_ptr<const ZKey> zk) : zk_(std::move(zk)) {
     if (!zk_) throw std::invalid_argument("CPU backend needs a proving key");
-    check_key(*zk_);
+    check_proving_key(*zk_);
     ev_ = ConstraintEvaluator::compile(*zk_);
   }
 
@@ -58,16 +72,7 @@ class CpuBackend : public ProverBackend {
     m.c = msm_g1(zk.c.data(), ws, zk.n_public + 1, zk.n_vars - zk.n_public - 1);
     m.h = msm_g1(zk.h.data(), MsmScalars::prepare(h.data(), h.size()), 0, zk.domain_size);
     if (raw) *raw = m;
-
-    Fr r = opt.r ? *opt.r : random_fr();
-    Fr s = opt.s ? *opt.s : random_fr();
-    // pi_a = A + alpha1 + r delta1; pi_b = B2 + beta2 + s delta2; b1 = B1 + beta1 + s delta1;
-    // pi_c = C + H + s pi_a + r b1 - r s delta1.
-    G1 pi_a = m.a + G1::from_affine(zk.alpha1) + g1_mul(zk.delta1, r);
-    G2 pi_b = m.b2 + G2::from_affine(zk.beta2) + g2_mul(zk.delta2, s);
-    G1 b1 = m.b1 + G1::from_affine(zk.beta1) + g1_mul(zk.delta1, s);
-    G1 pi_c = m.c + m.h + pi_a.mul(s.to_plain()) + b1.mul(r.to_plain()) - g1_mul(zk.delta1, r * s);
-    return Proof{pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()};
+    return assemble_proof(zk, m, opt);
   }
 
  private:

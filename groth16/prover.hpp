@@ -43,6 +43,14 @@ class ProverBackend {
   virtual Proof prove(const std::vector<Fr>& witness, const ProveOptions& opt, RawMsms* raw = nullptr) = 0;
 };
 
+// Throws std::invalid_argument unless the key's vectors have the lengths its header promises; a key
+// built in memory (setup, tests) is held to the same standard as one read from a file.
+void check_proving_key(const ZKey& zk);
+
+// The last step of every backend: the proof from the five raw MSMs and the blinding r, s (drawn from
+// the OS CSPRNG where opt leaves them unset), so that all backends give the same proof for one input.
+Proof assemble_proof(const ZKey& zk, const RawMsms& m, const ProveOptions& opt);
+
 // CPU backend: keeps the key and its compiled evaluator; every call to prove reuses them.
 std::unique_ptr<ProverBackend> make_cpu_backend(std::shared_ptr<const ZKey> zk);
 
