@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The prover's options: --verify (self-check before writing), --threads (global and per command),
-# --seed-rs (fixed r, s: reproducible proofs for testing), and `cuzk info` on each file type.
+# --seed-rs (fixed r, s: reproducible proofs for testing), --backend, and `cuzk info` on each file type.
 # Usage: cli_flags.sh <case> <circuit>
 source "$(dirname "$0")/lib.sh"
 require_tools
@@ -27,6 +27,23 @@ expect_rc 0 "$d/seed_c.log" "$CUZK_BIN" prove "$zkey" "$wtns" "$d/s3.json" "$d/s
 if node "$E2E_DIR/json_tool.mjs" equal "$d/s1.json" "$d/s3.json" 2>/dev/null; then
   die "--seed-rs 7,11 and 7,12 gave the same proof"
 fi
+
+# Backends: cpu always works; cuda works where a GPU is visible and otherwise fails with a message and
+# no proof (never a silent fallback); auto is the GPU where there is one, else the CPU.
+expect_rc 0 "$d/backend_cpu.log" "$CUZK_BIN" prove "$zkey" "$wtns" "$d/b1.json" "$d/bpub1.json" --backend cpu --seed-rs 7,11
+json_equal "$d/s1.json" "$d/b1.json"
+expect_rc 0 "$d/backend_auto.log" "$CUZK_BIN" prove "$zkey" "$wtns" "$d/b2.json" "$d/bpub2.json" --backend auto --seed-rs 7,11
+json_equal "$d/s1.json" "$d/b2.json"
+if nvidia-smi -L >/dev/null 2>&1; then
+  expect_rc 0 "$d/backend_cuda.log" "$CUZK_BIN" prove "$zkey" "$wtns" "$d/b3.json" "$d/bpub3.json" --backend cuda --seed-rs 7,11
+  json_equal "$d/s1.json" "$d/b3.json"
+else
+  rm -f "$d/b3.json"
+  expect_rc nonzero "$d/backend_cuda.log" "$CUZK_BIN" prove "$zkey" "$wtns" "$d/b3.json" "$d/bpub3.json" --backend cuda
+  grep -qi "cuda" "$d/backend_cuda.log" || die "--backend cuda without a GPU failed without saying why"
+  [ ! -e "$d/b3.json" ] || die "--backend cuda without a GPU still wrote a proof"
+fi
+expect_rc nonzero "$d/backend_bad.log" "$CUZK_BIN" prove "$zkey" "$wtns" "$d/b4.json" "$d/bpub4.json" --backend tpu
 
 for f in "$zkey" "$wtns" "$c/circuit.r1cs"; do
   expect_rc 0 "$d/info.$(basename "$f").log" "$CUZK_BIN" info "$f"
