@@ -62,11 +62,15 @@ void ConstraintEvaluator::evaluate(const std::vector<Fr>& w, std::vector<Fr>& a,
   resize_huge(a, n_rows);
   resize_huge(b, n_rows);
   resize_huge(c, n_rows);
+  evaluate_into(w.data(), a.data(), b.data(), c.data());
+}
+
+void ConstraintEvaluator::evaluate_into(const Fr* w, Fr* a, Fr* b, Fr* c) const {
   const Fr one = Fr::one();
   parallel_for(n_rows, [&](size_t lo, size_t hi, size_t) {
     for (size_t i = lo; i < hi; i++) {
-      a[i] = row_dot(a_row_ptr, a_col, a_val, w.data(), i, one);
-      b[i] = row_dot(b_row_ptr, b_col, b_val, w.data(), i, one);
+      a[i] = row_dot(a_row_ptr, a_col, a_val, w, i, one);
+      b[i] = row_dot(b_row_ptr, b_col, b_val, w, i, one);
       c[i] = a[i] * b[i];
     }
   });

@@ -33,6 +33,16 @@ void check_proving_key(const ZKey& zk) {
   need(zk.h.size(), zk.domain_size, "section 9 (H)");
 }
 
+void check_synthesized(const ZKey& zk, const SynthesizedView& s) {
+  if (!s.w || !s.a || !s.b || !s.c) throw std::invalid_argument("synthesized vectors: a null vector");
+  if (s.n_vars != zk.n_vars)
+    throw std::invalid_argument("synthesized witness has " + std::to_string(s.n_vars) +
+                                " values, the zkey expects nVars=" + std::to_string(zk.n_vars));
+  if (s.domain_size != zk.domain_size)
+    throw std::invalid_argument("synthesized a/b/c have " + std::to_string(s.domain_size) +
+                                " entries, the zkey's domainSize is " + std::to_string(zk.domain_size));
+}
+
 Proof assemble_proof(const ZKey& zk, const RawMsms& m, const ProveOptions& opt) {
   Fr r = opt.r ? *opt.r : random_fr();
   Fr s = opt.s ? *opt.s : random_fr();
@@ -58,13 +68,27 @@ class CpuBackend : public ProverBackend {
   const char* name() const override { return "cpu"; }
 
   Proof prove(const std::vector<Fr>& w, const ProveOptions& opt, RawMsms* raw) override {
-    const ZKey& zk = *zk_;
     std::vector<Fr> a, b, c;
     ev_.evaluate(w, a, b, c);  // validates the witness length
+    return prove_stage(w.data(), w.size(), std::move(a), std::move(b), std::move(c), opt, raw);
+  }
+
+  Proof prove_synthesized(const SynthesizedView& s, const ProveOptions& opt, RawMsms* raw) override {
+    check_synthesized(*zk_, s);
+    size_t n = s.domain_size;
+    return prove_stage(s.w, s.n_vars, std::vector<Fr>(s.a, s.a + n), std::vector<Fr>(s.b, s.b + n),
+                       std::vector<Fr>(s.c, s.c + n), opt, raw);
+  }
+
+ private:
+  // H from a, b, c, then the five MSMs and the assembly.
+  Proof prove_stage(const Fr* w, size_t n_vars, std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c,
+                    const ProveOptions& opt, RawMsms* raw) {
+    const ZKey& zk = *zk_;
     std::vector<Fr> h = compute_h_coset(std::move(a), std::move(b), std::move(c), zk.log_domain);
 
     // The witness is converted once for the four MSMs over it; C skips the public wires.
-    MsmScalars ws = MsmScalars::prepare(w.data(), w.size());
+    MsmScalars ws = MsmScalars::prepare(w, n_vars);
     RawMsms m;
     m.a = msm_g1(zk.a.data(), ws, 0, zk.n_vars);
     m.b1 = msm_g1(zk.b1.data(), ws, 0, zk.n_vars);
@@ -75,7 +99,6 @@ class CpuBackend : public ProverBackend {
     return assemble_proof(zk, m, opt);
   }
 
- private:
   std::shared_ptr<const ZKey> zk_;
   ConstraintEvaluator ev_;
 };

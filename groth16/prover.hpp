@@ -21,6 +21,8 @@ struct ConstraintEvaluator {
   static ConstraintEvaluator compile(const ZKey& zk);
   // Fills a, b, c (each domain_size long; c = a o b). Threaded. Throws if w.size() != n_vars.
   void evaluate(const std::vector<Fr>& w, std::vector<Fr>& a, std::vector<Fr>& b, std::vector<Fr>& c) const;
+  // The same into caller-owned memory (a shared-memory slot): w has n_vars entries, a/b/c n_rows each.
+  void evaluate_into(const Fr* w, Fr* a, Fr* b, Fr* c) const;
 };
 
 // The five raw MSM results before assembly (snarkjs's intermediates), for tests and the GPU diff.
@@ -34,6 +36,17 @@ struct ProveOptions {
   std::optional<Fr> r, s;
 };
 
+// A synthesized witness: w plus a = A*w, b = B*w, c = a o b, as a synthesis worker leaves them in a
+// shared-memory slot. The backend reads them in place (the daemon's zero-copy hand-off).
+struct SynthesizedView {
+  const Fr* w = nullptr;
+  size_t n_vars = 0;
+  const Fr* a = nullptr;
+  const Fr* b = nullptr;
+  const Fr* c = nullptr;
+  size_t domain_size = 0;
+};
+
 class ProverBackend {
  public:
   virtual ~ProverBackend() = default;
@@ -41,11 +54,17 @@ class ProverBackend {
   // Proves one witness against the key this backend was built with.
   // Throws FormatError/std::invalid_argument on a witness that does not fit the key.
   virtual Proof prove(const std::vector<Fr>& witness, const ProveOptions& opt, RawMsms* raw = nullptr) = 0;
+  // The proving stage only (H, MSMs, assembly) from already synthesized vectors; same proof as
+  // prove() for the same witness. Throws std::invalid_argument when the sizes do not fit the key.
+  virtual Proof prove_synthesized(const SynthesizedView& s, const ProveOptions& opt, RawMsms* raw = nullptr) = 0;
 };
 
 // Throws std::invalid_argument unless the key's vectors have the lengths its header promises; a key
 // built in memory (setup, tests) is held to the same standard as one read from a file.
 void check_proving_key(const ZKey& zk);
+
+// Throws std::invalid_argument unless s has the key's n_vars and domain_size and no null vector.
+void check_synthesized(const ZKey& zk, const SynthesizedView& s);
 
 // The last step of every backend: the proof from the five raw MSMs and the blinding r, s (drawn from
 // the OS CSPRNG where opt leaves them unset), so that all backends give the same proof for one input.

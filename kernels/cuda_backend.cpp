@@ -49,6 +49,13 @@ class CudaBackend : public ProverBackend {
     return assemble_proof(zk, m, opt);
   }
 
+  // a, b, c are A*w, B*w and their product, so the device recomputes them from w alone (its
+  // evaluator is resident); reading the synthesized vectors in place is the next step.
+  Proof prove_synthesized(const SynthesizedView& s, const ProveOptions& opt, RawMsms* raw) override {
+    check_synthesized(*zk_, s);
+    return prove(std::vector<Fr>(s.w, s.w + s.n_vars), opt, raw);
+  }
+
  private:
   std::shared_ptr<const ZKey> zk_;
   std::unique_ptr<gpu::GpuProver> gpu_;

@@ -122,6 +122,37 @@ TEST(Prover, DeterministicProofsMatchSnarkjs) {
   }
 }
 
+// The daemon's path: synthesis fills a, b, c into caller memory, the backend proves from them in
+// place; the proof equals snarkjs's for the same r, s, and vectors of the wrong size are refused.
+TEST(Prover, ProveSynthesizedMatchesSnarkjs) {
+  REQUIRE_REFERENCE();
+  const Merkle& m = merkle();
+  auto backend = make_cpu_backend(m.zk);
+  auto ev = ConstraintEvaluator::compile(*m.zk);
+  std::vector<Fr> a(m.zk->domain_size), b(a.size()), c(a.size());
+  ev.evaluate_into(m.w.data(), a.data(), b.data(), c.data());
+  const std::string d = kToxic + "/det_r7_s11/";
+  nlohmann::json inter = read_json(d + "intermediates.json");
+  ProveOptions opt;
+  opt.r = *field_from_decimal<Fr>(inter["r"].get<std::string>());
+  opt.s = *field_from_decimal<Fr>(inter["s"].get<std::string>());
+  SynthesizedView v{m.w.data(), m.w.size(), a.data(), b.data(), c.data(), a.size()};
+  Proof p = backend->prove_synthesized(v, opt);
+  Proof want = read_proof_json(d + "proof.json");
+  EXPECT_EQ(p.a, want.a);
+  EXPECT_EQ(p.b, want.b);
+  EXPECT_EQ(p.c, want.c);
+  SynthesizedView short_w = v;
+  short_w.n_vars--;
+  EXPECT_THROW(backend->prove_synthesized(short_w, opt), std::invalid_argument);
+  SynthesizedView short_d = v;
+  short_d.domain_size /= 2;
+  EXPECT_THROW(backend->prove_synthesized(short_d, opt), std::invalid_argument);
+  SynthesizedView null_c = v;
+  null_c.c = nullptr;
+  EXPECT_THROW(backend->prove_synthesized(null_c, opt), std::invalid_argument);
+}
+
 // Without fixed r, s every proof is fresh and still verifies.
 TEST(Prover, RandomizedProofsVerify) {
   REQUIRE_REFERENCE();

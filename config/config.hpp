@@ -1,0 +1,109 @@
+// The daemon's configuration: one TOML file (toml++), parsed and validated as a whole at start into
+// these typed structs. Every process of the daemon (supervisor and workers) reads the same file.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cuzk::config {
+
+// sysexits.h EX_CONFIG: a worker or the supervisor that exits with it is never respawned.
+constexpr int kExitConfig = 78;
+
+// A configuration error. `key` is the dotted TOML path ("synthesis.cpus[1]", "circuits[0].zkey").
+struct ConfigError : std::runtime_error {
+  std::string key;
+  ConfigError(std::string k, const std::string& what)
+      : std::runtime_error((k.empty() ? std::string("config") : k) + ": " + what), key(std::move(k)) {}
+};
+
+// A CPU set such as "0-3,8,10-11": the sorted, de-duplicated CPU numbers, and the text it came from.
+struct CpuSet {
+  std::vector<int> cpus;
+  std::string text;
+  bool empty() const { return cpus.empty(); }
+};
+// Throws ConfigError(key, ...) on a malformed list. Does not check the CPUs exist (see validate_cpus).
+CpuSet parse_cpuset(const std::string& text, const std::string& key);
+
+struct DaemonConfig {
+  std::string instance = "default";   // [A-Za-z0-9_-]{1,32}; names the shm segments, so two daemons can share a host
+  std::string state_dir = "/var/lib/cuzk";  // SQLite job store, uploaded witnesses, results
+  std::string socket = "/run/cuzk/cuzk.sock";  // unix socket of the HTTP API
+  uint32_t socket_mode = 0660;        // from the TOML string "0660"
+  std::string tcp;                    // "" = off; else "host:port" (loopback unless tcp_allow_remote)
+  bool tcp_allow_remote = false;
+  std::string token;                  // bearer token required on TCP (required when tcp is set), or:
+  std::string token_file;             // read the token from this file (one line)
+  std::string log_level = "info";     // trace, debug, info, warn, error
+  uint32_t heartbeat_interval_ms = 1000;
+  uint32_t heartbeat_timeout_ms = 10000;  // a worker silent this long is killed and treated as crashed
+  uint32_t shutdown_grace_ms = 30000;     // SIGTERM: how long to drain in-flight work before persisting it
+};
+
+struct SynthesisConfig {
+  uint32_t workers = 1;               // >= 1
+  std::vector<CpuSet> cpus;           // empty, or exactly `workers` entries; each worker pins itself to its set
+  uint32_t threads = 0;               // threads per worker; 0 = the size of its CPU set (or all cores)
+};
+
+struct GpuConfig {
+  std::string backend = "cpu";        // "cuda" or "cpu"
+  std::vector<int> devices = {0};     // CUDA device ids; for the cpu backend, labels of the CPU "devices"
+  uint32_t slots = 2;                 // slots per device ring, >= 1
+  std::vector<CpuSet> cpus;           // empty, or one per device: the worker's own host-side CPUs
+  uint32_t threads = 0;               // host threads per gpu worker; 0 = the size of its CPU set
+  bool verify = false;                // verify every proof before reporting it
+};
+
+struct CircuitConfig {
+  std::string name;                   // [A-Za-z0-9_.-]{1,64}, unique
+  std::string zkey;                   // must exist and be readable (header checked at start)
+  std::string r1cs;                   // optional: when set, synthesis checks every constraint C*w = (A*w)(B*w)
+  uint32_t max_partitions = 16;       // per job
+};
+
+struct LimitsConfig {
+  uint64_t memory_budget = 0;         // bytes ("64GiB" in TOML); 0 = no limit. Bounds the slot rings.
+  uint32_t restart_backoff_initial_ms = 1000;
+  uint32_t restart_backoff_max_ms = 30000;
+  uint32_t restart_intensity = 5;     // restarts within restart_period_s before the worker is marked failed
+  uint32_t restart_period_s = 60;
+  uint32_t max_queued_jobs = 10000;
+  uint64_t max_upload_bytes = 1ull << 30;  // largest accepted HTTP body
+};
+
+struct TimelineConfig {
+  bool enabled = true;
+  std::string path;                   // "" = <state_dir>/timeline.log
+  std::string format = "csv";         // "csv": TIMELINE,<ms>,<EVENT>,<job>,<k=v,...> lines
+  bool also_stderr = false;           // echo merged lines to the supervisor's log
+};
+
+struct Config {
+  std::string source;                 // the file it was read from ("" for an embedded default)
+  DaemonConfig daemon;
+  SynthesisConfig synthesis;
+  GpuConfig gpu;
+  std::vector<CircuitConfig> circuits;  // >= 1
+  LimitsConfig limits;
+  TimelineConfig timeline;
+  const CircuitConfig* find_circuit(const std::string& name) const;
+};
+
+// Reads and validates the whole file. Throws ConfigError naming the first bad key (unknown keys are
+// errors too, so a typo never silently falls back to a default). Relative paths are resolved against
+// the directory of the config file.
+Config load_config(const std::string& path);
+// The same from TOML text; base_dir resolves relative paths.
+Config parse_config(const std::string& toml_text, const std::string& source, const std::string& base_dir);
+
+// Checks that every configured CPU exists on this host (sched_getaffinity of the process); throws
+// ConfigError naming the key otherwise. Separate so that tests can parse configs for other hosts.
+void validate_cpus(const Config& c);
+
+// A byte count such as 1073741824, "512MiB", "64GiB", "2TB". Throws ConfigError(key, ...).
+uint64_t parse_bytes(const std::string& text, const std::string& key);
+
+}  // namespace cuzk::config
