@@ -60,7 +60,7 @@ struct GpuConfig {
 struct CircuitConfig {
   std::string name;                   // [A-Za-z0-9_.-]{1,64}, unique
   std::string zkey;                   // must exist and be readable (header checked at start)
-  std::string r1cs;                   // optional: when set, synthesis checks every constraint C*w = (A*w)(B*w)
+  std::string r1cs;                   // optional ("" = none): when set, synthesis checks every constraint C*w = (A*w)(B*w)
   uint32_t max_partitions = 16;       // per job
 };
 
@@ -105,5 +105,9 @@ void validate_cpus(const Config& c);
 
 // A byte count such as 1073741824, "512MiB", "64GiB", "2TB". Throws ConfigError(key, ...).
 uint64_t parse_bytes(const std::string& text, const std::string& key);
+
+// Every key the parser accepts, as dotted paths ("daemon.socket", "circuits[].zkey"), in file order.
+// Used to check that the example config documents all of them.
+std::vector<std::string> known_keys();
 
 }  // namespace cuzk::config
