@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "commands.hpp"
+#include "daemon_client.hpp"
 #include "groth16/formats.hpp"
 #include "groth16/parallel.hpp"
 
@@ -74,6 +75,9 @@ int main(int argc, char** argv) {
   bench->allow_extras();
   bench->fallthrough(false);
 
+  // submit, await, status, cancel (the daemon's API) and timeline export, waterfall (its log).
+  auto run_daemon_command = add_daemon_subcommands(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -92,6 +96,7 @@ int main(int argc, char** argv) {
     if (*info) return cmd_info(info_path);
     if (*demo) return cmd_demo(demo_dir);
     if (*bench) return cmd_bench(bench->remaining());
+    if (auto rc = run_daemon_command()) return *rc;
   } catch (const cuzk::FormatError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kBadInput;

@@ -61,6 +61,8 @@ class Server {
   // Stops listening and closes every connection (pending responders become dead).
   void close();
   size_t open_connections() const;
+  // The bound TCP port after start() (useful with port 0); 0 when TCP is off.
+  int tcp_port() const;
 
  private:
   struct Impl;

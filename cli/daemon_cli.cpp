@@ -1,0 +1,124 @@
+// Registers the daemon client and timeline subcommands on the `cuzk` command line.
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+#include "daemon_client.hpp"
+#include "timeline.hpp"
+
+namespace cuzk::cli {
+
+namespace {
+
+struct Opts {
+  Endpoint ep;
+  SubmitArgs submit;
+  AwaitArgs await;
+  bool status_json = false;
+  std::string cancel_job;
+  std::string format = "chrome";
+  std::string log;
+  std::string out_file;
+  int width = 72;
+};
+
+// --socket PATH | --tcp HOST:PORT [--token T]; CUZK_SOCKET and CUZK_TOKEN are the defaults.
+void add_endpoint(CLI::App* sub, Opts& o) {
+  auto* s = sub->add_option("--socket", o.ep.unix_path, "the daemon's unix socket")->envname("CUZK_SOCKET");
+  auto* t = sub->add_option("--tcp", o.ep.tcp, "the daemon's TCP address host:port (instead of --socket)");
+  s->excludes(t);
+  sub->add_option("--token", o.ep.token, "bearer token for --tcp")->envname("CUZK_TOKEN");
+}
+
+int check_endpoint(const Opts& o) {
+  if (o.ep.unix_path.empty() && o.ep.tcp.empty()) {
+    std::fprintf(stderr, "error: --socket PATH (or --tcp HOST:PORT) is required\n");
+    return 64;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
+  auto o = std::make_shared<Opts>();
+
+#ifdef CUZK_HAVE_HTTP_CLIENT
+  auto* submit = app.add_subcommand("submit", "submit a proof job to the daemon; prints the job id");
+  add_endpoint(submit, *o);
+  submit->add_option("--circuit", o->submit.circuit, "circuit name from the daemon's config")->required();
+  submit->add_option("--witness", o->submit.witnesses, "witness file (.wtns), one per partition, in order")
+      ->required()
+      ->take_all();
+  submit->add_option("--priority", o->submit.priority, "critical, high, normal or low")
+      ->check(CLI::IsMember({"critical", "high", "normal", "low"}));
+  submit->add_option("--request-id", o->submit.request_id, "idempotency key (resubmitting returns the same job)");
+  submit->add_flag("--upload", o->submit.upload, "send the witness bytes instead of their paths");
+
+  auto* await = app.add_subcommand("await", "wait for a job and write DIR/proof_<i>.json and DIR/public_<i>.json");
+  add_endpoint(await, *o);
+  await->add_option("--out", o->await.out_dir, "output folder (created)")->required();
+  await->add_option("--timeout", o->await.timeout_s, "give up after SECONDS (exit 124)")->check(CLI::NonNegativeNumber);
+  await->add_option("--reconnect", o->await.reconnect_s, "how long the daemon may be unreachable (default 60 s)")
+      ->check(CLI::NonNegativeNumber);
+  await->add_option("job", o->await.job, "job id")->required();
+
+  auto* status = app.add_subcommand("status", "show the daemon's workers, devices and queues");
+  add_endpoint(status, *o);
+  status->add_flag("--json", o->status_json, "print the status JSON");
+
+  auto* cancel = app.add_subcommand("cancel", "cancel a job");
+  add_endpoint(cancel, *o);
+  cancel->add_option("job", o->cancel_job, "job id")->required();
+#endif
+
+  auto* tl = app.add_subcommand("timeline", "timeline log tools");
+  tl->require_subcommand(1);
+  auto* tl_export = tl->add_subcommand("export", "export --format chrome LOG: a Chrome trace (Perfetto) on stdout");
+  tl_export->add_option("--format", o->format, "chrome")->check(CLI::IsMember({"chrome"}));
+  tl_export->add_option("-o,--output", o->out_file, "write to this file instead of stdout");
+  tl_export->add_option("log", o->log, "merged timeline log")->required()->check(CLI::ExistingFile);
+
+  auto* wf = app.add_subcommand("waterfall", "waterfall LOG: per-worker chart, GPU utilisation, idle causes, s/proof");
+  wf->add_option("log", o->log, "merged timeline log")->required()->check(CLI::ExistingFile);
+  wf->add_option("--width", o->width, "chart columns")->check(CLI::Range(10, 1000));
+
+  return [=]() -> std::optional<int> {
+    if (*tl_export || *wf) {
+      size_t skipped = 0;
+      auto events = timeline::read_log_file(o->log, &skipped);
+      if (skipped) std::fprintf(stderr, "warning: %zu malformed TIMELINE lines skipped\n", skipped);
+      if (*tl_export) {
+        if (o->out_file.empty()) {
+          timeline::export_chrome(events, std::cout);
+          std::cout.flush();
+          return std::cout ? 0 : 74;
+        }
+        std::ofstream f(o->out_file);
+        if (!f) {
+          std::fprintf(stderr, "error: %s: cannot create\n", o->out_file.c_str());
+          return 74;
+        }
+        timeline::export_chrome(events, f);
+        return f.flush() ? 0 : 74;
+      }
+      timeline::render_waterfall(timeline::analyze(events), std::cout, o->width);
+      return 0;
+    }
+#ifdef CUZK_HAVE_HTTP_CLIENT
+    CLI::App* used = *submit ? submit : *await ? await : *status ? status : *cancel ? cancel : nullptr;
+    if (!used) return std::nullopt;
+    if (int rc = check_endpoint(*o)) return rc;
+    HttpClient client(o->ep);
+    if (used == submit) return cmd_submit(client, o->submit);
+    if (used == await) return cmd_await(client, o->await);
+    if (used == status) return cmd_status(client, o->status_json);
+    return cmd_cancel(client, o->cancel_job);
+#else
+    return std::nullopt;
+#endif
+  };
+}
+
+}  // namespace cuzk::cli

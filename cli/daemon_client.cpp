@@ -1,0 +1,331 @@
+#include "daemon_client.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace cuzk::cli {
+
+namespace fs = std::filesystem;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+std::string base64(const std::string& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = ((uint8_t)in[i] << 16) | ((uint8_t)in[i + 1] << 8) | (uint8_t)in[i + 2];
+    out += t[v >> 18];
+    out += t[(v >> 12) & 63];
+    out += t[(v >> 6) & 63];
+    out += t[v & 63];
+  }
+  if (i < in.size()) {
+    uint32_t v = (uint8_t)in[i] << 16;
+    if (i + 1 < in.size()) v |= (uint8_t)in[i + 1] << 8;
+    out += t[v >> 18];
+    out += t[(v >> 12) & 63];
+    out += i + 1 < in.size() ? t[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::invalid_argument(path + ": cannot open");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Writes `text` to `path` through a temporary file and a rename, so readers never see half a file.
+void write_atomic(const fs::path& path, const std::string& text) {
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error(tmp.string() + ": cannot create");
+    f << text;
+    if (!f.flush()) throw std::runtime_error(tmp.string() + ": write failed");
+  }
+  fs::rename(tmp, path);
+}
+
+bool is_final(const std::string& s) { return s == "done" || s == "failed" || s == "cancelled"; }
+
+std::string str_or(const ojson& j, const char* key, const std::string& dflt = "-") {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return dflt;
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump();
+}
+
+}  // namespace
+
+int exit_code_for_status(int status) {
+  if (status >= 200 && status < 300) return 0;
+  if (status == 401 || status == 403) return kNoPermission;
+  if (status == 429 || status == 503) return kTryLater;
+  if (status >= 400 && status < 500) return 2;
+  return kServerError;
+}
+
+std::string error_message(const HttpResponse& r) {
+  try {
+    auto j = nlohmann::json::parse(r.body);
+    if (j.contains("error") && j["error"].is_object() && j["error"].contains("message"))
+      return j["error"]["message"].get<std::string>();
+  } catch (...) {
+  }
+  std::string b = r.body.substr(0, 500);
+  while (!b.empty() && (b.back() == '\n' || b.back() == '\r')) b.pop_back();
+  return b.empty() ? "HTTP " + std::to_string(r.status) : "HTTP " + std::to_string(r.status) + ": " + b;
+}
+
+std::string snarkjs_dump(const std::string& json_text) { return ojson::parse(json_text).dump(1); }
+
+int cmd_submit(const HttpClient& c, const SubmitArgs& a, std::ostream& out, std::ostream& err) {
+  ojson body;
+  body["circuit"] = a.circuit;
+  body["witnesses"] = ojson::array();
+  for (const auto& w : a.witnesses) {
+    if (a.upload) body["witnesses"].push_back({{"base64", base64(read_file(w))}});
+    else body["witnesses"].push_back(fs::absolute(fs::path(w)).lexically_normal().string());
+  }
+  if (!a.priority.empty()) body["priority"] = a.priority;
+  if (!a.request_id.empty()) body["request_id"] = a.request_id;
+  HttpResponse r;
+  try {
+    r = c.request("POST", "/v1/proofs", body.dump());
+  } catch (const ConnectError& e) {
+    err << "error: " << e.what() << "\n";
+    return 74;
+  }
+  if (r.status != 200 && r.status != 201) {
+    err << "error: " << error_message(r) << "\n";
+    return exit_code_for_status(r.status);
+  }
+  std::string id;
+  try {
+    auto j = nlohmann::json::parse(r.body);
+    id = j.at("id").get<std::string>();
+  } catch (const std::exception& e) {
+    err << "error: unexpected answer from the daemon: " << r.body.substr(0, 200) << "\n";
+    return 74;
+  }
+  out << id << "\n";
+  out.flush();
+  return 0;
+}
+
+int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const bool has_deadline = a.timeout_s >= 0;
+  const auto deadline = start + std::chrono::milliseconds((long long)(std::max(0.0, a.timeout_s) * 1000));
+  auto left_s = [&] { return std::chrono::duration<double>(deadline - clock::now()).count(); };
+  auto last_contact = start;
+  double backoff = 0.2;
+  bool warned = false;
+  std::string last_state = "unknown";
+  std::error_code ec;
+  fs::create_directories(a.out_dir, ec);
+  if (ec) {
+    err << "error: " << a.out_dir << ": " << ec.message() << "\n";
+    return 74;
+  }
+  const std::string target_base = "/v1/proofs/" + url_encode(a.job) + "?wait=";
+  for (bool first = true;; first = false) {
+    long wait = (long)a.max_poll_s;
+    if (has_deadline) wait = std::min<long>(wait, (long)std::floor(std::max(0.0, left_s())));
+    if (has_deadline && !first && left_s() <= 0) {
+      err << "error: timed out waiting for job " << a.job << " (state " << last_state << ")\n";
+      return kTimedOut;
+    }
+    auto sent = clock::now();
+    HttpResponse r;
+    bool retry = false;
+    std::string why;
+    try {
+      r = c.request("GET", target_base + std::to_string(wait), "", (double)wait + 60.0);
+      if (r.status == 503 || r.status == 502 || r.status == 504) {
+        retry = true;
+        why = error_message(r);
+      }
+    } catch (const ConnectError& e) {
+      retry = true;
+      why = e.what();
+    }
+    if (retry) {
+      double down = std::chrono::duration<double>(clock::now() - last_contact).count();
+      if (has_deadline && left_s() <= 0) {
+        err << "error: timed out waiting for job " << a.job << " (" << why << ")\n";
+        return kTimedOut;
+      }
+      if (down >= a.reconnect_s) {
+        err << "error: " << why << "\n";
+        return 74;
+      }
+      if (!warned) {
+        err << "cuzk await: " << why << "; retrying\n";
+        warned = true;
+      }
+      double nap = backoff;
+      if (has_deadline) nap = std::min(nap, std::max(0.0, left_s()));
+      std::this_thread::sleep_for(std::chrono::milliseconds((long long)(nap * 1000)));
+      backoff = std::min(backoff * 2, 2.0);
+      continue;
+    }
+    last_contact = clock::now();
+    backoff = 0.2;
+    warned = false;
+    if (r.status != 200) {
+      err << "error: " << error_message(r) << "\n";
+      return exit_code_for_status(r.status);
+    }
+    ojson job;
+    try {
+      job = ojson::parse(r.body);
+    } catch (const std::exception& e) {
+      err << "error: unexpected answer from the daemon: " << e.what() << "\n";
+      return 74;
+    }
+    last_state = str_or(job, "state", "unknown");
+    if (!is_final(last_state)) {
+      // A daemon that answers a long poll early must not turn this into a busy loop.
+      auto took = std::chrono::duration<double>(clock::now() - sent).count();
+      if (took < 0.25) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      continue;
+    }
+    // Final: write every partition that has a proof.
+    size_t written = 0, parts = 0;
+    try {
+      if (job.contains("partitions") && job["partitions"].is_array()) {
+        for (const auto& p : job["partitions"]) {
+          parts++;
+          if (str_or(p, "state") != "done" || !p.contains("proof") || !p.contains("public")) continue;
+          long idx = p.value("index", (long)(parts - 1));
+          fs::path dir(a.out_dir);
+          write_atomic(dir / ("proof_" + std::to_string(idx) + ".json"), p["proof"].dump(1));
+          write_atomic(dir / ("public_" + std::to_string(idx) + ".json"), p["public"].dump(1));
+          written++;
+        }
+      }
+    } catch (const std::exception& e) {
+      err << "error: writing the proofs to " << a.out_dir << ": " << e.what() << "\n";
+      return 74;
+    }
+    if (last_state == "done") {
+      if (written != parts || parts == 0) {
+        err << "error: job " << a.job << " is done but only " << written << " of " << parts
+            << " partitions carry a proof\n";
+        return kJobFailed;
+      }
+      return 0;
+    }
+    std::string msg = str_or(job, "error", "");
+    err << "error: job " << a.job << " " << last_state << (msg.empty() ? "" : ": " + msg) << "\n";
+    return kJobFailed;
+  }
+}
+
+int cmd_status(const HttpClient& c, bool json, std::ostream& out, std::ostream& err) {
+  HttpResponse r;
+  try {
+    r = c.request("GET", "/v1/status", "", 30.0);
+  } catch (const ConnectError& e) {
+    err << "error: " << e.what() << "\n";
+    return 74;
+  }
+  if (r.status != 200) {
+    err << "error: " << error_message(r) << "\n";
+    return exit_code_for_status(r.status);
+  }
+  ojson s;
+  try {
+    s = ojson::parse(r.body);
+  } catch (const std::exception& e) {
+    err << "error: unexpected answer from the daemon: " << e.what() << "\n";
+    return 74;
+  }
+  if (json) {
+    out << s.dump(2) << "\n";
+    return 0;
+  }
+  char line[512];
+  std::snprintf(line, sizeof line, "cuzk daemon %s: pid %s, %s, up %s s, backend %s\n", str_or(s, "instance").c_str(),
+                str_or(s, "pid").c_str(), str_or(s, "state").c_str(), str_or(s, "uptime_s").c_str(),
+                str_or(s, "backend").c_str());
+  out << line << "\nworkers\n";
+  std::snprintf(line, sizeof line, "  %-10s %-6s %-8s %-12s %-9s %8s  %s\n", "NAME", "KIND", "PID", "CPUS", "STATE",
+                "RESTARTS", "WORK");
+  out << line;
+  if (s.contains("workers"))
+    for (const auto& w : s["workers"]) {
+      std::string work = "-";
+      if (w.contains("job") && !w["job"].is_null())
+        work = "job " + str_or(w, "job") + (w.contains("partition") && !w["partition"].is_null()
+                                                 ? " p" + str_or(w, "partition")
+                                                 : "");
+      std::string kind = str_or(w, "kind");
+      if (kind == "gpu" && w.contains("device")) kind += str_or(w, "device");
+      std::snprintf(line, sizeof line, "  %-10s %-6s %-8s %-12s %-9s %8s  %s\n", str_or(w, "name").c_str(),
+                    kind.c_str(), str_or(w, "pid").c_str(), str_or(w, "cpus").c_str(), str_or(w, "state").c_str(),
+                    str_or(w, "restarts").c_str(), work.c_str());
+      out << line;
+    }
+  if (s.contains("devices") && !s["devices"].empty()) {
+    out << "\ndevices\n";
+    std::snprintf(line, sizeof line, "  %-4s %-8s %6s %12s %5s %6s %6s %8s\n", "ID", "BACKEND", "SLOTS", "SLOT_BYTES",
+                  "FREE", "SYNTH", "READY", "PROVING");
+    out << line;
+    for (const auto& d : s["devices"]) {
+      std::snprintf(line, sizeof line, "  %-4s %-8s %6s %12s %5s %6s %6s %8s\n", str_or(d, "id").c_str(),
+                    str_or(d, "backend").c_str(), str_or(d, "slots").c_str(), str_or(d, "slot_bytes").c_str(),
+                    str_or(d, "free").c_str(), str_or(d, "synthesizing").c_str(), str_or(d, "ready").c_str(),
+                    str_or(d, "proving").c_str());
+      out << line;
+    }
+  }
+  if (s.contains("queues")) {
+    const auto& q = s["queues"];
+    out << "\nqueues: " << str_or(q, "jobs_queued", "0") << " jobs queued, " << str_or(q, "jobs_running", "0")
+        << " running, " << str_or(q, "partitions_queued", "0") << " partitions queued\n";
+  }
+  return 0;
+}
+
+int cmd_cancel(const HttpClient& c, const std::string& job, std::ostream& out, std::ostream& err) {
+  HttpResponse r;
+  try {
+    r = c.request("DELETE", "/v1/proofs/" + url_encode(job), "", 60.0);
+  } catch (const ConnectError& e) {
+    err << "error: " << e.what() << "\n";
+    return 74;
+  }
+  if (r.status != 200) {
+    err << "error: " << error_message(r) << "\n";
+    return exit_code_for_status(r.status);
+  }
+  std::string state = "cancelled";
+  try {
+    state = nlohmann::json::parse(r.body).value("state", state);
+  } catch (...) {
+  }
+  out << job << " " << state << "\n";
+  return 0;
+}
+
+}  // namespace cuzk::cli

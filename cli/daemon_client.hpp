@@ -1,0 +1,62 @@
+// The `cuzk` subcommands that talk to a running daemon (submit, await, status, cancel) and those that
+// read its timeline log (timeline export, waterfall). See docs/API.md for the API they use.
+#pragma once
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "http_client.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace cuzk::cli {
+
+// Exit codes of the daemon client, beyond those in commands.hpp (0 ok, 1 job failed, 2 bad input,
+// 64 usage, 74 daemon unreachable).
+enum ClientExit : int {
+  kJobFailed = 1,      // await: the job failed or was cancelled
+  kServerError = 70,   // EX_SOFTWARE: the daemon answered 5xx
+  kTryLater = 75,      // EX_TEMPFAIL: 429 (queue full) or 503 (draining)
+  kNoPermission = 77,  // EX_NOPERM: 401/403 (TCP token)
+  kTimedOut = 124,     // await: the timeout passed first (like timeout(1))
+};
+
+// Maps an HTTP status that is not 2xx to an exit code.
+int exit_code_for_status(int status);
+// The message of a JSON error body {"error": {"message": ...}}, else the body or "HTTP <status>".
+std::string error_message(const HttpResponse& r);
+
+struct SubmitArgs {
+  std::string circuit;
+  std::vector<std::string> witnesses;
+  std::string priority;    // empty: the daemon's default
+  std::string request_id;  // empty: none
+  bool upload = false;     // send the witness bytes (base64) instead of paths
+};
+int cmd_submit(const HttpClient& c, const SubmitArgs& a, std::ostream& out = std::cout,
+               std::ostream& err = std::cerr);
+
+struct AwaitArgs {
+  std::string job;
+  std::string out_dir;
+  double timeout_s = -1;      // < 0: no timeout
+  double reconnect_s = 60;    // how long the daemon may be unreachable (e.g. restarting) before giving up
+  double max_poll_s = 600;    // longest single long poll
+};
+int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err = std::cerr);
+int cmd_status(const HttpClient& c, bool json, std::ostream& out = std::cout, std::ostream& err = std::cerr);
+int cmd_cancel(const HttpClient& c, const std::string& job, std::ostream& out = std::cout,
+               std::ostream& err = std::cerr);
+
+// Writes one JSON value the way snarkjs writes proof.json / public.json (JSON.stringify(x, null, 1)).
+std::string snarkjs_dump(const std::string& json_text);
+
+// Adds submit, await, status, cancel, timeline export and waterfall to `app`. After parsing, the
+// returned function runs the selected one and gives its exit code, or nullopt if none was selected.
+std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app);
+
+}  // namespace cuzk::cli

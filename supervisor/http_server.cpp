@@ -1,0 +1,737 @@
+// The daemon's HTTP/1.1 server (see http_server.hpp and docs/API.md).
+//
+// Everything here runs on the loop thread. Lifetimes:
+//  - The listeners and connections are heap objects that free themselves in their uv_close callback,
+//    so the Server (and its Impl) may be destroyed while closes are still in flight.
+//  - A connection keeps its requests' answers in a queue of Slots, in request order (pipelining).
+//    A Responder holds a Slot; when the connection goes away the Slot's `conn` becomes null, so a
+//    late send() is a no-op and alive() is false.
+#include "http_server.hpp"
+
+#include <http_parser.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <deque>
+#include <stdexcept>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+namespace cuzk::http {
+
+namespace {
+
+// Pipelined requests parsed ahead of their answers; beyond this the connection stops reading.
+constexpr size_t kMaxPipelined = 32;
+constexpr size_t kReadBuffer = 64 * 1024;
+
+const char* reason_phrase(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    default: return status < 400 ? "OK" : status < 500 ? "Client Error" : "Server Error";
+  }
+}
+
+int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decoding; `plus_is_space` for query components. Returns false on a bad escape.
+bool url_decode(const char* s, size_t n, bool plus_is_space, std::string& out) {
+  out.clear();
+  out.reserve(n);
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (c == '%') {
+      if (i + 2 >= n) return false;
+      int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      out.push_back((char)(hi * 16 + lo));
+      i += 2;
+    } else if (c == '+' && plus_is_space) {
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return true;
+}
+
+// Constant-time comparison of a presented secret with the expected one (the length of the expected
+// token is not secret-dependent on the presented value).
+bool secret_equal(const std::string& presented, const std::string& expected) {
+  unsigned char diff = presented.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); i++) {
+    unsigned char p = i < presented.size() ? (unsigned char)presented[i] : 0;
+    diff |= (unsigned char)(p ^ (unsigned char)expected[i]);
+  }
+  return diff == 0;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = (char)std::tolower((unsigned char)c);
+  return s;
+}
+
+std::string serialize(const Response& r, bool keep_alive, bool head) {
+  std::string out;
+  out.reserve(r.body.size() + 160);
+  out += "HTTP/1.1 " + std::to_string(r.status) + " " + reason_phrase(r.status) + "\r\n";
+  if (!r.content_type.empty()) out += "Content-Type: " + r.content_type + "\r\n";
+  out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  out += "Cache-Control: no-store\r\n";
+  if (r.status == 401) out += "WWW-Authenticate: Bearer realm=\"cuzk\"\r\n";
+  out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+  if (!head) out += r.body;
+  return out;
+}
+
+struct Conn;
+
+// One answer position in a connection's pipeline.
+struct Slot {
+  Conn* conn = nullptr;  // null once the connection is gone
+  bool done = false;     // the answer has been given
+  bool keep_alive = true;
+  bool head = false;
+  std::string bytes;  // serialized response once done
+};
+
+}  // namespace
+
+namespace {
+
+
+// The server's state, reachable from the connections (Server::Impl is this plus nothing).
+struct Core {
+  uv_loop_t* loop;
+  ServerOptions opt;
+  Handler handler;
+  uv_pipe_t* pipe = nullptr;
+  uv_tcp_t* tcp = nullptr;
+  int tcp_port = 0;
+  bool listening = false;
+  bool unix_bound = false;
+  std::unordered_set<Conn*> conns;
+  http_parser_settings settings{};
+
+  Core(uv_loop_t* l, ServerOptions o, Handler h) : loop(l), opt(std::move(o)), handler(std::move(h)) {}
+  void close_all();
+};
+
+}  // namespace
+
+struct Server::Impl : Core {
+  using Core::Core;
+};
+
+namespace {
+
+// Connection life: Open (parsing requests) → Finishing (no more requests; answers still to come) →
+// ShuttingDown (answers queued, write side being shut) → Lingering (reading and discarding until the
+// client closes or a short timer fires, so an early error answer is not lost to a TCP reset) → closed.
+enum class Phase { Open, Finishing, ShuttingDown, Lingering, Closed };
+
+constexpr uint64_t kLingerMs = 2000;
+
+struct Conn {
+  union {
+    uv_handle_t handle;
+    uv_stream_t stream;
+    uv_pipe_t pipe;
+    uv_tcp_t tcp;
+  } h;
+  uv_timer_t linger;
+  int handles_open = 0;         // the object is freed when both handles have closed
+  Core* srv = nullptr;  // null once closed
+  bool via_tcp = false;
+  Phase phase = Phase::Open;
+  bool reading = false;
+  bool paused = false;      // parser paused: too many pipelined requests waiting for answers
+  bool eof_seen = false;
+  std::string backlog;      // unparsed bytes kept while paused
+  http_parser parser;
+  char buf[kReadBuffer];
+  std::deque<std::shared_ptr<Slot>> slots;
+
+  // The request being parsed.
+  Request req;
+  std::string url;
+  std::string field, value;
+  bool last_was_value = false;
+  uint64_t header_bytes = 0;
+  bool authorized = true;
+  int reject_status = 0;  // set by a parser callback to stop with this status
+  std::string reject_message;
+
+  bool closed() const { return phase == Phase::Closed; }
+};
+
+class ResponderImpl final : public Responder {
+ public:
+  explicit ResponderImpl(std::shared_ptr<Slot> s) : slot_(std::move(s)) {}
+  ~ResponderImpl() override {
+    // A handler that drops its responder without answering would block the pipeline for good.
+    if (!slot_->done && slot_->conn) send(Response::error(500, "internal error: the request was not answered"));
+  }
+  void send(Response r) override;
+  bool alive() const override { return slot_->conn != nullptr; }
+
+ private:
+  std::shared_ptr<Slot> slot_;
+};
+
+void on_closed(uv_handle_t* h) {
+  Conn* c = static_cast<Conn*>(h->data);
+  if (--c->handles_open == 0) delete c;
+}
+
+void conn_close(Conn* c) {
+  if (c->closed()) return;
+  c->phase = Phase::Closed;
+  if (c->srv) c->srv->conns.erase(c);
+  c->srv = nullptr;
+  for (auto& s : c->slots) s->conn = nullptr;
+  c->slots.clear();
+  uv_close(&c->h.handle, on_closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&c->linger), on_closed);
+}
+
+void on_linger_timeout(uv_timer_t* t) { conn_close(static_cast<Conn*>(t->data)); }
+
+void on_shutdown(uv_shutdown_t* req, int status) {
+  Conn* c = static_cast<Conn*>(req->data);
+  delete req;
+  if (c->closed()) return;
+  if (status < 0 || c->eof_seen || !c->reading) {
+    conn_close(c);
+    return;
+  }
+  c->phase = Phase::Lingering;
+  uv_timer_start(&c->linger, on_linger_timeout, kLingerMs, 0);
+}
+
+struct WriteReq {
+  uv_write_t req;
+  std::string data;
+};
+
+void on_written(uv_write_t* w, int status) {
+  auto* wr = reinterpret_cast<WriteReq*>(w);
+  Conn* c = static_cast<Conn*>(w->data);
+  delete wr;
+  if (status < 0 && !c->closed()) conn_close(c);  // the client is gone
+}
+
+void write_bytes(Conn* c, std::string data) {
+  auto* wr = new WriteReq;
+  wr->data = std::move(data);
+  wr->req.data = c;
+  uv_buf_t b = uv_buf_init(wr->data.data(), (unsigned)wr->data.size());
+  if (uv_write(&wr->req, &c->h.stream, &b, 1, on_written) < 0) {
+    delete wr;
+    conn_close(c);
+  }
+}
+
+void resume_parsing(Conn* c);
+
+// Writes the answers that are ready, in request order; after the last answer of a finishing
+// connection, shuts the write side down.
+void flush(Conn* c) {
+  while (!c->closed() && !c->slots.empty() && c->slots.front()->done) {
+    auto s = c->slots.front();
+    c->slots.pop_front();
+    s->conn = nullptr;
+    write_bytes(c, std::move(s->bytes));
+    if (!s->keep_alive && !c->closed()) {
+      c->phase = Phase::Finishing;
+      for (auto& rest : c->slots) rest->conn = nullptr;
+      c->slots.clear();
+    }
+  }
+  if (c->closed()) return;
+  if (c->phase == Phase::Finishing && c->slots.empty()) {
+    c->phase = Phase::ShuttingDown;
+    auto* sd = new uv_shutdown_t;
+    sd->data = c;
+    if (uv_shutdown(sd, &c->h.stream, on_shutdown) < 0) {
+      delete sd;
+      conn_close(c);
+    }
+    return;
+  }
+  if (c->phase == Phase::Open && c->paused && c->slots.size() < kMaxPipelined / 2) resume_parsing(c);
+}
+
+void ResponderImpl::send(Response r) {
+  Slot& s = *slot_;
+  if (s.done || !s.conn) return;
+  s.done = true;
+  s.bytes = serialize(r, s.keep_alive, s.head);
+  flush(s.conn);
+}
+
+// Queues an error answer after those already pending and reads no further requests.
+void fail_connection(Conn* c, int status, const std::string& msg) {
+  auto s = std::make_shared<Slot>();
+  s->conn = c;
+  s->keep_alive = false;
+  s->done = true;
+  s->bytes = serialize(Response::error(status, msg), false, false);
+  c->slots.push_back(s);
+  c->phase = Phase::Finishing;
+  flush(c);
+}
+
+Conn* of(http_parser* p) { return static_cast<Conn*>(p->data); }
+
+bool add_header_bytes(Conn* c, size_t n) {
+  c->header_bytes += n;
+  if (c->srv && c->header_bytes > c->srv->opt.max_header) {
+    c->reject_status = 431;
+    c->reject_message = "request headers exceed " + std::to_string(c->srv->opt.max_header) + " bytes";
+    return false;
+  }
+  return true;
+}
+
+void commit_header(Conn* c) {
+  if (c->field.empty()) return;
+  std::string name = lower(c->field);
+  auto it = c->req.headers.find(name);
+  if (it == c->req.headers.end()) c->req.headers.emplace(name, c->value);
+  else it->second += ", " + c->value;
+  c->field.clear();
+  c->value.clear();
+}
+
+int cb_message_begin(http_parser* p) {
+  Conn* c = of(p);
+  c->req = Request{};
+  c->req.via_tcp = c->via_tcp;
+  c->url.clear();
+  c->field.clear();
+  c->value.clear();
+  c->last_was_value = false;
+  c->header_bytes = 0;
+  c->authorized = true;
+  return 0;
+}
+
+int cb_url(http_parser* p, const char* at, size_t n) {
+  Conn* c = of(p);
+  if (!add_header_bytes(c, n)) return -1;
+  c->url.append(at, n);
+  return 0;
+}
+
+int cb_header_field(http_parser* p, const char* at, size_t n) {
+  Conn* c = of(p);
+  if (!add_header_bytes(c, n)) return -1;
+  if (c->last_was_value) commit_header(c);
+  c->last_was_value = false;
+  c->field.append(at, n);
+  return 0;
+}
+
+int cb_header_value(http_parser* p, const char* at, size_t n) {
+  Conn* c = of(p);
+  if (!add_header_bytes(c, n)) return -1;
+  c->last_was_value = true;
+  c->value.append(at, n);
+  return 0;
+}
+
+bool parse_target(Conn* c) {
+  http_parser_url u;
+  http_parser_url_init(&u);
+  if (http_parser_parse_url(c->url.data(), c->url.size(), 0, &u) != 0) return false;
+  if (u.field_set & (1 << UF_PATH)) {
+    if (!url_decode(c->url.data() + u.field_data[UF_PATH].off, u.field_data[UF_PATH].len, false, c->req.path))
+      return false;
+  } else {
+    c->req.path = "/";
+  }
+  if (u.field_set & (1 << UF_QUERY)) {
+    const char* q = c->url.data() + u.field_data[UF_QUERY].off;
+    size_t n = u.field_data[UF_QUERY].len, i = 0;
+    while (i <= n) {
+      size_t j = i;
+      while (j < n && q[j] != '&') j++;
+      if (j > i) {
+        size_t eq = i;
+        while (eq < j && q[eq] != '=') eq++;
+        std::string k, v;
+        if (!url_decode(q + i, eq - i, true, k)) return false;
+        if (eq < j && !url_decode(q + eq + 1, j - eq - 1, true, v)) return false;
+        c->req.query[k] = v;
+      }
+      i = j + 1;
+    }
+  }
+  return true;
+}
+
+int cb_headers_complete(http_parser* p) {
+  Conn* c = of(p);
+  if (c->last_was_value) commit_header(c);
+  if (!c->srv) return -1;
+  c->req.method = http_method_str((http_method)p->method);
+  if (!parse_target(c)) {
+    c->reject_status = 400;
+    c->reject_message = "malformed request target (bad URL or percent-encoding)";
+    return -1;
+  }
+  const auto& opt = c->srv->opt;
+  if (p->content_length != ULLONG_MAX && p->content_length > opt.max_body) {
+    c->reject_status = 413;
+    c->reject_message = "request body exceeds " + std::to_string(opt.max_body) + " bytes";
+    return -1;
+  }
+  if (c->via_tcp) {
+    auto it = c->req.headers.find("authorization");
+    std::string presented;
+    if (it != c->req.headers.end() && it->second.size() > 7 && lower(it->second.substr(0, 7)) == "bearer ")
+      presented = it->second.substr(7);
+    c->authorized = !opt.token.empty() && secret_equal(presented, opt.token);
+  }
+  // "Expect: 100-continue": say so at once when no earlier answer is still owed.
+  auto ex = c->req.headers.find("expect");
+  if (ex != c->req.headers.end() && lower(ex->second) == "100-continue" && c->authorized && c->slots.empty())
+    write_bytes(c, "HTTP/1.1 100 Continue\r\n\r\n");
+  return 0;
+}
+
+int cb_body(http_parser* p, const char* at, size_t n) {
+  Conn* c = of(p);
+  if (!c->srv) return -1;
+  if (!c->authorized) return 0;  // not kept; the request is answered 401
+  if (c->req.body.size() + n > c->srv->opt.max_body) {
+    c->reject_status = 413;
+    c->reject_message = "request body exceeds " + std::to_string(c->srv->opt.max_body) + " bytes";
+    return -1;
+  }
+  c->req.body.append(at, n);
+  return 0;
+}
+
+int cb_message_complete(http_parser* p) {
+  Conn* c = of(p);
+  if (!c->srv) return -1;
+  auto slot = std::make_shared<Slot>();
+  slot->conn = c;
+  slot->keep_alive = http_should_keep_alive(p) && !p->upgrade;
+  slot->head = c->req.method == "HEAD";
+  c->slots.push_back(slot);
+  if (!slot->keep_alive) c->phase = Phase::Finishing;  // no requests after this one
+  auto responder = std::make_shared<ResponderImpl>(slot);
+  if (!c->authorized) {
+    responder->send(Response::error(401, "missing or wrong bearer token (Authorization: Bearer <daemon.token>)"));
+  } else {
+    Request req = std::move(c->req);
+    Core* srv = c->srv;
+    try {
+      srv->handler(req, responder);
+    } catch (const std::exception& e) {
+      responder->send(Response::error(500, std::string("internal error: ") + e.what()));
+    } catch (...) {
+      responder->send(Response::error(500, "internal error"));
+    }
+  }
+  responder.reset();  // answers 500 if the handler neither answered nor kept it
+  if (c->phase != Phase::Open) return -1;
+  if (c->slots.size() >= kMaxPipelined) {
+    http_parser_pause(p, 1);
+    c->paused = true;
+  }
+  return 0;
+}
+
+void stop_reading(Conn* c) {
+  if (c->reading) uv_read_stop(&c->h.stream);
+  c->reading = false;
+}
+
+// Feeds request bytes to the parser (only in the Open phase).
+void feed(Conn* c, const char* data, size_t n) {
+  size_t done = http_parser_execute(&c->parser, &c->srv->settings, data, n);
+  if (c->closed()) return;
+  if (c->phase != Phase::Open) {
+    flush(c);
+    return;
+  }
+  auto err = HTTP_PARSER_ERRNO(&c->parser);
+  if (err == HPE_PAUSED) {
+    c->backlog.assign(data + done, n - done);
+    stop_reading(c);
+    return;
+  }
+  if (err != HPE_OK) {
+    if (c->reject_status) fail_connection(c, c->reject_status, c->reject_message);
+    else if (err == HPE_HEADER_OVERFLOW) fail_connection(c, 431, "request headers too large");
+    else fail_connection(c, 400, std::string("malformed HTTP request: ") + http_errno_description(err));
+    return;
+  }
+  if (c->parser.upgrade) {  // protocol upgrades are not supported; what follows is not HTTP/1.1
+    c->phase = Phase::Finishing;
+    flush(c);
+  }
+}
+
+void on_alloc(uv_handle_t* h, size_t, uv_buf_t* b) {
+  Conn* c = static_cast<Conn*>(h->data);
+  *b = uv_buf_init(c->buf, sizeof c->buf);
+}
+
+void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* b) {
+  Conn* c = static_cast<Conn*>(s->data);
+  if (c->closed()) return;
+  if (n < 0) {
+    c->eof_seen = true;
+    stop_reading(c);
+    bool owed = false;  // answers still to be produced
+    for (auto& sl : c->slots) owed |= !sl->done;
+    if (n != UV_EOF || owed || c->phase == Phase::Lingering) {
+      conn_close(c);  // the client is gone (or has finished reading our last answer)
+    } else if (c->phase == Phase::Open || c->phase == Phase::Finishing) {
+      c->phase = Phase::Finishing;  // a half-close after the last request: answer, then close
+      flush(c);
+    }
+    return;
+  }
+  if (n == 0) return;
+  if (c->phase == Phase::Open) feed(c, b->base, (size_t)n);
+  // Anything after the last request of a finishing connection is discarded.
+}
+
+void resume_parsing(Conn* c) {
+  c->paused = false;
+  http_parser_pause(&c->parser, 0);
+  std::string pending = std::move(c->backlog);
+  c->backlog.clear();
+  if (!pending.empty()) feed(c, pending.data(), pending.size());
+  if (!c->closed() && !c->paused && !c->reading && !c->eof_seen) {
+    if (uv_read_start(&c->h.stream, on_alloc, on_read) == 0) c->reading = true;
+    else conn_close(c);
+  }
+}
+
+void on_connection(uv_stream_t* server, int status) {
+  auto* impl = static_cast<Core*>(server->data);
+  if (status < 0 || !impl) return;
+  bool tcp = server->type == UV_TCP;
+  Conn* c = new Conn;
+  int rc = tcp ? uv_tcp_init(impl->loop, &c->h.tcp) : uv_pipe_init(impl->loop, &c->h.pipe, 0);
+  if (rc < 0) {
+    delete c;
+    return;
+  }
+  uv_timer_init(impl->loop, &c->linger);
+  c->h.handle.data = c;
+  c->linger.data = c;
+  c->handles_open = 2;
+  c->srv = impl;
+  c->via_tcp = tcp;
+  impl->conns.insert(c);
+  if (uv_accept(server, &c->h.stream) < 0) {
+    conn_close(c);
+    return;
+  }
+  if (tcp) uv_tcp_nodelay(&c->h.tcp, 1);
+  http_parser_init(&c->parser, HTTP_REQUEST);
+  c->parser.data = c;
+  if (uv_read_start(&c->h.stream, on_alloc, on_read) < 0) {
+    conn_close(c);
+    return;
+  }
+  c->reading = true;
+}
+
+
+void free_handle(uv_handle_t* h) {
+  if (h->type == UV_TCP) delete reinterpret_cast<uv_tcp_t*>(h);
+  else delete reinterpret_cast<uv_pipe_t*>(h);
+}
+
+// Parses "host:port", "[v6]:port" or "v6literal:port"; "localhost" is 127.0.0.1.
+sockaddr_storage parse_tcp(const std::string& spec) {
+  auto colon = spec.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= spec.size())
+    throw std::runtime_error("daemon.tcp \"" + spec + "\": expected host:port");
+  std::string host = spec.substr(0, colon), port_s = spec.substr(colon + 1);
+  for (char ch : port_s)
+    if (ch < '0' || ch > '9') throw std::runtime_error("daemon.tcp \"" + spec + "\": bad port");
+  long port = std::stol(port_s);
+  if (port > 65535) throw std::runtime_error("daemon.tcp \"" + spec + "\": port out of range");
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host == "localhost" || host.empty()) host = host.empty() ? "0.0.0.0" : "127.0.0.1";
+  sockaddr_storage ss{};
+  if (host.find(':') != std::string::npos) {
+    if (uv_ip6_addr(host.c_str(), (int)port, reinterpret_cast<sockaddr_in6*>(&ss)) != 0)
+      throw std::runtime_error("daemon.tcp \"" + spec + "\": not an IPv6 address");
+  } else if (uv_ip4_addr(host.c_str(), (int)port, reinterpret_cast<sockaddr_in*>(&ss)) != 0) {
+    throw std::runtime_error("daemon.tcp \"" + spec + "\": host must be an IP address or localhost");
+  }
+  return ss;
+}
+
+// Removes a socket file left by a previous run; refuses to remove anything else or a live socket.
+void remove_stale_socket(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return;
+  if (!S_ISSOCK(st.st_mode))
+    throw std::runtime_error("daemon.socket " + path + ": exists and is not a socket; not replacing it");
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, path.c_str(), path.size());
+    int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::close(fd);
+    if (rc == 0) throw std::runtime_error("daemon.socket " + path + ": another daemon is listening on it");
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    throw std::runtime_error("daemon.socket " + path + ": cannot remove the stale socket: " + std::strerror(errno));
+}
+
+}  // namespace
+
+Response Response::error(int status, const std::string& message) {
+  nlohmann::json j = {{"error", {{"code", status}, {"message", message}}}};
+  Response r;
+  r.status = status;
+  r.body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return r;
+}
+
+Response Response::json(int status, const std::string& body) {
+  Response r;
+  r.status = status;
+  r.body = body;
+  return r;
+}
+
+void Core::close_all() {
+  std::vector<Conn*> all(conns.begin(), conns.end());
+  for (Conn* c : all) conn_close(c);
+  conns.clear();
+}
+
+Server::Server(uv_loop_t* loop, ServerOptions opt, Handler handler)
+    : impl_(std::make_unique<Impl>(loop, std::move(opt), std::move(handler))) {
+  auto& s = impl_->settings;
+  s.on_message_begin = cb_message_begin;
+  s.on_url = cb_url;
+  s.on_header_field = cb_header_field;
+  s.on_header_value = cb_header_value;
+  s.on_headers_complete = cb_headers_complete;
+  s.on_body = cb_body;
+  s.on_message_complete = cb_message_complete;
+}
+
+Server::~Server() { close(); }
+
+void Server::start() {
+  Impl& m = *impl_;
+  if (m.listening) return;
+  if (m.opt.unix_path.empty()) throw std::runtime_error("daemon.socket: a unix socket path is required");
+  if (m.opt.unix_path.size() >= sizeof(sockaddr_un{}.sun_path))
+    throw std::runtime_error("daemon.socket " + m.opt.unix_path + ": path longer than " +
+                             std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + " bytes");
+  if (!m.opt.tcp.empty() && m.opt.token.empty())
+    throw std::runtime_error("daemon.tcp " + m.opt.tcp + ": a token (daemon.token) is required for TCP");
+  sockaddr_storage tcp_addr{};
+  if (!m.opt.tcp.empty()) tcp_addr = parse_tcp(m.opt.tcp);
+
+  remove_stale_socket(m.opt.unix_path);
+  auto fail = [&](const std::string& what, int rc) {
+    close();
+    throw std::runtime_error(what + ": " + uv_strerror(rc));
+  };
+  m.pipe = new uv_pipe_t;
+  uv_pipe_init(m.loop, m.pipe, 0);
+  m.pipe->data = static_cast<Core*>(&m);
+  int rc = uv_pipe_bind(m.pipe, m.opt.unix_path.c_str());
+  if (rc < 0) fail("daemon.socket " + m.opt.unix_path + ": cannot bind", rc);
+  m.unix_bound = true;
+  // Set the mode before listening, so no client can connect through wider permissions.
+  if (::chmod(m.opt.unix_path.c_str(), m.opt.unix_mode) != 0) {
+    int e = errno;
+    close();
+    throw std::runtime_error("daemon.socket " + m.opt.unix_path + ": chmod: " + std::strerror(e));
+  }
+  rc = uv_listen(reinterpret_cast<uv_stream_t*>(m.pipe), 128, on_connection);
+  if (rc < 0) fail("daemon.socket " + m.opt.unix_path + ": cannot listen", rc);
+
+  if (!m.opt.tcp.empty()) {
+    m.tcp = new uv_tcp_t;
+    uv_tcp_init(m.loop, m.tcp);
+    m.tcp->data = static_cast<Core*>(&m);
+    unsigned flags = tcp_addr.ss_family == AF_INET6 ? UV_TCP_IPV6ONLY : 0;
+    rc = uv_tcp_bind(m.tcp, reinterpret_cast<sockaddr*>(&tcp_addr), flags);
+    if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(m.tcp), 128, on_connection);
+    if (rc < 0) fail("daemon.tcp " + m.opt.tcp + ": cannot listen", rc);
+    sockaddr_storage bound{};
+    int len = sizeof bound;
+    if (uv_tcp_getsockname(m.tcp, reinterpret_cast<sockaddr*>(&bound), &len) == 0)
+      m.tcp_port = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                              : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  }
+  m.listening = true;
+}
+
+void Server::close() {
+  Impl& m = *impl_;
+  if (m.pipe) {
+    m.pipe->data = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(m.pipe), free_handle);
+    m.pipe = nullptr;
+  }
+  if (m.tcp) {
+    m.tcp->data = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(m.tcp), free_handle);
+    m.tcp = nullptr;
+  }
+  if (m.unix_bound) {
+    ::unlink(m.opt.unix_path.c_str());
+    m.unix_bound = false;
+  }
+  m.close_all();
+  m.listening = false;
+}
+
+size_t Server::open_connections() const { return impl_->conns.size(); }
+
+int Server::tcp_port() const { return impl_->tcp_port; }
+
+}  // namespace cuzk::http

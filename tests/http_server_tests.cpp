@@ -1,0 +1,332 @@
+// The daemon's HTTP server over real sockets: round trips, auth, malformed and oversized requests,
+// pipelining, long polls and clients that leave before their answer.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/http_client.hpp"
+#include "supervisor/http_server.hpp"
+#include "tests/http_test_util.hpp"
+
+using namespace cuzk;
+using namespace cuzk::testing;
+using nlohmann::json;
+
+namespace {
+
+struct Fixture : ::testing::Test {
+  LoopThread lt;
+  std::unique_ptr<http::Server> server;
+  http::ServerOptions opt;
+  std::atomic<int> handled{0};
+  std::vector<std::shared_ptr<http::Responder>> held;  // loop thread only
+  std::string path = temp_socket_path("srv");
+
+  void SetUp() override {
+    opt.unix_path = path;
+    opt.unix_mode = 0600;
+    opt.tcp = "127.0.0.1:0";
+    opt.token = "s3cret-token";
+    opt.max_body = 4096;
+    opt.max_header = 2048;
+  }
+  void start() {
+    server = std::make_unique<http::Server>(lt.loop(), opt, [this](const http::Request& r, auto resp) {
+      handle(r, resp);
+    });
+    server->start();
+    lt.start();
+  }
+  void TearDown() override {
+    lt.stop([this] {
+      held.clear();
+      if (server) server->close();
+    });
+    server.reset();
+  }
+  void handle(const http::Request& r, std::shared_ptr<http::Responder> resp) {
+    handled++;
+    if (r.path == "/slow") {
+      auto* t = new uv_timer_t;
+      uv_timer_init(lt.loop(), t);
+      t->data = new std::shared_ptr<http::Responder>(resp);
+      uint64_t ms = std::stoul(r.query.count("ms") ? r.query.at("ms") : "100");
+      uv_timer_start(t, [](uv_timer_t* t) {
+        auto* rp = static_cast<std::shared_ptr<http::Responder>*>(t->data);
+        (*rp)->send(http::Response::json(200, R"({"slow":true})"));
+        delete rp;
+        uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+      }, ms, 0);
+      return;
+    }
+    if (r.path == "/hold") {
+      held.push_back(resp);
+      return;
+    }
+    if (r.path == "/drop") return;
+    if (r.path == "/throw") throw std::runtime_error("boom");
+    json j = {{"method", r.method}, {"path", r.path}, {"query", r.query}, {"body", r.body}, {"via_tcp", r.via_tcp}};
+    if (r.headers.count("x-test")) j["x_test"] = r.headers.at("x-test");
+    resp->send(http::Response::json(200, j.dump()));
+  }
+  cli::HttpClient unix_client() { return cli::HttpClient(cli::Endpoint{path, "", ""}); }
+  cli::HttpClient tcp_client(const std::string& token) {
+    return cli::HttpClient(cli::Endpoint{"", "127.0.0.1:" + std::to_string(server->tcp_port()), token});
+  }
+  void expect_alive() {
+    auto r = unix_client().request("GET", "/ping");
+    EXPECT_EQ(r.status, 200);
+  }
+};
+
+int status_of(const std::string& raw) {
+  if (raw.rfind("HTTP/1.1 ", 0) != 0) return -1;
+  return std::stoi(raw.substr(9, 3));
+}
+
+}  // namespace
+
+TEST_F(Fixture, UnixRoundTripGetAndPost) {
+  start();
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto c = unix_client();
+  auto r = c.request("GET", "/v1/proofs/a%20b?wait=5&x=a+b%26c&flag");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["content-type"], "application/json");
+  auto j = json::parse(r.body);
+  EXPECT_EQ(j["method"], "GET");
+  EXPECT_EQ(j["path"], "/v1/proofs/a b");
+  EXPECT_EQ(j["query"]["wait"], "5");
+  EXPECT_EQ(j["query"]["x"], "a b&c");
+  EXPECT_EQ(j["query"]["flag"], "");
+  EXPECT_EQ(j["via_tcp"], false);
+  r = c.request("POST", "/v1/proofs", R"({"circuit":"x"})");
+  ASSERT_EQ(r.status, 200);
+  j = json::parse(r.body);
+  EXPECT_EQ(j["method"], "POST");
+  EXPECT_EQ(j["body"], R"({"circuit":"x"})");
+}
+
+TEST_F(Fixture, TcpNeedsTheBearerToken) {
+  start();
+  ASSERT_GT(server->tcp_port(), 0);
+  auto r = tcp_client("").request("GET", "/ping");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(json::parse(r.body)["error"]["code"], 401);
+  EXPECT_EQ(r.headers.count("www-authenticate"), 1u);
+  EXPECT_EQ(tcp_client("s3cret-tokex").request("GET", "/ping").status, 401);
+  EXPECT_EQ(tcp_client("s3cret").request("POST", "/x", "{}").status, 401);
+  r = tcp_client("s3cret-token").request("POST", "/echo", "hello");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body)["via_tcp"], true);
+  EXPECT_EQ(json::parse(r.body)["body"], "hello");
+  expect_alive();
+}
+
+TEST_F(Fixture, GarbageGets400AndClose) {
+  start();
+  int fd = connect_unix(path);
+  ASSERT_GE(fd, 0);
+  send_all(fd, "\x01\x02NOT HTTP AT ALL\r\n\r\n");
+  std::string raw = read_until_close(fd);
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 400) << raw;
+  EXPECT_NE(raw.find("Connection: close"), std::string::npos);
+  auto body = raw.substr(raw.find("\r\n\r\n") + 4);
+  EXPECT_EQ(json::parse(body)["error"]["code"], 400);
+  // A bad percent escape in the target is a 400 as well.
+  fd = connect_unix(path);
+  send_all(fd, "GET /v1/%zz HTTP/1.1\r\nHost: x\r\n\r\n");
+  raw = read_until_close(fd);
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 400) << raw;
+  expect_alive();
+  EXPECT_TRUE(eventually([&] {
+    size_t n = 0;
+    lt.run_on_loop([&] { n = server->open_connections(); });
+    return n == 0;
+  }));
+}
+
+TEST_F(Fixture, OversizedBodyGets413) {
+  start();
+  int fd = connect_unix(path);
+  std::string body(10000, 'x');
+  send_all(fd, "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+  std::string raw = read_until_close(fd);
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 413) << raw;
+  // Chunked bodies are counted too.
+  fd = connect_unix(path);
+  std::string chunked = "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 5; i++) chunked += "400\r\n" + std::string(1024, 'y') + "\r\n";
+  chunked += "0\r\n\r\n";
+  send_all(fd, chunked);
+  raw = read_until_close(fd);
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 413) << raw;
+  // The client's own request path too (the answer comes before the whole body is read).
+  auto r = unix_client().request("POST", "/x", std::string(100000, 'z'));
+  EXPECT_EQ(r.status, 413);
+  expect_alive();
+}
+
+TEST_F(Fixture, HugeHeadersGet431) {
+  start();
+  int fd = connect_unix(path);
+  send_all(fd, "GET / HTTP/1.1\r\nX-Big: " + std::string(5000, 'h') + "\r\n\r\n");
+  std::string raw = read_until_close(fd);
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 431) << raw;
+  expect_alive();
+}
+
+TEST_F(Fixture, KeepAliveAndPipeliningAnswerInOrder) {
+  start();
+  int fd = connect_unix(path);
+  // A slow request first, then a fast one, then one that closes: answers must keep request order.
+  send_all(fd,
+           "GET /slow?ms=200 HTTP/1.1\r\nHost: x\r\n\r\n"
+           "GET /fast HTTP/1.1\r\nHost: x\r\nX-Test: two\r\n\r\n"
+           "POST /last HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc");
+  std::string raw = read_until_close(fd);
+  ::close(fd);
+  size_t a = raw.find(R"({"slow":true})"), b = raw.find("\"path\":\"/fast\""), c = raw.find("\"path\":\"/last\"");
+  ASSERT_NE(a, std::string::npos) << raw;
+  ASSERT_NE(b, std::string::npos) << raw;
+  ASSERT_NE(c, std::string::npos) << raw;
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+  EXPECT_NE(raw.find("Connection: keep-alive"), std::string::npos);
+  EXPECT_NE(raw.find("Connection: close"), std::string::npos);
+  // A keep-alive connection serves several requests one after the other.
+  fd = connect_unix(path);
+  for (int i = 0; i < 3; i++) {
+    send_all(fd, "GET /n" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string one = read_until(fd, "/n" + std::to_string(i));
+    EXPECT_EQ(status_of(one), 200) << one;
+  }
+  size_t open_now = 0;
+  lt.run_on_loop([&] { open_now = server->open_connections(); });
+  EXPECT_EQ(open_now, 1u);
+  ::close(fd);
+}
+
+TEST_F(Fixture, LongPollAnsweredLater) {
+  start();
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = unix_client().request("GET", "/slow?ms=300");
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, R"({"slow":true})");
+  EXPECT_GE(s, 0.29);
+}
+
+TEST_F(Fixture, ClientLeavesBeforeTheAnswer) {
+  start();
+  int fd = connect_unix(path);
+  send_all(fd, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(eventually([&] { return handled.load() == 1; }));
+  bool alive = false;
+  lt.run_on_loop([&] { alive = held.at(0)->alive(); });
+  EXPECT_TRUE(alive);
+  ::close(fd);
+  EXPECT_TRUE(eventually([&] {
+    lt.run_on_loop([&] { alive = held.at(0)->alive(); });
+    return !alive;
+  }));
+  lt.run_on_loop([&] {
+    held.at(0)->send(http::Response::json(200, "{}"));  // a no-op
+    held.clear();
+  });
+  expect_alive();
+}
+
+TEST_F(Fixture, UnansweredOrThrowingHandlersGet500) {
+  start();
+  EXPECT_EQ(unix_client().request("GET", "/drop").status, 500);
+  auto r = unix_client().request("GET", "/throw");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_NE(json::parse(r.body)["error"]["message"].get<std::string>().find("boom"), std::string::npos);
+  expect_alive();
+}
+
+TEST_F(Fixture, CloseKillsPendingRespondersSafely) {
+  start();
+  int fd = connect_unix(path);
+  send_all(fd, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(eventually([&] { return handled.load() == 1; }));
+  std::shared_ptr<http::Responder> keep;
+  lt.run_on_loop([&] {
+    keep = held.at(0);
+    held.clear();
+    server->close();
+    EXPECT_FALSE(keep->alive());
+    keep->send(http::Response::json(200, "{}"));
+    EXPECT_EQ(server->open_connections(), 0u);
+  });
+  std::string raw = read_until_close(fd, 2000);
+  EXPECT_TRUE(raw.empty()) << raw;
+  ::close(fd);
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);  // the socket file is removed
+  lt.run_on_loop([&] {
+    server.reset();  // the responder outlives the server
+    keep->send(http::Response::json(200, "{}"));
+    keep.reset();
+  });
+}
+
+TEST_F(Fixture, StaleSocketIsReplacedButNotOtherFiles) {
+  // A socket file left behind by a dead process.
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+  ::unlink(path.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ::close(fd);
+  start();
+  expect_alive();
+  // A second server on the same live socket is refused.
+  LoopThread other;
+  http::Server s2(other.loop(), opt, [](const http::Request&, auto) {});
+  EXPECT_THROW(s2.start(), std::runtime_error);
+  expect_alive();
+}
+
+TEST(HttpServerStart, RefusesRegularFileAndBadTcp) {
+  LoopThread lt;
+  std::string p = temp_socket_path("file");
+  { std::ofstream(p) << "not a socket"; }
+  http::ServerOptions o;
+  o.unix_path = p;
+  http::Server s(lt.loop(), o, [](const http::Request&, auto) {});
+  EXPECT_THROW(s.start(), std::runtime_error);
+  ::unlink(p.c_str());
+  o.tcp = "127.0.0.1:0";  // no token
+  http::Server s2(lt.loop(), o, [](const http::Request&, auto) {});
+  EXPECT_THROW(s2.start(), std::runtime_error);
+  o.token = "t";
+  o.tcp = "nonsense";
+  http::Server s3(lt.loop(), o, [](const http::Request&, auto) {});
+  EXPECT_THROW(s3.start(), std::runtime_error);
+  s.close();
+  s2.close();
+  s3.close();
+  lt.stop();
+  ::unlink(p.c_str());
+}
+
+TEST(HttpResponse, ErrorBodyShape) {
+  auto r = http::Response::error(404, "job 9: not found");
+  EXPECT_EQ(r.status, 404);
+  auto j = json::parse(r.body);
+  EXPECT_EQ(j["error"]["code"], 404);
+  EXPECT_EQ(j["error"]["message"], "job 9: not found");
+}
