@@ -1,0 +1,226 @@
+// cuzk-gpu-worker: one per device. Loads every configured proving key once and keeps it resident
+// (on the GPU for the cuda backend), then proves slots of its device's ring in place.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "config/config.hpp"
+#include "groth16/formats.hpp"
+#include "groth16/parallel.hpp"
+#include "groth16/prover.hpp"
+#include "groth16/verifier.hpp"
+#include "shm/slot_ring.hpp"
+#include "shm/worker_runtime.hpp"
+#ifdef CUZK_HAVE_CUDA
+#include "kernels/gpu_api.hpp"
+#endif
+
+using namespace cuzk;
+using namespace cuzk::shm;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Key {
+  std::shared_ptr<const ZKey> zk;
+  std::unique_ptr<ProverBackend> backend;
+  VerificationKey vk;
+};
+
+// Writes a file atomically (temporary name, fsync-free rename): a reader never sees half of it.
+void write_atomic(const fs::path& dst, const std::function<void(const std::string&)>& writer) {
+  const std::string tmp = dst.string() + ".tmp" + std::to_string(getpid());
+  writer(tmp);
+  fs::rename(tmp, dst);
+}
+
+class GpuWorker {
+ public:
+  GpuWorker(config::Config cfg, WorkerArgs args)
+      : cfg_(std::move(cfg)), args_(args), link_(args, cfg_.daemon.heartbeat_interval_ms) {
+    device_ = cfg_.gpu.devices.at(args.index);
+    if (const char* d = std::getenv("CUZK_TEST_PROVE_DELAY_MS")) delay_ms_ = std::atoi(d);
+  }
+
+  ~GpuWorker() {
+#ifdef CUZK_HAVE_CUDA
+    if (registered_) gpu::unregister_host(seg_->base());
+#endif
+  }
+
+  int run() {
+    // Heartbeats start first: loading large keys takes a while and is not a hang.
+    link_.start_heartbeat();
+    seg_ = Segment::open(cfg_.daemon.instance, device_);
+    for (const auto& cc : cfg_.circuits) {
+      Key k;
+      k.zk = std::make_shared<const ZKey>(read_zkey(cc.zkey));
+      k.vk = vk_from_zkey(*k.zk);
+#ifdef CUZK_HAVE_CUDA
+      if (cfg_.gpu.backend == "cuda") k.backend = make_cuda_backend(k.zk, device_);
+#endif
+      if (cfg_.gpu.backend == "cpu") k.backend = make_cpu_backend(k.zk);
+      if (!k.backend) throw std::runtime_error("gpu.backend = " + cfg_.gpu.backend + " is not built into this binary");
+      keys_.push_back(std::move(k));
+    }
+#ifdef CUZK_HAVE_CUDA
+    if (cfg_.gpu.backend == "cuda") {
+      // Pinned ring: host-to-device copies of a, b, c run at full PCIe speed, straight from the slot.
+      gpu::register_host(seg_->base(), seg_->size());
+      registered_ = true;
+    }
+#endif
+    Msg hello = link_.make(MsgType::Hello);
+    hello.device = device_;
+    hello.set_text("backend=" + cfg_.gpu.backend + ",device=" + std::to_string(device_) + ",cpus=" +
+                   current_affinity() + ",threads=" + std::to_string(thread_count()));
+    link_.send(hello);
+    Msg m;
+    while (link_.recv(m)) {
+      if (m.type == uint16_t(MsgType::Shutdown)) return 0;
+      if (m.type == uint16_t(MsgType::Prove)) {
+        if (!handle(m)) return 1;  // a device error: restart with a fresh context
+      }
+    }
+    return 0;
+  }
+
+ private:
+  // Proves one READY slot. Returns false after a failure that may have left the device unusable.
+  bool handle(const Msg& req) {
+    const uint64_t t0 = monotonic_ns();
+    Msg done = link_.make(MsgType::ProveDone);
+    done.job = req.job;
+    done.partition = req.partition;
+    done.slot = req.slot;
+    done.device = device_;
+    done.circuit = req.circuit;
+    const std::string kv = "partition=" + std::to_string(req.partition) + ",worker=gpu" + std::to_string(args_.index) +
+                           ",slot=" + std::to_string(req.slot) + ",device=" + std::to_string(device_);
+    bool healthy = true;
+    SlotHeader& h = seg_->slot(req.slot);
+    if (h.owner_worker != args_.worker_id || h.owner_epoch != args_.epoch || h.job != req.job ||
+        h.partition != req.partition || !seg_->transition(req.slot, SlotState::Ready, SlotState::Proving)) {
+      done.status = kFailed;
+      done.set_text("slot " + std::to_string(req.slot) + " is not READY for this worker");
+      link_.send(done);
+      return true;
+    }
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ",wait_ms=%.3f", h.synth_end_ns ? double(t0 - h.synth_end_ns) / 1e6 : 0.0);
+    link_.event("GPU_PICKUP", req.job, req.partition, req.slot, kv + buf);
+    try {
+      for (int t = 0; t < delay_ms_ && !h.cancel.load(); t += 10)  // test hook: a long proof
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (h.cancel.load(std::memory_order_acquire)) {
+        seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
+        done.status = kCancelled;
+        done.set_text("cancelled");
+        link_.send(done);
+        return true;
+      }
+      if (req.circuit >= keys_.size()) throw std::invalid_argument("no circuit " + std::to_string(req.circuit));
+      Key& k = keys_[req.circuit];
+      SynthesizedView v{seg_->w(req.slot), h.n_vars, seg_->a(req.slot), seg_->b(req.slot), seg_->c(req.slot),
+                        h.domain_size};
+      link_.event("GPU_START", req.job, req.partition, req.slot, kv);
+      const uint64_t t1 = monotonic_ns();
+      Proof p = k.backend->prove_synthesized(v, {});
+      const double prove_ms = double(monotonic_ns() - t1) / 1e6;
+      std::string stages;
+#ifdef CUZK_HAVE_CUDA
+      gpu::GpuProver::Timings gt;
+      if (cuda_backend_timings(*k.backend, gt)) {
+        std::snprintf(buf, sizeof buf, ",h_ms=%.3f,msm_ms=%.3f,upload_ms=%.3f", gt.h_stage_ms,
+                      gt.witness_msms_ms + gt.h_msm_ms, gt.upload_ms);
+        stages = buf;
+      }
+#endif
+      std::vector<Fr> pub(v.w + 1, v.w + 1 + k.zk->n_public);
+      if (cfg_.gpu.verify && !verify_proof(k.vk, pub, p)) throw std::runtime_error("the proof does not verify");
+      // Results go to files first; the slot is released only after they are complete, so that a
+      // crash at any point leaves either the result or the slot to prove again.
+      fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(req.job);
+      fs::create_directories(dir);
+      const std::string stem = std::to_string(req.partition);
+      write_atomic(dir / (stem + ".public.json"), [&](const std::string& f) { write_public_json(f, pub); });
+      write_atomic(dir / (stem + ".proof.json"), [&](const std::string& f) { write_proof_json(f, p); });
+      std::snprintf(buf, sizeof buf, ",prove_ms=%.3f", prove_ms);
+      link_.event("GPU_END", req.job, req.partition, req.slot, kv + buf + stages);
+      seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
+      done.status = kOk;
+      done.ms[0] = prove_ms;
+      done.set_text(dir.string());
+    } catch (const std::invalid_argument& e) {
+      seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
+      done.status = kBadInput;
+      done.set_text(e.what());
+    } catch (const std::exception& e) {
+      // The slot goes back to READY: its a, b, c are intact and another attempt proves them again.
+      seg_->transition(req.slot, SlotState::Proving, SlotState::Ready);
+      done.status = kFailed;
+      done.set_text(e.what());
+      healthy = cfg_.gpu.backend == "cpu";
+    }
+    done.t_ns = monotonic_ns();
+    link_.send(done);
+    return healthy;
+  }
+
+  config::Config cfg_;
+  WorkerArgs args_;
+  WorkerLink link_;
+  int device_ = 0;
+  int delay_ms_ = 0;
+  bool registered_ = false;
+  std::unique_ptr<Segment> seg_;
+  std::vector<Key> keys_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  WorkerArgs args = parse_worker_args(argc, argv, "cuzk-gpu-worker");
+  die_with_parent();
+  config::Config cfg;
+  try {
+    cfg = config::load_config(args.config);
+  } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "cuzk-gpu-worker: %s\n", e.what());
+    return config::kExitConfig;
+  }
+  if (args.index >= cfg.gpu.devices.size()) {
+    std::fprintf(stderr, "cuzk-gpu-worker: --index %u but gpu.devices has %zu entries\n", args.index,
+                 cfg.gpu.devices.size());
+    return config::kExitConfig;
+  }
+  size_t threads = cfg.gpu.threads;
+  try {
+    if (!cfg.gpu.cpus.empty()) {
+      const auto& set = cfg.gpu.cpus[args.index];
+      pin_to_cpus(set.cpus);
+      if (threads == 0) threads = set.cpus.size();
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuzk-gpu-worker: gpu.cpus[%u]: %s\n", args.index, e.what());
+    return config::kExitConfig;
+  }
+  if (threads) set_thread_count(threads);
+  try {
+    GpuWorker w(std::move(cfg), args);
+    return w.run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuzk-gpu-worker: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,181 @@
+// Segment creation and mapping over Boost.Interprocess (shared_memory_object + mapped_region).
+#include "shm/slot_ring.hpp"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
+
+namespace bip = boost::interprocess;
+
+namespace cuzk::shm {
+
+namespace {
+constexpr uint64_t kPage = 4096;
+uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+uint64_t vec_bytes(uint64_t n) { return round_up(n * sizeof(Fr), kPage); }
+uint64_t header_bytes(uint32_t n_slots) {
+  return round_up(sizeof(SegmentHeader) + uint64_t(n_slots) * sizeof(SlotHeader) + 64, kPage);
+}
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+}  // namespace
+
+const char* to_string(SlotState s) {
+  switch (s) {
+    case SlotState::Free: return "free";
+    case SlotState::Synthesizing: return "synthesizing";
+    case SlotState::Ready: return "ready";
+    case SlotState::Proving: return "proving";
+  }
+  return "invalid";
+}
+
+uint64_t slot_bytes_for(uint64_t max_vars, uint64_t max_domain) {
+  return vec_bytes(max_vars) + 3 * vec_bytes(max_domain);
+}
+
+uint64_t segment_bytes_for(uint32_t n_slots, uint64_t max_vars, uint64_t max_domain) {
+  return header_bytes(n_slots) + uint64_t(n_slots) * slot_bytes_for(max_vars, max_domain);
+}
+
+std::string segment_name(const std::string& instance, int device) {
+  return "cuzk." + instance + ".dev" + std::to_string(device);
+}
+
+uint64_t shm_free_bytes() {
+  struct statvfs st;
+  if (statvfs("/dev/shm", &st) != 0) return 0;
+  return uint64_t(st.f_bavail) * st.f_frsize;
+}
+
+struct Segment::Impl {
+  bip::shared_memory_object obj;
+  bip::mapped_region region;
+};
+
+SlotHeader& Segment::slot(uint32_t i) const {
+  if (i >= hdr_->n_slots) throw std::out_of_range("slot " + std::to_string(i) + " of " + std::to_string(hdr_->n_slots));
+  return reinterpret_cast<SlotHeader*>(reinterpret_cast<char*>(base_) + round_up(sizeof(SegmentHeader), 64))[i];
+}
+
+bool Segment::transition(uint32_t i, SlotState from, SlotState to) const {
+  uint32_t expect = uint32_t(from);
+  return slot(i).state.compare_exchange_strong(expect, uint32_t(to), std::memory_order_acq_rel);
+}
+
+void Segment::force(uint32_t i, SlotState to) const { slot(i).state.store(uint32_t(to), std::memory_order_release); }
+
+Fr* Segment::w(uint32_t i) const {
+  (void)slot(i);  // range check
+  char* data = reinterpret_cast<char*>(base_) + hdr_->header_bytes + uint64_t(i) * hdr_->slot_bytes;
+  return reinterpret_cast<Fr*>(data);
+}
+Fr* Segment::a(uint32_t i) const {
+  return reinterpret_cast<Fr*>(reinterpret_cast<char*>(w(i)) + vec_bytes(hdr_->max_vars));
+}
+Fr* Segment::b(uint32_t i) const {
+  return reinterpret_cast<Fr*>(reinterpret_cast<char*>(a(i)) + vec_bytes(hdr_->max_domain));
+}
+Fr* Segment::c(uint32_t i) const {
+  return reinterpret_cast<Fr*>(reinterpret_cast<char*>(b(i)) + vec_bytes(hdr_->max_domain));
+}
+
+std::unique_ptr<Segment> Segment::create(const std::string& instance, int device, uint32_t n_slots,
+                                         uint64_t max_vars, uint64_t max_domain) {
+  if (n_slots == 0) throw std::invalid_argument("a slot ring needs at least one slot");
+  const std::string name = segment_name(instance, device);
+  bip::shared_memory_object::remove(name.c_str());  // a stale segment from an earlier run
+  const uint64_t total = segment_bytes_for(n_slots, max_vars, max_domain);
+  const uint64_t free_bytes = shm_free_bytes();
+  if (total > free_bytes)
+    throw std::runtime_error("/dev/shm has " + std::to_string(free_bytes >> 20) + " MiB free, the slot ring " + name +
+                             " needs " + std::to_string(total >> 20) + " MiB (" + std::to_string(n_slots) +
+                             " slots); lower gpu.slots or enlarge /dev/shm");
+  std::unique_ptr<Segment> s(new Segment);
+  s->impl_ = std::make_unique<Impl>();
+  try {
+    s->impl_->obj = bip::shared_memory_object(bip::create_only, name.c_str(), bip::read_write);
+    s->impl_->obj.truncate(bip::offset_t(total));
+    // Reserve the pages now: tmpfs allocates lazily, and a page it cannot allocate at first touch
+    // is a SIGBUS in whichever worker touches it.
+    int fd = s->impl_->obj.get_mapping_handle().handle;
+    int rc = posix_fallocate(fd, 0, off_t(total));
+    if (rc != 0)
+      throw std::runtime_error("cannot reserve " + std::to_string(total >> 20) + " MiB in /dev/shm for " + name + ": " +
+                               std::strerror(rc));
+    s->impl_->region = bip::mapped_region(s->impl_->obj, bip::read_write);
+  } catch (const bip::interprocess_exception& e) {
+    bip::shared_memory_object::remove(name.c_str());
+    throw std::runtime_error("shared memory " + name + ": " + e.what());
+  } catch (...) {
+    bip::shared_memory_object::remove(name.c_str());
+    throw;
+  }
+  s->name_ = name;
+  s->base_ = s->impl_->region.get_address();
+  s->size_ = total;
+  s->hdr_ = reinterpret_cast<SegmentHeader*>(s->base_);
+  SegmentHeader& h = *s->hdr_;
+  h.version = kSegmentVersion;
+  h.device = uint32_t(device);
+  h.n_slots = n_slots;
+  h.header_bytes = uint32_t(header_bytes(n_slots));
+  h.slot_bytes = slot_bytes_for(max_vars, max_domain);
+  h.max_vars = max_vars;
+  h.max_domain = max_domain;
+  h.total_bytes = total;
+  h.created_ns = now_ns();
+  std::snprintf(h.instance, sizeof(h.instance), "%s", instance.c_str());
+  for (uint32_t i = 0; i < n_slots; i++) {
+    SlotHeader* sh = &s->slot(i);
+    new (sh) SlotHeader{};
+    sh->state.store(uint32_t(SlotState::Free));
+    sh->cancel.store(0);
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  h.magic = kSegmentMagic;  // written last: a worker that sees the magic sees a complete header
+  return s;
+}
+
+std::unique_ptr<Segment> Segment::open(const std::string& instance, int device) {
+  const std::string name = segment_name(instance, device);
+  std::unique_ptr<Segment> s(new Segment);
+  s->impl_ = std::make_unique<Impl>();
+  try {
+    s->impl_->obj = bip::shared_memory_object(bip::open_only, name.c_str(), bip::read_write);
+    s->impl_->region = bip::mapped_region(s->impl_->obj, bip::read_write);
+  } catch (const bip::interprocess_exception& e) {
+    throw std::runtime_error("shared memory " + name + ": " + e.what());
+  }
+  s->name_ = name;
+  s->base_ = s->impl_->region.get_address();
+  s->size_ = s->impl_->region.get_size();
+  s->hdr_ = reinterpret_cast<SegmentHeader*>(s->base_);
+  const SegmentHeader& h = *s->hdr_;
+  if (s->size_ < sizeof(SegmentHeader) || h.magic != kSegmentMagic)
+    throw std::runtime_error("shared memory " + name + ": not a cuzk slot ring (bad magic)");
+  if (h.version != kSegmentVersion)
+    throw std::runtime_error("shared memory " + name + ": version " + std::to_string(h.version) + ", this build reads " +
+                             std::to_string(kSegmentVersion));
+  if (h.device != uint32_t(device) || h.total_bytes != s->size_)
+    throw std::runtime_error("shared memory " + name + ": header does not match the segment");
+  return s;
+}
+
+bool Segment::remove(const std::string& instance, int device) {
+  return bip::shared_memory_object::remove(segment_name(instance, device).c_str());
+}
+
+Segment::~Segment() = default;
+
+}  // namespace cuzk::shm

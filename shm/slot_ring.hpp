@@ -1,0 +1,111 @@
+// The data plane: one shared-memory segment per device holding a ring of K slots. A synthesis
+// worker writes w, a, b, c into a slot; the device's GPU worker proves from them in place.
+// No mutex lives in the segment (a process that dies holding one would wedge it): each slot's state
+// is one atomic word moved by compare-and-swap, and only the slot's current owner moves it forward.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "math/bls12_381.hpp"
+
+namespace cuzk::shm {
+
+using Fr = bls12_381::Fr;
+
+// FREE -> SYNTHESIZING (supervisor assigns) -> READY (synth worker) -> PROVING (gpu worker)
+// -> FREE (gpu worker). After a crash only the supervisor moves a slot back.
+enum class SlotState : uint32_t { Free = 0, Synthesizing = 1, Ready = 2, Proving = 3 };
+const char* to_string(SlotState s);
+
+constexpr uint64_t kSegmentMagic = 0x676e69726b7a7563ull;  // "cuzkring" little-endian
+constexpr uint32_t kSegmentVersion = 1;
+
+// One slot's header. Cache-line aligned so that two slots never share a line.
+struct alignas(64) SlotHeader {
+  std::atomic<uint32_t> state;   // SlotState
+  std::atomic<uint32_t> cancel;  // set by the supervisor; owners poll it at stage boundaries
+  uint32_t owner_worker;         // worker id (see supervisor) of the current owner
+  uint32_t owner_epoch;          // that worker's epoch: a restarted worker never owns its old slots
+  uint64_t job;
+  uint32_t partition;
+  uint32_t circuit;              // index into the config's [[circuits]]
+  uint64_t n_vars;               // filled by synthesis
+  uint64_t domain_size;
+  uint64_t generation;           // bumped by the supervisor on each assignment
+  uint64_t synth_end_ns;         // CLOCK_MONOTONIC when the slot became READY
+};
+static_assert(std::atomic<uint32_t>::is_always_lock_free, "slot state must be a lock-free word");
+
+struct SegmentHeader {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t device;
+  uint32_t n_slots;
+  uint32_t header_bytes;         // offset of slot 0's data from the segment start
+  uint64_t slot_bytes;           // bytes per slot's data (w, a, b, c, each page aligned)
+  uint64_t max_vars;
+  uint64_t max_domain;
+  uint64_t total_bytes;
+  uint64_t created_ns;
+  char instance[40];
+};
+
+// The bytes a slot needs for a circuit of n_vars wires and domain size d.
+uint64_t slot_bytes_for(uint64_t max_vars, uint64_t max_domain);
+// The whole segment's size for K such slots.
+uint64_t segment_bytes_for(uint32_t n_slots, uint64_t max_vars, uint64_t max_domain);
+// The POSIX shm name of a device's segment: "cuzk.<instance>.dev<device>".
+std::string segment_name(const std::string& instance, int device);
+
+class Segment {
+ public:
+  // Supervisor only: removes a stale segment of the same name, creates and sizes a new one, and
+  // reserves its pages (fallocate) so that a full /dev/shm is an error now, not a SIGBUS later.
+  // Throws std::runtime_error with the free space when /dev/shm cannot hold it.
+  static std::unique_ptr<Segment> create(const std::string& instance, int device, uint32_t n_slots,
+                                         uint64_t max_vars, uint64_t max_domain);
+  // Workers: maps an existing segment and checks its magic, version and device.
+  static std::unique_ptr<Segment> open(const std::string& instance, int device);
+  // Removes the named segment if it exists; true if one was removed.
+  static bool remove(const std::string& instance, int device);
+
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+
+  const SegmentHeader& header() const { return *hdr_; }
+  uint32_t n_slots() const { return hdr_->n_slots; }
+  const std::string& name() const { return name_; }
+  void* base() const { return base_; }
+  uint64_t size() const { return size_; }
+
+  SlotHeader& slot(uint32_t i) const;
+  SlotState state(uint32_t i) const { return SlotState(slot(i).state.load(std::memory_order_acquire)); }
+  // Moves slot i from `from` to `to` if it is in `from`; the release makes the slot's data visible
+  // to whoever next acquires the new state.
+  bool transition(uint32_t i, SlotState from, SlotState to) const;
+  // Supervisor recovery: sets the state whatever it was.
+  void force(uint32_t i, SlotState to) const;
+
+  // The slot's vectors: w (max_vars), then a, b, c (max_domain each).
+  Fr* w(uint32_t i) const;
+  Fr* a(uint32_t i) const;
+  Fr* b(uint32_t i) const;
+  Fr* c(uint32_t i) const;
+
+ private:
+  struct Impl;
+  Segment() = default;
+  std::unique_ptr<Impl> impl_;
+  std::string name_;
+  SegmentHeader* hdr_ = nullptr;
+  void* base_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+// Free space on the filesystem behind /dev/shm, in bytes.
+uint64_t shm_free_bytes();
+
+}  // namespace cuzk::shm

@@ -1,0 +1,57 @@
+// What every worker process does the same way: die with the supervisor, pin itself before any
+// thread exists, heartbeat from its own thread, and stamp timeline events onto its channel.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shm/messages.hpp"
+
+namespace cuzk::shm {
+
+// Command-line contract between the supervisor and a worker:
+//   <worker> --config FILE --index I --worker-id W --epoch E [--fd N]
+// The control socket is fd N (default 3), inherited from the supervisor.
+struct WorkerArgs {
+  std::string config;
+  uint32_t index = 0;      // position in the config (synthesis worker i, or device position i)
+  uint32_t worker_id = 0;  // the supervisor's id for this worker
+  uint32_t epoch = 0;
+  int fd = 3;
+};
+// Parses argv; on a usage error prints it and exits 64.
+WorkerArgs parse_worker_args(int argc, char** argv, const char* prog);
+
+// PR_SET_PDEATHSIG(SIGKILL), and exit at once if the parent is already gone.
+void die_with_parent();
+
+// sched_setaffinity to exactly `cpus` (no-op when empty). Must run before any thread starts.
+// Throws std::runtime_error naming the CPUs on failure.
+void pin_to_cpus(const std::vector<int>& cpus);
+// The CPUs this process may run on now, as "0-3,8".
+std::string current_affinity();
+
+class WorkerLink {
+ public:
+  WorkerLink(const WorkerArgs& a, uint32_t heartbeat_ms);
+  ~WorkerLink();
+  // A message stamped with this worker's id, epoch and pid.
+  Msg make(MsgType t) const;
+  bool send(const Msg& m) { return ch_.send(m); }
+  bool recv(Msg& m) { return ch_.recv(m); }
+  // A timeline event: name plus "k=v,..." (no spaces or commas inside values).
+  void event(const char* name, uint64_t job, uint32_t partition, uint32_t slot, const std::string& kv);
+  void start_heartbeat();
+
+ private:
+  WorkerArgs args_;
+  uint32_t heartbeat_ms_;
+  Channel ch_;
+  std::atomic<bool> stop_{false};
+  std::thread hb_;
+};
+
+}  // namespace cuzk::shm

@@ -1,0 +1,244 @@
+// SQLite job store: two tables, prepared statements, one transaction per logical change.
+#include "supervisor/job_store.hpp"
+
+#include <sqlite3.h>
+
+#include <stdexcept>
+
+namespace cuzk::sup {
+
+const char* to_string(Priority p) {
+  switch (p) {
+    case Priority::Critical: return "critical";
+    case Priority::High: return "high";
+    case Priority::Normal: return "normal";
+    case Priority::Low: return "low";
+  }
+  return "normal";
+}
+
+std::optional<Priority> parse_priority(const std::string& s) {
+  for (Priority p : {Priority::Critical, Priority::High, Priority::Normal, Priority::Low})
+    if (s == to_string(p)) return p;
+  return std::nullopt;
+}
+
+const char* to_string(PState s) {
+  static const char* n[] = {"queued", "synthesizing", "ready", "proving", "done", "failed", "cancelled"};
+  return n[int(s)];
+}
+const char* to_string(JState s) {
+  static const char* n[] = {"queued", "running", "done", "failed", "cancelled"};
+  return n[int(s)];
+}
+
+namespace {
+
+// One prepared statement, finalized on scope exit; every error names the store's file.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql, const std::string& path) : db_(db), path_(path) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK) fail("prepare");
+  }
+  ~Stmt() { sqlite3_finalize(st_); }
+  Stmt& bind(int i, int64_t v) { return check(sqlite3_bind_int64(st_, i, v)); }
+  Stmt& bind(int i, const std::string& v) {
+    return check(sqlite3_bind_text(st_, i, v.data(), int(v.size()), SQLITE_TRANSIENT));
+  }
+  Stmt& bind_null(int i) { return check(sqlite3_bind_null(st_, i)); }
+  bool step() {
+    int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail("step");
+    return false;
+  }
+  int64_t i64(int c) { return sqlite3_column_int64(st_, c); }
+  std::string text(int c) {
+    const unsigned char* t = sqlite3_column_text(st_, c);
+    return t ? std::string(reinterpret_cast<const char*>(t), size_t(sqlite3_column_bytes(st_, c))) : std::string();
+  }
+
+ private:
+  Stmt& check(int rc) {
+    if (rc != SQLITE_OK) fail("bind");
+    return *this;
+  }
+  [[noreturn]] void fail(const char* what) {
+    throw std::runtime_error("job store " + path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+  }
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+  std::string path_;
+};
+
+PartitionRec read_part(Stmt& s) {
+  PartitionRec p;
+  p.index = uint32_t(s.i64(0));
+  p.witness = s.text(1);
+  p.state = PState(s.i64(2));
+  p.attempts = uint32_t(s.i64(3));
+  p.error = s.text(4);
+  p.proof = s.text(5);
+  p.pub = s.text(6);
+  p.timings = s.text(7);
+  return p;
+}
+
+}  // namespace
+
+JobStore::JobStore(const std::string& path) : path_(path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    throw std::runtime_error("job store " + path + ": cannot open: " + msg);
+  }
+  sqlite3_busy_timeout(db_, 5000);
+  exec("PRAGMA journal_mode=WAL");
+  // NORMAL in WAL mode: a committed change survives a process crash (kill -9); only a power loss
+  // can drop the last transactions, which the client then resubmits by request id.
+  exec("PRAGMA synchronous=NORMAL");
+  exec(
+      "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, request_id TEXT UNIQUE, circuit TEXT NOT NULL,"
+      " priority INTEGER NOT NULL, state INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '',"
+      " created_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0)");
+  exec(
+      "CREATE TABLE IF NOT EXISTS partitions(job_id INTEGER NOT NULL, idx INTEGER NOT NULL, witness TEXT NOT NULL,"
+      " state INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
+      " proof TEXT NOT NULL DEFAULT '', public TEXT NOT NULL DEFAULT '', timings TEXT NOT NULL DEFAULT '',"
+      " PRIMARY KEY(job_id, idx))");
+}
+
+JobStore::~JobStore() { sqlite3_close(db_); }
+
+void JobStore::exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "?";
+    sqlite3_free(err);
+    throw std::runtime_error("job store " + path_ + ": " + msg);
+  }
+}
+
+void JobStore::insert(JobRec& job) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    Stmt s(db_, "INSERT INTO jobs(request_id, circuit, priority, state, created_ms) VALUES(?,?,?,?,?)", path_);
+    if (job.request_id.empty()) s.bind_null(1);
+    else s.bind(1, job.request_id);
+    s.bind(2, job.circuit).bind(3, int64_t(job.priority)).bind(4, int64_t(job.state)).bind(5, job.created_ms);
+    s.step();
+    job.id = uint64_t(sqlite3_last_insert_rowid(db_));
+    for (const PartitionRec& p : job.parts) {
+      Stmt q(db_, "INSERT INTO partitions(job_id, idx, witness, state) VALUES(?,?,?,?)", path_);
+      q.bind(1, int64_t(job.id)).bind(2, int64_t(p.index)).bind(3, p.witness).bind(4, int64_t(p.state));
+      q.step();
+    }
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
+std::optional<uint64_t> JobStore::find_request(const std::string& request_id) {
+  Stmt s(db_, "SELECT id FROM jobs WHERE request_id = ?", path_);
+  s.bind(1, request_id);
+  if (s.step()) return uint64_t(s.i64(0));
+  return std::nullopt;
+}
+
+std::optional<JobRec> JobStore::load(uint64_t id) {
+  Stmt s(db_, "SELECT id, request_id, circuit, priority, state, error, created_ms, finished_ms FROM jobs WHERE id = ?",
+         path_);
+  s.bind(1, int64_t(id));
+  if (!s.step()) return std::nullopt;
+  JobRec j;
+  j.id = uint64_t(s.i64(0));
+  j.request_id = s.text(1);
+  j.circuit = s.text(2);
+  j.priority = Priority(s.i64(3));
+  j.state = JState(s.i64(4));
+  j.error = s.text(5);
+  j.created_ms = s.i64(6);
+  j.finished_ms = s.i64(7);
+  Stmt p(db_,
+         "SELECT idx, witness, state, attempts, error, proof, public, timings FROM partitions WHERE job_id = ?"
+         " ORDER BY idx",
+         path_);
+  p.bind(1, int64_t(id));
+  while (p.step()) j.parts.push_back(read_part(p));
+  return j;
+}
+
+std::vector<JobRec> JobStore::recover() {
+  // Whatever was in flight when the last supervisor died is queued again: the slot rings it was
+  // in are recreated empty at start.
+  exec("BEGIN IMMEDIATE");
+  try {
+    Stmt s(db_, "UPDATE partitions SET state = ? WHERE state IN (?,?,?)", path_);
+    s.bind(1, int64_t(PState::Queued))
+        .bind(2, int64_t(PState::Synthesizing))
+        .bind(3, int64_t(PState::Ready))
+        .bind(4, int64_t(PState::Proving));
+    s.step();
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+  std::vector<uint64_t> ids;
+  {
+    Stmt s(db_, "SELECT id FROM jobs WHERE state IN (?,?) ORDER BY id", path_);
+    s.bind(1, int64_t(JState::Queued)).bind(2, int64_t(JState::Running));
+    while (s.step()) ids.push_back(uint64_t(s.i64(0)));
+  }
+  std::vector<JobRec> out;
+  for (uint64_t id : ids)
+    if (auto j = load(id)) out.push_back(std::move(*j));
+  return out;
+}
+
+void JobStore::set_job(uint64_t id, JState st, const std::string& error, int64_t finished_ms) {
+  Stmt s(db_, "UPDATE jobs SET state = ?, error = ?, finished_ms = ? WHERE id = ?", path_);
+  s.bind(1, int64_t(st)).bind(2, error).bind(3, finished_ms).bind(4, int64_t(id));
+  s.step();
+}
+
+void JobStore::set_partition(uint64_t job, const PartitionRec& p) {
+  Stmt s(db_,
+         "UPDATE partitions SET state = ?, attempts = ?, error = ?, proof = ?, public = ?, timings = ?"
+         " WHERE job_id = ? AND idx = ?",
+         path_);
+  s.bind(1, int64_t(p.state))
+      .bind(2, int64_t(p.attempts))
+      .bind(3, p.error)
+      .bind(4, p.proof)
+      .bind(5, p.pub)
+      .bind(6, p.timings)
+      .bind(7, int64_t(job))
+      .bind(8, int64_t(p.index));
+  s.step();
+}
+
+void JobStore::set_witness(uint64_t job, uint32_t index, const std::string& path) {
+  Stmt s(db_, "UPDATE partitions SET witness = ? WHERE job_id = ? AND idx = ?", path_);
+  s.bind(1, path).bind(2, int64_t(job)).bind(3, int64_t(index));
+  s.step();
+}
+
+JobStore::Counts JobStore::counts() {
+  Counts c;
+  {
+    Stmt s(db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state", path_);
+    while (s.step())
+      if (s.i64(0) >= 0 && s.i64(0) < 5) c.jobs[s.i64(0)] = uint64_t(s.i64(1));
+  }
+  Stmt s(db_, "SELECT state, COUNT(*) FROM partitions GROUP BY state", path_);
+  while (s.step())
+    if (s.i64(0) >= 0 && s.i64(0) < 7) c.parts[s.i64(0)] = uint64_t(s.i64(1));
+  return c;
+}
+
+}  // namespace cuzk::sup

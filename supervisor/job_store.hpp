@@ -1,0 +1,71 @@
+// The durable job store (SQLite, WAL). Every state change is written here before the supervisor
+// acts on it, so that a restarted supervisor requeues whatever was unfinished and loses nothing.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace cuzk::sup {
+
+enum class Priority : int { Critical = 0, High = 1, Normal = 2, Low = 3 };
+const char* to_string(Priority p);
+std::optional<Priority> parse_priority(const std::string& s);
+
+// Partition states; jobs use Queued, Running, Done, Failed, Cancelled.
+enum class PState : int { Queued = 0, Synthesizing, Ready, Proving, Done, Failed, Cancelled };
+const char* to_string(PState s);
+enum class JState : int { Queued = 0, Running, Done, Failed, Cancelled };
+const char* to_string(JState s);
+inline bool is_final(JState s) { return s == JState::Done || s == JState::Failed || s == JState::Cancelled; }
+inline bool is_final(PState s) { return s == PState::Done || s == PState::Failed || s == PState::Cancelled; }
+
+struct PartitionRec {
+  uint32_t index = 0;
+  std::string witness;  // absolute path
+  PState state = PState::Queued;
+  uint32_t attempts = 0;
+  std::string error, proof, pub, timings;  // proof/pub: the JSON texts; timings: a JSON object text
+};
+
+struct JobRec {
+  uint64_t id = 0;
+  std::string request_id, circuit, error;
+  Priority priority = Priority::Normal;
+  JState state = JState::Queued;
+  int64_t created_ms = 0, finished_ms = 0;  // wall clock (ms since the epoch)
+  std::vector<PartitionRec> parts;
+};
+
+class JobStore {
+ public:
+  // Opens (creating if needed) <path>; throws std::runtime_error naming the file.
+  explicit JobStore(const std::string& path);
+  ~JobStore();
+  JobStore(const JobStore&) = delete;
+  JobStore& operator=(const JobStore&) = delete;
+
+  // Inserts a job and its partitions in one transaction; fills job.id.
+  void insert(JobRec& job);
+  std::optional<uint64_t> find_request(const std::string& request_id);
+  std::optional<JobRec> load(uint64_t id);
+  // Unfinished jobs, oldest first, with in-flight partitions already reset to Queued (recovery).
+  std::vector<JobRec> recover();
+  void set_job(uint64_t id, JState s, const std::string& error, int64_t finished_ms);
+  void set_partition(uint64_t job, const PartitionRec& p);
+  // Re-points a partition at a new witness path (uploads moved under the job's id).
+  void set_witness(uint64_t job, uint32_t index, const std::string& path);
+  struct Counts {
+    uint64_t jobs[5] = {}, parts[7] = {};
+  };
+  Counts counts();
+
+ private:
+  void exec(const char* sql);
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace cuzk::sup

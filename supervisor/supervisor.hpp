@@ -1,0 +1,160 @@
+// The supervisor: owns the config, the slot rings, the job store and the workers. One libuv loop
+// runs everything; it never initialises CUDA and never does heavy compute.
+#pragma once
+#include <uv.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "groth16/formats.hpp"
+#include "shm/messages.hpp"
+#include "shm/slot_ring.hpp"
+#include "supervisor/http_server.hpp"
+#include "supervisor/job_store.hpp"
+#include "supervisor/timeline.hpp"
+
+namespace cuzk::sup {
+
+struct Worker {
+  enum Kind { Synth, Gpu } kind = Synth;
+  uint32_t index = 0;  // position in its config list
+  uint32_t id = 0;     // unique across kinds
+  int device = 0;      // gpu workers: the device id
+  std::string name, cpus;
+  uint32_t epoch = 0;
+  int pid = 0;
+  std::string state = "starting";  // starting, idle, busy, backoff, failed, stopped
+  std::string failure;             // why it is failed
+  uint32_t restarts = 0;
+  std::deque<uint64_t> recent_restarts;  // ns stamps within limits.restart_period_s
+  uv_process_t* proc = nullptr;
+  uv_poll_t* poll = nullptr;
+  uv_timer_t* timer = nullptr;  // restart backoff
+  int fd = -1;
+  uint64_t last_heard_ns = 0;
+  bool task = false;  // has a task in flight
+  uint64_t job = 0;
+  uint32_t partition = 0, slot = 0;
+  int task_device = 0;
+  std::string hello;  // what the worker said about itself (cpus, threads, backend)
+};
+
+struct SlotUse {
+  bool used = false;
+  uint64_t job = 0;
+  uint32_t partition = 0;
+  enum Phase { Synth, Ready, Proving } phase = Synth;
+};
+
+struct Device {
+  int id = 0;
+  std::unique_ptr<shm::Segment> seg;
+  std::vector<SlotUse> slots;
+  Worker* gpu = nullptr;
+};
+
+// Per-partition timestamps for the timings the API reports (CLOCK_MONOTONIC ns).
+struct PartTimes {
+  uint64_t queued = 0, synth_start = 0, ready = 0, prove_start = 0;
+  double synth_ms = 0, prove_ms = 0, wait_ms = 0;
+};
+
+struct ActiveJob {
+  JobRec rec;
+  uint32_t circuit = 0;
+  std::vector<PartTimes> times;
+  std::string upload_dir;  // uploaded witnesses, removed when the job is final
+  struct Waiter {
+    std::shared_ptr<http::Responder> r;
+    uv_timer_t* timer;
+  };
+  std::vector<Waiter> waiters;
+};
+
+class Supervisor {
+ public:
+  Supervisor(config::Config cfg, std::string config_path);
+  ~Supervisor();
+  // Runs the loop until SIGTERM/SIGINT has drained the daemon. Returns the process exit status.
+  int run();
+
+ private:
+  using Key = std::tuple<int, uint64_t, uint32_t>;  // priority, job id (age), partition
+
+  // start-up
+  void setup_state();
+  void setup_rings();
+  void recover_jobs();
+  void spawn(Worker& w);
+  // control plane
+  void on_readable(Worker& w);
+  void on_message(Worker& w, const shm::Msg& m);
+  void on_exit(Worker& w, int64_t status, int signal);
+  void restart_later(Worker& w);
+  void check_heartbeats();
+  // scheduling
+  void schedule();
+  bool dispatch_synth();
+  void dispatch_proofs(Device& d);
+  void on_synth_done(Worker& w, const shm::Msg& m);
+  void on_prove_done(Worker& w, const shm::Msg& m);
+  void requeue(uint64_t job, uint32_t partition, const std::string& why, bool count_attempt);
+  void complete_partition(ActiveJob& j, uint32_t p, const std::string& result_dir);
+  void fail_job(ActiveJob& j, uint32_t p, const std::string& why);
+  void finish_job(ActiveJob& j, JState st, const std::string& error);
+  void release_slot(int device, uint32_t slot);
+  void set_pstate(ActiveJob& j, uint32_t p, PState s);
+  // api
+  void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
+  http::Response submit(const http::Request& req);
+  http::Response cancel(uint64_t id);
+  nlohmann::json job_json(const JobRec& j, const ActiveJob* active) const;
+  nlohmann::json status_json();
+  std::string metrics_text();
+  void notify_waiters(ActiveJob& j);
+  // lifecycle
+  void begin_shutdown(const char* why);
+  void maybe_finish_shutdown();
+  void tick();
+  void event(const std::string& name, uint64_t job, const std::string& kv);
+  Device* device(int id);
+  Worker* worker(uint32_t id);
+  ActiveJob* active(uint64_t id);
+
+  config::Config cfg_;
+  std::string config_path_;
+  std::string worker_dir_;
+  uv_loop_t* loop_ = nullptr;
+  uint64_t t0_ns_ = 0;
+  std::unique_ptr<JobStore> store_;
+  std::unique_ptr<Timeline> timeline_;
+  std::unique_ptr<http::Server> server_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<Device> devices_;
+  std::vector<ZKeyHeader> dims_;  // per circuit: nVars, nPublic, domain size
+  std::map<uint64_t, ActiveJob> jobs_;
+  std::set<Key> pending_;
+  uv_signal_t sigterm_{}, sigint_{};
+  uv_timer_t tick_timer_{};
+  bool draining_ = false, stopping_ = false;
+  uint64_t drain_deadline_ns_ = 0;
+  int exit_status_ = 0;
+  uint64_t upload_seq_ = 0;
+  // metrics
+  uint64_t proofs_done_ = 0, parts_failed_ = 0;
+  double prove_sum_s_ = 0, synth_sum_s_ = 0;
+  uint64_t synth_count_ = 0;
+  bool watchdog_ = false;
+  uint64_t watchdog_usec_ = 0, last_watchdog_ns_ = 0, last_status_ns_ = 0;
+};
+
+}  // namespace cuzk::sup

@@ -1,0 +1,241 @@
+// cuzk-synth-worker: turns a witness into w, a = A*w, b = B*w, c = a o b, written straight into a
+// shared-memory slot, for the device's GPU worker to prove from in place.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include "config/config.hpp"
+#include "groth16/formats.hpp"
+#include "groth16/parallel.hpp"
+#include "groth16/prover.hpp"
+#include "shm/slot_ring.hpp"
+#include "shm/worker_runtime.hpp"
+
+using namespace cuzk;
+using namespace cuzk::shm;
+
+namespace {
+
+// A circuit's compiled evaluator, built once per worker on first use, and its optional r1cs.
+struct Circuit {
+  std::string name;
+  uint32_t n_vars = 0, n_public = 0, domain_size = 0;
+  ConstraintEvaluator ev;
+  std::unique_ptr<R1cs> r1cs;
+};
+
+// Input errors that retrying cannot fix: reported as kBadInput, the job fails with the message.
+struct BadInput : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Cancelled {};
+
+class SynthWorker {
+ public:
+  SynthWorker(config::Config cfg, WorkerArgs args)
+      : cfg_(std::move(cfg)), args_(args), link_(args, cfg_.daemon.heartbeat_interval_ms) {
+    if (const char* d = std::getenv("CUZK_TEST_SYNTH_DELAY_MS")) delay_ms_ = std::atoi(d);
+  }
+
+  int run() {
+    for (int d : cfg_.gpu.devices) segments_[d] = Segment::open(cfg_.daemon.instance, d);
+    link_.start_heartbeat();
+    Msg hello = link_.make(MsgType::Hello);
+    hello.set_text("cpus=" + current_affinity() + ",threads=" + std::to_string(thread_count()));
+    link_.send(hello);
+    Msg m;
+    while (link_.recv(m)) {
+      if (m.type == uint16_t(MsgType::Shutdown)) return 0;
+      if (m.type == uint16_t(MsgType::Synthesize)) handle(m);
+    }
+    return 0;  // the supervisor closed the channel
+  }
+
+ private:
+  // Loads (once) the circuit's CSR matrices from its zkey, and its r1cs when configured.
+  Circuit& circuit(uint32_t idx) {
+    auto it = circuits_.find(idx);
+    if (it != circuits_.end()) return *it->second;
+    if (idx >= cfg_.circuits.size()) throw std::runtime_error("no circuit " + std::to_string(idx) + " in the config");
+    const config::CircuitConfig& cc = cfg_.circuits[idx];
+    auto c = std::make_unique<Circuit>();
+    c->name = cc.name;
+    {
+      ZKey zk = read_zkey(cc.zkey);
+      c->n_vars = zk.n_vars;
+      c->n_public = zk.n_public;
+      c->domain_size = zk.domain_size;
+      c->ev = ConstraintEvaluator::compile(zk);
+    }  // the key's points are not needed here
+    if (!cc.r1cs.empty()) {
+      c->r1cs = std::make_unique<R1cs>(read_r1cs(cc.r1cs));
+      if (c->r1cs->n_wires != c->n_vars)
+        throw std::runtime_error("circuit " + cc.name + ": r1cs " + cc.r1cs + " has " +
+                                 std::to_string(c->r1cs->n_wires) + " wires, its zkey has nVars=" +
+                                 std::to_string(c->n_vars));
+    }
+    return *circuits_.emplace(idx, std::move(c)).first->second;
+  }
+
+  // Every constraint (sum a)(sum b) = (sum c) over the witness; names the first that fails.
+  static void check_satisfied(const Circuit& c, const std::vector<Fr>& w, const std::string& path) {
+    const auto& cons = c.r1cs->constraints;
+    std::vector<size_t> first_bad(thread_count() + 1, SIZE_MAX);
+    auto dot = [&](const std::vector<LinearTerm>& lc) {
+      Fr acc = Fr::zero();
+      for (const LinearTerm& t : lc) acc += t.coeff * w[t.wire];
+      return acc;
+    };
+    parallel_for(cons.size(), [&](size_t lo, size_t hi, size_t chunk) {
+      for (size_t i = lo; i < hi; i++)
+        if (dot(cons[i].a) * dot(cons[i].b) != dot(cons[i].c)) {
+          first_bad[chunk] = i;
+          return;
+        }
+    });
+    size_t bad = *std::min_element(first_bad.begin(), first_bad.end());
+    if (bad != SIZE_MAX)
+      throw BadInput("witness " + path + " does not satisfy constraint " + std::to_string(bad) + " of circuit " +
+                     c.name);
+  }
+
+  void check_cancel(const SlotHeader& h) {
+    if (h.cancel.load(std::memory_order_acquire)) throw Cancelled{};
+  }
+
+  void handle(const Msg& req) {
+    const uint64_t t0 = monotonic_ns();
+    Msg done = link_.make(MsgType::SynthDone);
+    done.job = req.job;
+    done.partition = req.partition;
+    done.slot = req.slot;
+    done.device = req.device;
+    done.circuit = req.circuit;
+    const std::string kv_base = "partition=" + std::to_string(req.partition) + ",worker=synth" +
+                                std::to_string(args_.index) + ",slot=" + std::to_string(req.slot) +
+                                ",device=" + std::to_string(req.device);
+    link_.event("SYNTH_START", req.job, req.partition, req.slot, kv_base);
+    auto seg_it = segments_.find(req.device);
+    Segment* seg = seg_it == segments_.end() ? nullptr : seg_it->second.get();
+    double read_ms = 0, eval_ms = 0;
+    try {
+      if (!seg) throw std::runtime_error("no slot ring for device " + std::to_string(req.device));
+      SlotHeader& h = seg->slot(req.slot);
+      if (seg->state(req.slot) != SlotState::Synthesizing || h.owner_worker != args_.worker_id ||
+          h.owner_epoch != args_.epoch || h.job != req.job || h.partition != req.partition)
+        throw std::runtime_error("slot " + std::to_string(req.slot) + " is not assigned to this worker");
+      Circuit& c = circuit(req.circuit);
+      check_cancel(h);
+      const std::string path = req.text;
+      std::vector<Fr> w;
+      try {
+        w = read_wtns(path);
+      } catch (const FormatError& e) {
+        throw BadInput(e.what());
+      } catch (const std::invalid_argument& e) {
+        throw BadInput(e.what());
+      }
+      if (w.size() != c.n_vars)
+        throw BadInput("witness " + path + " has " + std::to_string(w.size()) + " values, circuit " + c.name +
+                       " expects nVars=" + std::to_string(c.n_vars) + " (a witness of another circuit?)");
+      if (c.r1cs) check_satisfied(c, w, path);
+      const uint64_t t1 = monotonic_ns();
+      read_ms = double(t1 - t0) / 1e6;
+      // Test hook: stretch synthesis so that process tests can kill a worker in the middle of it.
+      for (int t = 0; t < delay_ms_; t += 10) {
+        check_cancel(h);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      check_cancel(h);
+      const auto& hdr = seg->header();
+      if (c.n_vars > hdr.max_vars || c.domain_size > hdr.max_domain)
+        throw std::runtime_error("circuit " + c.name + " does not fit the slot ring");
+      std::copy(w.begin(), w.end(), seg->w(req.slot));
+      c.ev.evaluate_into(seg->w(req.slot), seg->a(req.slot), seg->b(req.slot), seg->c(req.slot));
+      eval_ms = double(monotonic_ns() - t1) / 1e6;
+      check_cancel(h);
+      h.n_vars = c.n_vars;
+      h.domain_size = c.domain_size;
+      h.synth_end_ns = monotonic_ns();
+      if (!seg->transition(req.slot, SlotState::Synthesizing, SlotState::Ready))
+        throw std::runtime_error("slot " + std::to_string(req.slot) + " was taken away during synthesis");
+      done.status = kOk;
+    } catch (const Cancelled&) {
+      seg->transition(req.slot, SlotState::Synthesizing, SlotState::Free);
+      done.status = kCancelled;
+      done.set_text("cancelled");
+    } catch (const BadInput& e) {
+      if (seg) seg->transition(req.slot, SlotState::Synthesizing, SlotState::Free);
+      done.status = kBadInput;
+      done.set_text(e.what());
+    } catch (const std::exception& e) {
+      if (seg) seg->transition(req.slot, SlotState::Synthesizing, SlotState::Free);
+      done.status = kFailed;
+      done.set_text(e.what());
+    }
+    const double synth_ms = double(monotonic_ns() - t0) / 1e6;
+    done.ms[0] = synth_ms;
+    done.ms[1] = read_ms;
+    done.ms[2] = eval_ms;
+    char kv[160];
+    std::snprintf(kv, sizeof kv, ",synth_ms=%.3f,read_ms=%.3f,eval_ms=%.3f,status=%d", synth_ms, read_ms, eval_ms,
+                  done.status);
+    link_.event("SYNTH_END", req.job, req.partition, req.slot, kv_base + kv);
+    done.t_ns = monotonic_ns();
+    link_.send(done);
+  }
+
+  config::Config cfg_;
+  WorkerArgs args_;
+  WorkerLink link_;
+  int delay_ms_ = 0;
+  std::map<int, std::unique_ptr<Segment>> segments_;
+  std::map<uint32_t, std::unique_ptr<Circuit>> circuits_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  WorkerArgs args = parse_worker_args(argc, argv, "cuzk-synth-worker");
+  die_with_parent();
+  config::Config cfg;
+  try {
+    cfg = config::load_config(args.config);
+  } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "cuzk-synth-worker: %s\n", e.what());
+    return config::kExitConfig;
+  }
+  if (args.index >= cfg.synthesis.workers) {
+    std::fprintf(stderr, "cuzk-synth-worker: --index %u but synthesis.workers = %u\n", args.index,
+                 cfg.synthesis.workers);
+    return config::kExitConfig;
+  }
+  // Pin before any thread exists, so that every thread inherits the set.
+  size_t threads = cfg.synthesis.threads;
+  try {
+    if (!cfg.synthesis.cpus.empty()) {
+      const auto& set = cfg.synthesis.cpus[args.index];
+      pin_to_cpus(set.cpus);
+      if (threads == 0) threads = set.cpus.size();
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuzk-synth-worker: synthesis.cpus[%u]: %s\n", args.index, e.what());
+    return config::kExitConfig;
+  }
+  if (threads) set_thread_count(threads);
+  try {
+    SynthWorker w(std::move(cfg), args);
+    return w.run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuzk-synth-worker: %s\n", e.what());
+    return 1;
+  }
+}

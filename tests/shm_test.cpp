@@ -1,0 +1,112 @@
+// The slot ring and the control messages, in one process and across fork().
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shm/messages.hpp"
+#include "shm/slot_ring.hpp"
+
+using namespace cuzk::shm;
+
+namespace {
+std::string test_instance() { return "test" + std::to_string(getpid()); }
+}  // namespace
+
+TEST(SlotRing, CreateOpenLayoutAndTransitions) {
+  const std::string inst = test_instance();
+  auto seg = Segment::create(inst, 3, 4, 100, 256);
+  EXPECT_EQ(seg->name(), "cuzk." + inst + ".dev3");
+  EXPECT_EQ(seg->n_slots(), 4u);
+  EXPECT_EQ(seg->size(), segment_bytes_for(4, 100, 256));
+  for (uint32_t i = 0; i < 4; i++) {
+    EXPECT_EQ(seg->state(i), SlotState::Free);
+    // Each vector is page aligned and the four do not overlap, nor do slots.
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(seg->w(i)) % 4096, 0u);
+    EXPECT_GE(reinterpret_cast<char*>(seg->a(i)), reinterpret_cast<char*>(seg->w(i) + 100));
+    EXPECT_GE(reinterpret_cast<char*>(seg->b(i)), reinterpret_cast<char*>(seg->a(i) + 256));
+    EXPECT_GE(reinterpret_cast<char*>(seg->c(i)), reinterpret_cast<char*>(seg->b(i) + 256));
+    if (i + 1 < 4) EXPECT_GE(reinterpret_cast<char*>(seg->w(i + 1)), reinterpret_cast<char*>(seg->c(i) + 256));
+  }
+  EXPECT_LE(reinterpret_cast<char*>(seg->c(3) + 256), reinterpret_cast<char*>(seg->base()) + seg->size());
+  EXPECT_THROW(seg->slot(4), std::out_of_range);
+
+  auto other = Segment::open(inst, 3);  // a second mapping sees the same memory
+  seg->w(2)[5] = Fr::one();
+  EXPECT_EQ(other->w(2)[5], Fr::one());
+  EXPECT_TRUE(seg->transition(2, SlotState::Free, SlotState::Synthesizing));
+  EXPECT_FALSE(other->transition(2, SlotState::Free, SlotState::Synthesizing));
+  EXPECT_TRUE(other->transition(2, SlotState::Synthesizing, SlotState::Ready));
+  EXPECT_EQ(seg->state(2), SlotState::Ready);
+  seg->force(2, SlotState::Free);
+  EXPECT_EQ(other->state(2), SlotState::Free);
+
+  EXPECT_THROW(Segment::open(inst, 4), std::runtime_error);  // no such device
+  // Creating again replaces the stale segment with a fresh one.
+  auto again = Segment::create(inst, 3, 2, 10, 16);
+  EXPECT_EQ(again->n_slots(), 2u);
+  EXPECT_TRUE(Segment::remove(inst, 3));
+  EXPECT_FALSE(Segment::remove(inst, 3));
+}
+
+TEST(SlotRing, RefusesMoreThanDevShmHolds) {
+  uint64_t free_bytes = shm_free_bytes();
+  ASSERT_GT(free_bytes, 0u);
+  uint64_t domain = free_bytes / 32 + 1;  // one slot larger than all free space
+  try {
+    Segment::create(test_instance(), 0, 1, 1, domain);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/shm has"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(Segment::remove(test_instance(), 0));
+}
+
+TEST(SlotRing, CrossProcessHandOff) {
+  const std::string inst = test_instance();
+  auto seg = Segment::create(inst, 0, 1, 8, 8);
+  ASSERT_TRUE(seg->transition(0, SlotState::Free, SlotState::Synthesizing));
+  pid_t pid = fork();
+  if (pid == 0) {
+    auto s = Segment::open(inst, 0);
+    for (int i = 0; i < 8; i++) s->a(0)[i] = Fr::from_u64(uint64_t(i) + 7);
+    _exit(s->transition(0, SlotState::Synthesizing, SlotState::Ready) ? 0 : 1);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  EXPECT_EQ(seg->state(0), SlotState::Ready);
+  for (int i = 0; i < 8; i++) EXPECT_EQ(seg->a(0)[i], Fr::from_u64(uint64_t(i) + 7));
+  Segment::remove(inst, 0);
+}
+
+TEST(Messages, RoundTripAndRejectsForeignDatagrams) {
+  int fds[2];
+  make_socketpair(fds);
+  Channel a(fds[0]), b(fds[1]);
+  Msg m;
+  m.type = uint16_t(MsgType::Synthesize);
+  m.job = 42;
+  m.partition = 3;
+  m.set_text("/tmp/w.wtns");
+  // Garbage of the wrong size, then a right-sized datagram with a bad magic and one with a newer
+  // version: all dropped; the good message after them arrives.
+  char junk[10] = {};
+  ASSERT_EQ(::send(fds[0], junk, sizeof(junk), 0), ssize_t(sizeof(junk)));
+  Msg bad = m;
+  bad.magic = 1;
+  ASSERT_EQ(::send(fds[0], &bad, sizeof(bad), 0), ssize_t(sizeof(bad)));
+  Msg newer = m;
+  newer.version = kMsgVersion + 1;
+  ASSERT_EQ(::send(fds[0], &newer, sizeof(newer), 0), ssize_t(sizeof(newer)));
+  ASSERT_TRUE(a.send(m));
+  Msg got;
+  ASSERT_TRUE(b.recv(got));
+  EXPECT_EQ(got.job, 42u);
+  EXPECT_EQ(got.partition, 3u);
+  EXPECT_STREQ(got.text, "/tmp/w.wtns");
+  EXPECT_EQ(b.dropped(), 3u);
+  close(fds[0]);
+  EXPECT_FALSE(b.recv(got));  // EOF
+  close(fds[1]);
+}
