@@ -49,11 +49,17 @@ class CudaBackend : public ProverBackend {
     return assemble_proof(zk, m, opt);
   }
 
-  // a, b, c are A*w, B*w and their product, so the device recomputes them from w alone (its
-  // evaluator is resident); reading the synthesized vectors in place is the next step.
+  // The proving stage alone: w, a, b, c are read from the caller's memory (a shared-memory slot,
+  // ideally registered with gpu::register_host) and the matrices are not evaluated again.
   Proof prove_synthesized(const SynthesizedView& s, const ProveOptions& opt, RawMsms* raw) override {
     check_synthesized(*zk_, s);
-    return prove(std::vector<Fr>(s.w, s.w + s.n_vars), opt, raw);
+    RawMsms m;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      m = gpu_->run_synthesized(s);
+    }
+    if (raw) *raw = m;
+    return assemble_proof(*zk_, m, opt);
   }
 
  private:

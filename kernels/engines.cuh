@@ -21,6 +21,11 @@ class NttEngine {
   void inverse(DFr* d, int log_n, bool coset);
   // a, b, c (natural order) -> a = odd-coset values of a*b - c; b and c are clobbered.
   void h_stage(DFr* a, DFr* b, DFr* c, int log_n);
+  // The two halves of h_stage, so that a caller can transform each vector as soon as it is on the
+  // device: h_stage_vec takes one vector (natural order) to its odd-coset values; h_combine then
+  // leaves a*b - c in a.
+  void h_stage_vec(DFr* x, int log_n);
+  void h_combine(DFr* a, const DFr* b, const DFr* c, int log_n);
   cudaStream_t stream() const { return s_; }
 
  private:

@@ -26,6 +26,16 @@ struct DeviceInfo {
 };
 DeviceInfo device_info(int device);
 
+// Page-locks [p, p + bytes) for every device (cudaHostRegister, portable), so that copies out of it
+// run at full bus speed and asynchronously: the daemon's GPU worker registers its mapped shared-memory
+// slot ring once. A read-only mapping is registered read-only. Throws GpuError with the reason when
+// there is no device, p is null, bytes is 0, the range is already registered or the driver refuses.
+void register_host(void* p, size_t bytes);
+// Undoes register_host(p, ...) (p as registered). Throws GpuError when p is not registered.
+void unregister_host(void* p);
+// Whether p lies in page-locked host memory (registered or allocated pinned). Never throws.
+bool host_registered(const void* p) noexcept;
+
 // NTT over Fr of host data, natural order in and out (snarkjs's roots: generator 5).
 // coset: the transform on the coset g*<omega> with g = root_of_unity(log_n + 1), i.e. forward
 // multiplies x_i by g^i first and inverse multiplies by g^-i last. log_n in 0..27.
@@ -75,8 +85,17 @@ class GpuProver {
   GpuProver& operator=(const GpuProver&) = delete;
   // w must have n_vars entries (checked by the caller).
   RawMsms run(const std::vector<Fr>& w);
+  // The proving stage from synthesized host vectors (w, a = A w, b = B w, c = a o b): uploads them
+  // (straight from page-locked memory, e.g. a registered shared-memory ring, else through pinned
+  // staging) and runs the H stage and the five MSMs; the matrices are not evaluated. Each of a, b, c
+  // is transformed as soon as it is on the device while the next one is still crossing the bus, and
+  // the witness MSMs start once w is there. Throws std::invalid_argument when the sizes do not fit.
+  RawMsms run_synthesized(const SynthesizedView& s);
   // Per-stage wall times of the last run, in milliseconds, for benchmarks and logs.
   struct Timings {
+    // upload_ms: host time until the last host-to-device copy was queued (from page-locked memory
+    // that is almost nothing; through staging it is the transfer). h_stage_ms includes waiting for
+    // a, b, c (run_synthesized) or evaluating them (run).
     double upload_ms = 0, witness_msms_ms = 0, h_stage_ms = 0, h_msm_ms = 0, total_ms = 0;
   };
   Timings last_timings() const;

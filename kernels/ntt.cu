@@ -148,20 +148,27 @@ void NttEngine::inverse(DFr* d, int log_n, bool coset) {
 
 // Per vector: inverse DIF (natural -> bit-reversed, unscaled), scale position j by n^-1 g^rev(j),
 // forward DIT (bit-reversed -> natural): no permutation pass at all. Then a*b - c.
-void NttEngine::h_stage(DFr* a, DFr* b, DFr* c, int log_n) {
+void NttEngine::h_stage_vec(DFr* x, int log_n) {
   check_log_n(log_n + 1);
-  size_t n = size_t(1) << log_n;
   NttScale s;
   s.mode = NttScale::Table;
   s.rev_exponent = true;
   s.table = pow_table(log_n, Table::HStage);
-  for (DFr* x : {a, b, c}) {
-    passes(x, log_n, true, false);
-    elementwise(x, log_n, s);
-    passes(x, log_n, false, true);
-  }
+  passes(x, log_n, true, false);
+  elementwise(x, log_n, s);
+  passes(x, log_n, false, true);
+}
+
+void NttEngine::h_combine(DFr* a, const DFr* b, const DFr* c, int log_n) {
+  check_log_n(log_n + 1);
+  size_t n = size_t(1) << log_n;
   k_h_combine<<<elementwise_grid(n), 256, 0, s_>>>(a, b, c, n);
   CUZK_CUDA_LAUNCHED("k_h_combine");
+}
+
+void NttEngine::h_stage(DFr* a, DFr* b, DFr* c, int log_n) {
+  for (DFr* x : {a, b, c}) h_stage_vec(x, log_n);
+  h_combine(a, b, c, log_n);
 }
 
 // ---- plain API ----

@@ -1,10 +1,13 @@
 // The device half of the Groth16 prover. The proving key (A, B1, B2, C, H points and the compiled
-// A/B matrices) is uploaded once and stays resident. Per proof only the witness crosses the bus;
-// two lanes then run concurrently on two streams:
+// A/B matrices) is uploaded once and stays resident. Two lanes run concurrently on two streams:
 //   witness lane: sort the witness digits once, then the A, B1, B2 and C MSMs over them;
-//   H lane:       a = A w, b = B w, c = a o b on the device, the fused H stage, the H MSM.
+//   H lane:       a, b, c -> the fused H stage -> the H MSM.
+// run(w): only the witness crosses the bus; a = A w, b = B w, c = a o b are evaluated on the device.
+// run_synthesized(view): w, a, b, c come from host memory (the daemon's shared-memory slot), w first
+// on the witness stream, then a, b, c on an upload stream, each transformed as soon as it lands.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <future>
 
@@ -86,6 +89,16 @@ class StagedUpload {
   cudaEvent_t done_[2] = {nullptr, nullptr};
 };
 
+// Host-to-device copy ordered on stream s: straight from page-locked memory (registered or
+// pinned), through the staging buffers otherwise.
+void copy_in(StagedUpload& staging, void* dst, const void* src, size_t bytes, cudaStream_t s) {
+  if (bytes == 0) return;
+  if (host_registered(src) && host_registered(static_cast<const unsigned char*>(src) + bytes - 1))
+    CUZK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
+  else
+    staging.copy(dst, src, bytes, s);
+}
+
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -101,10 +114,11 @@ struct GpuProver::Impl {
   DevBuf<u32> a_rp, a_col, b_rp, b_col;
   DevBuf<DFr> a_val, b_val;
   DevBuf<DFr> w, abc;
-  Stream s_w, s_h;
+  Stream s_w, s_h, s_up;
   MsmEngine eng_w{s_w.get()}, eng_h{s_h.get()};
   NttEngine ntt{s_h.get()};
   cudaEvent_t w_ready = nullptr;
+  cudaEvent_t abc_ready[3] = {nullptr, nullptr, nullptr};
   StagedUpload staging;
   Timings t;
 
@@ -127,11 +141,56 @@ struct GpuProver::Impl {
     abc.resize(3 * (size_t)domain);
     ntt.reserve(log_domain);
     CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&w_ready, cudaEventDisableTiming));
+    for (auto& e : abc_ready) CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
   ~Impl() {
     if (w_ready) cudaEventDestroy(w_ready);
+    for (auto e : abc_ready)
+      if (e) cudaEventDestroy(e);
+  }
+
+  // The witness lane (A, B1, B2, C over one digit plan of w) on its own host thread, since the MSM
+  // plan waits on small device-to-host copies; w must be queued on s_w before this is called.
+  std::future<void> witness_lane(RawMsms& out) {
+    return std::async(std::launch::async, [this, &out] {
+      auto t1 = std::chrono::steady_clock::now();
+      set_device(device);
+      eng_w.plan(w.get(), n_vars);
+      out.a = eng_w.run_g1(a.get());
+      out.b1 = eng_w.run_g1(b1.get());
+      out.b2 = eng_w.run_g2(b2.get());
+      out.c = n_vars > n_public + 1 ? eng_w.run_g1(c.get(), n_public + 1) : host::g1_infinity();
+      t.witness_msms_ms = ms_since(t1);
+    });
+  }
+
+  // The H lane's tail: the H MSM over the odd-coset values left in the first third of abc.
+  void h_msm(RawMsms& out) {
+    auto t3 = std::chrono::steady_clock::now();
+    eng_h.plan(abc.get(), domain);
+    out.h = eng_h.run_g1(h.get());
+    t.h_msm_ms = ms_since(t3);
   }
 };
+
+namespace {
+
+// Runs body (the H lane) on this thread while lane runs; rethrows the first failure after both end.
+template <class Body>
+void join_lanes(std::future<void>& lane, Body&& body) {
+  try {
+    body();
+  } catch (...) {
+    try {
+      lane.get();
+    } catch (...) {
+    }
+    throw;
+  }
+  lane.get();
+}
+
+}  // namespace
 
 GpuProver::GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device) {
   set_device(device);
@@ -160,19 +219,8 @@ RawMsms GpuProver::run(const std::vector<Fr>& wit) {
   m.t.upload_ms = ms_since(t0);  // host side: the last chunk is queued
 
   RawMsms out;
-  // Witness lane on its own host thread (the MSM plan waits on small device-to-host copies).
-  auto lane = std::async(std::launch::async, [&] {
-    auto t1 = std::chrono::steady_clock::now();
-    set_device(m.device);
-    m.eng_w.plan(m.w.get(), m.n_vars);
-    out.a = m.eng_w.run_g1(m.a.get());
-    out.b1 = m.eng_w.run_g1(m.b1.get());
-    out.b2 = m.eng_w.run_g2(m.b2.get());
-    out.c = m.n_vars > m.n_public + 1 ? m.eng_w.run_g1(m.c.get(), m.n_public + 1) : host::g1_infinity();
-    m.t.witness_msms_ms = ms_since(t1);
-  });
-
-  try {
+  auto lane = m.witness_lane(out);
+  join_lanes(lane, [&] {
     auto t2 = std::chrono::steady_clock::now();
     CUZK_CUDA_CHECK(cudaStreamWaitEvent(m.s_h.get(), m.w_ready, 0));
     size_t n = m.domain;
@@ -185,20 +233,97 @@ RawMsms GpuProver::run(const std::vector<Fr>& wit) {
     m.ntt.h_stage(a, b, c, m.log_domain);
     m.s_h.sync();
     m.t.h_stage_ms = ms_since(t2);
-    auto t3 = std::chrono::steady_clock::now();
-    m.eng_h.plan(a, n);
-    out.h = m.eng_h.run_g1(m.h.get());
-    m.t.h_msm_ms = ms_since(t3);
-  } catch (...) {
-    try {
-      lane.get();
-    } catch (...) {
-    }
-    throw;
-  }
-  lane.get();
+    m.h_msm(out);
+  });
   m.t.total_ms = ms_since(t0);
   return out;
+}
+
+RawMsms GpuProver::run_synthesized(const SynthesizedView& sv) {
+  Impl& m = *impl_;
+  if (!sv.w || !sv.a || !sv.b || !sv.c) throw std::invalid_argument("synthesized vectors: a null vector");
+  if (sv.n_vars != m.n_vars)
+    throw std::invalid_argument("synthesized witness has " + std::to_string(sv.n_vars) +
+                                " values, the zkey expects nVars=" + std::to_string(m.n_vars));
+  if (sv.domain_size != m.domain)
+    throw std::invalid_argument("synthesized a/b/c have " + std::to_string(sv.domain_size) +
+                                " entries, the zkey's domainSize is " + std::to_string(m.domain));
+  auto t0 = std::chrono::steady_clock::now();
+  set_device(m.device);
+  size_t n = m.domain;
+  DFr* dst[3] = {m.abc.get(), m.abc.get() + n, m.abc.get() + 2 * n};
+  const Fr* src[3] = {sv.a, sv.b, sv.c};
+
+  // w first, so that the long witness lane starts as early as possible.
+  copy_in(m.staging, m.w.get(), sv.w, sv.n_vars * sizeof(Fr), m.s_w.get());
+  CUZK_CUDA_CHECK(cudaEventRecord(m.w_ready, m.s_w.get()));
+  RawMsms out;
+  auto lane = m.witness_lane(out);
+  join_lanes(lane, [&] {
+    // a, b, c on the upload stream (behind w, which shares the bus); the H stream transforms each
+    // one as soon as its copy is done, while the next is still in flight.
+    CUZK_CUDA_CHECK(cudaStreamWaitEvent(m.s_up.get(), m.w_ready, 0));
+    auto t2 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3; i++) {
+      copy_in(m.staging, dst[i], src[i], n * sizeof(Fr), m.s_up.get());
+      CUZK_CUDA_CHECK(cudaEventRecord(m.abc_ready[i], m.s_up.get()));
+      CUZK_CUDA_CHECK(cudaStreamWaitEvent(m.s_h.get(), m.abc_ready[i], 0));
+      m.ntt.h_stage_vec(dst[i], m.log_domain);
+    }
+    m.t.upload_ms = ms_since(t0);  // host side: the last copy is queued
+    m.ntt.h_combine(dst[0], dst[1], dst[2], m.log_domain);
+    m.s_h.sync();
+    m.t.h_stage_ms = ms_since(t2);
+    m.h_msm(out);
+  });
+  m.t.total_ms = ms_since(t0);
+  return out;
+}
+
+// ---- host memory registration ----
+
+bool host_registered(const void* p) noexcept {
+  if (!p) return false;
+  cudaPointerAttributes at{};
+  if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return at.type == cudaMemoryTypeHost;
+}
+
+void register_host(void* p, size_t bytes) {
+  if (!p || bytes == 0) throw GpuError("register_host: empty range (null pointer or 0 bytes)");
+  if (device_count() == 0) throw GpuError("register_host: no CUDA device is available");
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    set_device(0);
+  }
+  cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+  if (e == cudaErrorInvalidValue || e == cudaErrorNotPermitted || e == cudaErrorNotSupported) {
+    // A read-only mapping (PROT_READ) is refused for writable registration; try it read-only.
+    cudaGetLastError();
+    e = cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
+  }
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw GpuError("register_host(" + std::to_string(reinterpret_cast<uintptr_t>(p)) + ", " + std::to_string(bytes) +
+                   " bytes) failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) +
+                   (e == cudaErrorHostMemoryAlreadyRegistered ? " (the range overlaps a registered one)" : ""));
+  }
+}
+
+void unregister_host(void* p) {
+  if (!p) throw GpuError("unregister_host: null pointer");
+  if (device_count() == 0) throw GpuError("unregister_host: no CUDA device is available");
+  cudaError_t e = cudaHostUnregister(p);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw GpuError("unregister_host(" + std::to_string(reinterpret_cast<uintptr_t>(p)) + ") failed: " +
+                   cudaGetErrorName(e) + ": " + cudaGetErrorString(e) +
+                   (e == cudaErrorHostMemoryNotRegistered ? " (not the start of a registered range)" : ""));
+  }
 }
 
 // ---- device queries ----

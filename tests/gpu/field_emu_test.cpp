@@ -70,4 +70,15 @@ TEST(GpuFieldEmulation, Fq2MatchesHost) {
     ASSERT_TRUE(same(da * db, a * b));
     ASSERT_TRUE(same(da.sqr(), a.sqr()));
   }
+  // The lazily reduced product at the extremes of its bounds (components 0, 1, p-1, p-2, ...).
+  Fq edge[] = {Fq::zero(), Fq::one(), -Fq::one(), -Fq::from_u64(2), Fq::from_u64(0xffffffffull), random_element<Fq>(rng)};
+  for (const Fq& a0 : edge)
+    for (const Fq& a1 : edge)
+      for (const Fq& b0 : edge)
+        for (const Fq& b1 : edge) {
+          Fq2 a{a0, a1}, b{b0, b1};
+          DFq2 da = to_dev<DFq2>(a), db = to_dev<DFq2>(b);
+          ASSERT_TRUE(same(da * db, a * b));
+          ASSERT_TRUE(same(da.sqr(), a.sqr()));
+        }
 }

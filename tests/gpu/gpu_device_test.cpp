@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <random>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "groth16/prover.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/verifier.hpp"
@@ -284,6 +287,160 @@ TEST(GpuProver, RejectsWrongWitnessLength) {
   std::vector<Fr> w = c.w;
   w.pop_back();
   EXPECT_THROW(gpu->prove(w, {}), std::invalid_argument);
+}
+
+// ---- proving from synthesized vectors (the daemon's shared-memory hand-off) ----
+
+namespace {
+
+// w, a, b, c as a synthesis worker leaves them: one page-aligned mapping holding all four vectors.
+struct SynthSlot {
+  size_t n_vars = 0, n = 0, bytes = 0;
+  Fr* base = nullptr;
+  SynthSlot(const Circuit& c) : n_vars(c.w.size()), n(c.zk->domain_size) {
+    bytes = (n_vars + 3 * n) * sizeof(Fr);
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("mmap failed");
+    base = static_cast<Fr*>(p);
+    ConstraintEvaluator ev = ConstraintEvaluator::compile(*c.zk);
+    std::copy(c.w.begin(), c.w.end(), base);
+    ev.evaluate_into(base, base + n_vars, base + n_vars + n, base + n_vars + 2 * n);
+  }
+  ~SynthSlot() { munmap(base, bytes); }
+  SynthesizedView view() const {
+    return {base, n_vars, base + n_vars, base + n_vars + n, base + n_vars + 2 * n, n};
+  }
+};
+
+void expect_same_raw(const RawMsms& g, const RawMsms& c) {
+  EXPECT_EQ(g.a.to_affine(), c.a.to_affine());
+  EXPECT_EQ(g.b1.to_affine(), c.b1.to_affine());
+  EXPECT_EQ(g.b2.to_affine(), c.b2.to_affine());
+  EXPECT_EQ(g.c.to_affine(), c.c.to_affine());
+  EXPECT_EQ(g.h.to_affine(), c.h.to_affine());
+}
+
+void expect_synthesized_matches(const Circuit& c, bool registered, int proofs) {
+  auto cpu = make_cpu_backend(c.zk);
+  auto gpu = make_cuda_backend(c.zk, 0);
+  VerificationKey vk = vk_from_zkey(*c.zk);
+  std::vector<Fr> pub = public_signals(c.w, c.zk->n_public);
+  SynthSlot slot(c);
+  if (registered) {
+    gpu::register_host(slot.base, slot.bytes);
+    EXPECT_TRUE(gpu::host_registered(slot.base + slot.n_vars + 2 * slot.n));
+  } else {
+    EXPECT_FALSE(gpu::host_registered(slot.base));
+  }
+  for (int i = 0; i < proofs; i++) {
+    ProveOptions opt;
+    opt.r = i == 0 ? Fr::zero() : rand_fr();
+    opt.s = i == 0 ? Fr::one() : rand_fr();
+    RawMsms rc, rg, rw;
+    Proof pc = cpu->prove(c.w, opt, &rc);
+    Proof pg = gpu->prove_synthesized(slot.view(), opt, &rg);
+    expect_same_raw(rg, rc);
+    EXPECT_EQ(pg.a, pc.a);
+    EXPECT_EQ(pg.b, pc.b);
+    EXPECT_EQ(pg.c, pc.c);
+    EXPECT_TRUE(verify_proof(vk, pub, pg));
+    // The same engine alternates between both paths.
+    Proof pw = gpu->prove(c.w, opt, &rw);
+    EXPECT_EQ(pw.c, pc.c);
+  }
+  // H comes from the vectors handed over, not from w: a c that is not a o b changes H exactly as it
+  // does on the CPU backend, and the proof no longer verifies.
+  Fr* cv = slot.base + slot.n_vars + 2 * slot.n;
+  Fr keep0 = cv[0], keep1 = cv[slot.n - 1];
+  cv[0] = cv[0] + Fr::one();
+  cv[slot.n - 1] = rand_fr();
+  ProveOptions opt;
+  opt.r = rand_fr();
+  opt.s = rand_fr();
+  RawMsms rc, rg;
+  Proof pc = cpu->prove_synthesized(slot.view(), opt, &rc);
+  Proof pg = gpu->prove_synthesized(slot.view(), opt, &rg);
+  expect_same_raw(rg, rc);
+  EXPECT_EQ(pg.c, pc.c);
+  EXPECT_FALSE(verify_proof(vk, pub, pg));
+  cv[0] = keep0;
+  cv[slot.n - 1] = keep1;
+  if (registered) {
+    gpu::unregister_host(slot.base);
+    EXPECT_FALSE(gpu::host_registered(slot.base));
+  }
+}
+
+}  // namespace
+
+TEST(GpuProver, SynthesizedMatchesCpuBackend) {
+  REQUIRE_GPU();
+  for (int log_n : {4, 8, 12}) expect_synthesized_matches(generated(log_n, 2000 + rng()() % 1000), false, 2);
+}
+
+TEST(GpuProver, SynthesizedFromRegisteredMemory) {
+  REQUIRE_GPU();
+  for (int log_n : {6, 13}) expect_synthesized_matches(generated(log_n, 3000 + rng()() % 1000), true, 2);
+}
+
+TEST(GpuProver, SynthesizedRejectsSizeMismatch) {
+  REQUIRE_GPU();
+  Circuit c = generated(5, 11);
+  auto gpu = make_cuda_backend(c.zk, 0);
+  SynthSlot slot(c);
+  SynthesizedView v = slot.view();
+  v.n_vars--;
+  EXPECT_THROW(gpu->prove_synthesized(v, {}), std::invalid_argument);
+  v = slot.view();
+  v.n_vars++;
+  EXPECT_THROW(gpu->prove_synthesized(v, {}), std::invalid_argument);
+  v = slot.view();
+  v.domain_size /= 2;
+  EXPECT_THROW(gpu->prove_synthesized(v, {}), std::invalid_argument);
+  v = slot.view();
+  v.b = nullptr;
+  EXPECT_THROW(gpu->prove_synthesized(v, {}), std::invalid_argument);
+  // The engine is still usable after the rejections.
+  ProveOptions opt;
+  opt.r = Fr::from_u64(3);
+  opt.s = Fr::from_u64(4);
+  auto cpu = make_cpu_backend(c.zk);
+  EXPECT_EQ(gpu->prove_synthesized(slot.view(), opt).c, cpu->prove(c.w, opt).c);
+}
+
+TEST(GpuDevice, RegisterHostErrorsAreClear) {
+  REQUIRE_GPU();
+  EXPECT_THROW(gpu::register_host(nullptr, 4096), gpu::GpuError);
+  size_t bytes = size_t(1) << 20;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  EXPECT_THROW(gpu::register_host(p, 0), gpu::GpuError);
+  EXPECT_THROW(gpu::unregister_host(p), gpu::GpuError);  // never registered
+  gpu::register_host(p, bytes);
+  EXPECT_TRUE(gpu::host_registered(p));
+  try {
+    gpu::register_host(p, bytes);
+    ADD_FAILURE() << "registering twice did not throw";
+  } catch (const gpu::GpuError& e) {
+    EXPECT_NE(std::string(e.what()).find("register_host"), std::string::npos) << e.what();
+  }
+  gpu::unregister_host(p);
+  EXPECT_FALSE(gpu::host_registered(p));
+  EXPECT_THROW(gpu::unregister_host(p), gpu::GpuError);
+  munmap(p, bytes);
+  // A read-only shared mapping (how a prover may map a synthesis worker's slot) registers too.
+  char path[] = "/tmp/cuzk_gpu_test_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  ASSERT_EQ(ftruncate(fd, (off_t)bytes), 0);
+  void* ro = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(ro, MAP_FAILED);
+  gpu::register_host(ro, bytes);
+  EXPECT_TRUE(gpu::host_registered(ro));
+  gpu::unregister_host(ro);
+  munmap(ro, bytes);
+  close(fd);
 }
 
 TEST(GpuDevice, MissingDeviceIsAClearError) {
