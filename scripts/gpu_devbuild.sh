@@ -4,11 +4,13 @@
 #
 #   scripts/gpu_devbuild.sh DEVLIBS BASE_BUNDLE OUT_BUNDLE
 # DEVLIBS holds libcuzk_groth16.a, libcuzk_math.a (from build-cuda/lib), libgtest.a, libgtest_main.a
-# and include/gtest; OUT_BUNDLE gets bin/ plus BASE_BUNDLE's lib/ and run wrapper.
+# and include/gtest; OUT_BUNDLE gets bin/ plus BASE_BUNDLE's run wrapper. The binaries are linked
+# by the GPU host's own (newer) g++, so they use its libstdc++, not the one bundled from here.
 set -euo pipefail
 libs="$1"; base="$2"; out="$3"
 mkdir -p "$out/obj" "$out/bin"
-cp -r "$base/lib" "$base/run" "$out/"
+mkdir -p "$out/lib"
+cp "$base/run" "$out/"
 nv=(nvcc -O3 -DNDEBUG "--generate-code=arch=compute_90,code=[compute_90,sm_90]" --expt-relaxed-constexpr
     -Xcudafe=--diag_suppress=177 -std=c++20 -I.)
 pids=()
