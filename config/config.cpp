@@ -593,7 +593,7 @@ Config parse_config(const std::string& toml_text, const std::string& source, con
     root = toml::parse(toml_text, source);
   } catch (const toml::parse_error& e) {
     const auto& b = e.source().begin;
-    throw ConfigError("", "TOML syntax error" + (source.empty() ? std::string() : " in " + source) + " at line " + std::to_string(b.line) + ", column " +
+    throw ConfigError("", "TOML syntax error at line " + std::to_string(b.line) + ", column " +
                               std::to_string(b.column) + ": " + std::string(e.description()));
   }
   for (auto&& [k, v] : root) {
