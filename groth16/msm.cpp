@@ -81,7 +81,9 @@ Plan choose_plan(size_t m, int bits, size_t threads) {
 // Inverts n non-zero elements in place with one inversion (Montgomery's trick), running four
 // independent product chains side by side: the prefix and suffix passes of the plain trick are
 // one long dependency chain of multiplications, so they run at the multiplier's latency rather
-// than its throughput. scratch holds n elements.
+// than its throughput. scratch holds n elements. The chain products never meet an add or a compare,
+// so they use the lazily reduced multiply, and so may the results: each 1/v[i] comes back in
+// [0, 2p), fit only to be multiplied (see Fp::mul_lazy).
 template <class F>
 void batch_inverse_4way(F* v, size_t n, F* scratch) {
   constexpr size_t L = 4;
@@ -89,23 +91,23 @@ void batch_inverse_4way(F* v, size_t n, F* scratch) {
   for (size_t l = 0; l < L; l++) acc[l] = F::one();
   size_t body = n - n % L;
   for (size_t i = 0; i < body; i += L)
-    for (size_t l = 0; l < L; l++) scratch[i + l] = acc[l], acc[l] = acc[l] * v[i + l];
-  for (size_t i = body; i < n; i++) scratch[i] = acc[i - body], acc[i - body] = acc[i - body] * v[i];
+    for (size_t l = 0; l < L; l++) scratch[i + l] = acc[l], acc[l] = acc[l].mul_lazy(v[i + l]);
+  for (size_t i = body; i < n; i++) scratch[i] = acc[i - body], acc[i - body] = acc[i - body].mul_lazy(v[i]);
   // Invert the four chain products with one inversion: 1/a0 = a1 a2 a3 / (a0 a1 a2 a3), etc.
-  F p01 = acc[0] * acc[1], p23 = acc[2] * acc[3];
-  F inv_all = (p01 * p23).inv();
-  F inv01 = inv_all * p23, inv23 = inv_all * p01;
-  F inv[L] = {inv01 * acc[1], inv01 * acc[0], inv23 * acc[3], inv23 * acc[2]};
+  F p01 = acc[0].mul_lazy(acc[1]), p23 = acc[2].mul_lazy(acc[3]);
+  F inv_all = (p01 * p23).inv();  // operator* makes it canonical again
+  F inv01 = inv_all.mul_lazy(p23), inv23 = inv_all.mul_lazy(p01);
+  F inv[L] = {inv01.mul_lazy(acc[1]), inv01.mul_lazy(acc[0]), inv23.mul_lazy(acc[3]), inv23.mul_lazy(acc[2])};
   for (size_t i = n; i-- > body;) {
-    F t = inv[i - body] * scratch[i];
-    inv[i - body] = inv[i - body] * v[i];
+    F t = inv[i - body].mul_lazy(scratch[i]);
+    inv[i - body] = inv[i - body].mul_lazy(v[i]);
     v[i] = t;
   }
   for (size_t i = body; i > 0;) {
     i -= L;
     for (size_t l = 0; l < L; l++) {
-      F t = inv[l] * scratch[i + l];
-      inv[l] = inv[l] * v[i + l];
+      F t = inv[l].mul_lazy(scratch[i + l]);
+      inv[l] = inv[l].mul_lazy(v[i + l]);
       v[i + l] = t;
     }
   }

@@ -24,6 +24,8 @@ struct Fp2 {
     return {v0 - v1, (c0 + c1) * (b.c0 + b.c1) - v0 - v1};
   }
   CUZK_HD Fp2 operator*(const F& b) const { return {c0 * b, c1 * b}; }
+  // The base field's lazily reduced product has no Fq2 counterpart (Karatsuba adds and subtracts).
+  CUZK_HD Fp2 mul_lazy(const Fp2& b) const { return *this * b; }
   // (a0 + a1 u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 base multiplies.
   CUZK_HD Fp2 sqr() const { return {(c0 + c1) * (c0 - c1), (c0 * c1).dbl()}; }
   CUZK_HD Fp2& operator+=(const Fp2& b) { return *this = *this + b; }

@@ -127,6 +127,7 @@ CUZK_HD typename C::F pair_denominator(const Affine<C>& p, const Affine<C>& q, P
 
 // Finishes p + q given inv = 1/denominator: lambda = (y2 - y1)/(x2 - x1) or 3x1^2/(2y1), then
 // x3 = lambda^2 - x1 - x2, y3 = lambda (x1 - x3) - y1. 2M + 1S on top of the shared inversion.
+// inv may be lazily reduced (in [0, 2p), see Fp::mul_lazy); lambda, which is only multiplied, is too.
 template <class C>
 CUZK_HD Affine<C> pair_finish(const Affine<C>& p, const Affine<C>& q, PairKind k, const typename C::F& inv) {
   using F = typename C::F;
@@ -142,10 +143,10 @@ CUZK_HD Affine<C> pair_finish(const Affine<C>& p, const Affine<C>& q, PairKind k
   }
   F lambda;
   if (k == PairKind::General) {
-    lambda = (q.y - p.y) * inv;
+    lambda = (q.y - p.y).mul_lazy(inv);
   } else {
     F x2 = p.x.sqr();
-    lambda = (x2.dbl() + x2) * inv;
+    lambda = (x2.dbl() + x2).mul_lazy(inv);
   }
   Affine<C> r;
   r.x = lambda.sqr() - p.x - q.x;

@@ -135,3 +135,60 @@ TEST(FieldArithmetic, DoubleAndNegate) {
   EXPECT_EQ(rm1 + Fr::one(), Fr::zero());
   EXPECT_EQ(rm1.dbl(), rm1 - Fr::one());
 }
+
+namespace {
+
+// limbs + p (no overflow: p < 2^(64N-1)).
+template <class F>
+F plus_p(const F& a) {
+  F r;
+  u64 c = 0;
+  for (int i = 0; i < F::N; i++) r.l[i] = adc(a.l[i], F::Params::MOD[i], c);
+  return r;
+}
+
+template <class F>
+bool below_2p(const F& a) {
+  F p2 = plus_p(plus_p(F::zero()));
+  for (int i = F::N - 1; i >= 0; i--)
+    if (a.l[i] != p2.l[i]) return a.l[i] < p2.l[i];
+  return false;
+}
+
+}  // namespace
+
+// mul_lazy takes and gives representatives in [0, 2p) (Fq on the x86 path; the ordinary product
+// elsewhere): the result must be below 2p and congruent to the canonical product, also for the
+// largest inputs 2p-1, and when chained the way batch inversion chains it.
+TEST(FieldArithmetic, LazyMultiplyStaysBelow2p) {
+  std::mt19937_64 rng(7);
+  auto v = samples<Fq>(rng, 60);
+  std::vector<Fq> xs;
+  for (const auto& a : v) {
+    Fq f = Fq::from_mont_limbs(a.l);
+    xs.push_back(f);
+    xs.push_back(plus_p(f));  // the same element, non-canonical
+  }
+  for (const Fq& a : xs)
+    for (const Fq& b : xs) {
+      Fq lazy = a.mul_lazy(b);
+      ASSERT_TRUE(below_2p(lazy));
+      Fq canon = lazy;
+      canon.reduce_once();
+      Fq ca = a, cb = b;
+      ca.reduce_once(), cb.reduce_once();
+      ASSERT_EQ(canon, ca * cb);
+      ASSERT_EQ(a * b, ca * cb);  // operator* is canonical on non-canonical inputs too
+    }
+  Fq acc = Fq::one(), ref = Fq::one();
+  for (int r = 0; r < 2000; r++) {
+    const Fq& x = xs[r % xs.size()];
+    acc = acc.mul_lazy(x);
+    Fq cx = x;
+    cx.reduce_once();
+    ref = ref * cx;
+    ASSERT_TRUE(below_2p(acc));
+  }
+  acc.reduce_once();
+  EXPECT_EQ(acc, ref);
+}
