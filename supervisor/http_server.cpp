@@ -170,7 +170,7 @@ struct Conn {
     uv_pipe_t pipe;
     uv_tcp_t tcp;
   } h;
-  uv_timer_t linger;
+  uv_timer_t linger;             // the idle timer while Open, the linger timer after shutdown
   int handles_open = 0;         // the object is freed when both handles have closed
   Core* srv = nullptr;  // null once closed
   bool via_tcp = false;
@@ -178,6 +178,7 @@ struct Conn {
   bool reading = false;
   bool paused = false;      // parser paused: too many pipelined requests waiting for answers
   bool eof_seen = false;
+  bool in_message = false;  // a request has begun and is not complete
   std::string backlog;      // unparsed bytes kept while paused
   http_parser parser;
   char buf[kReadBuffer];
@@ -227,6 +228,27 @@ void conn_close(Conn* c) {
 }
 
 void on_linger_timeout(uv_timer_t* t) { conn_close(static_cast<Conn*>(t->data)); }
+
+void fail_connection(Conn* c, int status, const std::string& msg);
+
+void on_idle_timeout(uv_timer_t* t);
+
+void arm_idle(Conn* c) {
+  if (c->srv && c->srv->opt.idle_timeout_ms && c->phase == Phase::Open)
+    uv_timer_start(&c->linger, on_idle_timeout, c->srv->opt.idle_timeout_ms, 0);
+}
+
+void on_idle_timeout(uv_timer_t* t) {
+  Conn* c = static_cast<Conn*>(t->data);
+  if (c->phase != Phase::Open) return;
+  for (auto& s : c->slots)
+    if (!s->done) {  // a long poll is in progress: that is not idleness
+      arm_idle(c);
+      return;
+    }
+  if (c->in_message) fail_connection(c, 408, "request not completed in time");
+  else conn_close(c);
+}
 
 void on_shutdown(uv_shutdown_t* req, int status) {
   Conn* c = static_cast<Conn*>(req->data);
@@ -345,6 +367,7 @@ int cb_message_begin(http_parser* p) {
   c->last_was_value = false;
   c->header_bytes = 0;
   c->authorized = true;
+  c->in_message = true;
   return 0;
 }
 
@@ -447,6 +470,7 @@ int cb_body(http_parser* p, const char* at, size_t n) {
 
 int cb_message_complete(http_parser* p) {
   Conn* c = of(p);
+  c->in_message = false;
   if (!c->srv) return -1;
   auto slot = std::make_shared<Slot>();
   slot->conn = c;
@@ -530,7 +554,10 @@ void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* b) {
     return;
   }
   if (n == 0) return;
-  if (c->phase == Phase::Open) feed(c, b->base, (size_t)n);
+  if (c->phase == Phase::Open) {
+    arm_idle(c);
+    feed(c, b->base, (size_t)n);
+  }
   // Anything after the last request of a finishing connection is discarded.
 }
 
@@ -575,6 +602,7 @@ void on_connection(uv_stream_t* server, int status) {
     return;
   }
   c->reading = true;
+  arm_idle(c);
 }
 
 

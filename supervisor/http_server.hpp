@@ -48,6 +48,9 @@ struct ServerOptions {
   std::string token;            // required on TCP connections as "Authorization: Bearer <token>"
   uint64_t max_body = 1ull << 30;
   uint64_t max_header = 64 * 1024;
+  // A connection that owes no answer and sends nothing for this long is closed (a request left
+  // half-sent gets 408 first); 0 = never.
+  uint64_t idle_timeout_ms = 5 * 60 * 1000;
 };
 
 class Server {

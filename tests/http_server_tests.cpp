@@ -330,3 +330,25 @@ TEST(HttpResponse, ErrorBodyShape) {
   EXPECT_EQ(j["error"]["code"], 404);
   EXPECT_EQ(j["error"]["message"], "job 9: not found");
 }
+
+TEST_F(Fixture, IdleConnectionsAreClosedButLongPollsAreNot) {
+  opt.idle_timeout_ms = 200;
+  start();
+  int fd = connect_unix(path);
+  auto t0 = std::chrono::steady_clock::now();
+  std::string raw = read_until_close(fd, 3000);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::close(fd);
+  EXPECT_TRUE(raw.empty()) << raw;
+  EXPECT_LT(s, 2.0);
+  // Half a request: 408.
+  fd = connect_unix(path);
+  send_all(fd, "GET /x HTTP/1.1\r\nHost: x\r\n");
+  raw = read_until_close(fd, 3000);
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 408) << raw;
+  // A long poll outlasting the idle timeout still gets its answer.
+  auto r = unix_client().request("GET", "/slow?ms=600");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, R"({"slow":true})");
+}
