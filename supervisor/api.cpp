@@ -287,37 +287,38 @@ http::Response Supervisor::cancel(uint64_t id) {
   return http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump());
 }
 
-json Supervisor::job_json(const JobRec& j, const ActiveJob* a) const {
-  json parts = json::array();
+nlohmann::ordered_json Supervisor::job_json(const JobRec& j, const ActiveJob* a) const {
+  using ojson = nlohmann::ordered_json;
+  ojson parts = ojson::array();
   for (const auto& p : j.parts) {
-    json pj = {{"index", p.index},
+    ojson pj = {{"index", p.index},
                {"state", to_string(p.state)},
                {"attempts", p.attempts},
-               {"error", p.error.empty() ? json(nullptr) : json(p.error)}};
+               {"error", p.error.empty() ? ojson(nullptr) : ojson(p.error)}};
     if (!p.timings.empty()) {
       try {
-        pj["timings"] = json::parse(p.timings);
+        pj["timings"] = ojson::parse(p.timings);
       } catch (...) {
       }
     }
     if (p.state == PState::Done) {
       try {
-        pj["proof"] = json::parse(p.proof);
-        pj["public"] = json::parse(p.pub);
+        pj["proof"] = ojson::parse(p.proof);
+        pj["public"] = ojson::parse(p.pub);
       } catch (const std::exception& e) {
         pj["error"] = std::string("stored result unreadable: ") + e.what();
       }
     }
     parts.push_back(std::move(pj));
   }
-  return json{{"id", std::to_string(j.id)},
+  return ojson{{"id", std::to_string(j.id)},
               {"circuit", j.circuit},
               {"priority", to_string(j.priority)},
-              {"request_id", j.request_id.empty() ? json(nullptr) : json(j.request_id)},
+              {"request_id", j.request_id.empty() ? ojson(nullptr) : ojson(j.request_id)},
               {"state", to_string(j.state)},
-              {"error", j.error.empty() ? json(nullptr) : json(j.error)},
+              {"error", j.error.empty() ? ojson(nullptr) : ojson(j.error)},
               {"created_ms", j.created_ms},
-              {"finished_ms", j.finished_ms ? json(j.finished_ms) : json(nullptr)},
+              {"finished_ms", j.finished_ms ? ojson(j.finished_ms) : ojson(nullptr)},
               {"partitions", parts}};
 }
 

@@ -117,7 +117,7 @@ class Supervisor {
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
   http::Response submit(const http::Request& req);
   http::Response cancel(uint64_t id);
-  nlohmann::json job_json(const JobRec& j, const ActiveJob* active) const;
+  nlohmann::ordered_json job_json(const JobRec& j, const ActiveJob* active) const;
   nlohmann::json status_json();
   std::string metrics_text();
   void notify_waiters(ActiveJob& j);

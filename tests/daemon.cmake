@@ -1,0 +1,19 @@
+# Process tests of the daemon: the real supervisor and workers (cpu backend), the exact client
+# command forms, kill -9 of workers and of the supervisor, proofs verified by snarkjs. They reuse
+# the e2e fixtures (circom circuits with snarkjs keys and witnesses).
+if(NOT CUZK_DAEMON)
+  return()
+endif()
+set(CUZK_DAEMON_TEST_ENV ${CMAKE_COMMAND} -E env
+  CUZK_SRC=${PROJECT_SOURCE_DIR}
+  CUZK_BIN=$<TARGET_FILE:cuzk>
+  SUP_BIN=$<TARGET_FILE:cuzk-supervisor>
+  E2E_WORK=${CMAKE_BINARY_DIR}/e2e)
+set(_daemon_fixtures
+  e2e_circuit_poseidon_merkle e2e_case_poseidon_merkle e2e_circuit_chain_pow2 e2e_case_chain_pow2
+  e2e_case_chain_zero e2e_circuit_multiplier e2e_case_multiplier)
+foreach(t jobs kill_workers kill_supervisor cancel_priority bad_input)
+  add_test(NAME daemon.${t} COMMAND ${CUZK_DAEMON_TEST_ENV} bash ${PROJECT_SOURCE_DIR}/tests/daemon/${t}.sh)
+  set_tests_properties(daemon.${t} PROPERTIES LABELS daemon TIMEOUT 600 SKIP_RETURN_CODE 77
+    FIXTURES_REQUIRED "${_daemon_fixtures}")
+endforeach()

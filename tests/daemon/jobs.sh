@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Several jobs of several partitions on three circuits, two synthesis workers: every proof verifies
+# in snarkjs, the merged timeline shows the pipeline, and status/metrics/idempotency behave.
+source "$(dirname "$0")/lib.sh"
+require_tools
+write_config 2 3
+start_daemon
+
+j1=$(submit poseidon "$W_POSEIDON" "$W_POSEIDON" "$W_POSEIDON")
+j2=$(submit chain "$W_CHAIN" "$W_ZERO" "$W_CHAIN" "$W_ZERO" -- --priority high)
+j3=$(submit mult "$W_MULT" "$W_MULT" -- --request-id req-42)
+# The same request id returns the same job.
+j3b=$(submit mult "$W_MULT" -- --request-id req-42)
+[ "$j3" = "$j3b" ] || die "request id req-42 gave jobs $j3 and $j3b"
+await_ok "$j1" "$WORK/out1" "$VK_POSEIDON" 3
+await_ok "$j2" "$WORK/out2" "$VK_CHAIN" 4
+await_ok "$j3" "$WORK/out3" "$VK_MULT" 2
+# Each partition's public.json is its own witness's: chain_zero's output differs from chain_pow2's.
+cmp -s "$WORK/out2/public_0.json" "$WORK/out2/public_2.json" || die "partitions 0 and 2 (same witness) differ"
+! cmp -s "$WORK/out2/public_0.json" "$WORK/out2/public_1.json" || die "partitions 0 and 1 have the same public signals"
+
+# Status: every worker has kind, pid, state, restarts; nobody restarted.
+status >"$WORK/status.json"
+node -e '
+const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const kinds = s.workers.map(w => w.kind).sort().join(",");
+if (kinds !== "gpu,synth,synth") throw new Error("workers: " + kinds);
+for (const w of s.workers) {
+  for (const k of ["kind", "pid", "state", "restarts", "cpus"]) if (!(k in w)) throw new Error(w.name + " lacks " + k);
+  if (w.restarts !== 0) throw new Error(w.name + " restarted");
+  if (!(w.pid > 0)) throw new Error(w.name + " has no pid");
+}
+if (s.devices[0].free !== 3) throw new Error("slots not all free: " + JSON.stringify(s.devices[0]));
+' "$WORK/status.json" || die "status JSON: $(cat "$WORK/status.json")"
+cz status --socket "$SOCK" | grep -q synth1 || die "human status lacks synth1"
+
+# Metrics in Prometheus text.
+curl_metrics=$(node -e '
+const http = require("http");
+http.get({socketPath: process.argv[1], path: "/metrics"}, r => { let b = ""; r.on("data", d => b += d); r.on("end", () => console.log(b)); });
+' "$SOCK")
+echo "$curl_metrics" | grep -q '^cuzk_partitions_total{state="done"} 9$' || die "metrics: $curl_metrics"
+
+# The timeline: every stage of every partition, in time order, with partition/worker/slot.
+sleep 0.6  # the merger holds the newest events briefly
+tl="$WORK/state/timeline.log"
+for ev in DAEMON_START WORKER_START JOB_SUBMIT SYNTH_START SYNTH_END SLOT_READY GPU_PICKUP GPU_START GPU_END PROOF_DONE JOB_DONE; do
+  grep -q ",$ev," "$tl" || die "timeline lacks $ev"
+done
+[ "$(grep -c ',GPU_END,' "$tl")" -eq 9 ] || die "expected 9 GPU_END events"
+grep ',SYNTH_START,' "$tl" | grep -v 'partition=.*worker=synth[01].*slot=[0-2]' && die "SYNTH_START without partition/worker/slot"
+awk -F, '{ if ($2 + 0 < prev) { print "out of order: " $0; bad = 1 } prev = $2 + 0 } END { exit bad }' "$tl" ||
+  die "timeline is not ordered by time"
+cz timeline export --format chrome "$tl" >"$WORK/trace.json" || die "timeline export failed"
+node -e 'const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); if (!t.traceEvents || t.traceEvents.length < 20) throw new Error("few events")' "$WORK/trace.json" ||
+  die "chrome trace is not valid"
+cz waterfall "$tl" >"$WORK/waterfall.txt" || die "waterfall failed"
+log "waterfall:"; head -n 30 "$WORK/waterfall.txt"
+
+# SIGTERM: drains and exits 0.
+kill -TERM "$SUP_PID"
+wait "$SUP_PID" || die "supervisor exited $? after SIGTERM"
+SUP_PID=""
+[ -z "$(ls /dev/shm | grep "cuzk.$INSTANCE." || true)" ] || die "shm segment left behind"
+log "ok"

@@ -1,0 +1,143 @@
+# Shared helpers for the daemon's process tests: a real cuzk-supervisor with real workers (cpu
+# backend), driven through the exact `cuzk submit|await|status|cancel` forms, proofs checked by
+# snarkjs. Sourced by every script in this folder. ctest passes CUZK_SRC, CUZK_BIN (cuzk),
+# SUP_BIN (cuzk-supervisor) and E2E_WORK (the e2e fixtures: circom circuits with snarkjs keys).
+set -euo pipefail
+: "${CUZK_SRC:?}" "${CUZK_BIN:?}" "${SUP_BIN:?}" "${E2E_WORK:?}"
+
+SNARKJS_CLI="$CUZK_SRC/node_modules/snarkjs/build/cli.cjs"
+SKIP=77
+log() { echo "[daemon] $*"; }
+die() {
+  echo "[daemon] FAIL: $*" >&2
+  if [ -f "${WORK:-/nonexistent}/sup.log" ]; then echo "--- supervisor log (last 60 lines)" >&2; tail -n 60 "$WORK/sup.log" >&2; fi
+  exit 1
+}
+
+require_tools() {
+  command -v node >/dev/null 2>&1 || { [ -n "${CI:-}" ] && die "node is not installed"; log "skipped: no node"; exit $SKIP; }
+  [ -f "$SNARKJS_CLI" ] || { [ -n "${CI:-}" ] && die "snarkjs missing (npm ci)"; log "skipped: no snarkjs"; exit $SKIP; }
+  [ -x "$SUP_BIN" ] || die "cuzk-supervisor not found at $SUP_BIN"
+}
+snarkjs() { node "$SNARKJS_CLI" "$@"; }
+
+# The circom circuits of the e2e fixtures: poseidon_merkle (r1cs configured, so unsatisfied
+# witnesses are caught in synthesis), chain_pow2 (two different witnesses) and multiplier.
+CIRC="$E2E_WORK/circuits"
+CASES="$E2E_WORK/cases"
+for f in "$CIRC/poseidon_merkle/circuit.zkey" "$CASES/poseidon_merkle/witness.wtns" "$CIRC/chain_pow2/circuit.zkey" \
+         "$CASES/chain_pow2/witness.wtns" "$CASES/chain_zero/witness.wtns" "$CIRC/multiplier/circuit.zkey" \
+         "$CASES/multiplier/witness.wtns"; do
+  [ -f "$f" ] || die "e2e fixture missing: $f"
+done
+W_POSEIDON="$CASES/poseidon_merkle/witness.wtns"
+W_CHAIN="$CASES/chain_pow2/witness.wtns"
+W_ZERO="$CASES/chain_zero/witness.wtns"
+W_MULT="$CASES/multiplier/witness.wtns"
+
+# A short path: unix socket paths are limited to 107 bytes.
+WORK="$(mktemp -d /tmp/cuzk-dt.XXXXXX)"
+INSTANCE="t$$"
+SOCK="$WORK/cuzk.sock"
+CONFIG="$WORK/cuzk.toml"
+SUP_PID=""
+
+cleanup() {
+  local rc=$?
+  if [ -n "$SUP_PID" ] && kill -0 "$SUP_PID" 2>/dev/null; then kill -9 "$SUP_PID" 2>/dev/null || true; fi
+  sleep 0.2
+  pkill -9 -f "cuzk-.*-worker --config $CONFIG" 2>/dev/null || true
+  rm -f /dev/shm/cuzk."$INSTANCE".* 2>/dev/null || true
+  if [ $rc -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "[daemon] work folder kept: $WORK" >&2; fi
+}
+trap cleanup EXIT
+
+# write_config SYNTH_WORKERS SLOTS [extra TOML appended]
+write_config() {
+  cat >"$CONFIG" <<TOML
+[daemon]
+instance = "$INSTANCE"
+state_dir = "$WORK/state"
+socket = "$SOCK"
+heartbeat_interval_ms = 200
+heartbeat_timeout_ms = 5000
+shutdown_grace_ms = 20000
+[synthesis]
+workers = $1
+[gpu]
+backend = "cpu"
+devices = [0]
+slots = $2
+threads = 1
+[[circuits]]
+name = "poseidon"
+zkey = "$CIRC/poseidon_merkle/circuit.zkey"
+r1cs = "$CIRC/poseidon_merkle/circuit.r1cs"
+[[circuits]]
+name = "chain"
+zkey = "$CIRC/chain_pow2/circuit.zkey"
+[[circuits]]
+name = "mult"
+zkey = "$CIRC/multiplier/circuit.zkey"
+[limits]
+restart_backoff_initial_ms = 300
+restart_backoff_max_ms = 2000
+restart_intensity = 10
+restart_period_s = 60
+${3:-}
+TOML
+}
+
+cz() { "$CUZK_BIN" "$@"; }
+status() { "$CUZK_BIN" status --socket "$SOCK" --json; }
+# A value from the status JSON: jstat '<js expression over s>'.
+jstat() { status | node -e "let s=JSON.parse(require('fs').readFileSync(0,'utf8')); const v=($1); console.log(typeof v==='object'?JSON.stringify(v):v)"; }
+pid_of() { jstat "s.workers.find(w=>w.name==='$1').pid"; }
+restarts_of() { jstat "s.workers.find(w=>w.name==='$1').restarts"; }
+state_of() { jstat "s.workers.find(w=>w.name==='$1').state"; }
+
+# Starts the supervisor in the background and waits until every worker is idle.
+start_daemon() {
+  "$SUP_BIN" --config "$CONFIG" >>"$WORK/sup.log" 2>&1 &
+  SUP_PID=$!
+  wait_until 60 "all workers idle" "jstat \"s.workers.every(w=>w.state==='idle')\" 2>/dev/null | grep -qx true"
+}
+
+# wait_until SECONDS WHAT COMMAND: polls COMMAND every 0.1 s.
+wait_until() {
+  local limit="$1" what="$2" cmd="$3" i=0
+  while ! eval "$cmd"; do
+    i=$((i + 1))
+    [ $i -le $((limit * 10)) ] || die "timed out after ${limit}s waiting for: $what"
+    sleep 0.1
+  done
+}
+
+# submit CIRCUIT WITNESS... [-- extra flags]: prints the job id.
+submit() {
+  local circuit="$1"; shift
+  local args=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=(--witness "$1"); shift; done
+  [ $# -gt 0 ] && shift
+  cz submit --socket "$SOCK" --circuit "$circuit" "${args[@]}" "$@"
+}
+
+# await_ok JOB OUTDIR VK N: the job finishes, and snarkjs accepts each of its N proofs.
+await_ok() {
+  local job="$1" out="$2" vk="$3" n="$4"
+  cz await --socket "$SOCK" --out "$out" --timeout 240 "$job" >"$WORK/await_$job.log" 2>&1 ||
+    die "job $job did not succeed: $(cat "$WORK/await_$job.log")"
+  for ((i = 0; i < n; i++)); do
+    [ -f "$out/proof_$i.json" ] || die "job $job: $out/proof_$i.json missing"
+    snarkjs groth16 verify "$vk" "$out/public_$i.json" "$out/proof_$i.json" >"$WORK/verify.log" 2>&1 ||
+      die "job $job partition $i: snarkjs rejects the proof: $(cat "$WORK/verify.log")"
+    grep -q "OK" "$WORK/verify.log" || die "job $job partition $i: snarkjs did not say OK"
+  done
+  [ ! -f "$out/proof_$n.json" ] || die "job $job: more proofs than partitions"
+  log "job $job: $n proofs verified by snarkjs"
+}
+VK_POSEIDON="$CIRC/poseidon_merkle/vk.json"
+VK_CHAIN="$CIRC/chain_pow2/vk.json"
+VK_MULT="$CIRC/multiplier/vk.json"
+
+timeline() { cat "$WORK/state/timeline.log"; }
