@@ -1,33 +1,105 @@
 #!/usr/bin/env bash
-# Sets up and builds (scripts/setup.sh), then shows cuzk at work: `cuzk demo` proves the bundled
-# circuit (a snarkjs ceremony key) and verifies the proof, and snarkjs verifies the same proof; then
-# a generated 2^12 circuit goes through key generation, proving and verification with cuzk, and
-# snarkjs checks that proof too.
+# The main job: sets up and builds (scripts/setup.sh), starts the proving daemon with an embedded
+# default configuration (the cuda backend when a GPU is visible and built in, the cpu backend
+# otherwise), submits a few multi-partition jobs through the `cuzk` client, verifies every proof
+# with snarkjs, prints the results and the merged timeline, and stops the daemon with SIGTERM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 BUILD_DIR="${BUILD_DIR:-build}"
-CUZK="$(realpath "$BUILD_DIR/bin/cuzk")"
+BIN="$(realpath "$BUILD_DIR/bin")"
+CUZK="$BIN/cuzk"
 SNARKJS=(node "$PWD/node_modules/snarkjs/build/cli.cjs")
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+work="$(mktemp -d /tmp/cuzk-demo.XXXXXX)"
+sup_pid=""
+cleanup() {
+  [ -n "$sup_pid" ] && kill -9 "$sup_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
-echo
-echo "== cuzk demo"
-(cd "$work" && "$CUZK" demo)
-echo "== snarkjs groth16 verify (the demo's proof)"
-"${SNARKJS[@]}" groth16 verify "$work/demo-out/verification_key.json" "$work/demo-out/public.json" "$work/demo-out/proof.json"
+backend=cpu
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
+   grep -q "CUZK_CUDA:BOOL=ON" "$BUILD_DIR/CMakeCache.txt"; then
+  backend=cuda
+fi
 
-echo
-echo "== a generated circuit with 2^12 constraints, end to end"
-g="$work/generated"
+echo "== circuits: the bundled Merkle circuit (snarkjs ceremony key) and a generated 2^12 circuit"
+g="$work/gen"
 mkdir -p "$g"
-set -x
-"$CUZK" gen-circuit 12 "$g/circuit.r1cs" "$g/witness.wtns" --seed 1
-"$CUZK" setup "$g/circuit.r1cs" "$g/circuit.zkey" --seed demo
-"$CUZK" export vk "$g/circuit.zkey" "$g/verification_key.json"
-"$CUZK" prove "$g/circuit.zkey" "$g/witness.wtns" "$g/proof.json" "$g/public.json"
-"$CUZK" verify "$g/verification_key.json" "$g/public.json" "$g/proof.json"
-"${SNARKJS[@]}" groth16 verify "$g/verification_key.json" "$g/public.json" "$g/proof.json"
-{ set +x; } 2>/dev/null
+"$CUZK" -q gen-circuit 12 "$g/circuit.r1cs" "$g/w1.wtns" --seed 1
+"$CUZK" -q setup "$g/circuit.r1cs" "$g/circuit.zkey" --seed demo >/dev/null
+"$CUZK" -q export vk "$g/circuit.zkey" "$g/vk.json"
+
+# The embedded default configuration, with this demo's circuits.
+cat >"$work/cuzk.toml" <<TOML
+[daemon]
+instance = "demo$$"
+state_dir = "$work/state"
+socket = "$work/cuzk.sock"
+[synthesis]
+workers = 2
+[gpu]
+backend = "$backend"
+devices = [0]
+slots = 3
+[[circuits]]
+name = "merkle"
+zkey = "$PWD/examples/merkle/merkle.zkey"
+[[circuits]]
+name = "gen12"
+zkey = "$g/circuit.zkey"
+r1cs = "$g/circuit.r1cs"
+TOML
+
+echo "== starting cuzk-supervisor ($backend backend, 2 synthesis workers)"
+"$BIN/cuzk-supervisor" --config "$work/cuzk.toml" 2>"$work/supervisor.log" &
+sup_pid=$!
+for _ in $(seq 1 600); do
+  "$CUZK" status --socket "$work/cuzk.sock" --json 2>/dev/null |
+    node -e 'const s=JSON.parse(require("fs").readFileSync(0,"utf8")); process.exit(s.workers.every(w=>w.state==="idle")?0:1)' &&
+    break
+  kill -0 "$sup_pid" 2>/dev/null || { cat "$work/supervisor.log"; echo "the daemon did not start" >&2; exit 1; }
+  sleep 0.1
+done
+"$CUZK" status --socket "$work/cuzk.sock"
+
+echo
+echo "== submitting jobs"
+m="$PWD/examples/merkle/merkle.wtns"
+j1=$("$CUZK" submit --socket "$work/cuzk.sock" --circuit merkle --witness "$m" --witness "$m" --witness "$m")
+j2=$("$CUZK" submit --socket "$work/cuzk.sock" --circuit gen12 --witness "$g/w1.wtns" --witness "$g/w1.wtns" --priority high)
+j3=$("$CUZK" submit --socket "$work/cuzk.sock" --circuit merkle --witness "$m" --witness "$m" --request-id demo-3)
+echo "jobs: $j1 (merkle x3), $j2 (gen12 x2, high priority), $j3 (merkle x2)"
+
+status=0
+check() {  # check JOB VK N
+  local out="$work/out_$1"
+  "$CUZK" await --socket "$work/cuzk.sock" --out "$out" --timeout 600 "$1"
+  for ((i = 0; i < $3; i++)); do
+    if "${SNARKJS[@]}" groth16 verify "$2" "$out/public_$i.json" "$out/proof_$i.json" 2>&1 | grep -q OK; then
+      echo "job $1 partition $i: proof verified by snarkjs ($out/proof_$i.json)"
+    else
+      echo "job $1 partition $i: snarkjs REJECTED the proof" >&2
+      status=1
+    fi
+  done
+}
+check "$j1" examples/merkle/verification_key.json 3
+check "$j2" "$g/vk.json" 2
+check "$j3" examples/merkle/verification_key.json 2
+
+echo
+echo "== stopping the daemon (SIGTERM drains, then exits 0)"
+kill -TERM "$sup_pid"
+wait "$sup_pid" || { echo "supervisor exited $?" >&2; status=1; }
+sup_pid=""
+
+echo
+echo "== merged timeline ($work/state/timeline.log)"
+cat "$work/state/timeline.log"
+echo
+echo "== waterfall"
+"$CUZK" waterfall "$work/state/timeline.log"
+exit $status
