@@ -439,6 +439,77 @@ struct Fp {
     for (int i = 1; i < N; i++) e.l[i] = sbb(e.l[i], 0, br);
     return pow(e);
   }
+  // The same inverse by the binary extended Euclidean algorithm, in variable time (only for public
+  // data, such as the MSM's slope denominators): about 380 rounds of shifts and subtractions on
+  // plain integers instead of the ~570 multiplies of x^(p-2), then one multiply by R^3 to return to
+  // Montgomery form. Invariants, with x = aR the stored limbs and u, v odd: x1 x = u, x2 x = v (mod
+  // p); each round subtracts the smaller of u, v from the larger and strips the factors of two from
+  // the difference, dividing its coefficient by the same power of two mod p (x + m p with
+  // m = x (-p^-1) mod 2^k is divisible by 2^k). It ends at u = v = gcd = 1. Accepts [0, 2p).
+  CUZK_HD Fp inv_vartime() const {
+    u64 u[N], v[N];
+    Fp x1 = zero(), x2 = zero();
+    for (int i = 0; i < N; i++) u[i] = l[i], v[i] = P::MOD[i];
+    reduce_limbs(u);
+    bool nz = false;
+    for (int i = 0; i < N; i++) nz |= u[i] != 0;
+    if (!nz) return zero();
+    x1.l[0] = 1;
+    strip_twos(u, x1);
+    for (;;) {
+      int c = cmp_limbs(u, v);
+      if (c == 0) break;
+      if (c > 0) {
+        sub_limbs(u, v);
+        x1 = x1 - x2;
+        strip_twos(u, x1);
+      } else {
+        sub_limbs(v, u);
+        x2 = x2 - x1;
+        strip_twos(v, x2);
+      }
+    }
+    // x1 = x^-1 (plain); a^-1 R = x^-1 R^2 = mont(x1, R^3).
+    Fp r2 = from_mont_limbs(P::R2);
+    return x1 * (r2 * r2);
+  }
+
+ private:
+  CUZK_HD static void reduce_limbs(u64* a) {
+    u64 t[N], br = 0;
+    for (int i = 0; i < N; i++) t[i] = sbb(a[i], P::MOD[i], br);
+    if (!br)
+      for (int i = 0; i < N; i++) a[i] = t[i];
+  }
+  CUZK_HD static int cmp_limbs(const u64* a, const u64* b) {
+    for (int i = N - 1; i >= 0; i--)
+      if (a[i] != b[i]) return a[i] > b[i] ? 1 : -1;
+    return 0;
+  }
+  CUZK_HD static void sub_limbs(u64* a, const u64* b) {
+    u64 br = 0;
+    for (int i = 0; i < N; i++) a[i] = sbb(a[i], b[i], br);
+  }
+  // a (non-zero, even or odd) loses its factors of two, 2^k; x becomes x / 2^k mod p.
+  CUZK_HD static void strip_twos(u64* a, Fp& x) {
+    for (;;) {
+      int k;
+      if (a[0] == 0) {
+        k = 63;
+      } else {
+        k = 63 - clz64(a[0] & (~a[0] + 1));  // trailing zeros of a[0]
+        if (k == 0) return;
+      }
+      for (int i = 0; i < N; i++) a[i] = (a[i] >> k) | (i + 1 < N ? a[i + 1] << (64 - k) : 0);
+      // t = x + m p with m = x * (-p^-1) mod 2^k, then t / 2^k (< p since x < p and m < 2^k).
+      u64 m = (x.l[0] * P::INV) & ((u64(1) << k) - 1), t[N + 1], c = 0;
+      for (int i = 0; i < N; i++) t[i] = mac(x.l[i], m, P::MOD[i], c);
+      t[N] = c;
+      for (int i = 0; i < N; i++) x.l[i] = (t[i] >> k) | (t[i + 1] << (64 - k));
+    }
+  }
+
+ public:
   // Legendre symbol as x^((p-1)/2): one, zero or minus one.
   CUZK_HD Fp legendre() const {
     BigInt<N> e;

@@ -192,3 +192,30 @@ TEST(FieldArithmetic, LazyMultiplyStaysBelow2p) {
   acc.reduce_once();
   EXPECT_EQ(acc, ref);
 }
+
+// The variable-time binary inverse against Fermat's x^(p-2), on edge values (0, 1, p-1, powers of
+// two, which strip many twos at once), uniform values, and a non-canonical x + p.
+template <class F>
+void check_inv_vartime(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto v = samples<F>(rng, 200);
+  for (int k = 0; k < F::N * 64 - 2; k += 7) {
+    typename F::Repr r{};
+    r.l[k / 64] = u64(1) << (k % 64);
+    if (F::is_canonical(r.l)) v.push_back(r);
+  }
+  for (const auto& a : v) {
+    F f = F::from_mont_limbs(a.l), g = F::from_plain(a);
+    ASSERT_EQ(f.inv_vartime(), f.inv());
+    ASSERT_EQ(g.inv_vartime(), g.inv());
+    if (!g.is_zero()) ASSERT_EQ(g * g.inv_vartime(), F::one());
+  }
+  EXPECT_EQ(F::zero().inv_vartime(), F::zero());
+  F x = F::from_u64(12345);
+  EXPECT_EQ(plus_p(x).inv_vartime(), x.inv());
+}
+
+TEST(FieldArithmetic, InverseVartimeMatchesFermat) {
+  check_inv_vartime<Fq>(11);
+  check_inv_vartime<Fr>(12);
+}
