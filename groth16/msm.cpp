@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 
 #include "hugepages.hpp"
 #include "math/msm.hpp"
@@ -125,6 +127,59 @@ void batch_inverse_4way(Fp2<B>* v, size_t n, Fp2<B>* scratch) {
   for (size_t i = 0; i < n; i++) v[i] = {v[i].c0 * norm[i], -(v[i].c1 * norm[i])};
 }
 
+// The two large per-worker buffers (digits and the bucket-sorted points, ~100 bytes per point for
+// G1, ~200 for G2). They are kept in a pool between MSMs: a proof runs five MSMs one after the
+// other, and fresh buffers each time cost the kernel's page clearing plus a zero fill (~65 MB per
+// 2^16 proof, tens of milliseconds on the target VMs). Buffers above kKeepBytes are freed instead,
+// so a long-lived process does not hold on to the ~100 MB buffers of very large MSMs.
+template <class C>
+struct BucketScratch {
+  std::vector<int> digit;
+  std::vector<Affine<C>> buf;
+};
+
+template <class C>
+class ScratchPool {
+ public:
+  static constexpr size_t kKeepBytes = size_t(32) << 20;
+  static std::unique_ptr<BucketScratch<C>> take(size_t entries) {
+    std::unique_ptr<BucketScratch<C>> s;
+    {
+      std::lock_guard<std::mutex> g(mu());
+      if (!free().empty()) s = std::move(free().back()), free().pop_back();
+    }
+    if (!s) s = std::make_unique<BucketScratch<C>>();
+    // Grows only (resize past the old size fills just the new part); the contents are scratch.
+    if (s->digit.size() < entries) grow(s->digit, entries);
+    if (s->buf.size() < entries) grow(s->buf, entries);
+    return s;
+  }
+  static void give_back(std::unique_ptr<BucketScratch<C>> s) {
+    if (s->buf.capacity() * sizeof(Affine<C>) > kKeepBytes) return;
+    std::lock_guard<std::mutex> g(mu());
+    free().push_back(std::move(s));
+  }
+
+ private:
+  template <class T>
+  static void grow(std::vector<T>& v, size_t n) {
+    if (v.capacity() >= n) {
+      v.resize(n);
+      return;
+    }
+    std::vector<T>().swap(v);
+    resize_huge(v, n);
+  }
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<std::unique_ptr<BucketScratch<C>>>& free() {
+    static std::vector<std::unique_ptr<BucketScratch<C>>> f;
+    return f;
+  }
+};
+
 // One thread's scratch for bucket accumulation; reused across that thread's tasks.
 template <class C>
 class BucketWorker {
@@ -135,9 +190,8 @@ class BucketWorker {
   static constexpr size_t kBatch = 2048;  // pairs sharing one inversion
 
   BucketWorker(int c, size_t max_entries)
-      : c_(c), nb_(1u << (c - 1)), h_(two_level_log(c)), start_(nb_ + 1), len_(nb_ + 1), cursor_(nb_ + 1) {
-    resize_huge(digit_, max_entries);
-    resize_huge(buf_, max_entries);
+      : c_(c), nb_(1u << (c - 1)), h_(two_level_log(c)), start_(nb_ + 1), len_(nb_ + 1), cursor_(nb_ + 1),
+        scratch_buf_(ScratchPool<C>::take(max_entries)), digit_(scratch_buf_->digit), buf_(scratch_buf_->buf) {
     if (h_) {
       size_t lists = (nb_ >> h_) + (1u << h_);
       start2_.resize(lists), len2_.resize(lists), cursor2_.resize(lists);
@@ -146,6 +200,9 @@ class BucketWorker {
     src_.reserve(kBatch), dst_.reserve(kBatch), kind_.reserve(kBatch);
     den_.resize(kBatch), scratch_.resize(kBatch);
   }
+  ~BucketWorker() { ScratchPool<C>::give_back(std::move(scratch_buf_)); }
+  BucketWorker(const BucketWorker&) = delete;
+  BucketWorker& operator=(const BucketWorker&) = delete;
 
   // The window-w sum over act[lo..hi): sum_j d_j(w) * P_j as sum_b b * (bucket b).
   X run(const Aff* pts, const Scalar* k, const uint8_t* neg, const uint32_t* act, size_t lo, size_t hi, int w) {
@@ -256,8 +313,10 @@ class BucketWorker {
   int c_;
   uint32_t nb_, h_;  // buckets per window; log2 of the group size of the two-level sum (0: off)
   std::vector<uint32_t> start_, len_, cursor_, start2_, len2_, cursor2_;
-  std::vector<int> digit_;
-  std::vector<Aff> buf_, buf2_;
+  std::unique_ptr<BucketScratch<C>> scratch_buf_;
+  std::vector<int>& digit_;  // the pooled buffers, at least max_entries long
+  std::vector<Aff>& buf_;
+  std::vector<Aff> buf2_;
   std::vector<uint32_t> src_, dst_;
   std::vector<PairKind> kind_;
   std::vector<F> den_, scratch_;
