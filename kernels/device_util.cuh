@@ -83,6 +83,11 @@ CUZK_HD Affine<C> load(const Affine<C>* p) {
   return {load(&p->x), load(&p->y)};
 }
 template <class C>
+CUZK_HD void store(Affine<C>* d, const Affine<C>& v) {
+  store(&d->x, v.x);
+  store(&d->y, v.y);
+}
+template <class C>
 CUZK_HD XYZZ<C> load(const XYZZ<C>* p) {
   return {load(&p->x), load(&p->y), load(&p->zz), load(&p->zzz)};
 }

@@ -43,12 +43,20 @@ class NttEngine {
 
 // Pippenger over one scalar vector: plan() sorts the digits once, then run_g1/run_g2 may be called
 // for several point sets that share those scalars (the prover's A, B1, B2 and C).
+// Precomputed bases for MsmEngine's shared plans: table[w * n + i] = 2^(w c) points[i] (affine) for
+// the msm_windows(c) windows, c >= 8; the table holds n * msm_windows(c) points.
+void msm_precompute_g1(const DG1Affine* d_points, size_t n, int c, DG1Affine* d_table, cudaStream_t s);
+void msm_precompute_g2(const DG2Affine* d_points, size_t n, int c, DG2Affine* d_table, cudaStream_t s);
+
 class MsmEngine {
  public:
   explicit MsmEngine(cudaStream_t s) : s_(s) {}
-  // Scalars: n device Fr in Montgomery form. window = 0 chooses automatically.
-  void plan(const DFr* d_scalars, size_t n, int window = 0);
-  // sum k_i P_(i - idx_offset) over planned i >= idx_offset; points are device-resident.
+  // Scalars: n device Fr in Montgomery form. window = 0 chooses automatically. shared: the runs get
+  // precomputed bases (msm_precompute_* with this plan's window(), stride n - idx_offset) and all
+  // windows share one set of buckets.
+  void plan(const DFr* d_scalars, size_t n, int window = 0, bool shared = false);
+  // sum k_i P_(i - idx_offset) over planned i >= idx_offset; points are device-resident (for a shared
+  // plan: the precomputed table of the n - idx_offset points).
   G1 run_g1(const DG1Affine* d_points, u32 idx_offset = 0);
   G2 run_g2(const DG2Affine* d_points, u32 idx_offset = 0);
   int window() const { return c_; }
@@ -63,6 +71,7 @@ class MsmEngine {
   cudaStream_t s_;
   size_t n_ = 0, m_ = 0;
   int c_ = 0, nw_ = 0, levels_ = 0;
+  bool shared_ = false;
   u32 nb_ = 0, l0_ = 0;
   static constexpr u32 kL1 = 16;   // partial sums per task above level 0
   static constexpr u32 kChunk = 32;  // buckets per reduction chunk

@@ -50,6 +50,10 @@ std::vector<Fr> compute_h_coset(int device, const std::vector<Fr>& a, const std:
 // allowed. window = 0 picks the window width automatically.
 G1 msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window = 0);
 G2 msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window = 0);
+// The same over precomputed bases: the device first builds 2^(w c) P_i for every window w (a table
+// of n * windows points, c >= 8), then all windows share one set of 2^(c-1) buckets.
+G1 msm_g1_precomputed(int device, const G1Affine* points, const Fr* scalars, size_t n, int window = 0);
+G2 msm_g2_precomputed(int device, const G2Affine* points, const Fr* scalars, size_t n, int window = 0);
 
 // Timing of device-resident work with CUDA events: `warmup` untimed runs, then `runs` timed ones.
 struct BenchStats {
@@ -69,6 +73,12 @@ BenchStats bench_msm_g1(int device, const G1Affine* points, const Fr* scalars, s
                         int runs);
 BenchStats bench_msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window, int warmup,
                         int runs);
+// Same-process A/B of the plain MSM (automatic window) and the MSM over precomputed bases (automatic
+// shared window, table built once): 2 * rounds results, plain and precomputed alternating.
+std::vector<BenchStats> bench_msm_g1_ab(int device, const G1Affine* points, const Fr* scalars, size_t n, int warmup,
+                                        int runs, int rounds);
+std::vector<BenchStats> bench_msm_g2_ab(int device, const G2Affine* points, const Fr* scalars, size_t n, int warmup,
+                                        int runs, int rounds);
 
 // The benchmark driver (cuzk_gpu_bench; `cuzk bench` forwards its arguments here): prints one line per
 // measurement and returns a process exit status (0 ok, 1 failure, 2 usage error, 3 no CUDA device).

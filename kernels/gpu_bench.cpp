@@ -4,7 +4,8 @@
 //
 //   [--device D] [--runs N] [--warmup W] [--csv FILE] <what> [--sizes a,b,..]
 //   [--scalars random|witness|both] [--window C]
-//   what: msm (G1 and G2) | msm-g1 | msm-g2 | ntt | h-stage | prove | window-sweep | all
+//   what: msm (G1 and G2) | msm-g1 | msm-g2 | msm-g1-ab | msm-g2-ab | ntt | h-stage | prove | window-sweep | all
+//   (msm-g1-ab / msm-g2-ab: the plain MSM and the MSM over precomputed bases, alternating, same process)
 //
 // Sizes are log2. Witness scalars are the values of a `gen-circuit` witness (2^20 of them, tiled to
 // the size asked), so the 0/1/small-value mix is that of a real circuit. `prove` builds the
@@ -20,6 +21,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "groth16/parallel.hpp"
@@ -218,6 +220,34 @@ void run_msm_g2(const Args& a, const std::vector<int>& sizes) {
   }
 }
 
+// Plain MSM (automatic window) against the MSM over precomputed bases (automatic shared window),
+// same points, same scalars, same process, alternating twice: op msm-g1 / msm-g1-pre (and G2).
+template <class C>
+void run_msm_ab(const Args& a, const std::vector<int>& sizes, bool g1) {
+  int kmax = *std::max_element(sizes.begin(), sizes.end());
+  auto t0 = std::chrono::steady_clock::now();
+  Affine<C> gen;
+  if constexpr (std::is_same_v<C, G1Curve>) gen = g1_generator();
+  else gen = g2_generator();
+  auto pts = make_points<C>(size_t(1) << kmax, gen, g1 ? 1 : 2);
+  std::printf("# generated 2^%d points in %.1f s\n", kmax,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::string op = g1 ? "msm-g1" : "msm-g2";
+  for (int k : sizes) {
+    size_t n = size_t(1) << k;
+    for (int witness = 0; witness < 2; witness++) {
+      if (witness ? a.scalars == "random" : a.scalars == "witness") continue;
+      auto sc = witness ? witness_scalars(n) : random_scalars(n, (g1 ? 100 : 200) + k);
+      std::vector<BenchStats> r;
+      if constexpr (std::is_same_v<C, G1Curve>)
+        r = bench_msm_g1_ab(a.device, pts.data(), sc.data(), n, a.warmup, a.runs, 2);
+      else
+        r = bench_msm_g2_ab(a.device, pts.data(), sc.data(), n, a.warmup, a.runs, 2);
+      for (size_t i = 0; i < r.size(); i++) report(i % 2 ? op + "-pre" : op, k, witness ? "witness" : "random", r[i]);
+    }
+  }
+}
+
 // A key for the gen-circuit R1CS with random points: the coefficient section (A and B plus the
 // public rows snarkjs adds) as setup writes it, every point section at its full length.
 std::shared_ptr<const ZKey> bench_key(const R1cs& r, int log_n) {
@@ -312,7 +342,8 @@ void write_csv(const std::string& path) {
 }  // namespace
 
 const char* bench_usage() {
-  return "[--device D] [--runs N] [--warmup W] [--csv FILE] msm|msm-g1|msm-g2|ntt|h-stage|prove|window-sweep|all "
+  return "[--device D] [--runs N] [--warmup W] [--csv FILE] "
+         "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|window-sweep|all "
          "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--window C]";
 }
 
@@ -337,7 +368,7 @@ int bench_main(const std::vector<std::string>& args) {
     auto sizes_or = [&](std::vector<int> def) { return a.sizes.empty() ? def : a.sizes; };
     bool all = a.what == "all", msm = a.what == "msm";
     if (!all && !msm && a.what != "msm-g1" && a.what != "msm-g2" && a.what != "ntt" && a.what != "h-stage" &&
-        a.what != "prove" && a.what != "window-sweep")
+        a.what != "prove" && a.what != "window-sweep" && a.what != "msm-g1-ab" && a.what != "msm-g2-ab")
       usage("unknown benchmark '" + a.what + "'");
     if (all || a.what == "ntt")
       for (int k : sizes_or({20, 21, 22, 23, 24, 25, 26, 27}))
@@ -346,6 +377,8 @@ int bench_main(const std::vector<std::string>& args) {
       for (int k : sizes_or({20, 22, 24})) report("h-stage", k, "random", bench_h_stage(a.device, k, a.warmup, a.runs));
     if (all || msm || a.what == "msm-g1") run_msm_g1(a, sizes_or({20, 22, 24, 26}));
     if (all || msm || a.what == "msm-g2") run_msm_g2(a, sizes_or({20, 22}));
+    if (a.what == "msm-g1-ab") run_msm_ab<G1Curve>(a, sizes_or({24}), true);
+    if (a.what == "msm-g2-ab") run_msm_ab<G2Curve>(a, sizes_or({22}), false);
     if (all || a.what == "prove") run_prove(a, sizes_or({20, 22, 24}));
     if (all || a.what == "window-sweep") run_window_sweep(a, sizes_or({20, 24, 26}));
     if (!a.csv.empty()) write_csv(a.csv);

@@ -21,8 +21,8 @@ constexpr int kMaxLevels = 12;
 
 // One scalar per thread: prepare, count its nonzero digits, reserve room for the block with one
 // atomic, then write the entries.
-__global__ void __launch_bounds__(kEmitThreads) k_emit(const DFr* scalars, size_t n, int c, u32* keys, u32* vals,
-                                                        u32* counter) {
+__global__ void __launch_bounds__(kEmitThreads) k_emit(const DFr* scalars, size_t n, int c, u32 shared_stride,
+                                                        u32* keys, u32* vals, u32* counter) {
   using Scan = cub::BlockScan<u32, kEmitThreads>;
   __shared__ typename Scan::TempStorage scan_tmp;
   __shared__ u32 base;
@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(kEmitThreads) k_emit(const DFr* scalars, size_
   u32 cnt = 0;
   if (i < n) {
     k = msm_prepare_scalar(load(scalars + i));
-    cnt = (u32)msm_emit(k, (u32)i, c, [](u32, u32) {});
+    cnt = (u32)msm_emit(k, (u32)i, c, [](u32, u32) {}, shared_stride);
   }
   u32 off, total;
   Scan(scan_tmp).ExclusiveSum(cnt, off, total);
@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(kEmitThreads) k_emit(const DFr* scalars, size_
       keys[p] = key;
       vals[p] = val;
       p++;
-    });
+    }, shared_stride);
   }
 }
 
@@ -74,16 +74,31 @@ __global__ void k_task_map(const u32* ntask, const u32* off, u32 nb, u32* map) {
 
 __global__ void k_total(const u32* toff, const u32* ntask, u32 nb, u32* out) { *out = toff[nb - 1] + ntask[nb - 1]; }
 
-template <class C>
-__global__ void __launch_bounds__(kAccThreads) k_acc0(const Affine<C>* points, u32 idx_offset, const u32* vals,
-                                                      const u32* start, const u32* end, const u32* toff,
-                                                      const u32* map, u32 l0, u32 total, XYZZ<C>* out) {
+// Shared: the points are a table of window copies (msm_shifted_copies) of `stride` points each, and
+// the values name (window, index) as w * n_scalars + index.
+template <class C, bool Shared>
+__global__ void __launch_bounds__(kAccThreads) k_acc0(const Affine<C>* points, u32 idx_offset, u32 n_scalars,
+                                                      u32 stride, const u32* vals, const u32* start,
+                                                      const u32* end, const u32* toff, const u32* map, u32 l0,
+                                                      u32 total, XYZZ<C>* out) {
   u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= total) return;
   u32 b = map[t];
   u32 begin = start[b] + (t - toff[b]) * l0;
   u32 stop = min(begin + l0, end[b]);
-  store(out + t, msm_acc_entries(points, idx_offset, vals, begin, stop));
+  if constexpr (Shared)
+    store(out + t, msm_acc_entries_shared(points, idx_offset, n_scalars, stride, vals, begin, stop));
+  else
+    store(out + t, msm_acc_entries(points, idx_offset, vals, begin, stop));
+}
+
+// One point per thread: its nw window copies 2^(wc) P into table[w * n + i].
+template <class C>
+__global__ void __launch_bounds__(128) k_shifted_copies(const Affine<C>* points, size_t n, int c, int nw,
+                                                        Affine<C>* table) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  msm_shifted_copies(load(points + i), c, nw, table + i, n);
 }
 
 template <class C>
@@ -149,13 +164,16 @@ unsigned small_grid(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 25
 
 }  // namespace
 
-void MsmEngine::plan(const DFr* d_scalars, size_t n, int window) {
+void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
   if (n >= (size_t(1) << 31)) throw GpuError("GPU MSM of " + std::to_string(n) + " points: at most 2^31 - 1");
   n_ = n;
-  c_ = window ? window : msm_auto_window(n);
+  shared_ = shared;
+  c_ = window ? window : shared ? msm_auto_window_shared(n) : msm_auto_window(n);
   if (c_ < 4 || c_ > 24) throw GpuError("MSM window width " + std::to_string(c_) + " is outside 4..24");
   nw_ = msm_windows(c_);
-  nb_ = (u32)nw_ << (c_ - 1);
+  if (shared && (c_ < 8 || n * (size_t)nw_ >= (size_t(1) << 31)))
+    throw GpuError("GPU MSM over precomputed bases: window " + std::to_string(c_) + " must be >= 8 and n * windows < 2^31");
+  nb_ = shared ? 1u << (c_ - 1) : (u32)nw_ << (c_ - 1);
   m_ = 0;
   levels_ = 0;
   if (n == 0) return;
@@ -168,8 +186,8 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window) {
   }
   scalars_d_.reserve(2 + kMaxLevels);
   CUZK_CUDA_CHECK(cudaMemsetAsync(scalars_d_.get(), 0, sizeof(u32), s_));
-  k_emit<<<grid_for(n, kEmitThreads), kEmitThreads, 0, s_>>>(d_scalars, n, c_, keys_[0].get(), vals_[0].get(),
-                                                             scalars_d_.get());
+  k_emit<<<grid_for(n, kEmitThreads), kEmitThreads, 0, s_>>>(d_scalars, n, c_, shared ? (u32)n : 0u,
+                                                             keys_[0].get(), vals_[0].get(), scalars_d_.get());
   CUZK_CUDA_LAUNCHED("k_emit");
   u32 m = 0;
   d2h(&m, scalars_d_.get(), 1, s_);
@@ -273,9 +291,14 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
     lv.toff[l] = toff_[l].get();
     lv.out[l] = outs[l];
   }
-  k_acc0<C><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
-      d_points, idx_offset, vals_[sorted_].get(), start_.get(), end_.get(), toff_[0].get(), map_[0].get(), l0_,
-      totals_[0], outs[0]);
+  if (shared_)
+    k_acc0<C, true><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
+        d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
+        toff_[0].get(), map_[0].get(), l0_, totals_[0], outs[0]);
+  else
+    k_acc0<C, false><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
+        d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
+        toff_[0].get(), map_[0].get(), l0_, totals_[0], outs[0]);
   CUZK_CUDA_LAUNCHED("k_acc0");
   for (int l = 1; l < levels_; l++) {
     if (totals_[l] == 0) continue;
@@ -289,11 +312,13 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
   k_finalize<C><<<small_grid(nb_), 256, 0, s_>>>(lv, nb_, buckets);
   CUZK_CUDA_LAUNCHED("k_finalize");
 
-  // Window sums: chunks of K buckets, then groups of up to 32 chunks until one per window.
-  u32 per_window_buckets = nb_ / nw_;
+  // Window sums: chunks of K buckets, then groups of up to 32 chunks until one per window (a single
+  // window of shared buckets over precomputed bases).
+  int nw = shared_ ? 1 : nw_;
+  u32 per_window_buckets = nb_ / nw;
   u32 K = std::min<u32>(kChunk, per_window_buckets);
   u32 per_window = per_window_buckets / K;
-  u32 nchunks = per_window * nw_;
+  u32 nchunks = per_window * nw;
   chunks_[0].reserve((size_t)nchunks * sizeof(P));
   chunks_[1].reserve((size_t)nchunks * sizeof(P));
   P* cur = reinterpret_cast<P*>(chunks_[0].get());
@@ -302,16 +327,31 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
   CUZK_CUDA_LAUNCHED("k_chunks");
   while (per_window > 1) {
     u32 gs = std::min<u32>(32, per_window);
-    u32 n_out = (per_window / gs) * nw_;
+    u32 n_out = (per_window / gs) * nw;
     k_group_sum<C><<<grid_for(n_out, kAccThreads), kAccThreads, 0, s_>>>(cur, gs, n_out, nxt);
     CUZK_CUDA_LAUNCHED("k_group_sum");
     std::swap(cur, nxt);
     per_window /= gs;
   }
-  std::vector<P> win(nw_);
-  d2h(win.data(), cur, nw_, s_);
-  if constexpr (g1) return host::g1_from_windows(win.data(), nw_, c_);
-  else return host::g2_from_windows(win.data(), nw_, c_);
+  std::vector<P> win(nw);
+  d2h(win.data(), cur, nw, s_);
+  if constexpr (g1) return host::g1_from_windows(win.data(), nw, c_);
+  else return host::g2_from_windows(win.data(), nw, c_);
+}
+
+template <class C>
+void msm_precompute(const Affine<C>* d_points, size_t n, int c, Affine<C>* d_table, cudaStream_t s) {
+  int nw = msm_windows(c);
+  if (c < 8 || nw > kMsmMaxSharedWindows) throw GpuError("MSM precomputation needs a window of at least 8 bits");
+  if (n == 0) return;
+  k_shifted_copies<C><<<grid_for(n, 128), 128, 0, s>>>(d_points, n, c, nw, d_table);
+  CUZK_CUDA_LAUNCHED("k_shifted_copies");
+}
+void msm_precompute_g1(const DG1Affine* d_points, size_t n, int c, DG1Affine* d_table, cudaStream_t s) {
+  msm_precompute<DG1>(d_points, n, c, d_table, s);
+}
+void msm_precompute_g2(const DG2Affine* d_points, size_t n, int c, DG2Affine* d_table, cudaStream_t s) {
+  msm_precompute<DG2>(d_points, n, c, d_table, s);
 }
 
 G1 MsmEngine::run_g1(const DG1Affine* d_points, u32 idx_offset) {
@@ -365,6 +405,67 @@ G2 msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int w
   OneShot<DG2Affine, G2Affine> o(device, points, scalars, n);
   o.eng.plan(o.sc.get(), n, window);
   return o.eng.run_g2(o.pts.get());
+}
+
+// Precomputed bases: the same one-shot MSM with the window copies built on the device first.
+template <class DA, class HA, class HJ, class Pre, class Run>
+HJ msm_shared(int device, const HA* points, const Fr* scalars, size_t n, int window, Pre pre, Run run) {
+  OneShot<DA, HA> o(device, points, scalars, n);
+  o.eng.plan(o.sc.get(), n, window, true);
+  DevBuf<DA> table;
+  table.resize(std::max<size_t>(n * msm_windows(o.eng.window()), 1));
+  pre(o.pts.get(), n, o.eng.window(), table.get(), o.st.get());
+  return run(o.eng, table.get());
+}
+
+G1 msm_g1_precomputed(int device, const G1Affine* points, const Fr* scalars, size_t n, int window) {
+  return msm_shared<DG1Affine, G1Affine, G1>(device, points, scalars, n, window, msm_precompute_g1,
+                                            [](MsmEngine& e, const DG1Affine* t) { return e.run_g1(t); });
+}
+G2 msm_g2_precomputed(int device, const G2Affine* points, const Fr* scalars, size_t n, int window) {
+  return msm_shared<DG2Affine, G2Affine, G2>(device, points, scalars, n, window, msm_precompute_g2,
+                                            [](MsmEngine& e, const DG2Affine* t) { return e.run_g2(t); });
+}
+
+namespace {
+// Same-process A/B: plain and precomputed-base MSM of the same data, alternating `rounds` times.
+template <class DA, class HA, class Pre, class Run>
+std::vector<BenchStats> bench_ab(int device, const HA* points, const Fr* scalars, size_t n, int warmup, int runs,
+                                 int rounds, double mul_factor, Pre pre, Run run) {
+  OneShot<DA, HA> o(device, points, scalars, n);
+  // The table for the automatic shared window, built once (timed on its own).
+  o.eng.plan(o.sc.get(), n, 0, true);
+  int c = o.eng.window();
+  DevBuf<DA> table;
+  table.resize(n * msm_windows(c));
+  BenchStats tb = time_runs(o.st.get(), 0, 1, [&] { pre(o.pts.get(), n, c, table.get(), o.st.get()); });
+  std::vector<BenchStats> out;
+  for (int r = 0; r < rounds; r++) {
+    for (int shared = 0; shared < 2; shared++) {
+      BenchStats st = time_runs(o.st.get(), warmup, runs, [&] {
+        o.eng.plan(o.sc.get(), n, shared ? c : 0, shared);
+        run(o.eng, shared ? table.get() : o.pts.get());
+      });
+      st.detail = window_detail(o.eng) + (shared ? ", precomputed bases (table of " + std::to_string(msm_windows(c)) +
+                                                       " copies built in " + std::to_string(tb.median_ms) + " ms)"
+                                                 : "");
+      st.bound_ms = msm_bound_ms(o.eng, mul_factor);
+      out.push_back(st);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<BenchStats> bench_msm_g1_ab(int device, const G1Affine* points, const Fr* scalars, size_t n, int warmup,
+                                        int runs, int rounds) {
+  return bench_ab<DG1Affine, G1Affine>(device, points, scalars, n, warmup, runs, rounds, 1, msm_precompute_g1,
+                                       [](MsmEngine& e, const DG1Affine* p) { e.run_g1(p); });
+}
+std::vector<BenchStats> bench_msm_g2_ab(int device, const G2Affine* points, const Fr* scalars, size_t n, int warmup,
+                                        int runs, int rounds) {
+  return bench_ab<DG2Affine, G2Affine>(device, points, scalars, n, warmup, runs, rounds, 3, msm_precompute_g2,
+                                       [](MsmEngine& e, const DG2Affine* p) { e.run_g2(p); });
 }
 
 BenchStats bench_msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window, int warmup,

@@ -17,6 +17,9 @@
 //  5. reduce each window: sum_b (b+1) S_b by running sums over chunks of K buckets (chunk j gives
 //     R_j + jK T_j), then the chunks of a window are summed in a tree.
 //  6. host: Horner over windows, sum_w 2^(wc) W_w.
+// Over precomputed bases (msm_shifted_copies: the window copies 2^(wc) P_i of fixed key points) a
+// "shared" plan sends every window's digits to one set of 2^(c-1) buckets, so steps 5-6 run for a
+// single window and wider windows pay off (msm_auto_window_shared).
 #pragma once
 #include "device_util.cuh"
 
@@ -66,8 +69,11 @@ constexpr int kMsmScalarBits = 254;
 CUZK_HD int msm_windows(int c) { return (kMsmScalarBits + 1 + c - 1) / c; }
 
 // The digits of one prepared scalar: calls f(key, value) for each nonzero one; returns how many.
+// shared_stride = 0: the key is (window, |d|-1) and the value the point index. shared_stride = s > 0
+// (precomputed bases, see msm_shifted_copies): every window uses the same buckets, the key is |d|-1
+// and the value is w*s + index, the entry of the window-w copy 2^(wc) P_index.
 template <class Fn>
-CUZK_HD int msm_emit(const DFr& prepared, u32 index, int c, Fn&& f) {
+CUZK_HD int msm_emit(const DFr& prepared, u32 index, int c, Fn&& f, u32 shared_stride = 0) {
   u32 k[8];
 CUZK_UNROLL
   for (int j = 0; j < 8; j++) k[j] = prepared.w[j];
@@ -79,7 +85,10 @@ CUZK_UNROLL
     if (d == 0) continue;
     u32 mag = d < 0 ? (u32)-d : (u32)d;
     u32 sign = (d < 0 ? kMsmNegBit : 0) ^ neg;
-    f(((u32)w << (c - 1)) | (mag - 1), index | sign);
+    if (shared_stride)
+      f(mag - 1, ((u32)w * shared_stride + index) | sign);
+    else
+      f(((u32)w << (c - 1)) | (mag - 1), index | sign);
     count++;
   }
   return count;
@@ -118,6 +127,24 @@ CUZK_HD XYZZ<C> msm_acc_entries(const Affine<C>* points, u32 idx_offset, const u
     u32 idx = v & ~kMsmNegBit;
     if (idx < idx_offset) continue;
     Affine<C> p = load(points + (idx - idx_offset));
+    if (v & kMsmNegBit) p = -p;
+    acc = acc.add_affine(p);
+  }
+  return acc;
+}
+
+// Level-0 task over shared buckets: value w*n_scalars + i (plus the sign bit) names the window-w copy
+// of point i, stored at table[w*stride + i - idx_offset] (stride = points per window copy).
+template <class C>
+CUZK_HD XYZZ<C> msm_acc_entries_shared(const Affine<C>* table, u32 idx_offset, u32 n_scalars, u32 stride,
+                                       const u32* vals, u32 begin, u32 end) {
+  XYZZ<C> acc = XYZZ<C>::infinity();
+  for (u32 e = begin; e < end; e++) {
+    u32 v = vals[e];
+    u32 idx = v & ~kMsmNegBit;
+    u32 w = idx / n_scalars, i = idx - w * n_scalars;
+    if (i < idx_offset) continue;
+    Affine<C> p = load(table + ((size_t)w * stride + (i - idx_offset)));
     if (v & kMsmNegBit) p = -p;
     acc = acc.add_affine(p);
   }
@@ -173,6 +200,77 @@ inline int msm_auto_window(size_t n) {
     }
   }
   return best;
+}
+
+// The same model for precomputed bases (msm_shifted_copies): all windows share one set of 2^(c-1)
+// buckets, so the bucket term no longer grows with the window count and wider windows pay off.
+inline int msm_auto_window_shared(size_t n) {
+  int best = 8;
+  double best_cost = 1e300;
+  for (int c = 8; c <= 22; c++) {
+    double w = msm_windows(c);
+    double cost = (double)n * w + (double)(1u << (c - 1)) * 11.0;
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = c;
+    }
+  }
+  return best;
+}
+
+// Field inversions for the one-time precomputation (Fermat: a^(p-2); Fq2 through the norm).
+// inv(0) = 0.
+CUZK_HD DFq field_inv(const DFq& a) {
+  DFq r = DFq::one();
+  for (int j = DFq::NW - 1; j >= 0; j--) {
+    u32 e = DFq::W::mod(j) - (j == 0 ? 2u : 0u);  // p's low word is odd and > 2: no borrow
+    for (int b = 31; b >= 0; b--) {
+      r = r.sqr();
+      if ((e >> b) & 1) r = r * a;
+    }
+  }
+  return r;
+}
+CUZK_HD DFq2 field_inv(const DFq2& a) {
+  DFq t = field_inv(a.c0 * a.c0 + a.c1 * a.c1);
+  return {a.c0 * t, -(a.c1 * t)};
+}
+
+// Precomputed bases: the window-w copy of a point is 2^(wc) P, so that digit d of window w adds
+// d * 2^(wc) P through bucket |d| shared by all windows, and the per-window reductions and the final
+// doublings vanish. Writes out[w*stride] = 2^(wc) p for w < nw (affine; infinity stays infinity):
+// c doublings per window in XYZZ, then one inversion for all windows of the point (Montgomery's trick).
+constexpr int kMsmMaxSharedWindows = 32;  // c >= 8
+template <class C>
+CUZK_HD void msm_shifted_copies(const Affine<C>& p, int c, int nw, Affine<C>* out, size_t stride) {
+  using F = typename C::F;
+  store(out, p);
+  if (p.is_inf()) {
+    for (int j = 1; j < nw; j++) store(out + j * stride, p);
+    return;
+  }
+  F zz[kMsmMaxSharedWindows], zzz[kMsmMaxSharedWindows], pre[kMsmMaxSharedWindows];
+  XYZZ<C> acc = XYZZ<C>::from_affine(p);
+  F prod = F::one();
+  for (int j = 1; j < nw; j++) {
+    for (int b = 0; b < c; b++) acc = xyzz_dbl(acc);
+    store(out + j * stride, Affine<C>{acc.x, acc.y});  // X, Y; divided by ZZ, ZZZ below
+    zz[j] = acc.zz;
+    zzz[j] = acc.zzz;
+    prod = prod * acc.zzz;
+    pre[j] = prod;
+  }
+  if (nw < 2) return;
+  F inv = field_inv(prod);  // 1 / (ZZZ_1 ... ZZZ_(nw-1))
+  for (int j = nw - 1; j >= 1; j--) {
+    F iz3 = j > 1 ? inv * pre[j - 1] : inv;  // 1 / ZZZ_j = 1/z^3
+    inv = inv * zzz[j];
+    F iz2 = (zz[j] * iz3).sqr();  // (z^2 / z^3)^2 = 1/ZZ_j
+    Affine<C> a = load(out + j * stride);
+    a.x = a.x * iz2;
+    a.y = a.y * iz3;
+    store(out + j * stride, a);
+  }
 }
 
 // Task t of a level belongs to bucket b for t in [off[b], off[b] + ntask[b]): written once per

@@ -206,6 +206,48 @@ TEST(GpuMsm, G2MatchesCpu) {
   EXPECT_EQ(gpu::msm_g2(0, pts.data(), ones.data(), n, 7).to_affine(), msm_g2(pts.data(), ones.data(), n).to_affine());
 }
 
+// MSM over precomputed bases (window copies 2^(wc) P built on the device, one set of buckets for all
+// windows): the same differential checks as above.
+TEST(GpuMsm, PrecomputedBasesMatchCpu) {
+  REQUIRE_GPU();
+  for (size_t n : {1, 2, 3, 5, 31, 100, 1000, 4097, 65537}) {
+    auto pts = rand_points<G1Curve>(n, g1_generator());
+    auto sc = tricky_scalars(n);
+    ASSERT_EQ(gpu::msm_g1_precomputed(0, pts.data(), sc.data(), n).to_affine(),
+              msm_g1(pts.data(), sc.data(), n).to_affine())
+        << "n=" << n;
+  }
+  size_t n = 3001;
+  auto pts = rand_points<G1Curve>(n, g1_generator());
+  auto sc = tricky_scalars(n);
+  G1 ref = msm_g1(pts.data(), sc.data(), n);
+  for (int c : {8, 11, 14, 17, 20, 22})
+    ASSERT_EQ(gpu::msm_g1_precomputed(0, pts.data(), sc.data(), n, c).to_affine(), ref.to_affine()) << "window " << c;
+  std::vector<Fr> zeros(n, Fr::zero()), ones(n, Fr::one()), minus(n, -Fr::one());
+  EXPECT_TRUE(gpu::msm_g1_precomputed(0, pts.data(), zeros.data(), n).is_inf());
+  EXPECT_EQ(gpu::msm_g1_precomputed(0, pts.data(), ones.data(), n).to_affine(),
+            msm_g1(pts.data(), ones.data(), n).to_affine());
+  EXPECT_EQ(gpu::msm_g1_precomputed(0, pts.data(), minus.data(), n).to_affine(),
+            msm_g1(pts.data(), minus.data(), n).to_affine());
+  std::vector<G1Affine> inf(n, G1Affine::infinity());
+  EXPECT_TRUE(gpu::msm_g1_precomputed(0, inf.data(), sc.data(), n).is_inf());
+  std::vector<G1Affine> rep(n, pts[1]);
+  EXPECT_EQ(gpu::msm_g1_precomputed(0, rep.data(), sc.data(), n).to_affine(),
+            msm_g1(rep.data(), sc.data(), n).to_affine());
+  std::vector<Fr> skew(1 << 17, Fr::one());
+  auto big = rand_points<G1Curve>(skew.size(), g1_generator());
+  for (size_t i = 0; i < skew.size(); i += 4) skew[i] = Fr::from_u64(i % 7);
+  EXPECT_EQ(gpu::msm_g1_precomputed(0, big.data(), skew.data(), skew.size()).to_affine(),
+            msm_g1(big.data(), skew.data(), skew.size()).to_affine());
+  EXPECT_TRUE(gpu::msm_g1_precomputed(0, pts.data(), sc.data(), 0).is_inf());
+  for (size_t m : {1, 7, 300, 5003}) {
+    auto p2 = rand_points<G2Curve>(m, g2_generator());
+    auto s2 = tricky_scalars(m);
+    ASSERT_EQ(gpu::msm_g2_precomputed(0, p2.data(), s2.data(), m).to_affine(), msm_g2(p2.data(), s2.data(), m).to_affine())
+        << "G2 n=" << m;
+  }
+}
+
 // ---- whole proofs ----
 
 namespace {

@@ -209,17 +209,25 @@ TEST(GpuKernelEmulationDigits, SignedDigitsRecomposeEveryScalar) {
 }
 
 // The whole MSM pipeline of msm.cu, with std::sort in place of the device radix sort and scans.
+// shared: over precomputed bases (msm_shifted_copies), all windows in one set of buckets.
 template <class C, class HC>
 Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector<Fr>& sc_h, int c, u32 l0, u32 l1,
-                         u32 K, u32 idx_offset = 0) {
+                         u32 K, u32 idx_offset = 0, bool shared = false) {
   using P = XYZZ<C>;
   auto pts = to_dev<Affine<C>>(pts_h);
   auto sc = to_dev<DFr>(sc_h);
   int nw = msm_windows(c);
-  u32 nb = (u32)nw << (c - 1);
+  if (shared) {
+    std::vector<Affine<C>> table(pts.size() * nw);
+    for (size_t i = 0; i < pts.size(); i++) msm_shifted_copies(pts[i], c, nw, table.data() + i, pts.size());
+    pts.swap(table);
+  }
+  u32 stride = (u32)(sc.size() - idx_offset);
+  u32 nb = shared ? 1u << (c - 1) : (u32)nw << (c - 1);
   std::vector<std::pair<u32, u32>> entries;
   for (size_t i = 0; i < sc.size(); i++)
-    msm_emit(msm_prepare_scalar(sc[i]), (u32)i, c, [&](u32 k, u32 v) { entries.push_back({k, v}); });
+    msm_emit(msm_prepare_scalar(sc[i]), (u32)i, c, [&](u32 k, u32 v) { entries.push_back({k, v}); },
+             shared ? (u32)sc.size() : 0u);
   std::stable_sort(entries.begin(), entries.end(), [](auto& a, auto& b) { return a.first < b.first; });
   u32 m = (u32)entries.size();
   std::vector<u32> keys(m), vals(m);
@@ -258,7 +266,8 @@ Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector
   for (u32 t = 0; t < totals[0]; t++) {
     u32 b = map[0][t];
     u32 begin = start[b] + (t - toff[0][b]) * l0, stop = std::min(begin + l0, end[b]);
-    outs[0][t] = msm_acc_entries(pts.data(), idx_offset, vals.data(), begin, stop);
+    outs[0][t] = shared ? msm_acc_entries_shared(pts.data(), idx_offset, (u32)sc.size(), stride, vals.data(), begin, stop)
+                        : msm_acc_entries(pts.data(), idx_offset, vals.data(), begin, stop);
   }
   for (int l = 1; l < levels; l++) {
     outs[l].resize(totals[l]);
@@ -281,6 +290,7 @@ Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector
     }
     buckets[b] = v;
   }
+  if (shared) nw = 1;
   u32 per_window = (nb / nw) / K;
   std::vector<P> cur(per_window * nw);
   for (u32 t = 0; t < cur.size(); t++)
@@ -377,4 +387,46 @@ TEST(GpuKernelEmulation, MsmG2MatchesCpu) {
   auto sc = tricky_scalars(rng, n);
   G2 ref = msm_g2(pts.data(), sc.data(), n);
   EXPECT_EQ((emulate_msm<DG2, G2Curve>(pts, sc, 5, 3, 2, 4).to_affine()), ref.to_affine());
+}
+
+// Precomputed bases: each window copy is 2^(wc) P (infinity stays infinity), and the shared-bucket
+// pipeline gives the CPU's MSM, also with idx_offset and several reduction levels.
+TEST(GpuKernelEmulation, MsmSharedBucketsOverPrecomputedBases) {
+  std::mt19937_64 rng(std::random_device{}());
+  {
+    auto pts = random_points<G1Curve>(rng, 40, g1_generator());
+    auto d = to_dev<DG1Affine>(pts);
+    int c = 9, nw = msm_windows(c);
+    std::vector<DG1Affine> table(pts.size() * nw);
+    for (size_t i = 0; i < pts.size(); i++) msm_shifted_copies(d[i], c, nw, table.data() + i, pts.size());
+    for (size_t i = 0; i < pts.size(); i++) {
+      G1 x = G1::from_affine(pts[i]);
+      for (int w = 0; w < nw; w++) {
+        G1Affine got;
+        std::memcpy(&got, &table[w * pts.size() + i], sizeof got);
+        ASSERT_EQ(got, x.to_affine()) << "point " << i << " window " << w;
+        for (int b = 0; b < c; b++) x = x.dbl();
+      }
+    }
+  }
+  for (size_t n : {1, 2, 3, 100, 555}) {
+    auto pts = random_points<G1Curve>(rng, n, g1_generator());
+    auto sc = tricky_scalars(rng, n);
+    G1 ref = msm_g1(pts.data(), sc.data(), n);
+    for (int c : {8, 10, 13}) {
+      G1 got = emulate_msm<DG1, G1Curve>(pts, sc, c, 2, 2, std::min(8u, 1u << (c - 1)), 0, true);
+      ASSERT_EQ(got.to_affine(), ref.to_affine()) << "n=" << n << " c=" << c;
+    }
+  }
+  size_t n = 300;
+  auto pts = random_points<G1Curve>(rng, n, g1_generator());
+  auto sc = tricky_scalars(rng, n);
+  std::vector<G1Affine> tail(pts.begin(), pts.end() - 9);
+  std::vector<Fr> sc_tail(sc.begin() + 9, sc.end());
+  EXPECT_EQ((emulate_msm<DG1, G1Curve>(tail, sc, 8, 4, 3, 4, 9, true).to_affine()),
+            msm_g1(tail.data(), sc_tail.data(), tail.size()).to_affine());
+  auto p2 = random_points<G2Curve>(rng, 60, g2_generator());
+  auto s2 = tricky_scalars(rng, 60);
+  EXPECT_EQ((emulate_msm<DG2, G2Curve>(p2, s2, 8, 3, 2, 4, 0, true).to_affine()),
+            msm_g2(p2.data(), s2.data(), 60).to_affine());
 }
