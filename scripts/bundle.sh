@@ -10,7 +10,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build-cuda}"
 out="${2:-$here/bundle}"
-bins=(cuzk cuzk_gpu_tests cuzk_gpu_bench cuzk_tests)
+bins=(cuzk cuzk_gpu_tests cuzk_gpu_bench cuzk_tests cuzk-supervisor cuzk-synth-worker cuzk-gpu-worker)
 
 [ -d "$build/bin" ] || { echo "error: $build/bin not found: build with -DCUZK_CUDA=ON first" >&2; exit 1; }
 rm -rf "$out"

@@ -258,9 +258,13 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
 }
 
 void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
-  event("WORKER_EXIT", 0,
+  // The task it held, if any, so that the timeline shows which partition the exit interrupted.
+  event("WORKER_EXIT", w.task ? w.job : 0,
         "worker=" + w.name + ",pid=" + std::to_string(w.pid) + ",status=" + std::to_string(status) +
-            ",signal=" + std::to_string(sig));
+            ",signal=" + std::to_string(sig) +
+            (w.task ? ",partition=" + std::to_string(w.partition) + ",slot=" + std::to_string(w.slot) +
+                          ",device=" + std::to_string(w.task_device)
+                    : std::string()));
   spdlog::log(stopping_ ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
               w.name, w.pid, status, sig);
   close_handle(w.proc);

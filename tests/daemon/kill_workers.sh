@@ -29,8 +29,8 @@ await_ok "$j2" "$WORK/out2" "$VK_CHAIN" 3
 [ "$(restarts_of synth1)" -eq 0 ] || die "synth1 restarted"
 [ "$(pid_of synth1)" = "$s1" ] || die "synth1's pid changed"
 [ "$(pid_of synth0)" != "$s0" ] || die "synth0 was not replaced"
-grep -q ",WORKER_EXIT,-,worker=synth0,pid=$s0,.*signal=9" "$WORK/state/timeline.log" || die "no WORKER_EXIT for synth0"
-grep -q ",WORKER_EXIT,-,worker=gpu0,pid=$g0,.*signal=9" "$WORK/state/timeline.log" || die "no WORKER_EXIT for gpu0"
+grep -q ",WORKER_EXIT,[0-9]*,worker=synth0,pid=$s0,.*signal=9,partition=" "$WORK/state/timeline.log" || die "no WORKER_EXIT for synth0"
+grep -q ",WORKER_EXIT,[0-9]*,worker=gpu0,pid=$g0,.*signal=9,partition=" "$WORK/state/timeline.log" || die "no WORKER_EXIT for gpu0"
 # The GPU crash was repaired from shared memory: a slot went back to READY and was picked up again
 # without a second synthesis of that partition.
 grep -q "back to READY after gpu0 died" "$WORK/sup.log" || die "gpu crash did not put the slot back to READY"
