@@ -13,11 +13,11 @@ work="$(mktemp -d /tmp/cuzk-gd.XXXXXX)"
 ncpu=$(nproc)
 
 echo "== generated circuit 2^$k and its development key"
-t0=$(date +%s.%N)
+t0=$SECONDS
 run cuzk -q gen-circuit "$k" "$work/gen.r1cs" "$work/gen.wtns" --seed 7
 run cuzk -q setup "$work/gen.r1cs" "$work/gen.zkey" --seed gpu-daemon >/dev/null
 run cuzk -q export vk "$work/gen.zkey" "$out/gen_vk.json"
-echo "setup took $(echo "$(date +%s.%N) - $t0" | bc) s"
+echo "setup took $((SECONDS - t0)) s"
 
 # Four synthesis workers on four cores each (the last set smaller when the host has fewer), the
 # GPU worker's host-side work on the last two cores.
