@@ -20,18 +20,26 @@ void check_key(const ZKey& zk) {
 
 class CudaBackend : public ProverBackend {
  public:
-  CudaBackend(std::shared_ptr<const ZKey> zk, int device) : zk_(std::move(zk)) {
+  CudaBackend(std::shared_ptr<const ZKey> zk, int device, const gpu::PrecomputeOptions& pre) : zk_(std::move(zk)) {
     if (!zk_) throw std::invalid_argument("CUDA backend needs a proving key");
     check_key(*zk_);
     if (gpu::device_count() == 0) throw gpu::GpuError("CUDA backend: no CUDA device is available");
     ConstraintEvaluator ev = ConstraintEvaluator::compile(*zk_);
-    gpu_ = std::make_unique<gpu::GpuProver>(*zk_, ev, device);  // the compiled matrices live on the device
+    gpu_ = std::make_unique<gpu::GpuProver>(*zk_, ev, device, pre);  // matrices and tables live on the device
   }
 
   const char* name() const override { return "cuda"; }
   gpu::GpuProver::Timings timings() const {
     std::lock_guard<std::mutex> lock(mu_);
     return gpu_->last_timings();
+  }
+  gpu::PrecomputeInfo precompute_info() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gpu_->precompute_info();
+  }
+  void use_precomputed(bool on) {
+    std::lock_guard<std::mutex> lock(mu_);
+    gpu_->use_precomputed(on);
   }
 
   Proof prove(const std::vector<Fr>& w, const ProveOptions& opt, RawMsms* raw) override {
@@ -71,7 +79,26 @@ class CudaBackend : public ProverBackend {
 }  // namespace
 
 std::unique_ptr<ProverBackend> make_cuda_backend(std::shared_ptr<const ZKey> zk, int device) {
-  return std::make_unique<CudaBackend>(std::move(zk), device);
+  return std::make_unique<CudaBackend>(std::move(zk), device, gpu::PrecomputeOptions::from_env());
+}
+
+std::unique_ptr<ProverBackend> make_cuda_backend(std::shared_ptr<const ZKey> zk, int device,
+                                                 const gpu::PrecomputeOptions& pre) {
+  return std::make_unique<CudaBackend>(std::move(zk), device, pre);
+}
+
+bool cuda_backend_precompute(const ProverBackend& backend, gpu::PrecomputeInfo& out) {
+  auto* b = dynamic_cast<const CudaBackend*>(&backend);
+  if (!b) return false;
+  out = b->precompute_info();
+  return true;
+}
+
+bool cuda_backend_use_precomputed(ProverBackend& backend, bool on) {
+  auto* b = dynamic_cast<CudaBackend*>(&backend);
+  if (!b) return false;
+  b->use_precomputed(on);
+  return true;
 }
 
 bool cuda_backend_timings(const ProverBackend& backend, gpu::GpuProver::Timings& out) {

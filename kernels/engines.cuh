@@ -55,6 +55,11 @@ class MsmEngine {
   // precomputed bases (msm_precompute_* with this plan's window(), stride n - idx_offset) and all
   // windows share one set of buckets.
   void plan(const DFr* d_scalars, size_t n, int window = 0, bool shared = false);
+  // Allocates now the scratch that plan() and run_*() would grow into for n scalars at this window
+  // (0: automatic) and kind of plan, with bucket sums of xyzz_bytes each (the larger curve the
+  // engine serves), so that a caller can size other long-lived allocations (precomputed tables) from
+  // what is left. The data-dependent remainder (sort temp, upper reduction levels) stays lazy.
+  void reserve(size_t n, int window, bool shared, size_t xyzz_bytes);
   // sum k_i P_(i - idx_offset) over planned i >= idx_offset; points are device-resident (for a shared
   // plan: the precomputed table of the n - idx_offset points).
   G1 run_g1(const DG1Affine* d_points, u32 idx_offset = 0);

@@ -85,11 +85,40 @@ std::vector<BenchStats> bench_msm_g2_ab(int device, const G2Affine* points, cons
 int bench_main(const std::vector<std::string>& args);
 const char* bench_usage();
 
+// Precomputed bases for the resident key (msm_*_precomputed): at key upload the prover builds, for
+// the point sets named here and in this order of priority, tables of the window copies 2^(wc) P_i,
+// while device memory allows: a set gets its table only if, after the proving scratch (reserved
+// first), the table, the table build's local memory and headroom_bytes still fit in free memory;
+// the others keep the plain MSM. A table's first window is the points themselves, so the plain
+// points are dropped once it exists (a table costs (windows - 1) x the set's size on top).
+// At 2^24 constraints a G1 table is ~21 GB (13 windows), the G2 one ~42 GB.
+struct PrecomputeOptions {
+  bool enabled = true;
+  std::string sets = "a,b1,c,h,b2";  // comma-separated subset of a, b1, b2, c, h; priority order
+  size_t headroom_bytes = size_t(2) << 30;
+  // CUZK_GPU_PRECOMPUTE: unset, "1", "on" or "auto" -> the defaults; "0", "off" or "none" ->
+  // disabled; otherwise a set list such as "a,h". CUZK_GPU_PRECOMPUTE_HEADROOM_MB overrides the
+  // headroom. Throws std::invalid_argument on an unknown set name or a bad number.
+  static PrecomputeOptions from_env();
+};
+
+// What the prover built at key upload (see PrecomputeOptions).
+struct PrecomputeInfo {
+  std::string sets;             // sets with tables, in build order (e.g. "a,b1,c,h"); empty: none
+  std::string skipped;          // sets asked for that did not fit in device memory
+  size_t table_bytes = 0;       // device memory held by the tables (their first window included)
+  double build_ms = 0;          // wall time of the table builds
+  int window_w = 0, window_h = 0;  // shared-plan windows of the witness and H MSMs
+  size_t free_bytes = 0;        // device memory free after the key, the tables and the MSM scratch
+};
+
 // The device half of the Groth16 prover: the key's points and compiled A/B matrices uploaded once
-// and kept resident; run() evaluates a, b, c, runs the H stage and the five MSMs on the GPU.
+// and kept resident; run() evaluates a, b, c, runs the H stage and the five MSMs on the GPU, over
+// precomputed bases for the sets that got tables (PrecomputeOptions).
 class GpuProver {
  public:
-  GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device);
+  GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device,
+            const PrecomputeOptions& pre = PrecomputeOptions::from_env());
   ~GpuProver();
   GpuProver(const GpuProver&) = delete;
   GpuProver& operator=(const GpuProver&) = delete;
@@ -110,6 +139,10 @@ class GpuProver {
   };
   Timings last_timings() const;
   int device() const;
+  PrecomputeInfo precompute_info() const;
+  // Whether the next proofs use the tables (default true); off runs the plain MSMs over the same
+  // resident points, for same-process comparisons. The tables stay allocated either way.
+  void use_precomputed(bool on);
 
  private:
   struct Impl;
@@ -121,6 +154,13 @@ class GpuProver {
 // The CUDA prover backend: same interface and same proofs as make_cpu_backend, with the key
 // resident on `device`. Throws gpu::GpuError when the device is missing or too small.
 std::unique_ptr<ProverBackend> make_cuda_backend(std::shared_ptr<const ZKey> zk, int device = 0);
+// The same with explicit precomputed-bases options instead of the environment's.
+std::unique_ptr<ProverBackend> make_cuda_backend(std::shared_ptr<const ZKey> zk, int device,
+                                                 const gpu::PrecomputeOptions& pre);
+// The precomputed tables of a `cuda` backend's key; false for another backend.
+bool cuda_backend_precompute(const ProverBackend& backend, gpu::PrecomputeInfo& out);
+// Switches a `cuda` backend's use of its tables (gpu::GpuProver::use_precomputed); false for another.
+bool cuda_backend_use_precomputed(ProverBackend& backend, bool on);
 // The device-side stage times of a backend's last proof; false for a backend that is not `cuda`.
 bool cuda_backend_timings(const ProverBackend& backend, gpu::GpuProver::Timings& out);
 

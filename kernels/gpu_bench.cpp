@@ -4,8 +4,10 @@
 //
 //   [--device D] [--runs N] [--warmup W] [--csv FILE] <what> [--sizes a,b,..]
 //   [--scalars random|witness|both] [--window C]
-//   what: msm (G1 and G2) | msm-g1 | msm-g2 | msm-g1-ab | msm-g2-ab | ntt | h-stage | prove | window-sweep | all
-//   (msm-g1-ab / msm-g2-ab: the plain MSM and the MSM over precomputed bases, alternating, same process)
+//   what: msm (G1 and G2) | msm-g1 | msm-g2 | msm-g1-ab | msm-g2-ab | ntt | h-stage | prove | prove-ab |
+//         window-sweep | all
+//   (msm-g1-ab / msm-g2-ab: the plain MSM and the MSM over precomputed bases, alternating, same process;
+//   prove-ab: whole proofs with the key's precomputed tables on and off, same backend)
 //
 // Sizes are log2. Witness scalars are the values of a `gen-circuit` witness (2^20 of them, tiled to
 // the size asked), so the 0/1/small-value mix is that of a real circuit. `prove` builds the
@@ -275,6 +277,73 @@ std::shared_ptr<const ZKey> bench_key(const R1cs& r, int log_n) {
   return zk;
 }
 
+std::string gb(size_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f GB", bytes / 1e9);
+  return b;
+}
+
+// Whole proofs with the key's precomputed tables on and off, same backend, same process: per round,
+// warm-up + runs with the tables, then warm-up + runs without (plain MSMs over the same resident
+// points), two rounds (op prove-pre / prove, inputs gen-circ).
+void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
+  for (int k : sizes) {
+    auto t0 = std::chrono::steady_clock::now();
+    R1cs r;
+    std::vector<Fr> w;
+    gen_circuit(k, 7, r, w);
+    auto zk = bench_key(r, k);
+    r = R1cs();
+    double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    size_t free0 = device_info(a.device).free_memory;
+    auto t1 = std::chrono::steady_clock::now();
+    auto be = make_cuda_backend(zk, a.device);
+    double upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    size_t free1 = device_info(a.device).free_memory;
+    PrecomputeInfo pi;
+    cuda_backend_precompute(*be, pi);
+    std::printf("# prove-ab 2^%d: circuit + random key %.1f s; key upload incl. tables %.1f s, tables [%s] "
+                "(skipped [%s]) %s built in %.2f s, windows %d/%d; device memory used by the key %s, free %s\n",
+                k, setup_s, upload_s, pi.sets.c_str(), pi.skipped.c_str(), gb(pi.table_bytes).c_str(),
+                pi.build_ms / 1e3, pi.window_w, pi.window_h, gb(free0 - free1).c_str(), gb(free1).c_str());
+    std::fflush(stdout);
+    ProveOptions opt;
+    opt.r = Fr::from_u64(3);
+    opt.s = Fr::from_u64(5);
+    Proof first[2];
+    for (int round = 0; round < 2; round++) {
+      for (int pre = 1; pre >= 0; pre--) {
+        cuda_backend_use_precomputed(*be, pre != 0);
+        std::vector<double> ms;
+        GpuProver::Timings tm{};
+        Proof pf;
+        for (int i = 0; i < a.warmup + a.runs; i++) {
+          auto s = std::chrono::steady_clock::now();
+          pf = be->prove(w, opt);
+          double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+          if (i >= a.warmup) ms.push_back(t);
+          cuda_backend_timings(*be, tm);
+        }
+        if (round == 0) first[pre] = pf;
+        std::sort(ms.begin(), ms.end());
+        BenchStats st;
+        st.runs = (int)ms.size();
+        st.min_ms = ms.front();
+        st.max_ms = ms.back();
+        st.median_ms = ms[ms.size() / 2];
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "round %d, last: witness MSMs %.1f, H stage %.1f, H MSM %.1f, device total %.1f ms",
+                      round + 1, tm.witness_msms_ms, tm.h_stage_ms, tm.h_msm_ms, tm.total_ms);
+        st.detail = buf;
+        report(pre ? "prove-pre" : "prove", k, "gen-circ", st);
+      }
+    }
+    bool same = first[0].a == first[1].a && first[0].b == first[1].b && first[0].c == first[1].c;
+    std::printf("# prove-ab 2^%d: proofs with and without tables %s\n", k, same ? "identical" : "DIFFER");
+    if (!same) throw std::runtime_error("proofs with and without precomputed tables differ");
+  }
+}
+
 void run_prove(const Args& a, const std::vector<int>& sizes) {
   for (int k : sizes) {
     auto t0 = std::chrono::steady_clock::now();
@@ -343,7 +412,7 @@ void write_csv(const std::string& path) {
 
 const char* bench_usage() {
   return "[--device D] [--runs N] [--warmup W] [--csv FILE] "
-         "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|window-sweep|all "
+         "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|prove-ab|window-sweep|all "
          "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--window C]";
 }
 
@@ -368,7 +437,8 @@ int bench_main(const std::vector<std::string>& args) {
     auto sizes_or = [&](std::vector<int> def) { return a.sizes.empty() ? def : a.sizes; };
     bool all = a.what == "all", msm = a.what == "msm";
     if (!all && !msm && a.what != "msm-g1" && a.what != "msm-g2" && a.what != "ntt" && a.what != "h-stage" &&
-        a.what != "prove" && a.what != "window-sweep" && a.what != "msm-g1-ab" && a.what != "msm-g2-ab")
+        a.what != "prove" && a.what != "window-sweep" && a.what != "msm-g1-ab" && a.what != "msm-g2-ab" &&
+        a.what != "prove-ab")
       usage("unknown benchmark '" + a.what + "'");
     if (all || a.what == "ntt")
       for (int k : sizes_or({20, 21, 22, 23, 24, 25, 26, 27}))
@@ -380,6 +450,7 @@ int bench_main(const std::vector<std::string>& args) {
     if (a.what == "msm-g1-ab") run_msm_ab<G1Curve>(a, sizes_or({24}), true);
     if (a.what == "msm-g2-ab") run_msm_ab<G2Curve>(a, sizes_or({22}), false);
     if (all || a.what == "prove") run_prove(a, sizes_or({20, 22, 24}));
+    if (a.what == "prove-ab") run_prove_ab(a, sizes_or({20, 22, 24}));
     if (all || a.what == "window-sweep") run_window_sweep(a, sizes_or({20, 24, 26}));
     if (!a.csv.empty()) write_csv(a.csv);
   } catch (const UsageError& e) {

@@ -262,6 +262,28 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
   }
 }
 
+void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
+  if (n == 0) return;
+  int c = window ? window : shared ? msm_auto_window_shared(n) : msm_auto_window(n);
+  int nw = msm_windows(c);
+  size_t cap = n * (size_t)nw;
+  size_t nb = shared ? size_t(1) << (c - 1) : (size_t)nw << (c - 1);
+  for (int i = 0; i < 2; i++) {
+    keys_[i].reserve(cap);
+    vals_[i].reserve(cap);
+  }
+  start_.reserve(nb);
+  end_.reserve(nb);
+  count_.reserve(nb);
+  // Level-0 tasks: sum over buckets of ceil(count / l0) <= nb + m / l0, and plan() picks l0 >= 2 m / nb
+  // unless it stops at 4096, so at most 1.5 nb + cap / 4096.
+  partial0_.reserve((nb + nb / 2 + cap / 4096 + 1) * xyzz_bytes);
+  buckets_.reserve(nb * xyzz_bytes);
+  size_t wins = shared ? 1 : (size_t)nw, per_window_buckets = nb / wins;
+  size_t K = std::min<size_t>(kChunk, per_window_buckets), nchunks = per_window_buckets / K * wins;
+  for (auto& ch : chunks_) ch.reserve(nchunks * xyzz_bytes);
+}
+
 template <class C, class HC>
 Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
   using P = XYZZ<C>;

@@ -5,8 +5,13 @@
 // run(w): only the witness crosses the bus; a = A w, b = B w, c = a o b are evaluated on the device.
 // run_synthesized(view): w, a, b, c come from host memory (the daemon's shared-memory slot), w first
 // on the witness stream, then a, b, c on an upload stream, each transformed as soon as it lands.
+// Precomputed bases: at upload, the point sets named by PrecomputeOptions get tables of their window
+// copies while device memory allows (MSM scratch reserved first, then headroom); the witness lane
+// runs the sets with tables over one shared plan and the rest over a plain plan of the same w.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <future>
@@ -103,7 +108,58 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The key's point sets, as PrecomputeOptions names them.
+enum PointSet { kSetA, kSetB1, kSetB2, kSetC, kSetH, kSets };
+constexpr const char* kSetNames[kSets] = {"a", "b1", "b2", "c", "h"};
+
+std::vector<int> parse_sets(const std::string& list) {
+  std::vector<int> out;
+  size_t i = 0;
+  while (i <= list.size()) {
+    size_t j = list.find(',', i);
+    if (j == std::string::npos) j = list.size();
+    std::string tok;
+    for (char ch : list.substr(i, j - i))
+      if (!std::isspace((unsigned char)ch)) tok += (char)std::tolower((unsigned char)ch);
+    if (!tok.empty()) {
+      int k = 0;
+      while (k < kSets && tok != kSetNames[k]) k++;
+      if (k == kSets)
+        throw std::invalid_argument("precomputed bases: unknown point set '" + tok + "' (a, b1, b2, c, h)");
+      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string join_sets(const std::vector<int>& v) {
+  std::string s;
+  for (int k : v) s += (s.empty() ? "" : ",") + std::string(kSetNames[k]);
+  return s;
+}
+
 }  // namespace
+
+PrecomputeOptions PrecomputeOptions::from_env() {
+  PrecomputeOptions o;
+  if (const char* e = std::getenv("CUZK_GPU_PRECOMPUTE")) {
+    std::string v;
+    for (const char* p = e; *p; p++) v += (char)std::tolower((unsigned char)*p);
+    if (v == "0" || v == "off" || v == "none" || v == "no" || v == "false") o.enabled = false;
+    else if (!(v.empty() || v == "1" || v == "on" || v == "auto" || v == "yes" || v == "true")) {
+      parse_sets(v);  // validates
+      o.sets = v;
+    }
+  }
+  if (const char* e = std::getenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB")) {
+    char* end = nullptr;
+    unsigned long long mb = std::strtoull(e, &end, 10);
+    if (!*e || *end) throw std::invalid_argument(std::string("CUZK_GPU_PRECOMPUTE_HEADROOM_MB: not a number: ") + e);
+    o.headroom_bytes = (size_t)mb << 20;
+  }
+  return o;
+}
 
 struct GpuProver::Impl {
   int device;
@@ -121,8 +177,14 @@ struct GpuProver::Impl {
   cudaEvent_t abc_ready[3] = {nullptr, nullptr, nullptr};
   StagedUpload staging;
   Timings t;
+  // Precomputed bases: has_table[set] means that set's buffer above holds its table of window copies
+  // (first window = the points, so plain runs read the same buffer).
+  bool has_table[kSets] = {};
+  bool use_tables = true;
+  int c_w = 0, c_h = 0;
+  PrecomputeInfo pinfo;
 
-  Impl(const ZKey& zk, const ConstraintEvaluator& ev, int dev)
+  Impl(const ZKey& zk, const ConstraintEvaluator& ev, int dev, const PrecomputeOptions& pre)
       : device(dev), n_vars(zk.n_vars), n_public(zk.n_public), domain(zk.domain_size), log_domain(zk.log_domain) {
     if (ev.n_rows != domain || ev.n_vars != n_vars)
       throw std::invalid_argument("GPU prover: the constraint evaluator does not belong to this zkey");
@@ -142,7 +204,81 @@ struct GpuProver::Impl {
     ntt.reserve(log_domain);
     CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&w_ready, cudaEventDisableTiming));
     for (auto& e : abc_ready) CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    CUZK_CUDA_CHECK(cudaDeviceSynchronize());  // the point uploads have landed
+    reserve_and_precompute(pre);
   }
+
+  bool c_needed() const { return n_vars > n_public + 1; }
+  size_t set_points(int k) const {
+    return k == kSetH ? domain : k == kSetC ? (c_needed() ? n_vars - n_public - 1 : 0) : n_vars;
+  }
+
+  // The MSM scratch of both engines first (plain plans always, shared ones when tables may be
+  // built), then a table per asked-for set, in order, while free memory covers it with headroom.
+  void reserve_and_precompute(const PrecomputeOptions& pre) {
+    bool want = pre.enabled && !parse_sets(pre.sets).empty();
+    eng_w.reserve(n_vars, 0, false, sizeof(DG2xyzz));
+    eng_h.reserve(domain, 0, false, sizeof(DG1xyzz));
+    if (want) {
+      c_w = msm_auto_window_shared(n_vars);
+      c_h = msm_auto_window_shared(domain);
+      eng_w.reserve(n_vars, c_w, true, sizeof(DG2xyzz));
+      eng_h.reserve(domain, c_h, true, sizeof(DG1xyzz));
+    }
+    pinfo.window_w = c_w;
+    pinfo.window_h = c_h;
+    std::vector<int> built, skipped;
+    if (want) {
+      int sms = 0, threads = 0;
+      CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+      CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+      auto t0 = std::chrono::steady_clock::now();
+      for (int k : parse_sets(pre.sets)) {
+        size_t n = set_points(k);
+        if (n == 0) continue;
+        int win = k == kSetH ? c_h : c_w;
+        size_t nw = (size_t)msm_windows(win);
+        bool g2 = k == kSetB2;
+        size_t bytes = n * nw * (g2 ? sizeof(DG2Affine) : sizeof(DG1Affine));
+        // The build kernel keeps its per-window values in local memory (about 4.8 KB a thread for
+        // G1, 9.7 KB for G2), which the driver reserves for every resident thread.
+        size_t lmem = (g2 ? 10240 : 5120) * (size_t)sms * (size_t)threads;
+        size_t fr = 0, tot = 0;
+        CUZK_CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
+        size_t plan_n = k == kSetH ? domain : n_vars;  // a shared plan needs plan_n * windows < 2^31
+        if (plan_n * nw >= (size_t(1) << 31) || fr < bytes + lmem + pre.headroom_bytes) {
+          skipped.push_back(k);
+          continue;
+        }
+        try {
+          if (g2) build_table(b2, n, win, msm_precompute_g2);
+          else build_table(k == kSetA ? a : k == kSetB1 ? b1 : k == kSetC ? c : h, n, win, msm_precompute_g1);
+        } catch (const GpuError&) {  // refused after all (another process took the memory): plain path
+          skipped.push_back(k);
+          continue;
+        }
+        has_table[k] = true;
+        built.push_back(k);
+        pinfo.table_bytes += bytes;
+      }
+      pinfo.build_ms = ms_since(t0);
+    }
+    pinfo.sets = join_sets(built);
+    pinfo.skipped = join_sets(skipped);
+    size_t fr = 0, tot = 0;
+    CUZK_CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
+    pinfo.free_bytes = fr;
+  }
+  template <class DA, class Pre>
+  void build_table(DevBuf<DA>& pts, size_t n, int win, Pre pre) {
+    DevBuf<DA> table(n * (size_t)msm_windows(win));
+    pre(pts.get(), n, win, table.get(), s_up.get());
+    s_up.sync();
+    pts = std::move(table);  // the table's first window is the points
+  }
+
+  bool tabled(int k) const { return use_tables && has_table[k]; }
+
   ~Impl() {
     if (w_ready) cudaEventDestroy(w_ready);
     for (auto e : abc_ready)
@@ -155,11 +291,19 @@ struct GpuProver::Impl {
     return std::async(std::launch::async, [this, &out] {
       auto t1 = std::chrono::steady_clock::now();
       set_device(device);
-      eng_w.plan(w.get(), n_vars);
-      out.a = eng_w.run_g1(a.get());
-      out.b1 = eng_w.run_g1(b1.get());
-      out.b2 = eng_w.run_g2(b2.get());
-      out.c = n_vars > n_public + 1 ? eng_w.run_g1(c.get(), n_public + 1) : host::g1_infinity();
+      // Sets with tables over one shared plan, the others over a plain plan of the same w.
+      bool need[2] = {false, false};
+      for (int k : {kSetA, kSetB1, kSetB2, kSetC})
+        if (k != kSetC || c_needed()) need[tabled(k) ? 1 : 0] = true;
+      out.c = host::g1_infinity();
+      for (int shared = 1; shared >= 0; shared--) {
+        if (!need[shared]) continue;
+        eng_w.plan(w.get(), n_vars, shared ? c_w : 0, shared);
+        if (tabled(kSetA) == (bool)shared) out.a = eng_w.run_g1(a.get());
+        if (tabled(kSetB1) == (bool)shared) out.b1 = eng_w.run_g1(b1.get());
+        if (tabled(kSetB2) == (bool)shared) out.b2 = eng_w.run_g2(b2.get());
+        if (c_needed() && tabled(kSetC) == (bool)shared) out.c = eng_w.run_g1(c.get(), n_public + 1);
+      }
       t.witness_msms_ms = ms_since(t1);
     });
   }
@@ -167,7 +311,8 @@ struct GpuProver::Impl {
   // The H lane's tail: the H MSM over the odd-coset values left in the first third of abc.
   void h_msm(RawMsms& out) {
     auto t3 = std::chrono::steady_clock::now();
-    eng_h.plan(abc.get(), domain);
+    bool shared = tabled(kSetH);
+    eng_h.plan(abc.get(), domain, shared ? c_h : 0, shared);
     out.h = eng_h.run_g1(h.get());
     t.h_msm_ms = ms_since(t3);
   }
@@ -192,9 +337,10 @@ void join_lanes(std::future<void>& lane, Body&& body) {
 
 }  // namespace
 
-GpuProver::GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device) {
+GpuProver::GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device, const PrecomputeOptions& pre) {
+  parse_sets(pre.sets);  // an unknown set name is the caller's error, before any device work
   set_device(device);
-  impl_ = std::make_unique<Impl>(zk, ev, device);
+  impl_ = std::make_unique<Impl>(zk, ev, device, pre);
 }
 
 GpuProver::~GpuProver() {
@@ -206,6 +352,8 @@ GpuProver::~GpuProver() {
 
 int GpuProver::device() const { return impl_->device; }
 GpuProver::Timings GpuProver::last_timings() const { return impl_->t; }
+PrecomputeInfo GpuProver::precompute_info() const { return impl_->pinfo; }
+void GpuProver::use_precomputed(bool on) { impl_->use_tables = on; }
 
 RawMsms GpuProver::run(const std::vector<Fr>& wit) {
   Impl& m = *impl_;

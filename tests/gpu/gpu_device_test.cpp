@@ -265,9 +265,21 @@ Circuit generated(int log_n, uint64_t seed) {
   return {zk, w};
 }
 
+// With CUZK_GPU_PRECOMPUTE unset, a small key gets precomputed tables for all five point sets, so
+// the whole-proof tests below run the MSMs over precomputed bases.
+void expect_all_tables_unless_env(const ProverBackend& gpu) {
+  gpu::PrecomputeInfo pi;
+  ASSERT_TRUE(cuda_backend_precompute(gpu, pi));
+  if (std::getenv("CUZK_GPU_PRECOMPUTE") || std::getenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB")) return;
+  EXPECT_EQ(pi.sets, "a,b1,c,h,b2");
+  EXPECT_EQ(pi.skipped, "");
+  EXPECT_GT(pi.table_bytes, 0u);
+}
+
 void expect_same_proofs(const Circuit& c, int proofs) {
   auto cpu = make_cpu_backend(c.zk);
   auto gpu = make_cuda_backend(c.zk, 0);
+  expect_all_tables_unless_env(*gpu);
   VerificationKey vk = vk_from_zkey(*c.zk);
   std::vector<Fr> pub = public_signals(c.w, c.zk->n_public);
   for (int i = 0; i < proofs; i++) {  // the resident key serves several proofs
@@ -322,6 +334,93 @@ TEST(GpuProver, SnarkjsKeyMatchesCpuAndSnarkjsProof) {
   EXPECT_EQ(got.c, want.c);
 }
 
+// Precomputed tables for all, some or none of the point sets (the plain path for the rest; mixed
+// sets need a shared and a plain plan of the same witness), tables switched off at run time, and
+// tables refused for lack of memory: every variant gives the CPU backend's proof for the same r, s.
+TEST(GpuProver, PrecomputedTablesOnOffAndPartialGiveSameProofs) {
+  REQUIRE_GPU();
+  Circuit c = generated(10, 4000 + rng()() % 1000);
+  auto cpu = make_cpu_backend(c.zk);
+  VerificationKey vk = vk_from_zkey(*c.zk);
+  std::vector<Fr> pub = public_signals(c.w, c.zk->n_public);
+  ProveOptions opt;
+  opt.r = rand_fr();
+  opt.s = rand_fr();
+  RawMsms rc;
+  Proof pc = cpu->prove(c.w, opt, &rc);
+  struct Variant {
+    bool enabled;
+    std::string sets;
+    size_t headroom;
+    std::string want_sets, want_skipped;
+  };
+  const size_t huge = size_t(1) << 50;  // more than any device has: every table is refused
+  for (const Variant& v : {Variant{true, "a,b1,c,h,b2", size_t(1) << 20, "a,b1,c,h,b2", ""},
+                           Variant{false, "a,b1,c,h,b2", size_t(1) << 20, "", ""},
+                           Variant{true, "h,b1", size_t(1) << 20, "h,b1", ""},
+                           Variant{true, " B2 , c,a ", size_t(1) << 20, "b2,c,a", ""},
+                           Variant{true, "a,b1,c,h,b2", huge, "", "a,b1,c,h,b2"}}) {
+    SCOPED_TRACE("enabled " + std::to_string(v.enabled) + ", sets '" + v.sets + "'");
+    gpu::PrecomputeOptions po;
+    po.enabled = v.enabled;
+    po.sets = v.sets;
+    po.headroom_bytes = v.headroom;
+    auto gpu = make_cuda_backend(c.zk, 0, po);
+    gpu::PrecomputeInfo pi;
+    ASSERT_TRUE(cuda_backend_precompute(*gpu, pi));
+    EXPECT_EQ(pi.sets, v.want_sets);
+    EXPECT_EQ(pi.skipped, v.want_skipped);
+    EXPECT_EQ(pi.table_bytes == 0, v.want_sets.empty());
+    for (int on : {1, 0, 1}) {  // the same backend with its tables used, unused, used again
+      EXPECT_TRUE(cuda_backend_use_precomputed(*gpu, on != 0));
+      RawMsms rg;
+      Proof pg = gpu->prove(c.w, opt, &rg);
+      EXPECT_EQ(rg.a.to_affine(), rc.a.to_affine());
+      EXPECT_EQ(rg.b1.to_affine(), rc.b1.to_affine());
+      EXPECT_EQ(rg.b2.to_affine(), rc.b2.to_affine());
+      EXPECT_EQ(rg.c.to_affine(), rc.c.to_affine());
+      EXPECT_EQ(rg.h.to_affine(), rc.h.to_affine());
+      EXPECT_EQ(pg.a, pc.a);
+      EXPECT_EQ(pg.b, pc.b);
+      EXPECT_EQ(pg.c, pc.c);
+      EXPECT_TRUE(verify_proof(vk, pub, pg));
+    }
+  }
+}
+
+TEST(GpuProver, PrecomputeOptionsFromEnvironment) {
+  const char* keep = std::getenv("CUZK_GPU_PRECOMPUTE");
+  std::string kept = keep ? keep : "";
+  const char* keep_h = std::getenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB");
+  std::string kept_h = keep_h ? keep_h : "";
+  unsetenv("CUZK_GPU_PRECOMPUTE");
+  unsetenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB");
+  gpu::PrecomputeOptions d = gpu::PrecomputeOptions::from_env();
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.sets, "a,b1,c,h,b2");
+  for (const char* off : {"0", "off", "OFF", "none"}) {
+    setenv("CUZK_GPU_PRECOMPUTE", off, 1);
+    EXPECT_FALSE(gpu::PrecomputeOptions::from_env().enabled) << off;
+  }
+  for (const char* on : {"1", "auto", "on"}) {
+    setenv("CUZK_GPU_PRECOMPUTE", on, 1);
+    EXPECT_TRUE(gpu::PrecomputeOptions::from_env().enabled) << on;
+    EXPECT_EQ(gpu::PrecomputeOptions::from_env().sets, "a,b1,c,h,b2") << on;
+  }
+  setenv("CUZK_GPU_PRECOMPUTE", "h,a", 1);
+  EXPECT_EQ(gpu::PrecomputeOptions::from_env().sets, "h,a");
+  setenv("CUZK_GPU_PRECOMPUTE", "a,q", 1);
+  EXPECT_THROW(gpu::PrecomputeOptions::from_env(), std::invalid_argument);
+  unsetenv("CUZK_GPU_PRECOMPUTE");
+  setenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB", "512", 1);
+  EXPECT_EQ(gpu::PrecomputeOptions::from_env().headroom_bytes, size_t(512) << 20);
+  setenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB", "lots", 1);
+  EXPECT_THROW(gpu::PrecomputeOptions::from_env(), std::invalid_argument);
+  unsetenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB");
+  if (keep) setenv("CUZK_GPU_PRECOMPUTE", kept.c_str(), 1);
+  if (keep_h) setenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB", kept_h.c_str(), 1);
+}
+
 TEST(GpuProver, RejectsWrongWitnessLength) {
   REQUIRE_GPU();
   Circuit c = generated(4, 7);
@@ -365,6 +464,7 @@ void expect_same_raw(const RawMsms& g, const RawMsms& c) {
 void expect_synthesized_matches(const Circuit& c, bool registered, int proofs) {
   auto cpu = make_cpu_backend(c.zk);
   auto gpu = make_cuda_backend(c.zk, 0);
+  expect_all_tables_unless_env(*gpu);
   VerificationKey vk = vk_from_zkey(*c.zk);
   std::vector<Fr> pub = public_signals(c.w, c.zk->n_public);
   SynthSlot slot(c);
