@@ -24,6 +24,8 @@ echo "setup took $((SECONDS - t0)) s"
 q=$(( (ncpu - 2) / 4 )); [ $q -ge 1 ] || q=1
 cpus=""
 for i in 0 1 2 3; do lo=$((i * q)); hi=$((lo + q - 1)); cpus+="${cpus:+, }\"$lo-$hi\""; done
+synth_cpus="cpus = [$cpus]"; gpu_cpus="cpus = [\"$((ncpu - 2))-$((ncpu - 1))\"]"
+if [ "$ncpu" -lt 8 ]; then synth_cpus=""; gpu_cpus=""; fi  # too few cores to pin apart
 cat >"$work/cuzk.toml" <<TOML
 [daemon]
 instance = "gpud"
@@ -32,12 +34,12 @@ socket = "$work/cuzk.sock"
 heartbeat_timeout_ms = 60000
 [synthesis]
 workers = 4
-cpus = [$cpus]
+$synth_cpus
 [gpu]
-backend = "cuda"
+backend = "${BACKEND:-cuda}"
 devices = [0]
 slots = 6
-cpus = ["$((ncpu - 2))-$((ncpu - 1))"]
+$gpu_cpus
 [[circuits]]
 name = "gen"
 zkey = "$work/gen.zkey"
@@ -51,13 +53,14 @@ zkey = "$payload/chain_pow2/circuit.zkey"
 TOML
 cp "$work/cuzk.toml" "$out/"
 
-run cuzk-supervisor --config "$work/cuzk.toml" 2>"$out/supervisor.log" &
+"$bundle/run" cuzk-supervisor --config "$work/cuzk.toml" 2>"$out/supervisor.log" &  # run execs: $! is the supervisor
 sup=$!
 st() { run cuzk status --socket "$work/cuzk.sock" --json 2>/dev/null; }
 for _ in $(seq 1 1200); do
   st | grep -q '"state":"starting"' || { st | grep -q '"workers"' && break; }
   sleep 0.1
 done
+kill -0 "$sup" 2>/dev/null || { cat "$out/supervisor.log"; echo "the supervisor did not start" >&2; exit 1; }
 run cuzk status --socket "$work/cuzk.sock" | tee "$out/status_start.txt"
 
 echo "== a stream of jobs"
