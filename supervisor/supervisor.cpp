@@ -118,6 +118,16 @@ void Supervisor::setup_rings() {
                                   std::to_string(cfg_.gpu.devices.size()) + " devices x " +
                                   std::to_string(cfg_.gpu.slots) + " slots = " + std::to_string(total) +
                                   " bytes); lower gpu.slots or raise the budget");
+  // Segments of an earlier run of this instance, including devices no longer configured.
+  const std::string prefix = "cuzk." + cfg_.daemon.instance + ".dev";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/dev/shm", ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0 && n.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
+      spdlog::info("removing the stale segment /{}", n);
+      fs::remove(e.path(), ec);
+    }
+  }
   for (int id : cfg_.gpu.devices) {
     Device d;
     d.id = id;
