@@ -302,7 +302,7 @@ const std::vector<std::string> kDaemonKeys = {"instance",   "state_dir",        
                                               "log_level",  "heartbeat_interval_ms", "heartbeat_timeout_ms",
                                               "shutdown_grace_ms"};
 const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads"};
-const std::vector<std::string> kGpuKeys = {"backend", "devices", "slots", "cpus", "threads", "verify"};
+const std::vector<std::string> kGpuKeys = {"backend", "devices", "slots", "cpus", "threads", "verify", "precompute"};
 const std::vector<std::string> kCircuitKeys = {"name", "zkey", "r1cs", "max_partitions"};
 const std::vector<std::string> kLimitsKeys = {"memory_budget",     "restart_backoff_initial_ms", "restart_backoff_max_ms",
                                               "restart_intensity", "restart_period_s",           "max_queued_jobs",
@@ -404,6 +404,23 @@ void parse_gpu(const toml::table& root, GpuConfig& g) {
          s.node("cpus"));
   s.integer("threads", g.threads, 0, 4096);
   s.boolean("verify", g.verify);
+  s.str("precompute", g.precompute);
+  if (g.precompute != "auto" && g.precompute != "off") {
+    std::set<std::string> seen;
+    size_t pos = 0;
+    while (pos <= g.precompute.size()) {
+      size_t e = g.precompute.find(',', pos);
+      if (e == std::string::npos) e = g.precompute.size();
+      const std::string set = g.precompute.substr(pos, e - pos);
+      if (set != "a" && set != "b1" && set != "b2" && set != "c" && set != "h")
+        fail("gpu.precompute",
+             "must be \"auto\", \"off\" or a comma-separated list of a, b1, b2, c, h; got " + quote(g.precompute),
+             s.node("precompute"));
+      if (!seen.insert(set).second)
+        fail("gpu.precompute", "lists " + quote(set) + " twice", s.node("precompute"));
+      pos = e + 1;
+    }
+  }
 }
 
 void parse_circuits(const toml::table& root, const std::string& base_dir, std::vector<CircuitConfig>& out) {

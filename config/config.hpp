@@ -55,6 +55,10 @@ struct GpuConfig {
   std::vector<CpuSet> cpus;           // empty, or one per device: the worker's own host-side CPUs
   uint32_t threads = 0;               // host threads per gpu worker; 0 = the size of its CPU set
   bool verify = false;                // verify every proof before reporting it
+  // cuda: precomputed window tables of the resident keys' point sets. "auto" (default: every set
+  // that fits in device memory, CUZK_GPU_PRECOMPUTE may override), "off", or a priority list of
+  // sets such as "h,a" (from a, b1, b2, c, h).
+  std::string precompute = "auto";
 };
 
 struct CircuitConfig {

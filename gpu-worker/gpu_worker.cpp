@@ -67,7 +67,12 @@ class GpuWorker {
       k.zk = std::make_shared<const ZKey>(read_zkey(cc.zkey));
       k.vk = vk_from_zkey(*k.zk);
 #ifdef CUZK_HAVE_CUDA
-      if (cfg_.gpu.backend == "cuda") k.backend = make_cuda_backend(k.zk, device_);
+      if (cfg_.gpu.backend == "cuda") {
+        gpu::PrecomputeOptions pre = gpu::PrecomputeOptions::from_env();
+        if (cfg_.gpu.precompute == "off") pre.enabled = false;
+        else if (cfg_.gpu.precompute != "auto") pre.enabled = true, pre.sets = cfg_.gpu.precompute;
+        k.backend = make_cuda_backend(k.zk, device_, pre);
+      }
 #endif
       if (cfg_.gpu.backend == "cpu") k.backend = make_cpu_backend(k.zk);
       if (!k.backend) throw std::runtime_error("gpu.backend = " + cfg_.gpu.backend + " is not built into this binary");

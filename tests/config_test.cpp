@@ -308,6 +308,12 @@ TEST_F(ConfigTest, SynthesisAndGpuValuesAreChecked) {
   EXPECT_CONFIG_ERROR(minimal("[gpu]\nslots = 0\n"), "gpu.slots", "between 1 and");
   EXPECT_CONFIG_ERROR(minimal("[gpu]\ndevices = [0, 1]\ncpus = [\"0\"]\n"), "gpu.cpus", "one CPU set per device");
   EXPECT_CONFIG_ERROR(minimal("[gpu]\ncpus = [\"3-1\"]\n"), "gpu.cpus[0]", "backwards");
+  EXPECT_CONFIG_ERROR(minimal("[gpu]\nprecompute = \"all\"\n"), "gpu.precompute", "comma-separated list");
+  EXPECT_CONFIG_ERROR(minimal("[gpu]\nprecompute = \"a,h,a\"\n"), "gpu.precompute", "twice");
+  EXPECT_CONFIG_ERROR(minimal("[gpu]\nprecompute = \"a,,h\"\n"), "gpu.precompute", "comma-separated list");
+  EXPECT_EQ(parse(minimal("[gpu]\nprecompute = \"h,b2\"\n")).gpu.precompute, "h,b2");
+  EXPECT_EQ(parse(minimal("[gpu]\nprecompute = \"off\"\n")).gpu.precompute, "off");
+  EXPECT_EQ(parse(minimal("")).gpu.precompute, "auto");
   // cpus = [] is "no pinning", whatever the number of workers.
   EXPECT_TRUE(parse(minimal("[synthesis]\nworkers = 3\ncpus = []\n")).synthesis.cpus.empty());
 }
