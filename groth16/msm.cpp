@@ -9,13 +9,6 @@
 //   3. sum_j j*B_j by running sums in XYZZ (2 additions per bucket).
 // Windows (and, when windows are few, slices of the points) are independent tasks spread over
 // the threads; the window sums are combined by Horner's rule with c doublings per window.
-//
-// Endomorphism split (GLV): with z the BLS12-381 seed, [z^2] acts on G1 and on G2 as
-// (x, y) -> (w x, -y) for a cube root of unity w of Fq (on G2 this is psi^2), so a scalar
-// k = d0 + d1 z^2 (d0, d1 < z^2 < 2^128) becomes two ~128-bit scalars on P and on [z^2]P, which costs
-// one Fq (G1) or two Fq (G2) multiplies per point. The digit entries stay the same in number, but
-// the windows, and with them the per-window bucket sums, are halved. Points must lie in the
-// prime-order subgroups (every proving-key point does); scalars below z^2 are not split.
 #include "msm.hpp"
 
 #include <algorithm>
@@ -23,7 +16,6 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
 
 #include "hugepages.hpp"
 #include "math/msm.hpp"
@@ -48,77 +40,6 @@ bool greater(const Scalar& a, const Scalar& b) {
     if (a.l[i] != b.l[i]) return a.l[i] > b.l[i];
   return false;
 }
-
-// |z| for the BLS12-381 seed z = -0xd201000000010000, and z^2 as a 128-bit integer.
-constexpr u64 kSeed = 0xd201000000010000ULL;
-constexpr u128 kSeed2 = (u128)kSeed * kSeed;
-
-// Fq's cube roots of unity w != 1: g^((q-1)/3) for a non-cube g, and its square.
-void cube_roots(Fq& w1, Fq& w2) {
-  BigInt<6> e;
-  u128 rem = 0;
-  for (int i = 5; i >= 0; i--) {  // (q - 1) / 3; q - 1 only changes the lowest limb (q is odd)
-    u64 limb = bls12_381::FqParams::MOD[i] - (i == 0 ? 1 : 0);
-    u128 cur = (rem << 64) | limb;
-    e.l[i] = (u64)(cur / 3), rem = cur % 3;
-  }
-  for (u64 g = 2;; g++) {
-    w1 = Fq::from_u64(g).pow(e);
-    if (!w1.is_one()) break;
-  }
-  w2 = w1 * w1;
-}
-
-Fq endo_scale(const Fq& x, const Fq& w) { return x * w; }
-Fq2 endo_scale(const Fq2& x, const Fq& w) { return x * w; }
-
-// The w with [z^2]P = (w x, -y) on the group of C, found once against the generator (so no
-// hand-copied constant can be wrong); nullopt-like `ok = false` would switch the split off.
-template <class C>
-struct Endo {
-  Fq w;
-  bool ok = false;
-};
-template <class C>
-const Endo<C>& endo(const Affine<C>& gen) {
-  static const Endo<C> e = [&] {
-    Endo<C> r;
-    Fq w1, w2;
-    cube_roots(w1, w2);
-    Scalar z2{{(u64)kSeed2, (u64)(kSeed2 >> 64), 0, 0}};
-    Affine<C> q = Jacobian<C>::from_affine(gen).mul(z2).to_affine();
-    for (const Fq& w : {w1, w2})
-      if (q == Affine<C>{endo_scale(gen.x, w), -gen.y}) r.w = w, r.ok = true;
-    return r;
-  }();
-  return e;
-}
-const Endo<bls12_381::G1Curve>& endo_of(const G1Affine*) { return endo<bls12_381::G1Curve>(bls12_381::g1_generator()); }
-const Endo<bls12_381::G2Curve>& endo_of(const G2Affine*) { return endo<bls12_381::G2Curve>(bls12_381::g2_generator()); }
-
-// k = d1 z^2 + d0 with d0 < z^2, by two divisions by |z|: k = q |z| + r0, q = d1 |z| + r1, so
-// d0 = r1 |z| + r0. k < 2^254 keeps d1 below 2^127.
-void split_scalar(const Scalar& k, u128& d0, u128& d1) {
-  u64 q[4], rem = 0;
-  for (int i = 3; i >= 0; i--) {
-    u128 cur = ((u128)rem << 64) | k.l[i];
-    q[i] = (u64)(cur / kSeed), rem = (u64)(cur % kSeed);
-  }
-  u64 r0 = rem;
-  u64 q2[4];
-  rem = 0;
-  for (int i = 3; i >= 0; i--) {
-    u128 cur = ((u128)rem << 64) | q[i];
-    q2[i] = (u64)(cur / kSeed), rem = (u64)(cur % kSeed);
-  }
-  d1 = ((u128)q2[1] << 64) | q2[0];
-  d0 = (u128)rem * kSeed + r0;
-}
-
-bool below_seed2(const Scalar& k) { return k.l[3] == 0 && k.l[2] == 0 && (((u128)k.l[1] << 64) | k.l[0]) < kSeed2; }
-
-using Half = BigInt<2>;  // the scalars after the split: below 2^128
-Half half_of(u128 v) { return Half{{(u64)v, (u64)(v >> 64)}}; }
 
 // The work split chosen for one MSM: window width, number of windows, point slices per window.
 struct Plan {
@@ -283,14 +204,13 @@ class BucketWorker {
   BucketWorker(const BucketWorker&) = delete;
   BucketWorker& operator=(const BucketWorker&) = delete;
 
-  // The window-w sum over entries [lo, hi): sum_j d_j(w) * P_j as sum_b b * (bucket b). Entry j
-  // has scalar k[j] with sign neg[j] and point idx[j]: pts[idx] below n, endo[idx - n] above.
-  X run(const Aff* pts, const Aff* endo, size_t n, const uint32_t* idx, const Half* k, const uint8_t* neg, size_t lo,
-        size_t hi, int w) {
+  // The window-w sum over act[lo..hi): sum_j d_j(w) * P_j as sum_b b * (bucket b).
+  X run(const Aff* pts, const Scalar* k, const uint8_t* neg, const uint32_t* act, size_t lo, size_t hi, int w) {
     std::fill(len_.begin(), len_.end(), 0u);
     for (size_t j = lo; j < hi; j++) {
-      int d = msm_signed_digit(k[j], w, c_);
-      if (neg[j]) d = -d;
+      uint32_t i = act[j];
+      int d = msm_signed_digit(k[i], w, c_);
+      if (neg[i]) d = -d;
       digit_[j - lo] = d;
       if (d) len_[std::abs(d)]++;
     }
@@ -299,8 +219,7 @@ class BucketWorker {
     for (size_t j = lo; j < hi; j++) {
       int d = digit_[j - lo];
       if (!d) continue;
-      uint32_t i = idx[j];
-      const Aff& p = i < n ? pts[i] : endo[i - n];
+      const Aff& p = pts[act[j]];
       buf_[cursor_[std::abs(d)]++] = d > 0 ? p : -p;
     }
     reduce_lists(buf_.data(), start_.data(), len_.data(), 1, nb_ + 1);
@@ -427,50 +346,16 @@ Jacobian<C> msm_run(const Affine<C>* pts, const Scalar* k, const uint8_t* neg, s
     return acc;
   }
 
-  // The entries: one per active point with the low part of its scalar (the whole scalar when it is
-  // below z^2), then one per split point, on [z^2]P, with the high part.
-  const auto& en = endo_of(pts);
-  if (!en.ok) throw std::logic_error("msm: no cube root of unity gives [z^2] on the generator");
-  std::vector<uint32_t> split;  // positions in act of the scalars at or above z^2
-  for (size_t j = 0; j < m; j++)
-      if (!below_seed2(k[act[j]])) split.push_back((uint32_t)j);
-  size_t ns = split.size(), me = m + ns;
-  std::vector<uint32_t> idx(me);
-  std::vector<Half> ek(me);
-  std::vector<uint8_t> eneg(me);
-  std::vector<Affine<C>> endo_pts(ns);
-  parallel_for(m, [&](size_t b, size_t e, size_t) {
-    for (size_t j = b; j < e; j++) {
-      uint32_t i = act[j];
-      idx[j] = i, ek[j] = Half{{k[i].l[0], k[i].l[1]}}, eneg[j] = neg[i];
-    }
-  });
-  parallel_for(ns, [&](size_t b, size_t e, size_t) {
-    for (size_t t = b; t < e; t++) {
-      size_t j = split[t];
-      uint32_t i = act[j];
-      u128 d0, d1;
-      split_scalar(k[i], d0, d1);
-      ek[j] = half_of(d0);
-      ek[m + t] = half_of(d1), eneg[m + t] = neg[i], idx[m + t] = (uint32_t)(n + t);
-      endo_pts[t] = {endo_scale(pts[i].x, en.w), -pts[i].y};
-    }
-  });
-  if (ns) {
-    bits = 0;
-    for (size_t j = 0; j < me; j++) bits = std::max(bits, ek[j].num_bits());
-  }
-
   size_t threads = thread_count();
-  Plan plan = choose_plan(me, bits, threads);
+  Plan plan = choose_plan(m, bits, threads);
   struct Task {
     int window;
     size_t lo, hi;
   };
   std::vector<Task> tasks;
   for (int w = 0; w < plan.windows; w++)
-    for (int q = 0; q < plan.slices; q++) tasks.push_back({w, me * q / plan.slices, me * (q + 1) / plan.slices});
-  size_t max_entries = (me + plan.slices - 1) / plan.slices;
+    for (int q = 0; q < plan.slices; q++) tasks.push_back({w, m * q / plan.slices, m * (q + 1) / plan.slices});
+  size_t max_entries = (m + plan.slices - 1) / plan.slices;
   std::vector<X> sums(tasks.size(), X::infinity());
   std::atomic<size_t> next{0};
   size_t workers = std::min(threads, tasks.size());
@@ -479,8 +364,7 @@ Jacobian<C> msm_run(const Affine<C>* pts, const Scalar* k, const uint8_t* neg, s
       [&](size_t, size_t, size_t) {
         BucketWorker<C> worker(plan.c, max_entries);
         for (size_t t; (t = next.fetch_add(1)) < tasks.size();)
-          sums[t] = worker.run(pts, endo_pts.data(), n, idx.data(), ek.data(), eneg.data(), tasks[t].lo, tasks[t].hi,
-                               tasks[t].window);
+          sums[t] = worker.run(pts, k, neg, act.data(), tasks[t].lo, tasks[t].hi, tasks[t].window);
       },
       workers);
 
