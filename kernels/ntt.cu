@@ -1,5 +1,6 @@
 // NTT kernels and the NttEngine; the plain-API entry points ntt(), compute_h_coset(), bench_ntt().
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "bench_util.cuh"
@@ -22,6 +23,35 @@ __global__ void k_ntt_pass(DFr* data, const DFr* tw, NttPass p) {
   }
   ntt_tile_store(p, data, smem, blockIdx.x, threadIdx.x, blockDim.x);
 }
+
+// The radix-8 pass: the pass's sub-rounds, a barrier between each two.
+__global__ void __launch_bounds__(1u << (kNttR8TileBits - 3), 2) k_ntt_pass_r8(DFr* data, const DFr* tw, NttPass p) {
+  extern __shared__ uint4 smem_raw[];
+  DFr* smem = reinterpret_cast<DFr*>(smem_raw);
+  const int nsr = ntt_subrounds(p.t);
+  for (int sr = 0; sr < nsr; sr++) {
+    if (sr > 0) __syncthreads();
+    ntt_r8_round(p, sr, data, smem, tw, blockIdx.x, threadIdx.x);
+  }
+}
+
+__global__ void __launch_bounds__(kPermThreads) k_ntt_permute_tiled(DFr* data, int k, NttScale s) {
+  __shared__ DFr tA[kPermSide * kPermStride], tB[kPermSide * kPermStride];
+  ntt_perm_tile(data, k, s, tA, tB, blockIdx.x, threadIdx.x, 0);
+  __syncthreads();
+  ntt_perm_tile(data, k, s, tA, tB, blockIdx.x, threadIdx.x, 1);
+}
+
+// Opt-in (issue 3, measured slower on the H200, see docs/PERFORMANCE.md): CUZK_NTT_R8=1 runs the
+// radix-8 register passes (2^11 tiles), CUZK_NTT_TILED_PERM=1 the tiled bit-reversal; the default
+// stays the radix-2 passes (2^10 tiles) and the element-wise permutation. Read per call, so that one
+// build can A/B each change on its own.
+bool env_on(const char* name) {
+  const char* e = std::getenv(name);
+  return e && *e && std::strcmp(e, "0") != 0;
+}
+bool ntt_r8_passes() { return env_on("CUZK_NTT_R8"); }
+bool ntt_tiled_perm() { return env_on("CUZK_NTT_TILED_PERM"); }
 
 __global__ void k_ntt_elementwise(DFr* data, int k, NttScale s) {
   size_t n = size_t(1) << k;
@@ -100,6 +130,18 @@ PowTable NttEngine::pow_table(int log_n, Table kind) {
 void NttEngine::passes(DFr* d, int log_n, bool inverse, bool dit) {
   reserve(log_n);
   NttPass ps[8];
+  if (log_n >= 3 && ntt_r8_passes()) {
+    int np = ntt_plan(log_n, kt_, inverse, dit, ps, kNttR8TileBits);
+    for (int i = 0; i < np; i++) {
+      const NttPass& p = ps[i];
+      u32 bytes = ntt_tile_size(p) * (u32)sizeof(DFr);
+      if (bytes > 48 * 1024)
+        CUZK_CUDA_CHECK(cudaFuncSetAttribute(k_ntt_pass_r8, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+      k_ntt_pass_r8<<<(unsigned)ntt_blocks(p), ntt_r8_threads(p), bytes, s_>>>(d, tw_.get(), p);
+      CUZK_CUDA_LAUNCHED("k_ntt_pass_r8");
+    }
+    return;
+  }
   int np = ntt_plan(log_n, kt_, inverse, dit, ps);
   for (int i = 0; i < np; i++) {
     const NttPass& p = ps[i];
@@ -111,6 +153,11 @@ void NttEngine::passes(DFr* d, int log_n, bool inverse, bool dit) {
 }
 
 void NttEngine::elementwise(DFr* d, int log_n, const NttScale& s) {
+  if (s.permute && log_n >= 2 * kPermBits && ntt_tiled_perm()) {
+    k_ntt_permute_tiled<<<(unsigned)ntt_perm_blocks(log_n), kPermThreads, 0, s_>>>(d, log_n, s);
+    CUZK_CUDA_LAUNCHED("k_ntt_permute_tiled");
+    return;
+  }
   k_ntt_elementwise<<<elementwise_grid(size_t(1) << log_n), 256, 0, s_>>>(d, log_n, s);
   CUZK_CUDA_LAUNCHED("k_ntt_elementwise");
 }

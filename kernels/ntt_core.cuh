@@ -148,9 +148,143 @@ CUZK_HD void h_combine_elem(DFr* a, const DFr* b, const DFr* c, size_t i) {
   store(a + i, load(a + i) * load(b + i) - load(c + i));
 }
 
+// ---- Radix-8 passes (issue 3; opt-in, CUZK_NTT_R8=1: slower than the radix-2 passes on the H200) ----
+// Same pass plan and twiddles as above, but with 2^11-element tiles (64 KB of shared memory, 256
+// threads) and the t stages of a pass run as sub-rounds of up to 3 stages held in registers: each
+// thread takes 8 elements (one radix-8 unit, or 2 radix-4 / 4 radix-2 units in the last sub-round),
+// runs the sub-round's stages on them and writes them back. The first sub-round reads straight from
+// device memory and the last writes straight back, so a pass of t <= 9 stages costs 2 round trips
+// through shared memory and 2 barriers instead of t of each.
+constexpr int kNttR8TileBits = 11;
+constexpr int kNttR8Elems = 8;  // elements per thread
+
+CUZK_HD int ntt_subrounds(int t) { return (t + 2) / 3; }
+// Sub-round sr of a pass covers the row bits [s, s + q): DIT from bit 0 up, DIF from bit t down.
+CUZK_HD void ntt_subround_bits(const NttPass& p, int sr, int& s, int& q) {
+  int a = 3 * sr, b = 3 * sr + 3 < p.t ? 3 * sr + 3 : p.t;
+  q = b - a;
+  s = p.dit ? a : p.t - b;
+}
+CUZK_HD u32 ntt_r8_threads(const NttPass& p) { return ntt_tile_size(p) / kNttR8Elems; }
+
+// One sub-round for thread tid of a block (tile of >= 8 elements; tid < ntt_r8_threads(p)).
+// Reads from data (first sub-round) or smem, writes to data (last) or smem; in between, all of a
+// block's threads must pass a barrier. Within a sub-round each thread touches only its own 8
+// positions, so one barrier between sub-rounds suffices.
+// Q (the sub-round's stage count) and DIT are template parameters so that every register index is
+// a compile-time constant (a run-time index would put x[] in local memory).
+template <int Q, bool DIT>
+CUZK_HD void ntt_r8_round_q(const NttPass& p, int sr, int s, DFr* data, DFr* smem, const DFr* tw, size_t block,
+                            u32 tid) {
+  const int nsr = ntt_subrounds(p.t);
+  constexpr int q = Q;
+  const u32 nthreads = ntt_r8_threads(p);
+  const u32 G = 1u << p.g_log, qmask = (1u << q) - 1;
+  const size_t lomask = (size_t(1) << p.lo) - 1;
+  const size_t half_table = size_t(1) << (p.kt - 1);
+  const bool from_global = sr == 0, to_global = sr == nsr - 1;
+  DFr x[kNttR8Elems];
+  u32 row[kNttR8Elems];
+  size_t gid[kNttR8Elems];
+CUZK_UNROLL
+  for (int m = 0; m < kNttR8Elems; m++) {
+    u32 u = tid + (u32(m) >> q) * nthreads;  // the unit, over the tile's (t - q) + g_log free bits
+    u32 g = u & (G - 1), rest = u >> p.g_log;
+    u32 rb = (rest & ((1u << s) - 1)) | ((rest >> s) << (s + q));
+    row[m] = rb | ((u32(m) & qmask) << s);
+    gid[m] = (block << p.g_log) + g;
+    x[m] = from_global ? load(data + ntt_index(p, gid[m], row[m])) : smem[row[m] * G + g];
+  }
+  // Register stages: pair (m, m | 2^c) differs in row bit s + c. DIF runs c from q-1 down, DIT up.
+CUZK_UNROLL
+  for (int ci = 0; ci < Q; ci++) {
+    const int c = DIT ? ci : Q - 1 - ci;
+    const int hb = s + c, b = p.lo + hb;
+    const u32 h = 1u << hb;
+CUZK_UNROLL
+    for (int m = 0; m < kNttR8Elems; m++) {
+      if (m & (1 << c)) continue;
+      const int m1 = m | (1 << c);
+      DFr u = x[m], v = x[m1];
+      size_t j = (size_t(row[m] & (h - 1)) << p.lo) | (gid[m] & lomask);
+      if (j == 0) {
+        x[m] = u + v;
+        x[m1] = u - v;
+        continue;
+      }
+      size_t e = j << (p.kt - 1 - b);
+      DFr w = load(tw + (p.inverse ? half_table - e : e));  // inverse: w = -omega^-e
+      if (!DIT) {
+        x[m] = u + v;
+        x[m1] = p.inverse ? (v - u) * w : (u - v) * w;
+      } else {
+        DFr t = v * w;
+        x[m] = p.inverse ? u - t : u + t;
+        x[m1] = p.inverse ? u + t : u - t;
+      }
+    }
+  }
+CUZK_UNROLL
+  for (int m = 0; m < kNttR8Elems; m++) {
+    if (to_global)
+      store(data + ntt_index(p, gid[m], row[m]), x[m]);
+    else
+      smem[row[m] * G + (u32(gid[m]) & (G - 1))] = x[m];
+  }
+}
+CUZK_HD void ntt_r8_round(const NttPass& p, int sr, DFr* data, DFr* smem, const DFr* tw, size_t block, u32 tid) {
+  int s, q;
+  ntt_subround_bits(p, sr, s, q);
+  if (p.dit) {
+    if (q == 3) ntt_r8_round_q<3, true>(p, sr, s, data, smem, tw, block, tid);
+    else if (q == 2) ntt_r8_round_q<2, true>(p, sr, s, data, smem, tw, block, tid);
+    else ntt_r8_round_q<1, true>(p, sr, s, data, smem, tw, block, tid);
+  } else {
+    if (q == 3) ntt_r8_round_q<3, false>(p, sr, s, data, smem, tw, block, tid);
+    else if (q == 2) ntt_r8_round_q<2, false>(p, sr, s, data, smem, tw, block, tid);
+    else ntt_r8_round_q<1, false>(p, sr, s, data, smem, tw, block, tid);
+  }
+}
+
+// Bit-reversal permutation (with the optional per-element scale of NttScale, permute = true) by
+// tiles, for k >= 2 kPermBits: index i = (a, m, c) with a the top and c the bottom kPermBits bits;
+// rev(i) = (rev c, rev m, rev a). Block m (taken when m <= rev m) loads the two 16 x 16 tiles
+// {(a, m, c)} and {(a, rev m, c)} with rows of 16 consecutive elements (coalesced), and writes each
+// position from the other tile's transposed, bit-reversed position: one read and one write of the
+// data, in 512-byte runs, instead of scattered 32-byte accesses.
+constexpr int kPermBits = 4;
+constexpr u32 kPermSide = 1u << kPermBits;
+constexpr u32 kPermStride = kPermSide + 1;  // padded rows: fewer bank conflicts on the transposed read
+constexpr u32 kPermThreads = kPermSide * kPermSide;
+CUZK_HD size_t ntt_perm_blocks(int k) { return size_t(1) << (k - 2 * kPermBits); }
+// Phase 0: load both tiles into tA, tB (kPermSide * kPermStride each); phase 1 (after a barrier): store.
+CUZK_HD void ntt_perm_tile(DFr* data, int k, const NttScale& s, DFr* tA, DFr* tB, size_t block, u32 tid, int phase) {
+  const int mb = k - 2 * kPermBits;
+  size_t m = block, mr = bit_reverse(m, mb);
+  if (mr < m) return;
+  u32 a = tid >> kPermBits, c = tid & (kPermSide - 1);
+  size_t iA = (size_t(a) << (k - kPermBits)) | (m << kPermBits) | c;
+  size_t iB = (size_t(a) << (k - kPermBits)) | (mr << kPermBits) | c;
+  if (phase == 0) {
+    tA[a * kPermStride + c] = load(data + iA);
+    if (mr != m) tB[a * kPermStride + c] = load(data + iB);
+    return;
+  }
+  u32 ra = (u32)bit_reverse(a, kPermBits), rc = (u32)bit_reverse(c, kPermBits);
+  DFr* src = mr != m ? tB : tA;  // position (a, m, c) takes (rev c, rev m, rev a)
+  DFr vA = src[rc * kPermStride + ra];
+  if (s.mode != NttScale::None) vA = vA * s.factor(iA);
+  store(data + iA, vA);
+  if (mr != m) {
+    DFr vB = tA[rc * kPermStride + ra];
+    if (s.mode != NttScale::None) vB = vB * s.factor(iB);
+    store(data + iB, vB);
+  }
+}
+
 // Splits k stages into passes of at most kNttMaxPassBits, as even as possible; DIF passes run from
-// the high bits down, DIT passes from the low bits up.
-inline int ntt_plan(int k, int kt, bool inverse, bool dit, NttPass* out) {
+// the high bits down, DIT passes from the low bits up. tile_bits: log2 of the elements per block.
+inline int ntt_plan(int k, int kt, bool inverse, bool dit, NttPass* out, int tile_bits = kNttTileBits) {
   int np = (k + kNttMaxPassBits - 1) / kNttMaxPassBits;
   int base = k / np, extra = k % np;
   int lo = dit ? 0 : k;
@@ -169,7 +303,7 @@ inline int ntt_plan(int k, int kt, bool inverse, bool dit, NttPass* out) {
       lo -= t;
       p.lo = lo;
     }
-    int g = kNttTileBits - t;
+    int g = tile_bits - t;
     if (g > k - t) g = k - t;
     p.g_log = g < 0 ? 0 : g;
     out[i] = p;

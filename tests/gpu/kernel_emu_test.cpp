@@ -47,9 +47,29 @@ std::vector<DFr> twiddle_table(int kt) {
   return to_dev<DFr>(t);
 }
 
+// Which kernels the emulation follows: the radix-8 passes and tiled permutation (NttEngine with
+// CUZK_NTT_R8=1 CUZK_NTT_TILED_PERM=1) or the default radix-2 passes and element-wise permutation.
+bool g_legacy = false;
+
 // Runs every pass as the kernel would: all threads of a block through each phase, then a barrier.
 void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
   NttPass ps[8];
+  if (!g_legacy && k >= 3) {
+    int np = ntt_plan(k, kt, inverse, dit, ps, kNttR8TileBits);
+    for (int pi = 0; pi < np; pi++) {
+      const NttPass& p = ps[pi];
+      std::vector<DFr> smem(ntt_tile_size(p));
+      u32 threads = ntt_r8_threads(p);
+      EXPECT_LE(threads, 1u << (kNttR8TileBits - 3));
+      // Poison the tile: a sub-round that reads a position nobody wrote shows up as a wrong result.
+      for (size_t b = 0; b < ntt_blocks(p); b++) {
+        for (auto& e : smem) e = DFr::one();
+        for (int sr = 0; sr < ntt_subrounds(p.t); sr++)
+          for (u32 t = 0; t < threads; t++) ntt_r8_round(p, sr, d.data(), smem.data(), tw.data(), b, t);
+      }
+    }
+    return;
+  }
   int np = ntt_plan(k, kt, inverse, dit, ps);
   for (int pi = 0; pi < np; pi++) {
     const NttPass& p = ps[pi];
@@ -65,6 +85,13 @@ void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& 
 }
 
 void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale& s) {
+  if (s.permute && !g_legacy && k >= 2 * kPermBits) {
+    std::vector<DFr> tA(kPermSide * kPermStride), tB(kPermSide * kPermStride);
+    for (size_t b = 0; b < ntt_perm_blocks(k); b++)
+      for (int phase = 0; phase < 2; phase++)
+        for (u32 t = 0; t < kPermThreads; t++) ntt_perm_tile(d.data(), k, s, tA.data(), tB.data(), b, t, phase);
+    return;
+  }
   for (size_t i = 0; i < d.size(); i++) ntt_scale_elem(d.data(), k, s, i);
 }
 
@@ -91,7 +118,9 @@ TEST(GpuKernelEmulation, NttAllSmallSizesBothDirections) {
   std::mt19937_64 rng(std::random_device{}());
   const int kt = 15;
   auto tw = twiddle_table(kt);
+  for (int legacy = 0; legacy < 2; legacy++)
   for (int k = 1; k <= 14; k++) {
+    g_legacy = legacy;
     size_t n = size_t(1) << k;
     std::vector<Fr> x(n);
     for (auto& e : x) e = random_fr(rng);
@@ -107,8 +136,45 @@ TEST(GpuKernelEmulation, NttAllSmallSizesBothDirections) {
         s.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
       }
       emulate_elementwise(d, k, s);
-      ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "k=" << k << " inverse=" << inverse;
+      ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr)))
+          << "k=" << k << " inverse=" << inverse << " legacy=" << legacy;
     }
+  }
+  g_legacy = false;
+}
+
+// The radix-8 plans of the large sizes: 2 and 3 passes of 8, 9 and 10 stages (sub-rounds 3+3+2,
+// 3+3+3, 3+3+3+1), DIF and DIT, and the tiled permutation at even and odd middle widths.
+TEST(GpuKernelEmulation, NttMultiPassPlansBothOrders) {
+  std::mt19937_64 rng(std::random_device{}());
+  const int kt = 22;
+  auto tw = twiddle_table(kt);
+  for (int k : {16, 17, 21}) {
+    size_t n = size_t(1) << k;
+    std::vector<Fr> x(n);
+    for (auto& e : x) e = random_fr(rng);
+    std::vector<Fr> ref = x;
+    ntt(ref.data(), k, false);
+    // DIF then permute.
+    std::vector<DFr> d = to_dev<DFr>(x);
+    emulate_passes(d, k, kt, tw, false, false);
+    NttScale perm;
+    perm.permute = true;
+    emulate_elementwise(d, k, perm);
+    ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "DIF k=" << k;
+    // Permute then DIT.
+    d = to_dev<DFr>(x);
+    emulate_elementwise(d, k, perm);
+    emulate_passes(d, k, kt, tw, false, true);
+    ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "DIT k=" << k;
+    // Inverse (DIF, permute with n^-1) back to x.
+    emulate_passes(d, k, kt, tw, true, false);
+    NttScale inv;
+    inv.permute = true;
+    inv.mode = NttScale::Constant;
+    inv.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
+    emulate_elementwise(d, k, inv);
+    ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "inverse k=" << k;
   }
 }
 
