@@ -63,6 +63,10 @@ struct ZKeyHeader {
   uint32_t n_vars, n_public, domain_size, n_coefs;
 };
 ZKeyHeader read_zkey_header(const std::string& path);
+// The header and section 4 only (the coefficients, checked as strictly as by read_zkey): all that
+// synthesis needs to compile the constraint evaluator. The point vectors are left empty, so a
+// synthesis worker does not hold (or check) gigabytes of key points it never uses.
+ZKey read_zkey_coefficients(const std::string& path);
 
 // A witness (.wtns v2): w[0] = 1, then outputs, public inputs, private inputs, internal signals.
 std::vector<Fr> read_wtns(const std::string& path);

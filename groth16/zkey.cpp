@@ -195,6 +195,19 @@ ZKey read_zkey(const std::string& path) {
   return zk;
 }
 
+ZKey read_zkey_coefficients(const std::string& path) {
+  Reader r(path, "zkey", 1);
+  Layout L = parse_layout(r);
+  ZKey zk;
+  zk.n_vars = L.h.n_vars;
+  zk.n_public = L.h.n_public;
+  zk.domain_size = L.h.domain_size;
+  zk.log_domain = std::countr_zero(L.h.domain_size);
+  zk.coefs = decode_coefs(r, L);
+  for (const SectionInfo& s : r.sections()) zk.section_order.push_back(s.id);
+  return zk;
+}
+
 namespace {
 
 // A ZKey built in memory must be self-consistent before it is written.

@@ -69,12 +69,12 @@ class SynthWorker {
     auto c = std::make_unique<Circuit>();
     c->name = cc.name;
     {
-      ZKey zk = read_zkey(cc.zkey);
+      ZKey zk = read_zkey_coefficients(cc.zkey);  // the key's points are not needed here
       c->n_vars = zk.n_vars;
       c->n_public = zk.n_public;
       c->domain_size = zk.domain_size;
       c->ev = ConstraintEvaluator::compile(zk);
-    }  // the key's points are not needed here
+    }
     if (!cc.r1cs.empty()) {
       c->r1cs = std::make_unique<R1cs>(read_r1cs(cc.r1cs));
       if (c->r1cs->n_wires != c->n_vars)

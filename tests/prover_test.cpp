@@ -153,6 +153,39 @@ TEST(Prover, ProveSynthesizedMatchesSnarkjs) {
   EXPECT_THROW(backend->prove_synthesized(null_c, opt), std::invalid_argument);
 }
 
+// Synthesis reads only the header and the coefficients; the evaluator compiled from them is the
+// one compiled from the whole key.
+TEST(Prover, CoefficientOnlyReadCompilesTheSameEvaluator) {
+  REQUIRE_REFERENCE();
+  const Merkle& m = merkle();
+  ZKey c = read_zkey_coefficients(kZkey);
+  EXPECT_EQ(c.n_vars, m.zk->n_vars);
+  EXPECT_EQ(c.n_public, m.zk->n_public);
+  EXPECT_EQ(c.domain_size, m.zk->domain_size);
+  EXPECT_EQ(c.coefs.size(), m.zk->coefs.size());
+  EXPECT_TRUE(c.a.empty() && c.b2.empty() && c.h.empty());
+  auto full = ConstraintEvaluator::compile(*m.zk), part = ConstraintEvaluator::compile(c);
+  std::vector<Fr> a1, b1, c1, a2, b2, c2;
+  full.evaluate(m.w, a1, b1, c1);
+  part.evaluate(m.w, a2, b2, c2);
+  EXPECT_EQ(a1, a2);
+  EXPECT_EQ(b1, b2);
+  EXPECT_EQ(c1, c2);
+  // Still strict: a truncated key is an error naming the file.
+  const std::string bad = testing::TempDir() + "/truncated.zkey";
+  {
+    std::ifstream in(kZkey, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+    std::ofstream(bad, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size() / 3));
+  }
+  try {
+    read_zkey_coefficients(bad);
+    ADD_FAILURE() << "no error";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated.zkey"), std::string::npos) << e.what();
+  }
+}
+
 // Without fixed r, s every proof is fresh and still verifies.
 TEST(Prover, RandomizedProofsVerify) {
   REQUIRE_REFERENCE();
