@@ -209,13 +209,10 @@ int main(int argc, char** argv) {
                  cfg.gpu.devices.size());
     return config::kExitConfig;
   }
-  size_t threads = cfg.gpu.threads;
+  size_t threads = 0;
   try {
-    if (!cfg.gpu.cpus.empty()) {
-      const auto& set = cfg.gpu.cpus[args.index];
-      pin_to_cpus(set.cpus);
-      if (threads == 0) threads = set.cpus.size();
-    }
+    threads = pin_worker(cfg.gpu.cpus.empty() ? std::vector<int>{} : cfg.gpu.cpus[args.index].cpus,
+                         cfg.gpu.threads);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cuzk-gpu-worker: gpu.cpus[%u]: %s\n", args.index, e.what());
     return config::kExitConfig;

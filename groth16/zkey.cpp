@@ -159,6 +159,16 @@ Aff header_point(const Reader& r, const uint8_t* p, const char* name, const char
 
 }  // namespace
 
+// A ZKey holding the header's counts and nothing else yet.
+static ZKey zkey_with_header(const Layout& L) {
+  ZKey zk;
+  zk.n_vars = L.h.n_vars;
+  zk.n_public = L.h.n_public;
+  zk.domain_size = L.h.domain_size;
+  zk.log_domain = std::countr_zero(L.h.domain_size);
+  return zk;
+}
+
 ZKeyHeader read_zkey_header(const std::string& path) {
   Reader r(path, "zkey", 1);
   return parse_layout(r).h;
@@ -167,11 +177,7 @@ ZKeyHeader read_zkey_header(const std::string& path) {
 ZKey read_zkey(const std::string& path) {
   Reader r(path, "zkey", 1);
   Layout L = parse_layout(r);
-  ZKey zk;
-  zk.n_vars = L.h.n_vars;
-  zk.n_public = L.h.n_public;
-  zk.domain_size = L.h.domain_size;
-  zk.log_domain = std::countr_zero(L.h.domain_size);
+  ZKey zk = zkey_with_header(L);
   const uint8_t* p = L.header_points;
   zk.alpha1 = header_point<G1Affine>(r, p, "alpha1", check_g1);
   zk.beta1 = header_point<G1Affine>(r, p + kG1Bytes, "beta1", check_g1);
@@ -198,11 +204,7 @@ ZKey read_zkey(const std::string& path) {
 ZKey read_zkey_coefficients(const std::string& path) {
   Reader r(path, "zkey", 1);
   Layout L = parse_layout(r);
-  ZKey zk;
-  zk.n_vars = L.h.n_vars;
-  zk.n_public = L.h.n_public;
-  zk.domain_size = L.h.domain_size;
-  zk.log_domain = std::countr_zero(L.h.domain_size);
+  ZKey zk = zkey_with_header(L);
   zk.coefs = decode_coefs(r, L);
   for (const SectionInfo& s : r.sections()) zk.section_order.push_back(s.id);
   return zk;

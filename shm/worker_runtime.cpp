@@ -64,6 +64,11 @@ void pin_to_cpus(const std::vector<int>& cpus) {
     throw std::runtime_error("sched_setaffinity(" + list + "): " + std::strerror(errno));
 }
 
+size_t pin_worker(const std::vector<int>& cpus, size_t threads) {
+  pin_to_cpus(cpus);
+  return threads ? threads : cpus.size();
+}
+
 std::string current_affinity() {
   cpu_set_t set;
   CPU_ZERO(&set);

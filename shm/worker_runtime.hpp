@@ -31,6 +31,9 @@ void die_with_parent();
 // sched_setaffinity to exactly `cpus` (no-op when empty). Must run before any thread starts.
 // Throws std::runtime_error naming the CPUs on failure.
 void pin_to_cpus(const std::vector<int>& cpus);
+// A worker's start-up pinning: pins to `cpus` (when not empty) and returns the thread count to
+// use: `threads` when set, else the size of the set, else 0 (all CPUs). Throws like pin_to_cpus.
+size_t pin_worker(const std::vector<int>& cpus, size_t threads);
 // The CPUs this process may run on now, as "0-3,8".
 std::string current_affinity();
 

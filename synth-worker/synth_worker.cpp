@@ -219,13 +219,10 @@ int main(int argc, char** argv) {
     return config::kExitConfig;
   }
   // Pin before any thread exists, so that every thread inherits the set.
-  size_t threads = cfg.synthesis.threads;
+  size_t threads = 0;
   try {
-    if (!cfg.synthesis.cpus.empty()) {
-      const auto& set = cfg.synthesis.cpus[args.index];
-      pin_to_cpus(set.cpus);
-      if (threads == 0) threads = set.cpus.size();
-    }
+    threads = pin_worker(cfg.synthesis.cpus.empty() ? std::vector<int>{} : cfg.synthesis.cpus[args.index].cpus,
+                         cfg.synthesis.threads);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cuzk-synth-worker: synthesis.cpus[%u]: %s\n", args.index, e.what());
     return config::kExitConfig;
