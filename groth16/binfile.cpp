@@ -128,9 +128,10 @@ static std::string printable_magic(const uint8_t* m) {
   return s;
 }
 
-Reader::Reader(const std::string& path, const char* magic, uint32_t version) : path_(path), file_(path) {
-  const uint8_t* d = file_.data();
-  uint64_t n = file_.size();
+Reader::Reader(const std::string& path, const char* magic, uint32_t version)
+    : path_(path), file_(std::make_shared<const MappedFile>(path)) {
+  const uint8_t* d = file_->data();
+  uint64_t n = file_->size();
   if (n < 12)
     fail("header", "the file is " + std::to_string(n) + " bytes, shorter than the 12-byte header (magic, version, section count)");
   if (std::memcmp(d, magic, 4) != 0)
@@ -173,7 +174,7 @@ const SectionInfo* Reader::find(uint32_t id) const {
 Cursor Reader::section(uint32_t id, const std::string& name) const {
   const SectionInfo* s = find(id);
   if (!s) fail(name, "missing");
-  return Cursor(path_, name, file_.data() + s->offset, s->size);
+  return Cursor(path_, name, file_->data() + s->offset, s->size);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,23 +301,31 @@ const char* check_g2(const G2Affine& p) {
   return nullptr;
 }
 
-// Copies the encodings straight into the structs (they share the layout) and checks each point;
-// the on-curve test (3 Fq multiplies for G1, about 12 for G2) dominates, so it runs in parallel.
+// Checks n points in parallel, reading each from src; with dst, copies it there first (the structs
+// share the file's layout). The on-curve test (3 Fq multiplies for G1, about 12 for G2) dominates.
+// Fails naming the first bad point.
 template <class Aff>
-static std::vector<Aff> decode_points(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
-                                      const char* (*check)(const Aff&)) {
+static void check_points(const std::string& path, const std::string& where, const uint8_t* src, size_t n, Aff* dst,
+                         const char* (*check)(const Aff&)) {
   g1_b();
   g2_b();  // initialise the statics before the threads start
-  std::vector<Aff> out;
-  resize_huge(out, n);
   Failure f = first_failure(
       n,
       [&](size_t i) {
-        std::memcpy(&out[i], src + i * sizeof(Aff), sizeof(Aff));
-        return check(out[i]);
+        if (!dst) return check(reinterpret_cast<const Aff*>(src)[i]);
+        std::memcpy(&dst[i], src + i * sizeof(Aff), sizeof(Aff));
+        return check(dst[i]);
       },
       1 << 11);
   if (f.why) fail(path, where, "point " + std::to_string(f.index) + " " + f.why);
+}
+
+template <class Aff>
+static std::vector<Aff> decode_points(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
+                                      const char* (*check)(const Aff&)) {
+  std::vector<Aff> out;
+  resize_huge(out, n);
+  check_points(path, where, src, n, out.data(), check);
   return out;
 }
 
@@ -325,6 +334,33 @@ std::vector<G1Affine> decode_g1(const std::string& path, const std::string& wher
 }
 std::vector<G2Affine> decode_g2(const std::string& path, const std::string& where, const uint8_t* src, size_t n) {
   return decode_points<G2Affine>(path, where, src, n, check_g2);
+}
+
+// In place when the mapping allows it: the checks read the file's bytes directly, and nothing is
+// allocated or copied. Otherwise into storage that is advised for huge pages and filled by the
+// parallel copy itself (no value-initialisation pass before it).
+template <class Aff>
+static PointArray<Aff> decode_point_array(const std::string& path, const std::string& where, const uint8_t* src,
+                                          size_t n, std::shared_ptr<const MappedFile> mapping,
+                                          const char* (*check)(const Aff&)) {
+  if (mapping && reinterpret_cast<uintptr_t>(src) % alignof(Aff) == 0) {
+    check_points<Aff>(path, where, src, n, nullptr, check);
+    return PointArray<Aff>::view(std::move(mapping), reinterpret_cast<const Aff*>(src), n);
+  }
+  Aff* dst = nullptr;
+  PointArray<Aff> out = PointArray<Aff>::uninitialized(n, &dst);
+  advise_huge_pages(dst, n * sizeof(Aff));
+  check_points(path, where, src, n, dst, check);
+  return out;
+}
+
+PointArray<G1Affine> decode_g1_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
+                                     std::shared_ptr<const MappedFile> mapping) {
+  return decode_point_array<G1Affine>(path, where, src, n, std::move(mapping), check_g1);
+}
+PointArray<G2Affine> decode_g2_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
+                                     std::shared_ptr<const MappedFile> mapping) {
+  return decode_point_array<G2Affine>(path, where, src, n, std::move(mapping), check_g2);
 }
 
 void write_g1(Writer& w, const std::vector<G1Affine>& pts) { w.write(pts.data(), pts.size() * sizeof(G1Affine)); }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,11 +91,13 @@ class Reader {
   // The section's cursor; fails when the section is absent. `name` is e.g. "section 7 (B2)".
   Cursor section(uint32_t id, const std::string& name) const;
   [[noreturn]] void fail(const std::string& where, const std::string& what) const { binfile::fail(path_, where, what); }
-  const uint8_t* base() const { return file_.data(); }
+  const uint8_t* base() const { return file_->data(); }
+  // The mapping itself, for views that outlive the reader (PointArray::view).
+  std::shared_ptr<const MappedFile> file() const { return file_; }
 
  private:
   std::string path_;
-  MappedFile file_;
+  std::shared_ptr<const MappedFile> file_;
   std::vector<SectionInfo> sections_;
 };
 
@@ -161,6 +164,13 @@ Failure first_failure(size_t n, const Body& body, size_t grain = 1 << 12) {
 std::vector<G1Affine> decode_g1(const std::string& path, const std::string& where, const uint8_t* src, size_t n);
 // Same for G2 (x.c0, x.c1, y.c0, y.c1; 192 bytes).
 std::vector<G2Affine> decode_g2(const std::string& path, const std::string& where, const uint8_t* src, size_t n);
+// The same checks, into a PointArray: with `mapping` (the file src lies in) and src aligned for the
+// point type, the array is a view of the file's bytes, checked in place; otherwise an owned copy
+// (not zero-filled first).
+PointArray<G1Affine> decode_g1_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
+                                     std::shared_ptr<const MappedFile> mapping);
+PointArray<G2Affine> decode_g2_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
+                                     std::shared_ptr<const MappedFile> mapping);
 // Why a single point is invalid, or nullptr when it is fine.
 const char* check_g1(const G1Affine& p);
 const char* check_g2(const G2Affine& p);
@@ -168,6 +178,10 @@ const char* check_g2(const G2Affine& p);
 // Encodes points back to their 96/192-byte form (a memcpy on little-endian hosts).
 void write_g1(Writer& w, const std::vector<G1Affine>& pts);
 void write_g2(Writer& w, const std::vector<G2Affine>& pts);
+template <class T>
+void write_points(Writer& w, const PointArray<T>& pts) {
+  w.write(pts.data(), pts.size() * sizeof(T));
+}
 void write_g1(Writer& w, const G1Affine& p);
 void write_g2(Writer& w, const G2Affine& p);
 

@@ -11,8 +11,8 @@ namespace {
 
 // Builds one CSR matrix from the coefficients of `matrix` by a counting pass and a placement pass;
 // within a row the entries keep the zkey's order (the sum does not depend on it).
-void build_csr(const ZKey& zk, uint32_t matrix, std::vector<uint32_t>& row_ptr, std::vector<uint32_t>& col,
-               std::vector<Fr>& val) {
+void build_csr(const ZKey& zk, uint32_t matrix, std::vector<uint32_t>& row_ptr, HugeVec<uint32_t>& col,
+               HugeVec<Fr>& val) {
   row_ptr.assign(zk.domain_size + 1, 0);
   for (const ZKeyCoef& e : zk.coefs) {
     if (e.matrix != matrix) continue;
@@ -36,7 +36,7 @@ void build_csr(const ZKey& zk, uint32_t matrix, std::vector<uint32_t>& row_ptr, 
 }
 
 // One row of M*w. Coefficients equal to one (most of them in circom output) skip the multiply.
-Fr row_dot(const std::vector<uint32_t>& row_ptr, const std::vector<uint32_t>& col, const std::vector<Fr>& val,
+Fr row_dot(const std::vector<uint32_t>& row_ptr, const HugeVec<uint32_t>& col, const HugeVec<Fr>& val,
            const Fr* w, size_t row, const Fr& one) {
   Fr acc = Fr::zero();
   for (uint32_t p = row_ptr[row]; p < row_ptr[row + 1]; p++) acc += val[p] == one ? w[col[p]] : val[p] * w[col[p]];
@@ -49,8 +49,17 @@ ConstraintEvaluator ConstraintEvaluator::compile(const ZKey& zk) {
   ConstraintEvaluator ev;
   ev.n_rows = zk.domain_size;
   ev.n_vars = zk.n_vars;
-  build_csr(zk, 0, ev.a_row_ptr, ev.a_col, ev.a_val);
-  build_csr(zk, 1, ev.b_row_ptr, ev.b_col, ev.b_val);
+  // A and B are independent: one thread each (the compile is otherwise a serial ~20 ms at 2^16).
+  parallel_for(
+      2,
+      [&](size_t b, size_t e, size_t) {
+        for (size_t m = b; m < e; m++)
+          if (m == 0)
+            build_csr(zk, 0, ev.a_row_ptr, ev.a_col, ev.a_val);
+          else
+            build_csr(zk, 1, ev.b_row_ptr, ev.b_col, ev.b_val);
+      },
+      2);
   return ev;
 }
 

@@ -3,11 +3,15 @@
 // the primes, canonical field elements and on-curve points, and throws FormatError naming
 // the file, the section and what is wrong.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "hugepages.hpp"
 #include "math/bls12_381.hpp"
 
 namespace cuzk {
@@ -25,6 +29,69 @@ struct FormatError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The points of one proving-key section: read-only, either owned or a view into the mapped key
+// file (kept alive by `owner_`), so that a one-shot prover can use the file's bytes in place
+// instead of copying tens of megabytes into fresh memory (see ZKeyMemory). Copies share the
+// storage, which is never written through this type.
+template <class T>
+class PointArray {
+ public:
+  using value_type = T;
+  using const_iterator = const T*;
+  PointArray() = default;
+  PointArray(std::vector<T> v) { adopt(std::move(v)); }  // NOLINT: implicit, so `zk.a = points` works
+  PointArray(std::initializer_list<T> l) { adopt(std::vector<T>(l)); }
+  PointArray& operator=(std::vector<T> v) {
+    adopt(std::move(v));
+    return *this;
+  }
+  PointArray& operator=(std::initializer_list<T> l) {
+    adopt(std::vector<T>(l));
+    return *this;
+  }
+  template <class It>
+  void assign(It first, It last) {
+    adopt(std::vector<T>(first, last));
+  }
+  void assign(size_t n, const T& v) { adopt(std::vector<T>(n, v)); }
+  // A view of n points at p, which `owner` keeps valid.
+  static PointArray view(std::shared_ptr<const void> owner, const T* p, size_t n) {
+    PointArray a;
+    a.owner_ = std::move(owner), a.p_ = p, a.n_ = n;
+    return a;
+  }
+  // n owned points left uninitialised (T must be trivially default-constructible); *out receives
+  // the storage to fill before the array is shared.
+  static PointArray uninitialized(size_t n, T** out) {
+    std::shared_ptr<T[]> buf(new T[n]);
+    *out = buf.get();
+    PointArray a;
+    a.p_ = buf.get(), a.n_ = n, a.owner_ = std::move(buf);
+    return a;
+  }
+  const T* data() const { return p_; }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const T& operator[](size_t i) const { return p_[i]; }
+  const T* begin() const { return p_; }
+  const T* end() const { return p_ + n_; }
+  bool operator==(const PointArray& o) const {
+    if (n_ != o.n_) return false;
+    for (size_t i = 0; i < n_; i++)
+      if (!(p_[i] == o.p_[i])) return false;
+    return true;
+  }
+
+ private:
+  void adopt(std::vector<T> v) {
+    auto owned = std::make_shared<std::vector<T>>(std::move(v));
+    p_ = owned->data(), n_ = owned->size(), owner_ = std::move(owned);
+  }
+  std::shared_ptr<const void> owner_;
+  const T* p_ = nullptr;
+  size_t n_ = 0;
+};
+
 // One non-zero coefficient of the A or B matrix (zkey section 4).
 struct ZKeyCoef {
   uint32_t matrix;      // 0 = A, 1 = B
@@ -40,20 +107,27 @@ struct ZKey {
   G1Affine alpha1, beta1, delta1;
   G2Affine beta2, gamma2, delta2;
   std::vector<G1Affine> ic;   // n_public + 1
-  std::vector<ZKeyCoef> coefs;
-  std::vector<G1Affine> a;    // n_vars
-  std::vector<G1Affine> b1;   // n_vars
-  std::vector<G2Affine> b2;   // n_vars
-  std::vector<G1Affine> c;    // n_vars - n_public - 1 (private wires)
-  std::vector<G1Affine> h;    // domain_size
+  HugeVec<ZKeyCoef> coefs;  // not zero-filled on resize (see hugepages.hpp)
+  PointArray<G1Affine> a;    // n_vars
+  PointArray<G1Affine> b1;   // n_vars
+  PointArray<G2Affine> b2;   // n_vars
+  PointArray<G1Affine> c;    // n_vars - n_public - 1 (private wires)
+  PointArray<G1Affine> h;    // domain_size
   std::vector<uint8_t> section10;  // contributions, kept verbatim
   // Section ids in file order as read (snarkjs writes 1,2,4,3,9,8,5,6,7,10 in `zkey new` and 1..10
   // after a contribution), so that read + write reproduces a file byte for byte. Empty: zkey new's order.
   std::vector<uint32_t> section_order;
 };
 
+// Where read_zkey keeps the point sections. Copy: in memory of its own, safe against the file being
+// rewritten or truncated later (the daemon's workers, which live for weeks). MapFile: every point
+// section that sits 8-byte aligned in the file is used in place from a read-only mapping (checked
+// as strictly as a copy), the others are copied without a zero fill; for one-shot commands, where
+// fresh memory (page faults, kernel page clearing) costs more than the checks.
+enum class ZKeyMemory { Copy, MapFile };
+
 // Reads a whole zkey. Throws FormatError.
-ZKey read_zkey(const std::string& path);
+ZKey read_zkey(const std::string& path, ZKeyMemory mem = ZKeyMemory::Copy);
 // Writes sections 1..10 in snarkjs's layout, in section_order (default: `snarkjs zkey new`'s).
 // An empty section10 is written as snarkjs's "no contributions" (zero circuit hash, count 0).
 void write_zkey(const std::string& path, const ZKey& zk);

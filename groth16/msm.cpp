@@ -134,8 +134,8 @@ void batch_inverse_4way(Fp2<B>* v, size_t n, Fp2<B>* scratch) {
 // so a long-lived process does not hold on to the ~100 MB buffers of very large MSMs.
 template <class C>
 struct BucketScratch {
-  std::vector<int> digit;
-  std::vector<Affine<C>> buf;
+  HugeVec<int> digit;
+  HugeVec<Affine<C>> buf;
 };
 
 template <class C>
@@ -161,13 +161,13 @@ class ScratchPool {
   }
 
  private:
-  template <class T>
-  static void grow(std::vector<T>& v, size_t n) {
+  template <class V>
+  static void grow(V& v, size_t n) {
     if (v.capacity() >= n) {
       v.resize(n);
       return;
     }
-    std::vector<T>().swap(v);
+    V().swap(v);
     resize_huge(v, n);
   }
   static std::mutex& mu() {
@@ -314,8 +314,8 @@ class BucketWorker {
   uint32_t nb_, h_;  // buckets per window; log2 of the group size of the two-level sum (0: off)
   std::vector<uint32_t> start_, len_, cursor_, start2_, len2_, cursor2_;
   std::unique_ptr<BucketScratch<C>> scratch_buf_;
-  std::vector<int>& digit_;  // the pooled buffers, at least max_entries long
-  std::vector<Aff>& buf_;
+  HugeVec<int>& digit_;  // the pooled buffers, at least max_entries long
+  HugeVec<Aff>& buf_;
   std::vector<Aff> buf2_;
   std::vector<uint32_t> src_, dst_;
   std::vector<PairKind> kind_;

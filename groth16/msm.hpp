@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "formats.hpp"
+#include "hugepages.hpp"
 
 namespace cuzk {
 
@@ -13,8 +14,8 @@ namespace cuzk {
 // (s > (r-1)/2 becomes k = r - s with the point negated), so that small negative field
 // elements such as -1 cost as little as small positive ones, and the top window needs 254 bits.
 struct MsmScalars {
-  std::vector<bls12_381::Scalar> k;
-  std::vector<uint8_t> neg;  // 1 where the original scalar is r - k
+  HugeVec<bls12_381::Scalar> k;
+  HugeVec<uint8_t> neg;  // 1 where the original scalar is r - k
   // Converts from Montgomery form and folds, threaded.
   static MsmScalars prepare(const Fr* s, size_t n);
 };

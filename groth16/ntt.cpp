@@ -36,10 +36,11 @@ size_t bit_reverse(size_t i, int bits) {
 // Twiddles for one size and direction in the per-level layout: tw[len + j] = w_{2len}^j for the
 // stage whose butterflies span len (j < len), so every stage reads its factors contiguously.
 // The top level holds the powers of w_n; each lower level is every other entry of the one above.
-std::vector<Fr> make_twiddles(int log_n, bool inverse) {
+HugeVec<Fr> make_twiddles(int log_n, bool inverse) {
   size_t n = size_t(1) << log_n;
-  std::vector<Fr> tw;
+  HugeVec<Fr> tw;
   resize_huge(tw, std::max<size_t>(n, 2));
+  tw[0] = tw[1] = Fr::zero();  // tw[0] is never read; tw[1] is set below when n >= 2
   if (n < 2) return tw;
   Fr w = root_of_unity(log_n);
   if (inverse) w = w.inv();
@@ -57,10 +58,10 @@ std::vector<Fr> make_twiddles(int log_n, bool inverse) {
 // runs the same sizes proof after proof.
 const Fr* twiddles(int log_n, bool inverse) {
   static std::mutex mu;
-  static std::map<int, std::unique_ptr<std::vector<Fr>>> cache;
+  static std::map<int, std::unique_ptr<HugeVec<Fr>>> cache;
   std::lock_guard<std::mutex> g(mu);
   auto& slot = cache[log_n * 2 + (inverse ? 1 : 0)];
-  if (!slot) slot = std::make_unique<std::vector<Fr>>(make_twiddles(log_n, inverse));
+  if (!slot) slot = std::make_unique<HugeVec<Fr>>(make_twiddles(log_n, inverse));
   return slot->data();
 }
 
@@ -69,12 +70,12 @@ const Fr* twiddles(int log_n, bool inverse) {
 // coefficients (times n) of p(x) into those of p(inc x).
 const Fr* coset_factors(int log_n) {
   static std::mutex mu;
-  static std::map<int, std::unique_ptr<std::vector<Fr>>> cache;
+  static std::map<int, std::unique_ptr<HugeVec<Fr>>> cache;
   std::lock_guard<std::mutex> g(mu);
   auto& slot = cache[log_n];
   if (!slot) {
     size_t n = size_t(1) << log_n;
-    auto f = std::make_unique<std::vector<Fr>>();
+    auto f = std::make_unique<HugeVec<Fr>>();
     resize_huge(*f, n);
     Fr inc = root_of_unity(log_n + 1), n_inv = Fr::from_u64(n).inv();
     parallel_for(n, [&](size_t b, size_t e, size_t) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "formats.hpp"
+#include "hugepages.hpp"
 
 namespace cuzk {
 
@@ -14,10 +15,9 @@ namespace cuzk {
 // a = A*w and b = B*w are one pass over contiguous memory per row.
 struct ConstraintEvaluator {
   uint32_t n_rows = 0, n_vars = 0;
-  std::vector<uint32_t> a_row_ptr, a_col;  // CSR of A
-  std::vector<Fr> a_val;
-  std::vector<uint32_t> b_row_ptr, b_col;  // CSR of B
-  std::vector<Fr> b_val;
+  std::vector<uint32_t> a_row_ptr, b_row_ptr;  // CSR of A and B
+  HugeVec<uint32_t> a_col, b_col;
+  HugeVec<Fr> a_val, b_val;
   static ConstraintEvaluator compile(const ZKey& zk);
   // Fills a, b, c (each domain_size long; c = a o b). Threaded. Throws if w.size() != n_vars.
   void evaluate(const std::vector<Fr>& w, std::vector<Fr>& a, std::vector<Fr>& b, std::vector<Fr>& c) const;

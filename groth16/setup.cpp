@@ -284,6 +284,13 @@ void fixed_base_batch(const FixedBase<C>& fb, const std::vector<Fr>& scalars, st
     }
   });
 }
+template <class C>
+void fixed_base_batch(const FixedBase<C>& fb, const std::vector<Fr>& scalars, PointArray<Affine<C>>& out,
+                      Progress& prog) {
+  std::vector<Affine<C>> v;
+  fixed_base_batch(fb, scalars, v, prog);
+  out = std::move(v);
+}
 
 // L_j(tau) for j = first + stride*i, i < count, of the Lagrange basis of the 2^log_m-th roots of
 // unity: L_j(x) = (x^m - 1)/m * w^j / (x - w^j), one batched inversion per thread. When tau is

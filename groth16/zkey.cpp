@@ -132,8 +132,8 @@ bool coef_ok(const uint8_t* e, const ZKeyHeader& h, ZKeyCoef* out, std::string* 
   return true;
 }
 
-std::vector<ZKeyCoef> decode_coefs(const Reader& r, const Layout& L) {
-  std::vector<ZKeyCoef> out;
+HugeVec<ZKeyCoef> decode_coefs(const Reader& r, const Layout& L) {
+  HugeVec<ZKeyCoef> out;
   resize_huge(out, L.h.n_coefs);
   Failure f = first_failure(out.size(), [&](size_t i) -> const char* {
     return coef_ok(L.coefs + i * kCoefBytes, L.h, &out[i], nullptr) ? nullptr : "bad";
@@ -174,7 +174,7 @@ ZKeyHeader read_zkey_header(const std::string& path) {
   return parse_layout(r).h;
 }
 
-ZKey read_zkey(const std::string& path) {
+ZKey read_zkey(const std::string& path, ZKeyMemory mem) {
   Reader r(path, "zkey", 1);
   Layout L = parse_layout(r);
   ZKey zk = zkey_with_header(L);
@@ -188,11 +188,12 @@ ZKey read_zkey(const std::string& path) {
 
   zk.ic = decode_g1(path, sname(3), section_data(r, 3), zk.n_public + 1);
   zk.coefs = decode_coefs(r, L);
-  zk.a = decode_g1(path, sname(5), section_data(r, 5), zk.n_vars);
-  zk.b1 = decode_g1(path, sname(6), section_data(r, 6), zk.n_vars);
-  zk.b2 = decode_g2(path, sname(7), section_data(r, 7), zk.n_vars);
-  zk.c = decode_g1(path, sname(8), section_data(r, 8), zk.n_vars - zk.n_public - 1);
-  zk.h = decode_g1(path, sname(9), section_data(r, 9), zk.domain_size);
+  auto map = mem == ZKeyMemory::MapFile ? r.file() : nullptr;
+  zk.a = decode_g1_array(path, sname(5), section_data(r, 5), zk.n_vars, map);
+  zk.b1 = decode_g1_array(path, sname(6), section_data(r, 6), zk.n_vars, map);
+  zk.b2 = decode_g2_array(path, sname(7), section_data(r, 7), zk.n_vars, map);
+  zk.c = decode_g1_array(path, sname(8), section_data(r, 8), zk.n_vars - zk.n_public - 1, map);
+  zk.h = decode_g1_array(path, sname(9), section_data(r, 9), zk.domain_size, map);
   if (const SectionInfo* s10 = r.find(10)) {
     const uint8_t* d = r.base() + s10->offset;
     zk.section10.assign(d, d + s10->size);
@@ -233,7 +234,7 @@ void check_writable(const std::string& path, const ZKey& zk, const std::vector<u
 
 // Section 4, encoded in parallel blocks: X = v*R^2, i.e. the Montgomery limbs of v (v*R) times R
 // (mont-multiplying by R^2's limbs, the element R, multiplies the stored limbs by R).
-void write_coefs(Writer& w, const std::vector<ZKeyCoef>& coefs) {
+void write_coefs(Writer& w, const HugeVec<ZKeyCoef>& coefs) {
   const Fr r_elem = Fr::from_mont_limbs(bls12_381::FrParams::R2);
   const size_t block = 1 << 20;
   std::vector<uint8_t> buf;
@@ -298,23 +299,23 @@ void write_zkey(const std::string& path, const ZKey& zk) {
         break;
       case 5:
         w.begin_section(5, zk.a.size() * kG1Bytes);
-        write_g1(w, zk.a);
+        write_points(w, zk.a);
         break;
       case 6:
         w.begin_section(6, zk.b1.size() * kG1Bytes);
-        write_g1(w, zk.b1);
+        write_points(w, zk.b1);
         break;
       case 7:
         w.begin_section(7, zk.b2.size() * kG2Bytes);
-        write_g2(w, zk.b2);
+        write_points(w, zk.b2);
         break;
       case 8:
         w.begin_section(8, zk.c.size() * kG1Bytes);
-        write_g1(w, zk.c);
+        write_points(w, zk.c);
         break;
       case 9:
         w.begin_section(9, zk.h.size() * kG1Bytes);
-        write_g1(w, zk.h);
+        write_points(w, zk.h);
         break;
       case 10:
         w.begin_section(10, contrib.size());

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <future>
+#include <type_traits>
 
 #include "engines.cuh"
 #include "groth16/parallel.hpp"
@@ -49,8 +50,10 @@ __global__ void __launch_bounds__(kEvalThreads)
   store(c + r, sa * sb);
 }
 
-template <class D, class H>
-void upload(DevBuf<D>& dst, const std::vector<H>& src) {
+// src: any contiguous host array (std::vector, HugeVec, PointArray).
+template <class D, class Src>
+void upload(DevBuf<D>& dst, const Src& src) {
+  using H = std::remove_cv_t<std::remove_reference_t<decltype(*src.data())>>;
   static_assert(sizeof(D) == sizeof(H), "host and device layouts differ");
   dst.resize(std::max<size_t>(src.size(), 1));
   if (!src.empty()) CUZK_CUDA_CHECK(cudaMemcpy(dst.get(), src.data(), src.size() * sizeof(H), cudaMemcpyHostToDevice));

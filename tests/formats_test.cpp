@@ -303,7 +303,7 @@ TEST(FormatsZkey, TinyKeyRoundTrip) {
   EXPECT_EQ(r9.section_order.size(), 9u);
   // Inconsistent in-memory keys are refused, not written.
   ZKey bad = tiny_zkey();
-  bad.h.pop_back();
+  bad.h.assign(bad.h.begin(), bad.h.end() - 1);
   EXPECT_THROW(write_zkey(tmp("bad.zkey"), bad), std::invalid_argument);
   EXPECT_FALSE(fs::exists(tmp("bad.zkey")));
 }
@@ -320,9 +320,32 @@ void zkey_case(const std::string& name, const std::function<void(Container&)>& c
   spit(path, c.serialize());
   SCOPED_TRACE(name);
   expect_format_error([&] { read_zkey(path); }, needles);
+  // Points used in place from the mapped file are checked exactly like copied ones.
+  expect_format_error([&] { read_zkey(path, ZKeyMemory::MapFile); }, needles);
 }
 
 }  // namespace
+
+// A key read with its point sections used in place from the mapping equals the copied one, and
+// stays valid after the file is gone (the arrays keep the mapping alive).
+TEST(FormatsZkey, MappedPointsEqualCopiedPoints) {
+  REQUIRE_REFERENCE();
+  std::string path = tmp("mapped.zkey");
+  spit(path, slurp(kZkeyFast));
+  ZKey copied = read_zkey(path);
+  ZKey mapped = read_zkey(path, ZKeyMemory::MapFile);
+  fs::remove(path);
+  EXPECT_EQ(mapped.a, copied.a);
+  EXPECT_EQ(mapped.b1, copied.b1);
+  EXPECT_EQ(mapped.b2, copied.b2);
+  EXPECT_EQ(mapped.c, copied.c);
+  EXPECT_EQ(mapped.h, copied.h);
+  EXPECT_EQ(mapped.ic, copied.ic);
+  ZKey moved = std::move(mapped);
+  ZKey shared = moved;  // copies share the storage
+  EXPECT_EQ(shared.b2.data(), moved.b2.data());
+  EXPECT_EQ(shared.h, copied.h);
+}
 
 TEST(FormatsZkey, RejectsTruncatedFiles) {
   REQUIRE_REFERENCE();
