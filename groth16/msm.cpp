@@ -129,33 +129,38 @@ void batch_inverse_4way(Fp2<B>* v, size_t n, Fp2<B>* scratch) {
 
 // The two large per-worker buffers (digits and the bucket-sorted points, ~100 bytes per point for
 // G1, ~200 for G2). They are kept in a pool between MSMs: a proof runs five MSMs one after the
-// other, and fresh buffers each time cost the kernel's page clearing plus a zero fill (~65 MB per
-// 2^16 proof, tens of milliseconds on the target VMs). Buffers above kKeepBytes are freed instead,
-// so a long-lived process does not hold on to the ~100 MB buffers of very large MSMs.
-template <class C>
+// other, and fresh memory costs page faults and the kernel's page clearing (~1 ms per MB on the
+// target VMs). The point buffer is raw storage, so the G1 and G2 MSMs share it (a G2 point is
+// exactly two G1 points' bytes). Buffers above kKeepBytes are freed instead, so a long-lived
+// process does not hold on to the ~100 MB buffers of very large MSMs.
 struct BucketScratch {
   HugeVec<int> digit;
-  HugeVec<Affine<C>> buf;
+  HugeVec<uint64_t> words;  // the points, as 8-byte words (their alignment)
+  template <class C>
+  Affine<C>* points() {
+    static_assert(sizeof(Affine<C>) % sizeof(uint64_t) == 0 && alignof(Affine<C>) <= alignof(uint64_t));
+    return reinterpret_cast<Affine<C>*>(words.data());
+  }
 };
 
-template <class C>
 class ScratchPool {
  public:
   static constexpr size_t kKeepBytes = size_t(32) << 20;
-  static std::unique_ptr<BucketScratch<C>> take(size_t entries) {
-    std::unique_ptr<BucketScratch<C>> s;
+  static std::unique_ptr<BucketScratch> take(size_t entries, size_t point_bytes) {
+    std::unique_ptr<BucketScratch> s;
     {
       std::lock_guard<std::mutex> g(mu());
       if (!free().empty()) s = std::move(free().back()), free().pop_back();
     }
-    if (!s) s = std::make_unique<BucketScratch<C>>();
-    // Grows only (resize past the old size fills just the new part); the contents are scratch.
+    if (!s) s = std::make_unique<BucketScratch>();
+    // Grows only; the contents are scratch.
     if (s->digit.size() < entries) grow(s->digit, entries);
-    if (s->buf.size() < entries) grow(s->buf, entries);
+    size_t words = entries * (point_bytes / sizeof(uint64_t));
+    if (s->words.size() < words) grow(s->words, words);
     return s;
   }
-  static void give_back(std::unique_ptr<BucketScratch<C>> s) {
-    if (s->buf.capacity() * sizeof(Affine<C>) > kKeepBytes) return;
+  static void give_back(std::unique_ptr<BucketScratch> s) {
+    if (s->words.capacity() * sizeof(uint64_t) > kKeepBytes) return;
     std::lock_guard<std::mutex> g(mu());
     free().push_back(std::move(s));
   }
@@ -174,8 +179,8 @@ class ScratchPool {
     static std::mutex m;
     return m;
   }
-  static std::vector<std::unique_ptr<BucketScratch<C>>>& free() {
-    static std::vector<std::unique_ptr<BucketScratch<C>>> f;
+  static std::vector<std::unique_ptr<BucketScratch>>& free() {
+    static std::vector<std::unique_ptr<BucketScratch>> f;
     return f;
   }
 };
@@ -191,7 +196,8 @@ class BucketWorker {
 
   BucketWorker(int c, size_t max_entries)
       : c_(c), nb_(1u << (c - 1)), h_(two_level_log(c)), start_(nb_ + 1), len_(nb_ + 1), cursor_(nb_ + 1),
-        scratch_buf_(ScratchPool<C>::take(max_entries)), digit_(scratch_buf_->digit), buf_(scratch_buf_->buf) {
+        scratch_buf_(ScratchPool::take(max_entries, sizeof(Aff))), digit_(scratch_buf_->digit.data()),
+        buf_(scratch_buf_->points<C>()) {
     if (h_) {
       size_t lists = (nb_ >> h_) + (1u << h_);
       start2_.resize(lists), len2_.resize(lists), cursor2_.resize(lists);
@@ -200,7 +206,7 @@ class BucketWorker {
     src_.reserve(kBatch), dst_.reserve(kBatch), kind_.reserve(kBatch);
     den_.resize(kBatch), scratch_.resize(kBatch);
   }
-  ~BucketWorker() { ScratchPool<C>::give_back(std::move(scratch_buf_)); }
+  ~BucketWorker() { ScratchPool::give_back(std::move(scratch_buf_)); }
   BucketWorker(const BucketWorker&) = delete;
   BucketWorker& operator=(const BucketWorker&) = delete;
 
@@ -222,8 +228,8 @@ class BucketWorker {
       const Aff& p = pts[act[j]];
       buf_[cursor_[std::abs(d)]++] = d > 0 ? p : -p;
     }
-    reduce_lists(buf_.data(), start_.data(), len_.data(), 1, nb_ + 1);
-    if (!h_) return weighted_sum(buf_.data(), start_.data() + 1, len_.data() + 1, nb_);
+    reduce_lists(buf_, start_.data(), len_.data(), 1, nb_ + 1);
+    if (!h_) return weighted_sum(buf_, start_.data() + 1, len_.data() + 1, nb_);
     return weighted_sum_two_level();
   }
 
@@ -313,10 +319,10 @@ class BucketWorker {
   int c_;
   uint32_t nb_, h_;  // buckets per window; log2 of the group size of the two-level sum (0: off)
   std::vector<uint32_t> start_, len_, cursor_, start2_, len2_, cursor2_;
-  std::unique_ptr<BucketScratch<C>> scratch_buf_;
-  HugeVec<int>& digit_;  // the pooled buffers, at least max_entries long
-  HugeVec<Aff>& buf_;
-  std::vector<Aff> buf2_;
+  std::unique_ptr<BucketScratch> scratch_buf_;
+  int* digit_;  // the pooled buffers, at least max_entries long
+  Aff* buf_;
+  HugeVec<Aff> buf2_;
   std::vector<uint32_t> src_, dst_;
   std::vector<PairKind> kind_;
   std::vector<F> den_, scratch_;

@@ -90,9 +90,10 @@ class CpuBackend : public ProverBackend {
     // The witness is converted once for the four MSMs over it; C skips the public wires.
     MsmScalars ws = MsmScalars::prepare(w, n_vars);
     RawMsms m;
+    // G2 first: its bucket buffers are the largest, and the G1 MSMs then reuse them (msm.cpp's pool).
+    m.b2 = msm_g2(zk.b2.data(), ws, 0, zk.n_vars);
     m.a = msm_g1(zk.a.data(), ws, 0, zk.n_vars);
     m.b1 = msm_g1(zk.b1.data(), ws, 0, zk.n_vars);
-    m.b2 = msm_g2(zk.b2.data(), ws, 0, zk.n_vars);
     m.c = msm_g1(zk.c.data(), ws, zk.n_public + 1, zk.n_vars - zk.n_public - 1);
     m.h = msm_g1(zk.h.data(), MsmScalars::prepare(h.data(), h.size()), 0, zk.domain_size);
     if (raw) *raw = m;
