@@ -23,6 +23,24 @@
 #include "prover.hpp"
 
 namespace cuzk {
+
+// A worker of any curve, so that one thread can hold the worker of whichever MSM it is serving.
+struct AnyWorker {
+  virtual ~AnyWorker() = default;
+};
+
+// One MSM, sum s_i P_i with prepared scalars k (folded) and signs neg, cut into window tasks.
+// Jobs of several MSMs run as one pool (run_jobs), so that a thread done with one MSM's tasks
+// starts on the next MSM's instead of waiting at a barrier for the other threads' last window.
+class MsmJobBase {
+ public:
+  virtual ~MsmJobBase() = default;
+  virtual size_t tasks() const = 0;
+  // Runs task t with this thread's worker, replacing it when it belongs to another job.
+  virtual void run_task(size_t t, std::unique_ptr<AnyWorker>& worker, const MsmJobBase*& owner) = 0;
+  virtual void finish() = 0;  // combines the task sums into the result, after every task ran
+};
+
 namespace {
 
 using bls12_381::FrParams;
@@ -328,60 +346,117 @@ class BucketWorker {
   std::vector<F> den_, scratch_;
 };
 
-// The generic driver: sum s_i P_i with prepared scalars k (folded) and signs neg.
 template <class C>
-Jacobian<C> msm_run(const Affine<C>* pts, const Scalar* k, const uint8_t* neg, size_t n) {
+class MsmJob : public MsmJobBase {
+ public:
   using X = XYZZ<C>;
-  // Only points that contribute: zero scalars and points at infinity drop out here.
-  std::vector<uint32_t> act;
-  act.reserve(n);
-  int bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (k[i].is_zero() || pts[i].is_inf()) continue;
-    act.push_back((uint32_t)i);
-    bits = std::max(bits, k[i].num_bits());
-  }
-  size_t m = act.size();
-  if (m == 0) return Jacobian<C>::infinity();
-  if (m <= 4) {  // below the cost of one batch inversion per round: plain double-and-add
-    Jacobian<C> acc = Jacobian<C>::infinity();
-    for (uint32_t i : act) {
-      Jacobian<C> t = Jacobian<C>::from_affine(pts[i]).mul(k[i]);
-      acc += neg[i] ? -t : t;
+  MsmJob(const Affine<C>* pts, const Scalar* k, const uint8_t* neg, size_t n, Jacobian<C>* out)
+      : pts_(pts), k_(k), neg_(neg), out_(out) {
+    // Only points that contribute: zero scalars and points at infinity drop out here. The bit
+    // length histogram estimates each window's share of the entries (witness scalars are mostly
+    // small, so high windows hold few), which orders the tasks largest first.
+    act_.reserve(n);
+    std::vector<size_t> by_bits(257, 0);
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (k[i].is_zero() || pts[i].is_inf()) continue;
+      act_.push_back((uint32_t)i);
+      int b = k[i].num_bits();
+      by_bits[b]++;
+      bits = std::max(bits, b);
     }
-    return acc;
+    size_t m = act_.size();
+    if (m <= 4) return;  // finish() does these by double-and-add
+    plan_ = choose_plan(m, bits, thread_count());
+    std::vector<size_t> reach(plan_.windows, 0);  // scalars with a bit in window w or above
+    for (int b = 1; b <= bits; b++)
+      for (int w = 0; w < plan_.windows && w * plan_.c <= b; w++) reach[w] += by_bits[b];
+    for (int w = 0; w < plan_.windows; w++)
+      for (int q = 0; q < plan_.slices; q++) tasks_.push_back({w, m * q / plan_.slices, m * (q + 1) / plan_.slices});
+    std::stable_sort(tasks_.begin(), tasks_.end(),
+                     [&](const Task& a, const Task& b) { return reach[a.window] > reach[b.window]; });
+    max_entries_ = (m + plan_.slices - 1) / plan_.slices;
+    sums_.assign(tasks_.size(), X::infinity());
   }
 
-  size_t threads = thread_count();
-  Plan plan = choose_plan(m, bits, threads);
+  size_t tasks() const override { return tasks_.size(); }
+
+  void run_task(size_t t, std::unique_ptr<AnyWorker>& worker, const MsmJobBase*& owner) override {
+    if (owner != this) {
+      worker.reset();  // returns its scratch to the pool before the new worker takes it
+      worker = std::make_unique<Worker>(plan_.c, max_entries_);
+      owner = this;
+    }
+    const Task& task = tasks_[t];
+    sums_[t] = static_cast<Worker&>(*worker).run(pts_, k_, neg_, act_.data(), task.lo, task.hi, task.window);
+  }
+
+  void finish() override {
+    if (act_.size() <= 4) {  // below the cost of one batch inversion per round: plain double-and-add
+      Jacobian<C> acc = Jacobian<C>::infinity();
+      for (uint32_t i : act_) {
+        Jacobian<C> t = Jacobian<C>::from_affine(pts_[i]).mul(k_[i]);
+        acc += neg_[i] ? -t : t;
+      }
+      *out_ = acc;
+      return;
+    }
+    std::vector<X> window(plan_.windows, X::infinity());
+    for (size_t t = 0; t < tasks_.size(); t++) window[tasks_[t].window] += sums_[t];
+    X acc = window[plan_.windows - 1];
+    for (int w = plan_.windows - 2; w >= 0; w--) {
+      for (int i = 0; i < plan_.c; i++) acc = acc.dbl();
+      acc += window[w];
+    }
+    *out_ = acc.to_jacobian();
+  }
+
+ private:
+  struct Worker : AnyWorker, BucketWorker<C> {
+    using BucketWorker<C>::BucketWorker;
+  };
   struct Task {
     int window;
     size_t lo, hi;
   };
-  std::vector<Task> tasks;
-  for (int w = 0; w < plan.windows; w++)
-    for (int q = 0; q < plan.slices; q++) tasks.push_back({w, m * q / plan.slices, m * (q + 1) / plan.slices});
-  size_t max_entries = (m + plan.slices - 1) / plan.slices;
-  std::vector<X> sums(tasks.size(), X::infinity());
-  std::atomic<size_t> next{0};
-  size_t workers = std::min(threads, tasks.size());
-  parallel_for(
-      workers,
-      [&](size_t, size_t, size_t) {
-        BucketWorker<C> worker(plan.c, max_entries);
-        for (size_t t; (t = next.fetch_add(1)) < tasks.size();)
-          sums[t] = worker.run(pts, k, neg, act.data(), tasks[t].lo, tasks[t].hi, tasks[t].window);
-      },
-      workers);
+  const Affine<C>* pts_;
+  const Scalar* k_;
+  const uint8_t* neg_;
+  Jacobian<C>* out_;
+  std::vector<uint32_t> act_;
+  Plan plan_;
+  std::vector<Task> tasks_;
+  size_t max_entries_ = 0;
+  std::vector<X> sums_;
+};
 
-  std::vector<X> window(plan.windows, X::infinity());
-  for (size_t t = 0; t < tasks.size(); t++) window[tasks[t].window] += sums[t];
-  X acc = window[plan.windows - 1];
-  for (int w = plan.windows - 2; w >= 0; w--) {
-    for (int i = 0; i < plan.c; i++) acc = acc.dbl();
-    acc += window[w];
-  }
-  return acc.to_jacobian();
+// Runs every task of every job on the threads, in job order, then finishes each job.
+void run_jobs(const std::vector<std::unique_ptr<MsmJobBase>>& jobs) {
+  std::vector<std::pair<size_t, size_t>> order;  // (job, task)
+  for (size_t j = 0; j < jobs.size(); j++)
+    for (size_t t = 0; t < jobs[j]->tasks(); t++) order.push_back({j, t});
+  std::atomic<size_t> next{0};
+  size_t workers = std::min(thread_count(), order.size());
+  if (workers)
+    parallel_for(
+        workers,
+        [&](size_t, size_t, size_t) {
+          std::unique_ptr<AnyWorker> worker;
+          const MsmJobBase* owner = nullptr;
+          for (size_t i; (i = next.fetch_add(1)) < order.size();)
+            jobs[order[i].first]->run_task(order[i].second, worker, owner);
+        },
+        workers);
+  for (const auto& j : jobs) j->finish();
+}
+
+template <class C>
+Jacobian<C> msm_run(const Affine<C>* pts, const Scalar* k, const uint8_t* neg, size_t n) {
+  Jacobian<C> out;
+  std::vector<std::unique_ptr<MsmJobBase>> jobs;
+  jobs.push_back(std::make_unique<MsmJob<C>>(pts, k, neg, n, &out));
+  run_jobs(jobs);
+  return out;
 }
 
 }  // namespace
@@ -411,6 +486,19 @@ G1 msm_g1(const G1Affine* points, const MsmScalars& s, size_t offset, size_t n) 
 G2 msm_g2(const G2Affine* points, const MsmScalars& s, size_t offset, size_t n) {
   return msm_run(points, s.k.data() + offset, s.neg.data() + offset, n);
 }
+
+void MsmBatch::add(const G1Affine* points, const MsmScalars& s, size_t offset, size_t n, G1* out) {
+  jobs_.push_back(std::make_unique<MsmJob<bls12_381::G1Curve>>(points, s.k.data() + offset, s.neg.data() + offset, n, out));
+}
+void MsmBatch::add(const G2Affine* points, const MsmScalars& s, size_t offset, size_t n, G2* out) {
+  jobs_.push_back(std::make_unique<MsmJob<bls12_381::G2Curve>>(points, s.k.data() + offset, s.neg.data() + offset, n, out));
+}
+void MsmBatch::run() {
+  run_jobs(jobs_);
+  jobs_.clear();
+}
+MsmBatch::MsmBatch() = default;
+MsmBatch::~MsmBatch() = default;
 
 G1 msm_g1(const G1Affine* points, const Fr* scalars, size_t n) {
   return msm_g1(points, MsmScalars::prepare(scalars, n), 0, n);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "formats.hpp"
@@ -23,5 +24,21 @@ struct MsmScalars {
 // sum s_i P_i over points[0..n) with the prepared scalars s.k[offset .. offset+n).
 G1 msm_g1(const G1Affine* points, const MsmScalars& s, size_t offset, size_t n);
 G2 msm_g2(const G2Affine* points, const MsmScalars& s, size_t offset, size_t n);
+
+// Several MSMs as one pool of window tasks: a thread done with one MSM's tasks goes on with the
+// next MSM's instead of idling at a barrier while the other threads finish their last windows.
+// Each result is written when run() returns; the points and scalars must live until then.
+class MsmJobBase;
+class MsmBatch {
+ public:
+  MsmBatch();
+  ~MsmBatch();
+  void add(const G1Affine* points, const MsmScalars& s, size_t offset, size_t n, G1* out);
+  void add(const G2Affine* points, const MsmScalars& s, size_t offset, size_t n, G2* out);
+  void run();
+
+ private:
+  std::vector<std::unique_ptr<MsmJobBase>> jobs_;
+};
 
 }  // namespace cuzk

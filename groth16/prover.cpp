@@ -89,13 +89,18 @@ class CpuBackend : public ProverBackend {
 
     // The witness is converted once for the four MSMs over it; C skips the public wires.
     MsmScalars ws = MsmScalars::prepare(w, n_vars);
+    MsmScalars hs = MsmScalars::prepare(h.data(), h.size());
     RawMsms m;
-    // G2 first: its bucket buffers are the largest, and the G1 MSMs then reuse them (msm.cpp's pool).
-    m.b2 = msm_g2(zk.b2.data(), ws, 0, zk.n_vars);
-    m.a = msm_g1(zk.a.data(), ws, 0, zk.n_vars);
-    m.b1 = msm_g1(zk.b1.data(), ws, 0, zk.n_vars);
-    m.c = msm_g1(zk.c.data(), ws, zk.n_public + 1, zk.n_vars - zk.n_public - 1);
-    m.h = msm_g1(zk.h.data(), MsmScalars::prepare(h.data(), h.size()), 0, zk.domain_size);
+    // One pool of window tasks for all five. G2 first: its bucket buffers are the largest, and the
+    // G1 MSMs then reuse them (msm.cpp's pool); the witness MSMs last, whose high windows are
+    // small tasks that even out the threads' finish.
+    MsmBatch batch;
+    batch.add(zk.b2.data(), ws, 0, zk.n_vars, &m.b2);
+    batch.add(zk.h.data(), hs, 0, zk.domain_size, &m.h);
+    batch.add(zk.a.data(), ws, 0, zk.n_vars, &m.a);
+    batch.add(zk.b1.data(), ws, 0, zk.n_vars, &m.b1);
+    batch.add(zk.c.data(), ws, zk.n_public + 1, zk.n_vars - zk.n_public - 1, &m.c);
+    batch.run();
     if (raw) *raw = m;
     return assemble_proof(zk, m, opt);
   }
