@@ -208,7 +208,9 @@ void check_inv_vartime(uint64_t seed) {
     F f = F::from_mont_limbs(a.l), g = F::from_plain(a);
     ASSERT_EQ(f.inv_vartime(), f.inv());
     ASSERT_EQ(g.inv_vartime(), g.inv());
-    if (!g.is_zero()) ASSERT_EQ(g * g.inv_vartime(), F::one());
+    if (!g.is_zero()) {
+      ASSERT_EQ(g * g.inv_vartime(), F::one());
+    }
   }
   EXPECT_EQ(F::zero().inv_vartime(), F::zero());
   F x = F::from_u64(12345);

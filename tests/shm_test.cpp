@@ -26,7 +26,9 @@ TEST(SlotRing, CreateOpenLayoutAndTransitions) {
     EXPECT_GE(reinterpret_cast<char*>(seg->a(i)), reinterpret_cast<char*>(seg->w(i) + 100));
     EXPECT_GE(reinterpret_cast<char*>(seg->b(i)), reinterpret_cast<char*>(seg->a(i) + 256));
     EXPECT_GE(reinterpret_cast<char*>(seg->c(i)), reinterpret_cast<char*>(seg->b(i) + 256));
-    if (i + 1 < 4) EXPECT_GE(reinterpret_cast<char*>(seg->w(i + 1)), reinterpret_cast<char*>(seg->c(i) + 256));
+    if (i + 1 < 4) {
+      EXPECT_GE(reinterpret_cast<char*>(seg->w(i + 1)), reinterpret_cast<char*>(seg->c(i) + 256));
+    }
   }
   EXPECT_LE(reinterpret_cast<char*>(seg->c(3) + 256), reinterpret_cast<char*>(seg->base()) + seg->size());
   EXPECT_THROW(seg->slot(4), std::out_of_range);
