@@ -6,6 +6,7 @@
 #include "bench_util.cuh"
 #include "engines.cuh"
 #include "host_math.hpp"
+#include "ntt_v2_core.cuh"
 
 namespace cuzk {
 namespace gpu {
@@ -51,6 +52,17 @@ bool env_on(const char* name) {
   return e && *e && std::strcmp(e, "0") != 0;
 }
 bool ntt_r8_passes() { return env_on("CUZK_NTT_R8"); }
+// CUZK_NTT_V2: r4 (radix-4 sub-rounds, r-shaped multiply), r4plain (same, generic multiply), r2
+// (radix-2 sub-rounds), r4b4 (r4 at 64 registers); 0 selects the radix-2 passes.
+int ntt_v2_variant() {
+  const char* e = std::getenv("CUZK_NTT_V2");
+  if (!e || !*e || !std::strcmp(e, "0")) return kNttV2Off;
+  if (!std::strcmp(e, "r4") || !std::strcmp(e, "1")) return kNttV2R4;
+  if (!std::strcmp(e, "r4plain")) return kNttV2R4Plain;
+  if (!std::strcmp(e, "r2")) return kNttV2R2;
+  if (!std::strcmp(e, "r4b4")) return kNttV2R4Occ4;
+  throw GpuError(std::string("CUZK_NTT_V2=") + e + ": expected 0, r4, r4plain, r2 or r4b4");
+}
 bool ntt_tiled_perm() { return env_on("CUZK_NTT_TILED_PERM"); }
 
 __global__ void k_ntt_elementwise(DFr* data, int k, NttScale s) {
@@ -69,6 +81,8 @@ __global__ void k_table_fill(DFr* out, size_t n, PowTable t) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
     store(out + i, t.at(i));
 }
+
+__global__ void k_minus_one(DFr* out) { store(out, DFr::zero() - DFr::one()); }
 
 unsigned elementwise_grid(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 256, 132 * 16); }
 
@@ -101,10 +115,12 @@ void NttEngine::reserve(int log_n) {
   DevBuf<DFr> small_d(small.size());
   CUZK_CUDA_CHECK(cudaMemcpyAsync(small_d.get(), small.data(), small.size() * sizeof(DFr), cudaMemcpyHostToDevice, s_));
   tw_.release();  // cudaFree waits for queued work that may still read the old table
-  tw_.resize(size_t(1) << bits);
+  tw_.resize((size_t(1) << bits) + 1);  // + omega^(2^bits) = -1, read by the v2 inverse passes at e = 0
   PowTable t{small_d.get(), small_d.get() + (size_t(1) << m), m};
-  k_table_fill<<<elementwise_grid(tw_.size()), 256, 0, s_>>>(tw_.get(), tw_.size(), t);
+  k_table_fill<<<elementwise_grid(size_t(1) << bits), 256, 0, s_>>>(tw_.get(), size_t(1) << bits, t);
   CUZK_CUDA_LAUNCHED("k_table_fill");
+  k_minus_one<<<1, 1, 0, s_>>>(tw_.get() + (size_t(1) << bits));
+  CUZK_CUDA_LAUNCHED("k_minus_one");
   CUZK_CUDA_CHECK(cudaStreamSynchronize(s_));  // small_d goes out of scope
   kt_ = kt;
 }
@@ -130,6 +146,11 @@ PowTable NttEngine::pow_table(int log_n, Table kind) {
 void NttEngine::passes(DFr* d, int log_n, bool inverse, bool dit) {
   reserve(log_n);
   NttPass ps[8];
+  if (int v = ntt_v2_variant(); v != kNttV2Off && ntt_v2_fits(log_n, ntt_v2_radix_bits(v))) {
+    int np = ntt_plan(log_n, kt_, inverse, dit, ps);
+    ntt_v2_launch(v, d, tw_.get(), ps, np, s_);
+    return;
+  }
   if (log_n >= 3 && ntt_r8_passes()) {
     int np = ntt_plan(log_n, kt_, inverse, dit, ps, kNttR8TileBits);
     for (int i = 0; i < np; i++) {
@@ -279,6 +300,7 @@ BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs) 
   double memory = (2.0 * np + 2) * n * sizeof(DFr) / kBytesPerMs;
   r.bound_ms = std::max(compute, memory);
   r.detail = std::to_string(np) + " passes of <= " + std::to_string(kNttMaxPassBits) + " stages";
+  if (const char* v = std::getenv("CUZK_NTT_V2")) r.detail += std::string(", CUZK_NTT_V2=") + v;
   return r;
 }
 

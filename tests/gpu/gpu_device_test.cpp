@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -203,6 +204,43 @@ TEST(GpuNtt, OptInRadix8AndTiledPermutationMatchCpu) {
   }
   unsetenv("CUZK_NTT_R8");
   unsetenv("CUZK_NTT_TILED_PERM");
+}
+
+// The v2 passes (CUZK_NTT_V2 = r4 / r4plain / r2) and the radix-2 passes (0): every plan shape (1..3 passes, sub-rounds of 1
+// and 2 stages, lo = 0 and lo > 0, 1 to 2^10 groups per tile) both directions against the CPU,
+// coset round trip, H stage; r4 also with the tiled permutation and at 2^24.
+TEST(GpuNtt, V2PassesEveryVariantMatchCpu) {
+  REQUIRE_GPU();
+  for (const char* v : {"0", "r4", "r4plain", "r2", "r4b4", "r4+perm"}) {
+    bool perm = !std::strcmp(v, "r4+perm");
+    setenv("CUZK_NTT_V2", perm ? "r4" : v, 1);
+    if (perm) setenv("CUZK_NTT_TILED_PERM", "1", 1);
+    std::vector<int> sizes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23};
+    if (!std::strcmp(v, "r4")) sizes.push_back(24);
+    for (int k : sizes) {
+      size_t n = size_t(1) << k;
+      std::vector<Fr> x = rand_vec(n);
+      for (int inverse = 0; inverse < 2; inverse++) {
+        std::vector<Fr> ref = x, got = x;
+        ntt(ref.data(), k, inverse);
+        gpu::ntt(0, got.data(), k, inverse);
+        EXPECT_TRUE(ref == got) << v << " k=" << k << " inverse=" << inverse;
+      }
+      if (k <= 20) {
+        std::vector<Fr> got = x;
+        gpu::ntt(0, got.data(), k, false, true);
+        gpu::ntt(0, got.data(), k, true, true);
+        EXPECT_TRUE(got == x) << v << " coset round trip k=" << k;
+      }
+    }
+    for (int k : {1, 2, 5, 12, 17}) {
+      size_t n = size_t(1) << k;
+      std::vector<Fr> a = rand_vec(n), b = rand_vec(n), c = rand_vec(n);
+      EXPECT_TRUE(compute_h_coset(a, b, c, k) == gpu::compute_h_coset(0, a, b, c, k)) << v << " H stage k=" << k;
+    }
+    unsetenv("CUZK_NTT_V2");
+    unsetenv("CUZK_NTT_TILED_PERM");
+  }
 }
 
 TEST(GpuNtt, HStageMatchesCpu) {
