@@ -54,6 +54,10 @@ bool env_on(const char* name) {
 bool ntt_r8_passes() { return env_on("CUZK_NTT_R8"); }
 // CUZK_NTT_V2: r4 (radix-4 sub-rounds, r-shaped multiply), r4plain (same, generic multiply), r2
 // (radix-2 sub-rounds), r4b4 (r4 at 64 registers); 0 selects the radix-2 passes.
+bool ntt_fuse_scale() {
+  const char* e = std::getenv("CUZK_NTT_FUSE_SCALE");
+  return !e || std::strcmp(e, "0") != 0;
+}
 int ntt_v2_variant() {
   const char* e = std::getenv("CUZK_NTT_V2");
   if (!e || !*e || !std::strcmp(e, "0")) return kNttV2Off;
@@ -216,14 +220,27 @@ void NttEngine::inverse(DFr* d, int log_n, bool coset) {
 
 // Per vector: inverse DIF (natural -> bit-reversed, unscaled), scale position j by n^-1 g^rev(j),
 // forward DIT (bit-reversed -> natural): no permutation pass at all. Then a*b - c.
+// With the v2 passes (and CUZK_NTT_FUSE_SCALE not 0) the scale is done by the inverse passes' last
+// store (NttFuse::StoreRev): one read and write of the vector less.
 void NttEngine::h_stage_vec(DFr* x, int log_n) {
   check_log_n(log_n + 1);
   NttScale s;
   s.mode = NttScale::Table;
   s.rev_exponent = true;
   s.table = pow_table(log_n, Table::HStage);
-  passes(x, log_n, true, false);
-  elementwise(x, log_n, s);
+  int v = ntt_v2_variant();
+  if (v != kNttV2Off && ntt_v2_fits(log_n, ntt_v2_radix_bits(v)) && ntt_fuse_scale()) {
+    reserve(log_n);
+    NttPass ps[8];
+    int np = ntt_plan(log_n, kt_, true, false, ps);
+    NttFuse fz;
+    fz.mode = NttFuse::StoreRev;
+    fz.table = s.table;
+    ntt_v2_launch(v, x, tw_.get(), ps, np, s_, fz);
+  } else {
+    passes(x, log_n, true, false);
+    elementwise(x, log_n, s);
+  }
   passes(x, log_n, false, true);
 }
 

@@ -36,9 +36,6 @@ namespace gpu {
 // 512 threads) with the r-shaped multiply, and r4 with registers capped for 4 blocks per SM.
 constexpr int kNttV2Off = 0, kNttV2R4 = 1, kNttV2R4Plain = 2, kNttV2R2 = 3, kNttV2R4Occ4 = 4;
 int ntt_v2_radix_bits(int variant);
-#if defined(__CUDACC__)
-void ntt_v2_launch(int variant, DFr* d, const DFr* tw, const NttPass* ps, int np, cudaStream_t s);
-#endif
 
 // Words of 2p for the lazy add/sub.
 #if defined(__CUDACC__)
@@ -215,6 +212,20 @@ CUZK_HD void ntt_v2_sput(u32* sm, u32 tile, u32 f, const DFr& x) {
 #endif
 }
 
+// An element-wise scale fused into the v2 passes: StoreRev multiplies the value the plan's last pass
+// stores at index i by table(rev(i)) (the H stage's n^-1 g^rev(i) after its inverse DIF passes), which
+// saves the separate read and write of the data.
+struct NttFuse {
+  enum Mode { None, StoreRev };
+  Mode mode = None;
+  PowTable table;
+};
+
+#if defined(__CUDACC__)
+void ntt_v2_launch(int variant, DFr* d, const DFr* tw, const NttPass* ps, int np, cudaStream_t s,
+                   const NttFuse& fz = NttFuse());
+#endif
+
 CUZK_HD int ntt_v2_subrounds(int t, int R) { return (t + R - 1) / R; }
 // Sub-round sr covers the row bits [s, s + q): DIT from bit 0 up, DIF from bit t down.
 CUZK_HD void ntt_v2_subround_bits(const NttPass& p, int R, int sr, int& s, int& q) {
@@ -238,7 +249,7 @@ CUZK_HD u32 ntt_v2_index(const NttPass& p, u32 gid, u32 row) {
 // one, every thread reads and writes only its own E tile positions.
 template <int R, int Q, bool DIT, bool Fast>
 CUZK_HD void ntt_v2_round_q(const NttPass& p, int s, bool from_global, bool to_global, DFr* data, u32* sm,
-                            const DFr* tw, u32 block, u32 tid) {
+                            const DFr* tw, u32 block, u32 tid, const NttFuse& fz) {
   constexpr int E = 1 << R, U = E >> Q;
   constexpr u32 qmask = (1u << Q) - 1;
   const u32 nthreads = ntt_tile_size(p) >> R, tile = ntt_tile_size(p);
@@ -293,27 +304,31 @@ CUZK_UNROLL
     }
   }
   const bool canon = to_global && p.last;
+  const bool scale = canon && fz.mode == NttFuse::StoreRev;
 CUZK_UNROLL
   for (int m = 0; m < E; m++) {
     const int k = m >> Q;
     u32 row = rowb[k] | ((u32(m) & qmask) << s);
     DFr y = canon ? DFr::reduce_once(x[m]) : x[m];
-    if (to_global)
-      store(data + ntt_v2_index(p, gid[k], row), y);
-    else
+    if (to_global) {
+      u32 idx = ntt_v2_index(p, gid[k], row);
+      if (scale) y = y * fz.table.at(bit_reverse(idx, p.k));
+      store(data + idx, y);
+    } else
       ntt_v2_sput(sm, tile, row * G + (gid[k] & (G - 1)), y);
   }
 }
 
 template <int R, bool DIT, bool Fast>
-CUZK_HD void ntt_v2_round(const NttPass& p, int sr, DFr* data, u32* sm, const DFr* tw, u32 block, u32 tid) {
+CUZK_HD void ntt_v2_round(const NttPass& p, int sr, DFr* data, u32* sm, const DFr* tw, u32 block, u32 tid,
+                          const NttFuse& fz = NttFuse()) {
   int s, q;
   ntt_v2_subround_bits(p, R, sr, s, q);
   const int nsr = ntt_v2_subrounds(p.t, R);
   const bool fg = sr == 0, tg = sr == nsr - 1;
-  if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid);
-  else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid);
-  else ntt_v2_round_q<R, 1, DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid);
+  if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
+  else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
+  else ntt_v2_round_q<R, 1, DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
 }
 
 }  // namespace gpu

@@ -10,6 +10,7 @@
 #   r2     CUZK_NTT_V2=r2           v2 with radix-2 sub-rounds
 #   r4b4   CUZK_NTT_V2=r4b4         r4 with registers capped at 64 (4 blocks = 32 warps per SM)
 #   perm / r4perm                   base / r4 with the tiled bit reversal (CUZK_NTT_TILED_PERM=1)
+#   (H stage) r4 fuses the scale into the inverse passes' last store; r4nofuse: CUZK_NTT_FUSE_SCALE=0
 # then (NCU=1) an Nsight Compute read of one pass kernel of each, and the gpu tests (TEST_FILTER,
 # with TEST_ENV exported, e.g. CUZK_NTT_V2=r4).
 #
@@ -52,7 +53,7 @@ envof() {
   case "$1" in
     base) echo CUZK_NTT_V2=0 ;; r4) echo CUZK_NTT_V2=r4 ;; r4plain) echo CUZK_NTT_V2=r4plain ;;
     r2) echo CUZK_NTT_V2=r2 ;; perm) echo CUZK_NTT_V2=0 CUZK_NTT_TILED_PERM=1 ;;
-    r4perm) echo CUZK_NTT_V2=r4 CUZK_NTT_TILED_PERM=1 ;; *) echo "CUZK_NTT_V2=$1" ;;
+    r4perm) echo CUZK_NTT_V2=r4 CUZK_NTT_TILED_PERM=1 ;; r4nofuse) echo CUZK_NTT_V2=r4 CUZK_NTT_FUSE_SCALE=0 ;; *) echo "CUZK_NTT_V2=$1" ;;
   esac
 }
 variants="${VARIANTS:-base r4 r4plain r2 r4b4 perm r4perm}"
@@ -60,7 +61,7 @@ echo "== NTT A/B: $variants, ${ROUNDS:-2} rounds"
 t1=$(date +%s)
 for r in $(seq "${ROUNDS:-2}"); do
   for v in $variants; do bench "$v" ntt "$sizes" $(envof "$v"); done
-  for v in ${HVARIANTS:-base r4}; do bench "$v" h-stage 24 $(envof "$v"); done
+  for v in ${HVARIANTS:-base r4 r4nofuse}; do bench "$v" h-stage 24 $(envof "$v"); done
 done
 echo "bench took $(( $(date +%s) - t1 )) s"
 awk '{for (i = 1; i <= NF; i++) if ($i == "median") print $1, $2, $3, $(i + 1)}' "$out/bench_ntt.log" |

@@ -208,13 +208,15 @@ TEST(GpuNtt, OptInRadix8AndTiledPermutationMatchCpu) {
 
 // The v2 passes (CUZK_NTT_V2 = r4 / r4plain / r2) and the radix-2 passes (0): every plan shape (1..3 passes, sub-rounds of 1
 // and 2 stages, lo = 0 and lo > 0, 1 to 2^10 groups per tile) both directions against the CPU,
-// coset round trip, H stage; r4 also with the tiled permutation and at 2^24.
+// coset round trip, H stage (v2: scale fused into the inverse passes, r4+nofuse: separate); r4 also
+// with the tiled permutation and at 2^24.
 TEST(GpuNtt, V2PassesEveryVariantMatchCpu) {
   REQUIRE_GPU();
-  for (const char* v : {"0", "r4", "r4plain", "r2", "r4b4", "r4+perm"}) {
-    bool perm = !std::strcmp(v, "r4+perm");
-    setenv("CUZK_NTT_V2", perm ? "r4" : v, 1);
+  for (const char* v : {"0", "r4", "r4plain", "r2", "r4b4", "r4+perm", "r4+nofuse"}) {
+    bool perm = !std::strcmp(v, "r4+perm"), nofuse = !std::strcmp(v, "r4+nofuse");
+    setenv("CUZK_NTT_V2", perm || nofuse ? "r4" : v, 1);
     if (perm) setenv("CUZK_NTT_TILED_PERM", "1", 1);
+    if (nofuse) setenv("CUZK_NTT_FUSE_SCALE", "0", 1);
     std::vector<int> sizes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23};
     if (!std::strcmp(v, "r4")) sizes.push_back(24);
     for (int k : sizes) {
@@ -240,6 +242,7 @@ TEST(GpuNtt, V2PassesEveryVariantMatchCpu) {
     }
     unsetenv("CUZK_NTT_V2");
     unsetenv("CUZK_NTT_TILED_PERM");
+    unsetenv("CUZK_NTT_FUSE_SCALE");
   }
 }
 

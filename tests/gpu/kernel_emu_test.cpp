@@ -56,6 +56,7 @@ bool g_legacy = false;
 // Non-zero: the v2 passes of that variant (kNttV2R4, kNttV2R4Plain, kNttV2R2), as NttEngine runs them
 // with CUZK_NTT_V2 set; the permutation then follows g_legacy as above.
 int g_v2 = kNttV2Off;
+NttFuse g_fuse;  // the scale the v2 passes fuse into their last store (H stage)
 
 template <int R, bool Fast>
 void emulate_v2(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
@@ -71,9 +72,9 @@ void emulate_v2(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, 
       for (int sr = 0; sr < ntt_v2_subrounds(p.t, R); sr++)
         for (u32 t = 0; t < threads; t++)
           if (dit)
-            ntt_v2_round<R, true, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t);
+            ntt_v2_round<R, true, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t, g_fuse);
           else
-            ntt_v2_round<R, false, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t);
+            ntt_v2_round<R, false, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t, g_fuse);
     }
   }
 }
@@ -368,18 +369,28 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       }
       std::vector<Fr> ref = compute_h_coset(a, b, c, k);
       HostPow hp(root_of_unity(k + 1), Fr::from_u64(n).inv(), k);
-      std::vector<std::vector<DFr>> vv = {to_dev<DFr>(a), to_dev<DFr>(b), to_dev<DFr>(c)};
       NttScale s;
       s.mode = NttScale::Table;
       s.rev_exponent = true;
       s.table = hp.table;
-      for (auto& x : vv) {
-        emulate_passes(x, k, kt, tw, true, false);
-        emulate_elementwise(x, k, s);
-        emulate_passes(x, k, kt, tw, false, true);
+      for (int fused = 0; fused < 2; fused++) {
+        std::vector<std::vector<DFr>> vv = {to_dev<DFr>(a), to_dev<DFr>(b), to_dev<DFr>(c)};
+        for (auto& x : vv) {
+          if (fused) {  // NttEngine::h_stage_vec with the scale in the inverse passes' last store
+            g_fuse.mode = NttFuse::StoreRev;
+            g_fuse.table = hp.table;
+            emulate_passes(x, k, kt, tw, true, false);
+            g_fuse = NttFuse();
+          } else {
+            emulate_passes(x, k, kt, tw, true, false);
+            emulate_elementwise(x, k, s);
+          }
+          emulate_passes(x, k, kt, tw, false, true);
+        }
+        for (size_t i = 0; i < n; i++) h_combine_elem(vv[0].data(), vv[1].data(), vv[2].data(), i);
+        ASSERT_EQ(0, std::memcmp(vv[0].data(), ref.data(), n * sizeof(Fr)))
+            << "H stage k=" << k << " v2=" << v << " fused=" << fused;
       }
-      for (size_t i = 0; i < n; i++) h_combine_elem(vv[0].data(), vv[1].data(), vv[2].data(), i);
-      ASSERT_EQ(0, std::memcmp(vv[0].data(), ref.data(), n * sizeof(Fr))) << "H stage k=" << k << " v2=" << v;
     }
   }
   g_v2 = kNttV2Off;
