@@ -30,11 +30,12 @@ namespace gpu {
 // those butterflies are plain add/sub decided at compile time (the radix-4 unit there needs 1
 // multiply instead of 4).
 
-// The v2 variants NttEngine can run (CUZK_NTT_V2 = r4 / r4plain / r2 / r4b4; 0 or unset: the radix-2
-// passes): radix-4 sub-rounds with the r-shaped multiply (256 threads, registers for 3 blocks per SM),
-// the same with DFr's generic reduction rows, radix-2 sub-rounds (one stage per shared round trip,
-// 512 threads) with the r-shaped multiply, and r4 with registers capped for 4 blocks per SM.
-constexpr int kNttV2Off = 0, kNttV2R4 = 1, kNttV2R4Plain = 2, kNttV2R2 = 3, kNttV2R4Occ4 = 4;
+// The v2 variants NttEngine can run (CUZK_NTT_V2 = r4 / r4plain / r2 / r4b4 / r4pf; 0: the radix-2
+// passes; unset or auto: r4 up to 2^24, r4b4 above): radix-4 sub-rounds with the r-shaped multiply
+// (256 threads, registers for 3 blocks per SM), the same with DFr's generic reduction rows, radix-2
+// sub-rounds (one stage per shared round trip, 512 threads) with the r-shaped multiply, r4 with
+// registers capped for 4 blocks per SM, r4 over a persistent grid that prefetches the next tile.
+constexpr int kNttV2Off = 0, kNttV2R4 = 1, kNttV2R4Plain = 2, kNttV2R2 = 3, kNttV2R4Occ4 = 4, kNttV2R4Pf = 5;
 int ntt_v2_radix_bits(int variant);
 
 // Words of 2p for the lazy add/sub.
@@ -321,14 +322,49 @@ CUZK_UNROLL
 
 template <int R, bool DIT, bool Fast>
 CUZK_HD void ntt_v2_round(const NttPass& p, int sr, DFr* data, u32* sm, const DFr* tw, u32 block, u32 tid,
-                          const NttFuse& fz = NttFuse()) {
+                          const NttFuse& fz = NttFuse(), bool tile_preloaded = false) {
   int s, q;
   ntt_v2_subround_bits(p, R, sr, s, q);
   const int nsr = ntt_v2_subrounds(p.t, R);
-  const bool fg = sr == 0, tg = sr == nsr - 1;
+  const bool fg = sr == 0 && !tile_preloaded, tg = sr == nsr - 1;
   if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
   else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
   else ntt_v2_round_q<R, 1, DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
+}
+
+
+// ---- v2 with the next tile prefetched (CUZK_NTT_V2=r4pf) ----
+// A persistent grid: each block runs tiles blockIdx.x, blockIdx.x + gridDim.x, ... over two tile
+// buffers in shared memory (2 x 32 KB); while it works on one tile, the copy engine path of cp.async
+// (16-byte global -> shared copies that bypass the registers) fills the other with the next tile, so
+// the first sub-round reads shared memory instead of waiting for device memory. Tile copy: element f
+// of the tile (row f >> g_log, group f mod G, as the planes are indexed) is copied by thread f mod
+// threads, its two 16-byte halves into the two planes.
+CUZK_HD void ntt_v2_copy16(u32* dst_smem, const u32* src_global) {
+#if defined(__CUDA_ARCH__)
+  unsigned d = (unsigned)__cvta_generic_to_shared(dst_smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src_global) : "memory");
+#else
+  for (int i = 0; i < 4; i++) dst_smem[i] = src_global[i];
+#endif
+}
+CUZK_HD void ntt_v2_copy_commit() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+CUZK_HD void ntt_v2_copy_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+#endif
+}
+CUZK_HD void ntt_v2_tile_prefetch(const NttPass& p, const DFr* data, u32* sm, u32 block, u32 tid, u32 nthreads) {
+  const u32 tile = ntt_tile_size(p), G = 1u << p.g_log;
+  for (u32 f = tid; f < tile; f += nthreads) {
+    const u32* src = reinterpret_cast<const u32*>(data + ntt_v2_index(p, (block << p.g_log) + (f & (G - 1)), f >> p.g_log));
+    ntt_v2_copy16(sm + 4 * f, src);
+    ntt_v2_copy16(sm + 4 * (tile + f), src + 4);
+  }
 }
 
 }  // namespace gpu

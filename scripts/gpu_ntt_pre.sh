@@ -2,17 +2,19 @@
 # On the GPU machine, one call: build this tree's kernels there (scripts/gpu_devbuild_cached.sh,
 # reusing carried objects whose preprocessed source is unchanged), read the NTT kernels' resource
 # usage and instruction mix, then the same-build A/B of the NTT: alternating processes ROUNDS times,
-# each 2 warm-ups + RUNS transforms (CUDA events, median), one process per variant:
-#   base   CUZK_NTT_V2=0            radix-2 passes in shared memory, element-wise bit reversal
-#   r4     CUZK_NTT_V2=r4           v2 passes: radix-4 register sub-rounds, two-plane tile, lazy
-#                                   reduction, r-shaped Fr multiply (kernels/ntt_core.cuh)
-#   r4plain CUZK_NTT_V2=r4plain     the same with the generic multiply
-#   r2     CUZK_NTT_V2=r2           v2 with radix-2 sub-rounds
-#   r4b4   CUZK_NTT_V2=r4b4         r4 with registers capped at 64 (4 blocks = 32 warps per SM)
-#   perm / r4perm                   base / r4 with the tiled bit reversal (CUZK_NTT_TILED_PERM=1)
-#   (H stage) r4 fuses the scale into the inverse passes' last store; r4nofuse: CUZK_NTT_FUSE_SCALE=0
-# then (NCU=1) an Nsight Compute read of one pass kernel of each, and the gpu tests (TEST_FILTER,
-# with TEST_ENV exported, e.g. CUZK_NTT_V2=r4).
+# each 2 warm-ups + RUNS transforms (CUDA events, median), one process per variant (VARIANTS):
+#   base    CUZK_NTT_V2=0 CUZK_NTT_TILED_PERM=0   the default before: radix-2 passes in shared memory,
+#                                                 element-wise bit reversal
+#   new     CUZK_NTT_V2=auto                      the default now: r4 up to 2^24, r4b4 above, tiled
+#                                                 bit reversal, H stage scale fused
+#   r4      v2 passes (kernels/ntt_v2_core.cuh): radix-4 register sub-rounds, two-plane tile, lazy
+#           reduction, r-shaped Fr multiply; r4plain: generic multiply; r2: radix-2 sub-rounds;
+#   r4b4    r4 with registers capped at 64 (4 blocks = 32 warps per SM); r4pf: r4 on a persistent
+#           grid that prefetches the next tile (cp.async); perm: radix-2 passes + tiled bit reversal
+#   (H stage, HVARIANTS) r4nofuse: r4 with the scale as a separate kernel (CUZK_NTT_FUSE_SCALE=0)
+# then (NCU=1) an Nsight Compute read of pass kernels, and the gpu tests (TEST_FILTER, with TEST_ENV
+# exported), optionally a second filtered pass under TEST2_ENV / TEST2_FILTER. TAR_OBJS=1 returns the
+# objects (objs.tgz) to carry as prebuilt/objs.tgz next time.
 #
 #   scripts/gpu_ntt_pre.sh DEVLIBS BASE_BUNDLE      (carry both; logs under $OUT or ./gpu-out)
 set -uo pipefail
@@ -30,20 +32,20 @@ if ! PREBUILT="$pre" scripts/gpu_devbuild_cached.sh "$libs" "$base" /tmp/bnew >"
 fi
 grep -E "^(reused|compiled)" "$out/build.log" | paste -sd' '
 echo "== built in $(( $(date +%s) - t0 )) s"
-(cd /tmp/bnew/obj && tar czf "$out/objs.tgz" ./*.o ./*.hash) && ls -la "$out/objs.tgz"
+[ "${TAR_OBJS:-0}" = 1 ] && (cd /tmp/bnew/obj && tar czf "$out/objs.tgz" ./*.o ./*.hash) && ls -la "$out/objs.tgz"
 cuobjdump -res-usage /tmp/bnew/bin/cuzk_gpu_bench 2>/dev/null | grep -A1 -E "Function .*(k_ntt|k_h_combine)" |
   grep -oE "REG:[0-9]+|STACK:[0-9]+|LOCAL:[0-9]+|SHARED:[0-9]+|Function [^:]*" | paste -sd' ' |
   sed 's/Function/\nFunction/g' >"$out/res_usage.txt"
-cut -c1-220 "$out/res_usage.txt" | grep -E "v2|k_ntt_pass|elementwise"
-# Instruction mix of each pass kernel (SASS opcodes, static counts).
-cuobjdump -sass /tmp/bnew/obj/ntt_v2.cu.o /tmp/bnew/obj/ntt.cu.o 2>/dev/null | awk '
-  /Function :/ { fn = $3 }
-  /^ +\/\*[0-9a-f]+\*\/ / { op = $2; if (op ~ /^@/) op = $3; sub(/;$/, "", op); split(op, a, "."); cnt[fn " " a[1] (a[2] == "WIDE" ? ".WIDE" : "")]++ }
+sed -E 's/Function _ZN4cuzk3gpu[^ ]*(k_ntt_pass_v2_pf|k_ntt_pass_v2|k_ntt_pass_r8|k_ntt_pass|k_ntt_permute_tiled|k_ntt_elementwise)(ILi([0-9])ELb([01])ELb([01])ELi([0-9])E)?[^ ]*/\1<\3,\4,\5,\6>/' \
+  "$out/res_usage.txt" | grep -E "k_ntt"
+# Instruction mix of the pass kernels (static SASS opcode counts, from the linked binary).
+cuobjdump -sass /tmp/bnew/bin/cuzk_gpu_bench 2>/dev/null | awk '
+  /Function :/ { fn = $3; keep = fn ~ /k_ntt_pass/ }
+  keep && /\/\*[0-9a-f]+\*\// { op = $2; if (op ~ /^@/) op = $3; sub(/;$/, "", op); n = split(op, a, ".");
+    o = a[1]; if (op ~ /WIDE/) o = o ".WIDE"; cnt[fn " " o]++ }
   END { for (k in cnt) print k, cnt[k] }' | sort >"$out/sass_mix.txt"
-grep -E "k_ntt_pass(_v2)?" "$out/sass_mix.txt" | awk '$2 ~ /^(IMAD|IMAD.WIDE|IADD3|LOP3|SEL|LDS|STS|LDG|STG|BAR|ISETP|SHF|LEA|STL|LDL)$/' |
-  sed -E 's/_ZN4cuzk3gpu[^ ]*k_ntt_pass_v2ILi([0-9])ELb([01])ELb([01])ELi([0-9])E[^ ]*/v2<R=\1,DIT=\2,Fast=\3,MinB=\4>/; s/_ZN4cuzk3gpu[^ ]*k_ntt_pass_r8[^ ]*/r8/; s/_ZN4cuzk3gpu[^ ]*k_ntt_pass[^ ]*/radix2/' |
-  awk '{a[$1] = a[$1] " " $2 "=" $3} END {for (k in a) print k a[k]}' | sort
-sizes="${SIZES:-20,22,24,26,27}"
+wc -l "$out/sass_mix.txt"
+sizes="${SIZES:-20,21,22,23,24,25,26,27}"
 bench() {  # bench TAG OP SIZES ENV...
   local tag=$1 op=$2 sz=$3; shift 3
   env "$@" timeout "${BENCH_TIMEOUT:-120}" /tmp/bnew/run cuzk_gpu_bench --runs "${RUNS:-7}" --warmup 2 "$op" \
@@ -51,24 +53,26 @@ bench() {  # bench TAG OP SIZES ENV...
 }
 envof() {
   case "$1" in
-    base) echo CUZK_NTT_V2=0 ;; r4) echo CUZK_NTT_V2=r4 ;; r4plain) echo CUZK_NTT_V2=r4plain ;;
-    r2) echo CUZK_NTT_V2=r2 ;; perm) echo CUZK_NTT_V2=0 CUZK_NTT_TILED_PERM=1 ;;
-    r4perm) echo CUZK_NTT_V2=r4 CUZK_NTT_TILED_PERM=1 ;; r4nofuse) echo CUZK_NTT_V2=r4 CUZK_NTT_FUSE_SCALE=0 ;; *) echo "CUZK_NTT_V2=$1" ;;
+    base) echo CUZK_NTT_V2=0 CUZK_NTT_TILED_PERM=0 ;;  # the default before the v2 passes
+    new) echo CUZK_NTT_V2=auto ;;                     # the default now (auto, tiled bit reversal)
+    perm) echo CUZK_NTT_V2=0 ;;
+    r4nofuse) echo CUZK_NTT_V2=r4 CUZK_NTT_FUSE_SCALE=0 ;;
+    *) echo "CUZK_NTT_V2=$1" ;;
   esac
 }
-variants="${VARIANTS:-base r4 r4plain r2 r4b4 perm r4perm}"
+variants="${VARIANTS:-base new r4 r4b4 r4pf}"
 echo "== NTT A/B: $variants, ${ROUNDS:-2} rounds"
 t1=$(date +%s)
 for r in $(seq "${ROUNDS:-2}"); do
   for v in $variants; do bench "$v" ntt "$sizes" $(envof "$v"); done
-  for v in ${HVARIANTS:-base r4 r4nofuse}; do bench "$v" h-stage 24 $(envof "$v"); done
+  for v in ${HVARIANTS:-base new r4nofuse}; do bench "$v" h-stage "${HSIZES:-20,22,24}" $(envof "$v"); done
 done
 echo "bench took $(( $(date +%s) - t1 )) s"
 awk '{for (i = 1; i <= NF; i++) if ($i == "median") print $1, $2, $3, $(i + 1)}' "$out/bench_ntt.log" |
   awk '{k = $1 " " $2 " " $3; v[k] = v[k] " " $4} END {for (k in v) print k v[k]}' | sort -k2,2 -k3,3 -k1,1
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
   echo "== ncu"
-  for v in base r4; do
+  for v in base new; do
     # The middle pass of a 2^24 forward transform, and (base) the bit reversal.
     env $(envof "$v") timeout 150 ncu --clock-control none --kernel-name regex:"k_ntt_pass|k_ntt_elementwise" \
       --launch-skip 1 --launch-count 3 --section SpeedOfLight --section ComputeWorkloadAnalysis \
@@ -85,4 +89,13 @@ t=$?
 grep -E "random seed|^\[ *(FAILED|PASSED) *\]|Failure|Expected|Which is|error|tests? from .* ran|OK \] GpuNtt" \
   "$out/tests.log" | head -40
 echo "tests exit status $t"
+if [ -n "${TEST2_ENV:-}" ]; then
+  echo "== gpu tests again ($TEST2_ENV, filter $TEST2_FILTER)"
+  env $TEST2_ENV timeout 200 /tmp/bnew/run cuzk_gpu_tests --gtest_color=no --gtest_filter="$TEST2_FILTER" \
+    >"$out/tests2.log" 2>&1
+  t2=$?
+  grep -E "random seed|^\[ *(FAILED|PASSED) *\]|Failure|tests? from .* ran" "$out/tests2.log" | head -20
+  echo "tests (2) exit status $t2"
+  [ "$t2" = 0 ] || t=1
+fi
 exit $t

@@ -53,12 +53,12 @@ std::vector<DFr> twiddle_table(int kt) {
 // Which kernels the emulation follows: the radix-8 passes and tiled permutation (NttEngine with
 // CUZK_NTT_R8=1 CUZK_NTT_TILED_PERM=1) or the default radix-2 passes and element-wise permutation.
 bool g_legacy = false;
-// Non-zero: the v2 passes of that variant (kNttV2R4, kNttV2R4Plain, kNttV2R2), as NttEngine runs them
+// Non-zero: the v2 passes of that variant (kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Pf), as NttEngine runs them
 // with CUZK_NTT_V2 set; the permutation then follows g_legacy as above.
 int g_v2 = kNttV2Off;
 NttFuse g_fuse;  // the scale the v2 passes fuse into their last store (H stage)
 
-template <int R, bool Fast>
+template <int R, bool Fast, bool Prefetch = false>
 void emulate_v2(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
   NttPass ps[8];
   int np = ntt_plan(k, kt, inverse, dit, ps);
@@ -69,12 +69,14 @@ void emulate_v2(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, 
     EXPECT_GE(threads, 1u);
     for (size_t b = 0; b < ntt_blocks(p); b++) {
       std::fill(sm.begin(), sm.end(), 0x5a5a5a5au);  // poison: a read of an unwritten slot shows
+      if (Prefetch)  // r4pf: the tile is copied into shared memory first, the first sub-round reads it there
+        for (u32 t = 0; t < threads; t++) ntt_v2_tile_prefetch(p, d.data(), sm.data(), (u32)b, t, threads);
       for (int sr = 0; sr < ntt_v2_subrounds(p.t, R); sr++)
         for (u32 t = 0; t < threads; t++)
           if (dit)
-            ntt_v2_round<R, true, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t, g_fuse);
+            ntt_v2_round<R, true, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t, g_fuse, Prefetch);
           else
-            ntt_v2_round<R, false, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t, g_fuse);
+            ntt_v2_round<R, false, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t, g_fuse, Prefetch);
     }
   }
 }
@@ -86,6 +88,7 @@ void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& 
     if (g_v2 == kNttV2R4 && k >= 2) return emulate_v2<2, true>(d, k, kt, tw, inverse, dit);
     if (g_v2 == kNttV2R4Plain && k >= 2) return emulate_v2<2, false>(d, k, kt, tw, inverse, dit);
     if (g_v2 == kNttV2R2) return emulate_v2<1, true>(d, k, kt, tw, inverse, dit);
+    if (g_v2 == kNttV2R4Pf && k >= 2) return emulate_v2<2, true, true>(d, k, kt, tw, inverse, dit);
   }
   if (!g_legacy && k >= 3) {
     int np = ntt_plan(k, kt, inverse, dit, ps, kNttR8TileBits);
@@ -320,10 +323,10 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
   std::mt19937_64 rng(std::random_device{}());
   const int kt = 22;
   auto tw = twiddle_table(kt);
-  for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2}) {
+  for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Pf}) {
     g_v2 = v;
     for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21}) {
-      if (v == kNttV2R4Plain && k > 12 && k != 17) continue;
+      if ((v == kNttV2R4Plain || v == kNttV2R4Pf) && k > 12 && k != 17) continue;
       size_t n = size_t(1) << k;
       std::vector<Fr> x(n);
       for (auto& e : x) e = random_fr(rng);
