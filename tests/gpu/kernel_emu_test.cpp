@@ -326,7 +326,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
   for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Pf}) {
     g_v2 = v;
     for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21}) {
-      if ((v == kNttV2R4Plain || v == kNttV2R4Pf) && k > 12 && k != 17) continue;
+      if (v != kNttV2R4 && k > 12 && k != 17) continue;  // 2^13..2^21 (3-pass plans) for the default kernel only
       size_t n = size_t(1) << k;
       std::vector<Fr> x(n);
       for (auto& e : x) e = random_fr(rng);
@@ -353,6 +353,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       emulate_elementwise(d, k, perm);
       emulate_passes(d, k, kt, tw, false, true);
       ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "DIT k=" << k << " v2=" << v;
+      if (k > 17) continue;
       // Inverse DIT (permute, inverse DIT passes, n^-1).
       emulate_elementwise(d, k, perm);
       emulate_passes(d, k, kt, tw, true, true);
