@@ -6,6 +6,7 @@
 #include "bench_util.cuh"
 #include "engines.cuh"
 #include "host_math.hpp"
+#include "ntt_v2_core.cuh"
 
 namespace cuzk {
 namespace gpu {
@@ -42,16 +43,39 @@ __global__ void __launch_bounds__(kPermThreads) k_ntt_permute_tiled(DFr* data, i
   ntt_perm_tile(data, k, s, tA, tB, blockIdx.x, threadIdx.x, 1);
 }
 
-// Opt-in (issue 3, measured slower on the H200, see docs/PERFORMANCE.md): CUZK_NTT_R8=1 runs the
-// radix-8 register passes (2^11 tiles), CUZK_NTT_TILED_PERM=1 the tiled bit-reversal; the default
-// stays the radix-2 passes (2^10 tiles) and the element-wise permutation. Read per call, so that one
-// build can A/B each change on its own.
+// Kernel choice, read per call so that one build can A/B each change on its own (docs/PERFORMANCE.md,
+// GPU NTT): CUZK_NTT_R8=1 runs the radix-8 register passes of the first attempt (2^11 tiles, slower,
+// takes precedence), CUZK_NTT_V2 picks the pass kernels, CUZK_NTT_TILED_PERM the bit reversal.
 bool env_on(const char* name) {
   const char* e = std::getenv(name);
   return e && *e && std::strcmp(e, "0") != 0;
 }
 bool ntt_r8_passes() { return env_on("CUZK_NTT_R8"); }
-bool ntt_tiled_perm() { return env_on("CUZK_NTT_TILED_PERM"); }
+// The tiled bit reversal is the default since the v2 passes (measured 0.48 ms faster at 2^24);
+// CUZK_NTT_TILED_PERM=0 selects the element-wise swap.
+bool ntt_tiled_perm() {
+  const char* e = std::getenv("CUZK_NTT_TILED_PERM");
+  return !e || std::strcmp(e, "0") != 0;
+}
+bool ntt_fuse_scale() {
+  const char* e = std::getenv("CUZK_NTT_FUSE_SCALE");
+  return !e || std::strcmp(e, "0") != 0;
+}
+// CUZK_NTT_V2 (read per call): unset or auto = r4 up to 2^24 and r4b4 above (the faster of the two at
+// each size, docs/PERFORMANCE.md); r4 (radix-4 sub-rounds, r-shaped multiply), r4plain (same, generic
+// multiply), r2 (radix-2 sub-rounds), r4b4 (r4 at 64 registers), r4pf (r4, persistent grid with the
+// next tile prefetched); 0 = the radix-2 passes.
+int ntt_v2_variant(int log_n) {
+  const char* e = std::getenv("CUZK_NTT_V2");
+  if (!e || !*e || !std::strcmp(e, "auto")) return log_n >= 25 ? kNttV2R4Occ4 : kNttV2R4;
+  if (!std::strcmp(e, "0")) return kNttV2Off;
+  if (!std::strcmp(e, "r4") || !std::strcmp(e, "1")) return kNttV2R4;
+  if (!std::strcmp(e, "r4plain")) return kNttV2R4Plain;
+  if (!std::strcmp(e, "r2")) return kNttV2R2;
+  if (!std::strcmp(e, "r4b4")) return kNttV2R4Occ4;
+  if (!std::strcmp(e, "r4pf")) return kNttV2R4Pf;
+  throw GpuError(std::string("CUZK_NTT_V2=") + e + ": expected auto, 0, r4, r4plain, r2, r4b4 or r4pf");
+}
 
 __global__ void k_ntt_elementwise(DFr* data, int k, NttScale s) {
   size_t n = size_t(1) << k;
@@ -69,6 +93,8 @@ __global__ void k_table_fill(DFr* out, size_t n, PowTable t) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
     store(out + i, t.at(i));
 }
+
+__global__ void k_minus_one(DFr* out) { store(out, DFr::zero() - DFr::one()); }
 
 unsigned elementwise_grid(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 256, 132 * 16); }
 
@@ -101,10 +127,12 @@ void NttEngine::reserve(int log_n) {
   DevBuf<DFr> small_d(small.size());
   CUZK_CUDA_CHECK(cudaMemcpyAsync(small_d.get(), small.data(), small.size() * sizeof(DFr), cudaMemcpyHostToDevice, s_));
   tw_.release();  // cudaFree waits for queued work that may still read the old table
-  tw_.resize(size_t(1) << bits);
+  tw_.resize((size_t(1) << bits) + 1);  // + omega^(2^bits) = -1, read by the v2 inverse passes at e = 0
   PowTable t{small_d.get(), small_d.get() + (size_t(1) << m), m};
-  k_table_fill<<<elementwise_grid(tw_.size()), 256, 0, s_>>>(tw_.get(), tw_.size(), t);
+  k_table_fill<<<elementwise_grid(size_t(1) << bits), 256, 0, s_>>>(tw_.get(), size_t(1) << bits, t);
   CUZK_CUDA_LAUNCHED("k_table_fill");
+  k_minus_one<<<1, 1, 0, s_>>>(tw_.get() + (size_t(1) << bits));
+  CUZK_CUDA_LAUNCHED("k_minus_one");
   CUZK_CUDA_CHECK(cudaStreamSynchronize(s_));  // small_d goes out of scope
   kt_ = kt;
 }
@@ -130,7 +158,13 @@ PowTable NttEngine::pow_table(int log_n, Table kind) {
 void NttEngine::passes(DFr* d, int log_n, bool inverse, bool dit) {
   reserve(log_n);
   NttPass ps[8];
-  if (log_n >= 3 && ntt_r8_passes()) {
+  const bool r8 = log_n >= 3 && ntt_r8_passes();
+  if (int v = ntt_v2_variant(log_n); !r8 && v != kNttV2Off && ntt_v2_fits(log_n, ntt_v2_radix_bits(v))) {
+    int np = ntt_plan(log_n, kt_, inverse, dit, ps);
+    ntt_v2_launch(v, d, tw_.get(), ps, np, s_);
+    return;
+  }
+  if (r8) {
     int np = ntt_plan(log_n, kt_, inverse, dit, ps, kNttR8TileBits);
     for (int i = 0; i < np; i++) {
       const NttPass& p = ps[i];
@@ -195,14 +229,27 @@ void NttEngine::inverse(DFr* d, int log_n, bool coset) {
 
 // Per vector: inverse DIF (natural -> bit-reversed, unscaled), scale position j by n^-1 g^rev(j),
 // forward DIT (bit-reversed -> natural): no permutation pass at all. Then a*b - c.
+// With the v2 passes (and CUZK_NTT_FUSE_SCALE not 0) the scale is done by the inverse passes' last
+// store (NttFuse::StoreRev): one read and write of the vector less.
 void NttEngine::h_stage_vec(DFr* x, int log_n) {
   check_log_n(log_n + 1);
   NttScale s;
   s.mode = NttScale::Table;
   s.rev_exponent = true;
   s.table = pow_table(log_n, Table::HStage);
-  passes(x, log_n, true, false);
-  elementwise(x, log_n, s);
+  int v = ntt_v2_variant(log_n);
+  if (v != kNttV2Off && ntt_v2_fits(log_n, ntt_v2_radix_bits(v)) && ntt_fuse_scale() && !ntt_r8_passes()) {
+    reserve(log_n);
+    NttPass ps[8];
+    int np = ntt_plan(log_n, kt_, true, false, ps);
+    NttFuse fz;
+    fz.mode = NttFuse::StoreRev;
+    fz.table = s.table;
+    ntt_v2_launch(v, x, tw_.get(), ps, np, s_, fz);
+  } else {
+    passes(x, log_n, true, false);
+    elementwise(x, log_n, s);
+  }
   passes(x, log_n, false, true);
 }
 
@@ -279,6 +326,8 @@ BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs) 
   double memory = (2.0 * np + 2) * n * sizeof(DFr) / kBytesPerMs;
   r.bound_ms = std::max(compute, memory);
   r.detail = std::to_string(np) + " passes of <= " + std::to_string(kNttMaxPassBits) + " stages";
+  for (const char* name : {"CUZK_NTT_V2", "CUZK_NTT_TILED_PERM"})
+    if (const char* v = std::getenv(name)) r.detail += std::string(", ") + name + "=" + v;
   return r;
 }
 

@@ -29,8 +29,9 @@ struct NttPass {
   int k;      // log2 of the transform size
   int lo, t;  // this pass covers the index bits [lo, lo + t)
   int g_log;  // log2 of the groups per block
-  int kt;     // the twiddle table holds omega_{2^kt}^e for e < 2^(kt-1)
+  int kt;     // the twiddle table holds omega_{2^kt}^e for e < 2^(kt-1) (and -1 at e = 2^(kt-1))
   bool inverse, dit;
+  bool last = false;  // the plan's last pass (the v2 passes leave values in [0, 2p) until then)
 };
 
 CUZK_HD size_t ntt_blocks(const NttPass& p) { return (size_t(1) << (p.k - p.t)) >> p.g_log; }
@@ -306,6 +307,7 @@ inline int ntt_plan(int k, int kt, bool inverse, bool dit, NttPass* out, int til
     int g = tile_bits - t;
     if (g > k - t) g = k - t;
     p.g_log = g < 0 ? 0 : g;
+    p.last = i == np - 1;
     out[i] = p;
   }
   return np;

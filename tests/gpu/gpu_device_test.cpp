@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -203,6 +204,53 @@ TEST(GpuNtt, OptInRadix8AndTiledPermutationMatchCpu) {
   }
   unsetenv("CUZK_NTT_R8");
   unsetenv("CUZK_NTT_TILED_PERM");
+}
+
+// Every pass kernel and bit reversal NttEngine can pick (the default is CUZK_NTT_V2=auto with the
+// tiled bit reversal): the radix-2 passes with either bit reversal (0 = the default before the v2
+// passes), each v2 variant, r4 with the element-wise bit reversal and with the H stage's scale as a
+// separate kernel. Every plan shape (1..3 passes, sub-rounds of 1 and 2 stages, lo = 0 and lo > 0, 1
+// to 2^10 groups per tile) both directions against the CPU, coset round trip, H stage; r4 and r4b4
+// (the two the default uses) also at 2^24.
+TEST(GpuNtt, V2PassesEveryVariantMatchCpu) {
+  REQUIRE_GPU();
+  struct Variant {
+    const char *name, *v2, *perm, *fuse;
+  };
+  const Variant variants[] = {{"0+elemperm", "0", "0", "1"}, {"0", "0", "1", "1"},  {"r4", "r4", "1", "1"},
+                              {"r4plain", "r4plain", "1", "1"}, {"r2", "r2", "1", "1"}, {"r4b4", "r4b4", "1", "1"},
+                              {"r4pf", "r4pf", "1", "1"}, {"r4+elemperm", "r4", "0", "1"}, {"r4+nofuse", "r4", "1", "0"}};
+  for (const Variant& v : variants) {
+    setenv("CUZK_NTT_V2", v.v2, 1);
+    setenv("CUZK_NTT_TILED_PERM", v.perm, 1);
+    setenv("CUZK_NTT_FUSE_SCALE", v.fuse, 1);
+    std::vector<int> sizes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23};
+    if (!std::strcmp(v.name, "r4") || !std::strcmp(v.name, "r4b4")) sizes.push_back(24);
+    for (int k : sizes) {
+      size_t n = size_t(1) << k;
+      std::vector<Fr> x = rand_vec(n);
+      for (int inverse = 0; inverse < 2; inverse++) {
+        std::vector<Fr> ref = x, got = x;
+        ntt(ref.data(), k, inverse);
+        gpu::ntt(0, got.data(), k, inverse);
+        EXPECT_TRUE(ref == got) << v.name << " k=" << k << " inverse=" << inverse;
+      }
+      if (k <= 20) {
+        std::vector<Fr> got = x;
+        gpu::ntt(0, got.data(), k, false, true);
+        gpu::ntt(0, got.data(), k, true, true);
+        EXPECT_TRUE(got == x) << v.name << " coset round trip k=" << k;
+      }
+    }
+    for (int k : {1, 2, 5, 12, 17}) {
+      size_t n = size_t(1) << k;
+      std::vector<Fr> a = rand_vec(n), b = rand_vec(n), c = rand_vec(n);
+      EXPECT_TRUE(compute_h_coset(a, b, c, k) == gpu::compute_h_coset(0, a, b, c, k)) << v.name << " H stage k=" << k;
+    }
+  }
+  unsetenv("CUZK_NTT_V2");
+  unsetenv("CUZK_NTT_TILED_PERM");
+  unsetenv("CUZK_NTT_FUSE_SCALE");
 }
 
 TEST(GpuNtt, HStageMatchesCpu) {

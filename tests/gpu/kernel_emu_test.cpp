@@ -13,6 +13,7 @@
 #include "groth16/prover.hpp"
 #include "kernels/msm_core.cuh"
 #include "kernels/ntt_core.cuh"
+#include "kernels/ntt_v2_core.cuh"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -37,8 +38,10 @@ Fr random_fr(std::mt19937_64& rng) {
 
 // ---- NTT ----
 
+// omega_{2^kt}^e for e <= 2^(kt-1), as NttEngine::reserve fills it (the last entry, -1, is read by
+// the v2 inverse passes only).
 std::vector<DFr> twiddle_table(int kt) {
-  std::vector<Fr> t(size_t(1) << (kt - 1));
+  std::vector<Fr> t((size_t(1) << (kt - 1)) + 1);
   Fr w = root_of_unity(kt), x = Fr::one();
   for (auto& e : t) {
     e = x;
@@ -50,10 +53,43 @@ std::vector<DFr> twiddle_table(int kt) {
 // Which kernels the emulation follows: the radix-8 passes and tiled permutation (NttEngine with
 // CUZK_NTT_R8=1 CUZK_NTT_TILED_PERM=1) or the default radix-2 passes and element-wise permutation.
 bool g_legacy = false;
+// Non-zero: the v2 passes of that variant (kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Pf), as NttEngine runs them
+// with CUZK_NTT_V2 set; the permutation then follows g_legacy as above.
+int g_v2 = kNttV2Off;
+NttFuse g_fuse;  // the scale the v2 passes fuse into their last store (H stage)
+
+template <int R, bool Fast, bool Prefetch = false>
+void emulate_v2(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
+  NttPass ps[8];
+  int np = ntt_plan(k, kt, inverse, dit, ps);
+  for (int pi = 0; pi < np; pi++) {
+    const NttPass& p = ps[pi];
+    std::vector<u32> sm(8 * ntt_tile_size(p));
+    u32 threads = ntt_v2_threads(p, R);
+    EXPECT_GE(threads, 1u);
+    for (size_t b = 0; b < ntt_blocks(p); b++) {
+      std::fill(sm.begin(), sm.end(), 0x5a5a5a5au);  // poison: a read of an unwritten slot shows
+      if (Prefetch)  // r4pf: the tile is copied into shared memory first, the first sub-round reads it there
+        for (u32 t = 0; t < threads; t++) ntt_v2_tile_prefetch(p, d.data(), sm.data(), (u32)b, t, threads);
+      for (int sr = 0; sr < ntt_v2_subrounds(p.t, R); sr++)
+        for (u32 t = 0; t < threads; t++)
+          if (dit)
+            ntt_v2_round<R, true, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t, g_fuse, Prefetch);
+          else
+            ntt_v2_round<R, false, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t, g_fuse, Prefetch);
+    }
+  }
+}
 
 // Runs every pass as the kernel would: all threads of a block through each phase, then a barrier.
 void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
   NttPass ps[8];
+  if (g_v2 != kNttV2Off) {
+    if (g_v2 == kNttV2R4 && k >= 2) return emulate_v2<2, true>(d, k, kt, tw, inverse, dit);
+    if (g_v2 == kNttV2R4Plain && k >= 2) return emulate_v2<2, false>(d, k, kt, tw, inverse, dit);
+    if (g_v2 == kNttV2R2) return emulate_v2<1, true>(d, k, kt, tw, inverse, dit);
+    if (g_v2 == kNttV2R4Pf && k >= 2) return emulate_v2<2, true, true>(d, k, kt, tw, inverse, dit);
+  }
   if (!g_legacy && k >= 3) {
     int np = ntt_plan(k, kt, inverse, dit, ps, kNttR8TileBits);
     for (int pi = 0; pi < np; pi++) {
@@ -245,6 +281,123 @@ TEST(GpuKernelEmulation, HStageMatchesCpu) {
     for (size_t i = 0; i < n; i++) h_combine_elem(v[0].data(), v[1].data(), v[2].data(), i);
     ASSERT_EQ(0, std::memcmp(v[0].data(), ref.data(), n * sizeof(Fr))) << "k=" << k;
   }
+}
+
+// The v2 arithmetic: the r-shaped reduction rows and the lazy product / sum / difference on inputs
+// anywhere in [0, 2p) (p - 1, p, 2p - 1, 0, x + p), twiddle-side operands canonical, against the host field.
+TEST(GpuKernelEmulation, NttV2LazyArithmeticMatchesHostField) {
+  std::mt19937_64 rng(std::random_device{}());
+  auto raw = [](const Fr& x) { return to_dev<DFr>(std::vector<Fr>{x})[0]; };
+  auto plus_p = [](DFr x) {  // x + p (x < p), a valid lazy representative of x
+    Carry c;
+    x.w[0] = add_cc(x.w[0], Words<FrParams>::mod(0), c);
+    for (int j = 1; j < 8; j++) x.w[j] = addc_cc(x.w[j], Words<FrParams>::mod(j), c);
+    return x;
+  };
+  auto canon = [](const DFr& x) {  // [0, 2p) -> [0, p), checking the range on the way
+    DFr r = DFr::reduce_once(x);
+    EXPECT_TRUE(r == DFr::reduce_once(r)) << "value was not below 2p";
+    return r;
+  };
+  std::vector<Fr> vals = {Fr::zero(), Fr::one(), -Fr::one(), -Fr::from_u64(2), Fr::from_u64(1ull << 32)};
+  for (int i = 0; i < 300; i++) vals.push_back(random_fr(rng));
+  for (size_t i = 0; i < vals.size(); i++)
+    for (size_t jj = 0; jj < 12; jj++) {
+      const Fr& a = vals[i];
+      const Fr& b = vals[jj < 5 ? jj : rng() % vals.size()];
+      Fr prod = a * b, sum = a + b, diff = a - b;
+      for (int va = 0; va < 2; va++)
+        for (int vb = 0; vb < 2; vb++) {
+          DFr da = va ? plus_p(raw(a)) : raw(a), db = vb ? plus_p(raw(b)) : raw(b);
+          EXPECT_TRUE(canon(fr_mul_lazy<true>(da, raw(b))) == raw(prod)) << i << " " << jj;
+          EXPECT_TRUE(canon(fr_mul_lazy<false>(da, raw(b))) == raw(prod)) << i << " " << jj;
+          EXPECT_TRUE(canon(fr_add_lazy(da, db)) == raw(sum)) << i << " " << jj;
+          EXPECT_TRUE(canon(fr_sub_lazy(da, db)) == raw(diff)) << i << " " << jj;
+        }
+    }
+}
+
+// Every v2 variant: all sizes 2^1..2^14 both directions, the multi-pass plans (2 and 3 passes, DIF
+// and DIT, radix-4 sub-rounds of 2+2+..+1 stages), coset round trip and H stage.
+TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
+  std::mt19937_64 rng(std::random_device{}());
+  const int kt = 22;
+  auto tw = twiddle_table(kt);
+  for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Pf}) {
+    g_v2 = v;
+    for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21}) {
+      if (v != kNttV2R4 && k > 12 && k != 17) continue;  // 2^13..2^21 (3-pass plans) for the default kernel only
+      size_t n = size_t(1) << k;
+      std::vector<Fr> x(n);
+      for (auto& e : x) e = random_fr(rng);
+      for (int inverse = 0; inverse < 2; inverse++) {
+        std::vector<Fr> ref = x;
+        ntt(ref.data(), k, inverse);
+        std::vector<DFr> d = to_dev<DFr>(x);
+        emulate_passes(d, k, kt, tw, inverse, false);
+        NttScale s;
+        s.permute = true;
+        if (inverse) {
+          s.mode = NttScale::Constant;
+          s.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
+        }
+        emulate_elementwise(d, k, s);
+        ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "k=" << k << " inverse=" << inverse << " v2=" << v;
+      }
+      // Permute, then the DIT passes (the H stage's forward half).
+      std::vector<Fr> ref = x;
+      ntt(ref.data(), k, false);
+      std::vector<DFr> d = to_dev<DFr>(x);
+      NttScale perm;
+      perm.permute = true;
+      emulate_elementwise(d, k, perm);
+      emulate_passes(d, k, kt, tw, false, true);
+      ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "DIT k=" << k << " v2=" << v;
+      if (k > 17) continue;
+      // Inverse DIT (permute, inverse DIT passes, n^-1).
+      emulate_elementwise(d, k, perm);
+      emulate_passes(d, k, kt, tw, true, true);
+      NttScale sc;
+      sc.mode = NttScale::Constant;
+      sc.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
+      emulate_elementwise(d, k, sc);
+      ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "inverse DIT k=" << k << " v2=" << v;
+    }
+    for (int k : {3, 11}) {
+      size_t n = size_t(1) << k;
+      std::vector<Fr> a(n), b(n), c(n);
+      for (size_t i = 0; i < n; i++) {
+        a[i] = random_fr(rng);
+        b[i] = random_fr(rng);
+        c[i] = i % 3 ? a[i] * b[i] : random_fr(rng);
+      }
+      std::vector<Fr> ref = compute_h_coset(a, b, c, k);
+      HostPow hp(root_of_unity(k + 1), Fr::from_u64(n).inv(), k);
+      NttScale s;
+      s.mode = NttScale::Table;
+      s.rev_exponent = true;
+      s.table = hp.table;
+      for (int fused = 0; fused < 2; fused++) {
+        std::vector<std::vector<DFr>> vv = {to_dev<DFr>(a), to_dev<DFr>(b), to_dev<DFr>(c)};
+        for (auto& x : vv) {
+          if (fused) {  // NttEngine::h_stage_vec with the scale in the inverse passes' last store
+            g_fuse.mode = NttFuse::StoreRev;
+            g_fuse.table = hp.table;
+            emulate_passes(x, k, kt, tw, true, false);
+            g_fuse = NttFuse();
+          } else {
+            emulate_passes(x, k, kt, tw, true, false);
+            emulate_elementwise(x, k, s);
+          }
+          emulate_passes(x, k, kt, tw, false, true);
+        }
+        for (size_t i = 0; i < n; i++) h_combine_elem(vv[0].data(), vv[1].data(), vv[2].data(), i);
+        ASSERT_EQ(0, std::memcmp(vv[0].data(), ref.data(), n * sizeof(Fr)))
+            << "H stage k=" << k << " v2=" << v << " fused=" << fused;
+      }
+    }
+  }
+  g_v2 = kNttV2Off;
 }
 
 // ---- MSM ----

@@ -1,0 +1,371 @@
+// The v2 NTT passes (issue 3, second attempt): kernel bodies as host/device functions, like
+// ntt_core.cuh, so that tests/gpu/kernel_emu_test.cpp runs the same code on the CPU. Included only
+// by ntt.cu, ntt_v2.cu and the tests (not through engines.cuh), so that a change here recompiles
+// only those.
+#pragma once
+#include "ntt_core.cuh"
+
+namespace cuzk {
+namespace gpu {
+
+// ---- v2 passes (issue 3, second attempt) ----
+// Same pass plan, tiles (2^10 elements) and twiddle table as the radix-2 passes; four changes:
+//  1. Fr multiply for the twiddles that uses the shape of r: r = 1 - 2^32 (mod 2^64), so
+//     -r^-1 = -1 (mod 2^32) and the reduction's products m * r_0 and m * r_1 are plain additions
+//     (m * 1 = m; m * (2^32 - 1) has low word -m = X_0 and high word m - (X_0 != 0) = X_0 ? ~X_0 : 0):
+//     6 word products per reduction row instead of 8, i.e. 224 instead of 256 32-bit multiply-adds.
+//  2. Lazy reduction: values between stages and passes are kept in [0, 2p) (2p < 2^256); a product
+//     x w with x < 2p and the canonical twiddle w < p is < (2p^2 + 2^256 p) / 2^256 < 1.91 p without
+//     its final conditional subtraction, sums and differences are brought back to [0, 2p) by one
+//     conditional subtraction / addition of 2p; the plan's last pass stores canonical values.
+//  3. Register sub-rounds of up to R stages (radix 2^R, 2^R elements per thread, tile / 2^R threads):
+//     the first sub-round reads device memory, the last writes it, t stages cost ceil(t/R) - 1 round
+//     trips through shared memory and barriers instead of t.
+//  4. Shared memory as two planes of 16-byte halves (words 0-3, then words 4-7 of every element),
+//     so that consecutive threads' 16-byte accesses hit consecutive banks (the 32-byte elements of
+//     the radix-2 tile give a 2-way conflict on every access), and 32-bit index arithmetic.
+// Twiddle w^0 = 1 (and -1 for the inverse) is read from the table like any other (the table holds
+// -1 at e = 2^(kt-1)), except where it is uniform over the whole pass position: in the sub-round at
+// row bit 0 of a pass at lo = 0 the row bits below a stage are the thread's own register bits, so
+// those butterflies are plain add/sub decided at compile time (the radix-4 unit there needs 1
+// multiply instead of 4).
+
+// The v2 variants NttEngine can run (CUZK_NTT_V2 = r4 / r4plain / r2 / r4b4 / r4pf; 0: the radix-2
+// passes; unset or auto: r4 up to 2^24, r4b4 above): radix-4 sub-rounds with the r-shaped multiply
+// (256 threads, registers for 3 blocks per SM), the same with DFr's generic reduction rows, radix-2
+// sub-rounds (one stage per shared round trip, 512 threads) with the r-shaped multiply, r4 with
+// registers capped for 4 blocks per SM, r4 over a persistent grid that prefetches the next tile.
+constexpr int kNttV2Off = 0, kNttV2R4 = 1, kNttV2R4Plain = 2, kNttV2R2 = 3, kNttV2R4Occ4 = 4, kNttV2R4Pf = 5;
+int ntt_v2_radix_bits(int variant);
+
+// Words of 2p for the lazy add/sub.
+#if defined(__CUDACC__)
+static __constant__ u32 kFr2P32[8] = {
+    (u32)(bls12_381::FrParams::MOD[0] << 1), (u32)((bls12_381::FrParams::MOD[0] << 1) >> 32),
+    (u32)((bls12_381::FrParams::MOD[1] << 1) | (bls12_381::FrParams::MOD[0] >> 63)),
+    (u32)(((bls12_381::FrParams::MOD[1] << 1) | (bls12_381::FrParams::MOD[0] >> 63)) >> 32),
+    (u32)((bls12_381::FrParams::MOD[2] << 1) | (bls12_381::FrParams::MOD[1] >> 63)),
+    (u32)(((bls12_381::FrParams::MOD[2] << 1) | (bls12_381::FrParams::MOD[1] >> 63)) >> 32),
+    (u32)((bls12_381::FrParams::MOD[3] << 1) | (bls12_381::FrParams::MOD[2] >> 63)),
+    (u32)(((bls12_381::FrParams::MOD[3] << 1) | (bls12_381::FrParams::MOD[2] >> 63)) >> 32)};
+#endif
+CUZK_HD u32 fr_2p_word(int j) {
+#if defined(__CUDA_ARCH__)
+  return kFr2P32[j];
+#else
+  const u64* m = bls12_381::FrParams::MOD;
+  u64 l = (m[j >> 1] << 1) | ((j >> 1) ? m[(j >> 1) - 1] >> 63 : 0);
+  return (u32)(l >> (32 * (j & 1)));
+#endif
+}
+static_assert(bls12_381::FrParams::MOD[0] == 0xffffffff00000001ULL, "fr_reduce_row_fast needs r = 1 - 2^32 mod 2^64");
+static_assert((u32)bls12_381::FrParams::INV == 0xffffffffu, "-r^-1 mod 2^32 must be -1");
+static_assert((bls12_381::FrParams::MOD[3] >> 62) == 1, "lazy reduction needs 2p < 2^256 and 2p^2/2^256 + p < 2p");
+
+// One CIOS reduction row of DFr::operator* (same X/Y even/odd halves), with r_0 = 1, r_1 = 2^32 - 1.
+template <bool Fast>
+CUZK_HD void fr_reduce_row(u32* X, u32* Y) {
+  using W = Words<bls12_381::FrParams>;
+  constexpr int NW = 8;
+  if (!Fast) {
+    DFr::reduce_row(X, Y);
+    return;
+  }
+  const u32 x0 = X[0];
+  const u32 m = x0 * W::INV;  // = -x0
+  Carry c;
+  X[0] = add_cc(x0, m, c);  // m * r_0 = m: the low word becomes 0, carry (x0 != 0)
+  X[1] = addc_cc(X[1], 0, c);
+CUZK_UNROLL
+  for (int j = 2; j < NW; j += 2) {
+    X[j] = madc_lo_cc(m, W::mod(j), X[j], c);
+    X[j + 1] = madc_hi_cc(m, W::mod(j), X[j + 1], c);
+  }
+  X[NW] = addc(X[NW], 0, c);
+  const u32 hi1 = x0 ? ~x0 : 0u;  // high word of m * (2^32 - 1); its low word is -m = x0
+  Carry d;
+  Y[0] = add_cc(Y[0], x0, d);
+  Y[1] = addc_cc(Y[1], hi1, d);
+CUZK_UNROLL
+  for (int j = 3; j < NW; j += 2) {
+    Y[j - 1] = madc_lo_cc(m, W::mod(j), Y[j - 1], d);
+    Y[j] = madc_hi_cc(m, W::mod(j), Y[j], d);
+  }
+  Y[NW] = addc(Y[NW], 0, d);
+}
+
+// a * b / 2^256 mod p in [0, 2p), for a < 2p and b < p (no final subtraction): DFr::operator*'s
+// even/odd CIOS with fr_reduce_row<Fast>.
+template <bool Fast>
+CUZK_HD DFr fr_mul_lazy(const DFr& aa, const DFr& bb) {
+  constexpr int NW = 8;
+  const u32* a = aa.w;
+  const u32* b = bb.w;
+  u32 X[NW + 1], Y[NW + 1];
+CUZK_UNROLL
+  for (int j = 0; j < NW; j += 2) {
+    X[j] = mul_lo(a[j], b[0]);
+    X[j + 1] = mul_hi(a[j], b[0]);
+    Y[j] = mul_lo(a[j + 1], b[0]);
+    Y[j + 1] = mul_hi(a[j + 1], b[0]);
+  }
+  X[NW] = 0;
+  Y[NW] = 0;
+  fr_reduce_row<Fast>(X, Y);
+CUZK_UNROLL
+  for (int i = 1; i < NW; i++) {
+    u32 Xn[NW + 1], Yn[NW + 1];
+    Carry c;
+    Xn[0] = add_cc(Y[0], X[1], c);
+CUZK_UNROLL
+    for (int j = 1; j < NW - 1; j += 2) {
+      Yn[j - 1] = madc_lo_cc(a[j], b[i], X[j + 1], c);
+      Yn[j] = madc_hi_cc(a[j], b[i], X[j + 2], c);
+    }
+    Yn[NW - 2] = madc_lo_cc(a[NW - 1], b[i], X[NW], c);
+    Yn[NW - 1] = madc_hi_cc(a[NW - 1], b[i], 0, c);
+    Yn[NW] = addc(0, 0, c);
+    Carry d;
+    Xn[0] = mad_lo_cc(a[0], b[i], Xn[0], d);
+    Xn[1] = madc_hi_cc(a[0], b[i], Y[1], d);
+CUZK_UNROLL
+    for (int j = 2; j < NW; j += 2) {
+      Xn[j] = madc_lo_cc(a[j], b[i], Y[j], d);
+      Xn[j + 1] = madc_hi_cc(a[j], b[i], Y[j + 1], d);
+    }
+    Xn[NW] = addc(Y[NW], 0, d);
+    fr_reduce_row<Fast>(Xn, Yn);
+CUZK_UNROLL
+    for (int j = 0; j <= NW; j++) {
+      X[j] = Xn[j];
+      Y[j] = Yn[j];
+    }
+  }
+  DFr r;
+  Carry c;
+  r.w[0] = add_cc(Y[0], X[1], c);
+CUZK_UNROLL
+  for (int j = 1; j < NW - 1; j++) r.w[j] = addc_cc(Y[j], X[j + 1], c);
+  r.w[NW - 1] = addc(Y[NW - 1], X[NW], c);
+  return r;
+}
+
+// a + b for a, b in [0, 2p), result in [0, 2p): the sum (up to 257 bits) minus 2p unless that borrows.
+CUZK_HD DFr fr_add_lazy(const DFr& a, const DFr& b) {
+  DFr s, t;
+  Carry c;
+  s.w[0] = add_cc(a.w[0], b.w[0], c);
+CUZK_UNROLL
+  for (int j = 1; j < 8; j++) s.w[j] = addc_cc(a.w[j], b.w[j], c);
+  u32 top = addc(0, 0, c);
+  Carry d;
+  t.w[0] = sub_cc(s.w[0], fr_2p_word(0), d);
+CUZK_UNROLL
+  for (int j = 1; j < 8; j++) t.w[j] = subc_cc(s.w[j], fr_2p_word(j), d);
+  u32 keep = subc(top, 0, d);  // all ones when s < 2p (top = 0 and the subtraction borrowed), else 0
+CUZK_UNROLL
+  for (int j = 0; j < 8; j++) t.w[j] = (s.w[j] & keep) | (t.w[j] & ~keep);
+  return t;
+}
+// a - b for a, b in [0, 2p), result in [0, 2p): plus 2p when it borrowed.
+CUZK_HD DFr fr_sub_lazy(const DFr& a, const DFr& b) {
+  DFr r;
+  Carry c;
+  r.w[0] = sub_cc(a.w[0], b.w[0], c);
+CUZK_UNROLL
+  for (int j = 1; j < 8; j++) r.w[j] = subc_cc(a.w[j], b.w[j], c);
+  u32 mask = subc(0, 0, c);
+  Carry d;
+  r.w[0] = add_cc(r.w[0], fr_2p_word(0) & mask, d);
+CUZK_UNROLL
+  for (int j = 1; j < 7; j++) r.w[j] = addc_cc(r.w[j], fr_2p_word(j) & mask, d);
+  r.w[7] = addc(r.w[7], fr_2p_word(7) & mask, d);
+  return r;
+}
+
+// The tile in shared memory: plane 0 holds words 0-3 of element f at 16-byte slot f, plane 1 words
+// 4-7 at slot tile + f.
+CUZK_HD DFr ntt_v2_sget(const u32* sm, u32 tile, u32 f) {
+  DFr x;
+#if defined(__CUDA_ARCH__)
+  const uint4* s = reinterpret_cast<const uint4*>(sm);
+  uint4 lo = s[f], hi = s[tile + f];
+  x.w[0] = lo.x, x.w[1] = lo.y, x.w[2] = lo.z, x.w[3] = lo.w;
+  x.w[4] = hi.x, x.w[5] = hi.y, x.w[6] = hi.z, x.w[7] = hi.w;
+#else
+  for (int i = 0; i < 4; i++) {
+    x.w[i] = sm[4 * f + i];
+    x.w[4 + i] = sm[4 * (tile + f) + i];
+  }
+#endif
+  return x;
+}
+CUZK_HD void ntt_v2_sput(u32* sm, u32 tile, u32 f, const DFr& x) {
+#if defined(__CUDA_ARCH__)
+  uint4* s = reinterpret_cast<uint4*>(sm);
+  s[f] = make_uint4(x.w[0], x.w[1], x.w[2], x.w[3]);
+  s[tile + f] = make_uint4(x.w[4], x.w[5], x.w[6], x.w[7]);
+#else
+  for (int i = 0; i < 4; i++) {
+    sm[4 * f + i] = x.w[i];
+    sm[4 * (tile + f) + i] = x.w[4 + i];
+  }
+#endif
+}
+
+// An element-wise scale fused into the v2 passes: StoreRev multiplies the value the plan's last pass
+// stores at index i by table(rev(i)) (the H stage's n^-1 g^rev(i) after its inverse DIF passes), which
+// saves the separate read and write of the data.
+struct NttFuse {
+  enum Mode { None, StoreRev };
+  Mode mode = None;
+  PowTable table;
+};
+
+#if defined(__CUDACC__)
+void ntt_v2_launch(int variant, DFr* d, const DFr* tw, const NttPass* ps, int np, cudaStream_t s,
+                   const NttFuse& fz = NttFuse());
+#endif
+
+CUZK_HD int ntt_v2_subrounds(int t, int R) { return (t + R - 1) / R; }
+// Sub-round sr covers the row bits [s, s + q): DIT from bit 0 up, DIF from bit t down.
+CUZK_HD void ntt_v2_subround_bits(const NttPass& p, int R, int sr, int& s, int& q) {
+  int a = R * sr, b = R * sr + R < p.t ? R * sr + R : p.t;
+  q = b - a;
+  s = p.dit ? a : p.t - b;
+}
+CUZK_HD u32 ntt_v2_threads(const NttPass& p, int R) { return ntt_tile_size(p) >> R; }
+// v2 passes need at least 2^R elements per tile.
+CUZK_HD bool ntt_v2_fits(int k, int R) { return k >= R; }
+
+// Global index of row `row` of group gid (ntt_index in 32 bits: k <= 28).
+CUZK_HD u32 ntt_v2_index(const NttPass& p, u32 gid, u32 row) {
+  u32 low = gid & ((1u << p.lo) - 1), high = gid >> p.lo;
+  return (high << (p.lo + p.t)) | (row << p.lo) | low;
+}
+
+// Sub-round sr of thread tid in block `block` (tid < ntt_v2_threads(p, R)): E = 2^R elements, as
+// 2^(R-Q) units of 2^Q elements each (Q = this sub-round's stage count); element m of the thread is
+// row bits (m mod 2^Q) << s of unit tid + (m >> Q) * threads. A barrier separates sub-rounds; within
+// one, every thread reads and writes only its own E tile positions.
+template <int R, int Q, bool DIT, bool Fast>
+CUZK_HD void ntt_v2_round_q(const NttPass& p, int s, bool from_global, bool to_global, DFr* data, u32* sm,
+                            const DFr* tw, u32 block, u32 tid, const NttFuse& fz) {
+  constexpr int E = 1 << R, U = E >> Q;
+  constexpr u32 qmask = (1u << Q) - 1;
+  const u32 nthreads = ntt_tile_size(p) >> R, tile = ntt_tile_size(p);
+  const u32 G = 1u << p.g_log, lomask = (1u << p.lo) - 1;
+  const u32 half = 1u << (p.kt - 1);
+  // The sub-round at row bit 0 of a pass at lo = 0: j of a stage is the element's register bits
+  // below it, known at compile time (uniform branch).
+  const bool reg_twiddles = p.lo == 0 && s == 0;
+  u32 rowb[U], gid[U];
+CUZK_UNROLL
+  for (int k = 0; k < U; k++) {
+    u32 u = tid + u32(k) * nthreads;
+    u32 rest = u >> p.g_log;
+    gid[k] = (block << p.g_log) + (u & (G - 1));
+    rowb[k] = (rest & ((1u << s) - 1)) | ((rest >> s) << (s + Q));
+  }
+  DFr x[E];
+CUZK_UNROLL
+  for (int m = 0; m < E; m++) {
+    const int k = m >> Q;
+    u32 row = rowb[k] | ((u32(m) & qmask) << s);
+    x[m] = from_global ? load(data + ntt_v2_index(p, gid[k], row))
+                       : ntt_v2_sget(sm, tile, row * G + (gid[k] & (G - 1)));
+  }
+CUZK_UNROLL
+  for (int ci = 0; ci < Q; ci++) {
+    const int c = DIT ? ci : Q - 1 - ci;
+    const int hb = s + c, b = p.lo + hb;
+    const u32 h = 1u << hb;
+CUZK_UNROLL
+    for (int m = 0; m < E; m++) {
+      if (m & (1 << c)) continue;
+      const int m1 = m | (1 << c), k = m >> Q;
+      DFr u = x[m], v = x[m1];
+      if (reg_twiddles && (m & ((1 << c) - 1)) == 0) {  // w = 1 (forward) or -1 (inverse): plain add/sub
+        x[m] = fr_add_lazy(u, v);
+        x[m1] = fr_sub_lazy(u, v);
+        continue;
+      }
+      u32 row = rowb[k] | ((u32(m) & qmask) << s);
+      u32 j = ((row & (h - 1)) << p.lo) | (gid[k] & lomask);
+      u32 e = j << (p.kt - 1 - b);
+      DFr w = load(tw + (p.inverse ? half - e : e));  // inverse: w = -omega^-e (e = 0: -1)
+      if (!DIT) {
+        x[m] = fr_add_lazy(u, v);
+        x[m1] = fr_mul_lazy<Fast>(p.inverse ? fr_sub_lazy(v, u) : fr_sub_lazy(u, v), w);
+      } else {
+        DFr t = fr_mul_lazy<Fast>(v, w);
+        x[m] = p.inverse ? fr_sub_lazy(u, t) : fr_add_lazy(u, t);
+        x[m1] = p.inverse ? fr_add_lazy(u, t) : fr_sub_lazy(u, t);
+      }
+    }
+  }
+  const bool canon = to_global && p.last;
+  const bool scale = canon && fz.mode == NttFuse::StoreRev;
+CUZK_UNROLL
+  for (int m = 0; m < E; m++) {
+    const int k = m >> Q;
+    u32 row = rowb[k] | ((u32(m) & qmask) << s);
+    DFr y = canon ? DFr::reduce_once(x[m]) : x[m];
+    if (to_global) {
+      u32 idx = ntt_v2_index(p, gid[k], row);
+      if (scale) y = y * fz.table.at(bit_reverse(idx, p.k));
+      store(data + idx, y);
+    } else
+      ntt_v2_sput(sm, tile, row * G + (gid[k] & (G - 1)), y);
+  }
+}
+
+template <int R, bool DIT, bool Fast>
+CUZK_HD void ntt_v2_round(const NttPass& p, int sr, DFr* data, u32* sm, const DFr* tw, u32 block, u32 tid,
+                          const NttFuse& fz = NttFuse(), bool tile_preloaded = false) {
+  int s, q;
+  ntt_v2_subround_bits(p, R, sr, s, q);
+  const int nsr = ntt_v2_subrounds(p.t, R);
+  const bool fg = sr == 0 && !tile_preloaded, tg = sr == nsr - 1;
+  if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
+  else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
+  else ntt_v2_round_q<R, 1, DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
+}
+
+
+// ---- v2 with the next tile prefetched (CUZK_NTT_V2=r4pf) ----
+// A persistent grid: each block runs tiles blockIdx.x, blockIdx.x + gridDim.x, ... over two tile
+// buffers in shared memory (2 x 32 KB); while it works on one tile, the copy engine path of cp.async
+// (16-byte global -> shared copies that bypass the registers) fills the other with the next tile, so
+// the first sub-round reads shared memory instead of waiting for device memory. Tile copy: element f
+// of the tile (row f >> g_log, group f mod G, as the planes are indexed) is copied by thread f mod
+// threads, its two 16-byte halves into the two planes.
+CUZK_HD void ntt_v2_copy16(u32* dst_smem, const u32* src_global) {
+#if defined(__CUDA_ARCH__)
+  unsigned d = (unsigned)__cvta_generic_to_shared(dst_smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src_global) : "memory");
+#else
+  for (int i = 0; i < 4; i++) dst_smem[i] = src_global[i];
+#endif
+}
+CUZK_HD void ntt_v2_copy_commit() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+CUZK_HD void ntt_v2_copy_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+#endif
+}
+CUZK_HD void ntt_v2_tile_prefetch(const NttPass& p, const DFr* data, u32* sm, u32 block, u32 tid, u32 nthreads) {
+  const u32 tile = ntt_tile_size(p), G = 1u << p.g_log;
+  for (u32 f = tid; f < tile; f += nthreads) {
+    const u32* src = reinterpret_cast<const u32*>(data + ntt_v2_index(p, (block << p.g_log) + (f & (G - 1)), f >> p.g_log));
+    ntt_v2_copy16(sm + 4 * f, src);
+    ntt_v2_copy16(sm + 4 * (tile + f), src + 4);
+  }
+}
+
+}  // namespace gpu
+}  // namespace cuzk
