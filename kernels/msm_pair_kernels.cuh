@@ -19,9 +19,11 @@ constexpr int kPairThreads = 128;
 template <bool Shared, bool Sum4, int MinBlocks>
 __global__ void __launch_bounds__(kPairThreads, MinBlocks)
     k_acc0_pair(const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride, const u32* vals, const u32* start,
-                const u32* end, const u32* toff, const u32* map, u32 l0, u32 total, DG2xyzz* out) {
+                const u32* end, const u32* toff, const u32* map, u32 l0, u32 total, const u32* order,
+                DG2xyzz* out) {
   u32 t = (blockIdx.x * blockDim.x + threadIdx.x) >> 1;
   if (t >= total) return;  // the same for both lanes of a pair
+  if (order) t = order[t];  // tasks of similar length side by side (MsmEngine::task_order)
   DevPairEx ex{threadIdx.x & 1u, 3u << (threadIdx.x & 30u)};
   u32 b = map[t];
   u32 begin = start[b] + (t - toff[b]) * l0;
@@ -32,11 +34,11 @@ __global__ void __launch_bounds__(kPairThreads, MinBlocks)
 template <bool Shared>
 void launch_acc0_pair(G2AccKind kind, const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
                       const u32* vals, const u32* start, const u32* end, const u32* toff, const u32* map, u32 l0,
-                      u32 total, DG2xyzz* out, cudaStream_t s) {
+                      u32 total, const u32* order, DG2xyzz* out, cudaStream_t s) {
   unsigned grid = grid_for(2 * (size_t)total, kPairThreads);
 #define CUZK_PAIR_LAUNCH(S4, MB)                                                                              \
   k_acc0_pair<Shared, S4, MB><<<grid, kPairThreads, 0, s>>>(points, idx_offset, n_scalars, stride, vals, start, \
-                                                            end, toff, map, l0, total, out)
+                                                            end, toff, map, l0, total, order, out)
   switch (kind) {
     case G2AccKind::Pair4: CUZK_PAIR_LAUNCH(true, 1); break;
     case G2AccKind::PairLb3: CUZK_PAIR_LAUNCH(false, 3); break;
