@@ -48,6 +48,28 @@ class NttEngine {
 void msm_precompute_g1(const DG1Affine* d_points, size_t n, int c, DG1Affine* d_table, cudaStream_t s);
 void msm_precompute_g2(const DG2Affine* d_points, size_t n, int c, DG2Affine* d_table, cudaStream_t s);
 
+// How MsmEngine sums G2 buckets (level 0 is the bulk of a G2 MSM): Legacy, one thread per task (XYZZ
+// over Karatsuba Fq2, at the register cap with spills); Pair*, two threads per task, each holding one
+// Fq component of every Fq2 value (msm_pair.cuh), for level 0 and the bucket-side kernels alike;
+// "4": Y3 as one four-term Montgomery sum; "Lb3": level 0 under __launch_bounds__(128, 3), i.e. at
+// most 168 registers. msm_g2_acc_kind() reads CUZK_MSM_G2_ACC (legacy, pair, pair4, pair-lb3,
+// pair4-lb3) at every run, default pair4 (the fastest in the same-build A/B, see docs/PERFORMANCE.md).
+enum class G2AccKind { Legacy, Pair, Pair4, PairLb3, Pair4Lb3 };
+G2AccKind msm_g2_acc_kind();
+void msm_acc0_g2_pair_plain(G2AccKind kind, const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
+                            const u32* vals, const u32* start, const u32* end, const u32* toff, const u32* map,
+                            u32 l0, u32 total, const u32* order, DG2xyzz* out, cudaStream_t s);
+void msm_acc0_g2_pair_shared(G2AccKind kind, const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
+                             const u32* vals, const u32* start, const u32* end, const u32* toff, const u32* map,
+                             u32 l0, u32 total, const u32* order, DG2xyzz* out, cudaStream_t s);
+// The bucket-side G2 kernels of a Pair* kind (msm_pair_buckets.cu): k_acc_level, k_chunks and
+// k_group_sum of msm.cu on lane pairs.
+void msm_acc_level_g2_pair(G2AccKind kind, const DG2xyzz* in, const u32* in_toff, const u32* in_ntask,
+                           const u32* toff, const u32* map, u32 l1, u32 total, DG2xyzz* out, cudaStream_t s);
+void msm_chunks_g2_pair(G2AccKind kind, const DG2xyzz* buckets, u32 per_window, u32 K, u32 n, DG2xyzz* out,
+                        cudaStream_t s);
+void msm_group_sum_g2_pair(G2AccKind kind, const DG2xyzz* in, u32 gs, u32 n_out, DG2xyzz* out, cudaStream_t s);
+
 class MsmEngine {
  public:
   explicit MsmEngine(cudaStream_t s) : s_(s) {}
@@ -73,6 +95,10 @@ class MsmEngine {
   template <class C, class HC>
   Jacobian<HC> run(const Affine<C>* d_points, u32 idx_offset);
 
+  // Level-0 tasks by decreasing length (CUZK_MSM_TASK_ORDER=g2|all, opt-in), built at the first run
+  // that uses it.
+  const u32* task_order();
+
   cudaStream_t s_;
   size_t n_ = 0, m_ = 0;
   int c_ = 0, nw_ = 0, levels_ = 0;
@@ -88,6 +114,9 @@ class MsmEngine {
   std::vector<u32> totals_;                // tasks per level
   DevBuf<u32> scalars_d_;                  // small device scalars (counters, maxima)
   DevBuf<unsigned char> partial0_, partials_hi_, buckets_, chunks_[2];
+  DevBuf<u32> task_key_[2], task_id_[2];   // sort of the level-0 tasks by length
+  const u32* order_ = nullptr;
+  bool order_ready_ = false;
 };
 
 }  // namespace gpu

@@ -44,6 +44,7 @@ struct UsageError : std::runtime_error {
 struct Args {
   int device = 0, runs = 5, warmup = 1, window = 0;
   std::string what = "all", scalars = "both", csv;
+  std::string ab_env;  // prove-ab --ab-env NAME=VALUE: A/B that variable (tables on) instead of the tables
   std::vector<int> sizes;
 };
 
@@ -88,6 +89,7 @@ Args parse(const std::vector<std::string>& argv) {
       else if (s == "--csv") a.csv = val();
       else if (s == "--scalars") a.scalars = val();
       else if (s == "--sizes") a.sizes = parse_sizes(val());
+      else if (s == "--ab-env") a.ab_env = val();
       else if (s[0] != '-') a.what = s;
       else usage("unknown option " + s);
     } catch (const std::invalid_argument&) {
@@ -95,6 +97,7 @@ Args parse(const std::vector<std::string>& argv) {
     }
   }
   if (a.scalars != "random" && a.scalars != "witness" && a.scalars != "both") usage("--scalars random|witness|both");
+  if (!a.ab_env.empty() && a.ab_env.find('=') == std::string::npos) usage("--ab-env NAME=VALUE");
   return a;
 }
 
@@ -311,9 +314,27 @@ void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
     opt.r = Fr::from_u64(3);
     opt.s = Fr::from_u64(5);
     Proof first[2];
+    // --ab-env NAME=VALUE: both halves use the tables; "prove-env" runs with NAME=VALUE set, "prove-pre"
+    // with NAME as it was (a kernel variant chosen by an environment variable, same process and key).
+    std::string env_name, env_value, env_old;
+    bool env_had = false;
+    if (!a.ab_env.empty()) {
+      env_name = a.ab_env.substr(0, a.ab_env.find('='));
+      env_value = a.ab_env.substr(a.ab_env.find('=') + 1);
+      const char* o = std::getenv(env_name.c_str());
+      env_had = o != nullptr;
+      if (o) env_old = o;
+    }
     for (int round = 0; round < 2; round++) {
       for (int pre = 1; pre >= 0; pre--) {
-        cuda_backend_use_precomputed(*be, pre != 0);
+        if (env_name.empty()) {
+          cuda_backend_use_precomputed(*be, pre != 0);
+        } else if (pre) {
+          if (env_had) setenv(env_name.c_str(), env_old.c_str(), 1);
+          else unsetenv(env_name.c_str());
+        } else {
+          setenv(env_name.c_str(), env_value.c_str(), 1);
+        }
         std::vector<double> ms;
         GpuProver::Timings tm{};
         Proof pf;
@@ -335,12 +356,17 @@ void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
         std::snprintf(buf, sizeof buf, "round %d, last: witness MSMs %.1f, H stage %.1f, H MSM %.1f, device total %.1f ms",
                       round + 1, tm.witness_msms_ms, tm.h_stage_ms, tm.h_msm_ms, tm.total_ms);
         st.detail = buf;
-        report(pre ? "prove-pre" : "prove", k, "gen-circ", st);
+        report(pre ? "prove-pre" : env_name.empty() ? "prove" : "prove-env", k, "gen-circ", st);
       }
     }
+    if (!env_name.empty()) {
+      if (env_had) setenv(env_name.c_str(), env_old.c_str(), 1);
+      else unsetenv(env_name.c_str());
+    }
     bool same = first[0].a == first[1].a && first[0].b == first[1].b && first[0].c == first[1].c;
-    std::printf("# prove-ab 2^%d: proofs with and without tables %s\n", k, same ? "identical" : "DIFFER");
-    if (!same) throw std::runtime_error("proofs with and without precomputed tables differ");
+    std::printf("# prove-ab 2^%d: proofs %s %s\n", k, env_name.empty() ? "with and without tables" : ("with and without " + a.ab_env).c_str(),
+                same ? "identical" : "DIFFER");
+    if (!same) throw std::runtime_error("the two halves of prove-ab gave different proofs");
   }
 }
 
@@ -413,7 +439,7 @@ void write_csv(const std::string& path) {
 const char* bench_usage() {
   return "[--device D] [--runs N] [--warmup W] [--csv FILE] "
          "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|prove-ab|window-sweep|all "
-         "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--window C]";
+         "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--window C] [--ab-env NAME=VALUE]";
 }
 
 int bench_main(const std::vector<std::string>& args) {

@@ -3,6 +3,8 @@
 #include <cub/cub.cuh>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -74,15 +76,28 @@ __global__ void k_task_map(const u32* ntask, const u32* off, u32 nb, u32* map) {
 
 __global__ void k_total(const u32* toff, const u32* ntask, u32 nb, u32* out) { *out = toff[nb - 1] + ntask[nb - 1]; }
 
+// Level-0 task t of bucket b sums min(l0, count - j l0) entries (j = t - toff[b]); key = l0 - length,
+// so that an ascending sort puts the longest tasks first.
+__global__ void k_task_len0(const u32* count, const u32* ntask, const u32* toff, u32 l0, u32 nb, u32* key, u32* id) {
+  for (u32 b = blockIdx.x * blockDim.x + threadIdx.x; b < nb; b += gridDim.x * blockDim.x) {
+    u32 nt = ntask[b], base = toff[b], c = count[b];
+    for (u32 j = 0; j < nt; j++) {
+      key[base + j] = l0 - min(l0, c - j * l0);
+      id[base + j] = base + j;
+    }
+  }
+}
+
 // Shared: the points are a table of window copies (msm_shifted_copies) of `stride` points each, and
 // the values name (window, index) as w * n_scalars + index.
 template <class C, bool Shared>
 __global__ void __launch_bounds__(kAccThreads) k_acc0(const Affine<C>* points, u32 idx_offset, u32 n_scalars,
                                                       u32 stride, const u32* vals, const u32* start,
                                                       const u32* end, const u32* toff, const u32* map, u32 l0,
-                                                      u32 total, XYZZ<C>* out) {
+                                                      u32 total, const u32* order, XYZZ<C>* out) {
   u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= total) return;
+  if (order) t = order[t];  // tasks of similar length side by side (MsmEngine::task_order)
   u32 b = map[t];
   u32 begin = start[b] + (t - toff[b]) * l0;
   u32 stop = min(begin + l0, end[b]);
@@ -162,9 +177,107 @@ void d2h(T* dst, const T* src, size_t n, cudaStream_t s) {
 
 unsigned small_grid(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 256, 132 * 32); }
 
+// CUZK_MSM_PROFILE=1: events between the stages of plan() and run(), printed to stderr per call
+// (one line, milliseconds per stage), for a breakdown of where an MSM's time goes. Off: no events.
+class StageTimer {
+ public:
+  StageTimer(cudaStream_t s, const char* what) : s_(s), what_(what) {
+    const char* e = std::getenv("CUZK_MSM_PROFILE");
+    on_ = e && *e && *e != '0';
+    mark("start");
+  }
+  void mark(const char* name) {
+    if (!on_ || n_ == kMax) return;
+    CUZK_CUDA_CHECK(cudaEventCreate(&ev_[n_]));
+    CUZK_CUDA_CHECK(cudaEventRecord(ev_[n_], s_));
+    names_[n_++] = name;
+  }
+  ~StageTimer() {
+    if (!on_) return;
+    cudaEventSynchronize(ev_[n_ - 1]);
+    std::string line = std::string("# msm-profile ") + what_;
+    float total = 0;
+    for (int i = 1; i < n_; i++) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, ev_[i - 1], ev_[i]);
+      total += ms;
+      char b[64];
+      std::snprintf(b, sizeof b, " %s %.3f", names_[i], ms);
+      line += b;
+    }
+    char b[48];
+    std::snprintf(b, sizeof b, " | total %.3f ms\n", total);
+    line += b;
+    std::fputs(line.c_str(), stderr);
+    for (int i = 0; i < n_; i++) cudaEventDestroy(ev_[i]);
+  }
+
+ private:
+  static constexpr int kMax = 24;
+  cudaStream_t s_;
+  const char* what_;
+  bool on_ = false;
+  int n_ = 0;
+  cudaEvent_t ev_[kMax];
+  const char* names_[kMax];
+};
+
 }  // namespace
 
+G2AccKind msm_g2_acc_kind() {
+  const char* e = std::getenv("CUZK_MSM_G2_ACC");
+  if (!e || !*e) return G2AccKind::Pair4;
+  std::string v(e);
+  if (v == "legacy") return G2AccKind::Legacy;
+  if (v == "pair") return G2AccKind::Pair;
+  if (v == "pair4") return G2AccKind::Pair4;
+  if (v == "pair-lb3") return G2AccKind::PairLb3;
+  if (v == "pair4-lb3") return G2AccKind::Pair4Lb3;
+  throw GpuError("CUZK_MSM_G2_ACC=" + v + ": expected legacy, pair, pair4, pair-lb3 or pair4-lb3");
+}
+
+namespace {
+// CUZK_MSM_TASK_ORDER: which curves run their level-0 tasks longest first (MsmEngine::task_order):
+// none (default), g2, all. Opt-in: built and compiled on the H200, not yet measured (PERFORMANCE.md).
+bool msm_task_order_for(bool g1) {
+  const char* e = std::getenv("CUZK_MSM_TASK_ORDER");
+  std::string v = e && *e ? e : "none";
+  if (v == "g2") return !g1;
+  if (v == "all") return true;
+  if (v == "none") return false;
+  throw GpuError("CUZK_MSM_TASK_ORDER=" + v + ": expected g2, all or none");
+}
+}  // namespace
+
+// A bucket's entries are split into tasks of at most l0, one thread (G2: one lane pair) each, and a
+// warp runs until its longest task ends. Bucket sizes scatter (Poisson around the mean for random
+// scalars, far wider for witness scalars), so in bucket order a warp's 32 (16) tasks wait for their
+// maximum. Sorted by length, the tasks of a warp are about equally long, and the longest go first.
+const u32* MsmEngine::task_order() {
+  if (order_ready_) return order_;
+  u32 T = totals_[0];
+  for (int i = 0; i < 2; i++) {
+    task_key_[i].reserve(T);
+    task_id_[i].reserve(T);
+  }
+  k_task_len0<<<small_grid(nb_), 256, 0, s_>>>(count_.get(), ntask_[0].get(), toff_[0].get(), l0_, nb_,
+                                               task_key_[0].get(), task_id_[0].get());
+  CUZK_CUDA_LAUNCHED("k_task_len0");
+  int bits = 1;
+  while ((u64(1) << bits) <= l0_) bits++;
+  cub::DoubleBuffer<u32> dk(task_key_[0].get(), task_key_[1].get()), dv(task_id_[0].get(), task_id_[1].get());
+  size_t bytes = 0;
+  CUZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, (int)T, 0, bits, s_));
+  cub_tmp_.reserve(std::max<size_t>(bytes, 16));
+  bytes = cub_tmp_.size();
+  CUZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_tmp_.get(), bytes, dk, dv, (int)T, 0, bits, s_));
+  order_ = dv.Current();
+  order_ready_ = true;
+  return order_;
+}
+
 void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
+  order_ready_ = false;
   if (n >= (size_t(1) << 31)) throw GpuError("GPU MSM of " + std::to_string(n) + " points: at most 2^31 - 1");
   n_ = n;
   shared_ = shared;
@@ -177,6 +290,7 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
   m_ = 0;
   levels_ = 0;
   if (n == 0) return;
+  StageTimer tm(s_, shared ? "plan-shared" : "plan");
 
   size_t cap = n * (size_t)nw_;
   if (cap >= (size_t(1) << 32)) throw GpuError("GPU MSM: too many digit entries for one plan");
@@ -189,6 +303,7 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
   k_emit<<<grid_for(n, kEmitThreads), kEmitThreads, 0, s_>>>(d_scalars, n, c_, shared ? (u32)n : 0u,
                                                              keys_[0].get(), vals_[0].get(), scalars_d_.get());
   CUZK_CUDA_LAUNCHED("k_emit");
+  tm.mark("emit");
   u32 m = 0;
   d2h(&m, scalars_d_.get(), 1, s_);
   m_ = m;
@@ -206,6 +321,7 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
   cub_tmp_.reserve(std::max({bytes, scan_bytes, max_bytes, size_t(16)}));
   bytes = cub_tmp_.size();
   CUZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_tmp_.get(), bytes, dk, dv, (int)m, 0, end_bit, s_));
+  tm.mark("sort");
   sorted_ = dk.selector;
   if (dv.selector != dk.selector) throw GpuError("GPU MSM: key and value buffers of the sort diverged");
 
@@ -260,9 +376,11 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
     k_task_map<<<small_grid(nb_), 256, 0, s_>>>(ntask_[l].get(), toff_[l].get(), nb_, map_[l].get());
     CUZK_CUDA_LAUNCHED("k_task_map");
   }
+  tm.mark("tasks");
 }
 
 void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
+  order_ready_ = false;  // the task buffers may move
   if (n == 0) return;
   int c = window ? window : shared ? msm_auto_window_shared(n) : msm_auto_window(n);
   int nw = msm_windows(c);
@@ -278,6 +396,10 @@ void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
   // Level-0 tasks: sum over buckets of ceil(count / l0) <= nb + m / l0, and plan() picks l0 >= 2 m / nb
   // unless it stops at 4096, so at most 1.5 nb + cap / 4096.
   partial0_.reserve((nb + nb / 2 + cap / 4096 + 1) * xyzz_bytes);
+  for (int i = 0; i < 2; i++) {
+    task_key_[i].reserve(nb + nb / 2 + cap / 4096 + 1);
+    task_id_[i].reserve(nb + nb / 2 + cap / 4096 + 1);
+  }
   buckets_.reserve(nb * xyzz_bytes);
   size_t wins = shared ? 1 : (size_t)nw, per_window_buckets = nb / wins;
   size_t K = std::min<size_t>(kChunk, per_window_buckets), nchunks = per_window_buckets / K * wins;
@@ -313,26 +435,54 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
     lv.toff[l] = toff_[l].get();
     lv.out[l] = outs[l];
   }
-  if (shared_)
-    k_acc0<C, true><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
-        d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
-        toff_[0].get(), map_[0].get(), l0_, totals_[0], outs[0]);
-  else
-    k_acc0<C, false><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
-        d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
-        toff_[0].get(), map_[0].get(), l0_, totals_[0], outs[0]);
-  CUZK_CUDA_LAUNCHED("k_acc0");
+  StageTimer tm(s_, g1 ? "run-g1" : "run-g2");
+  G2AccKind g2k = g1 ? G2AccKind::Legacy : msm_g2_acc_kind();
+  const u32* order = msm_task_order_for(g1) ? task_order() : nullptr;
+  tm.mark("order");
+  if constexpr (!g1) {
+    if (g2k != G2AccKind::Legacy) {
+      auto launch = shared_ ? msm_acc0_g2_pair_shared : msm_acc0_g2_pair_plain;
+      launch(g2k, d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(),
+             end_.get(), toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0], s_);
+    }
+  }
+  if (g2k == G2AccKind::Legacy) {
+    if (shared_)
+      k_acc0<C, true><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
+          d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
+          toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0]);
+    else
+      k_acc0<C, false><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
+          d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
+          toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0]);
+    CUZK_CUDA_LAUNCHED("k_acc0");
+  }
+  tm.mark("acc0");
+  // G2 with a Pair* kind: the bucket-side kernels on lane pairs too.
+  [[maybe_unused]] bool pair = false;
+  if constexpr (!g1) pair = g2k != G2AccKind::Legacy;
+  const char* tree_env = std::getenv("CUZK_MSM_G2_PAIR_TREE");
+  bool pair_tree = tree_env && *tree_env == '1';
   for (int l = 1; l < levels_; l++) {
     if (totals_[l] == 0) continue;
+    if constexpr (!g1) {
+      if (pair) {
+        msm_acc_level_g2_pair(g2k, outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(),
+                              map_[l].get(), kL1, totals_[l], outs[l], s_);
+        continue;
+      }
+    }
     k_acc_level<C><<<grid_for(totals_[l], kAccThreads), kAccThreads, 0, s_>>>(
         outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(), kL1, totals_[l],
         outs[l]);
     CUZK_CUDA_LAUNCHED("k_acc_level");
   }
+  tm.mark("levels");
   buckets_.reserve((size_t)nb_ * sizeof(P));
   P* buckets = reinterpret_cast<P*>(buckets_.get());
   k_finalize<C><<<small_grid(nb_), 256, 0, s_>>>(lv, nb_, buckets);
   CUZK_CUDA_LAUNCHED("k_finalize");
+  tm.mark("finalize");
 
   // Window sums: chunks of K buckets, then groups of up to 32 chunks until one per window (a single
   // window of shared buckets over precomputed bases).
@@ -345,16 +495,39 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
   chunks_[1].reserve((size_t)nchunks * sizeof(P));
   P* cur = reinterpret_cast<P*>(chunks_[0].get());
   P* nxt = reinterpret_cast<P*>(chunks_[1].get());
-  k_chunks<C><<<grid_for(nchunks, kAccThreads), kAccThreads, 0, s_>>>(buckets, per_window, K, nchunks, cur);
-  CUZK_CUDA_LAUNCHED("k_chunks");
+  bool launched = false;
+  if constexpr (!g1) {
+    if (pair) {
+      msm_chunks_g2_pair(g2k, buckets, per_window, K, nchunks, cur, s_);
+      launched = true;
+    }
+  }
+  if (!launched) {
+    k_chunks<C><<<grid_for(nchunks, kAccThreads), kAccThreads, 0, s_>>>(buckets, per_window, K, nchunks, cur);
+    CUZK_CUDA_LAUNCHED("k_chunks");
+  }
+  tm.mark("chunks");
   while (per_window > 1) {
-    u32 gs = std::min<u32>(32, per_window);
+    // CUZK_MSM_G2_PAIR_TREE=1 (pairs only, opt-in, not yet measured): a tree of two-way sums, each
+    // level one addition deep, instead of serial chains of 32, which run 512 threads 32 additions
+    // deep (2.1 ms of a 97 ms G2 MSM at 2^22).
+    u32 gs = std::min<u32>(pair && pair_tree ? 2 : 32, per_window);
     u32 n_out = (per_window / gs) * nw;
-    k_group_sum<C><<<grid_for(n_out, kAccThreads), kAccThreads, 0, s_>>>(cur, gs, n_out, nxt);
-    CUZK_CUDA_LAUNCHED("k_group_sum");
+    launched = false;
+    if constexpr (!g1) {
+      if (pair) {
+        msm_group_sum_g2_pair(g2k, cur, gs, n_out, nxt, s_);
+        launched = true;
+      }
+    }
+    if (!launched) {
+      k_group_sum<C><<<grid_for(n_out, kAccThreads), kAccThreads, 0, s_>>>(cur, gs, n_out, nxt);
+      CUZK_CUDA_LAUNCHED("k_group_sum");
+    }
     std::swap(cur, nxt);
     per_window /= gs;
   }
+  tm.mark("groups");
   std::vector<P> win(nw);
   d2h(win.data(), cur, nw, s_);
   if constexpr (g1) return host::g1_from_windows(win.data(), nw, c_);

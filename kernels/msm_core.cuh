@@ -21,6 +21,8 @@
 // "shared" plan sends every window's digits to one set of 2^(c-1) buckets, so steps 5-6 run for a
 // single window and wider windows pay off (msm_auto_window_shared).
 #pragma once
+#include <cstdlib>
+
 #include "device_util.cuh"
 
 namespace cuzk {
@@ -204,7 +206,12 @@ inline int msm_auto_window(size_t n) {
 
 // The same model for precomputed bases (msm_shifted_copies): all windows share one set of 2^(c-1)
 // buckets, so the bucket term no longer grows with the window count and wider windows pay off.
+// CUZK_MSM_SHARED_WINDOW=c (8..22) overrides it everywhere (tables and plans alike), for window sweeps.
 inline int msm_auto_window_shared(size_t n) {
+  if (const char* e = std::getenv("CUZK_MSM_SHARED_WINDOW")) {
+    int c = std::atoi(e);
+    if (c >= 8 && c <= 22) return c;
+  }
   int best = 8;
   double best_cost = 1e300;
   for (int c = 8; c <= 22; c++) {

@@ -326,6 +326,54 @@ TEST(GpuMsm, G2MatchesCpu) {
   EXPECT_EQ(gpu::msm_g2(0, pts.data(), ones.data(), n, 7).to_affine(), msm_g2(pts.data(), ones.data(), n).to_affine());
 }
 
+// Every G2 accumulation kind (CUZK_MSM_G2_ACC: one thread per task, or lane pairs with and without
+// the four-term Y3 and the 168-register launch bound), with the defaults and with the opt-in level-0
+// task order (CUZK_MSM_TASK_ORDER, G1 too) and group-sum tree (CUZK_MSM_G2_PAIR_TREE), plain and over
+// precomputed bases, against the CPU.
+TEST(GpuMsm, G2AccumulationKindsMatchCpu) {
+  REQUIRE_GPU();
+  std::vector<std::pair<size_t, int>> cases = {{1, 0}, {300, 0}, {5003, 0}, {1000, 7}, {2049, 12}};
+  std::vector<std::vector<G2Affine>> pts;
+  std::vector<std::vector<Fr>> sc;
+  std::vector<G2> ref;
+  for (auto [n, c] : cases) {
+    pts.push_back(rand_points<G2Curve>(n, g2_generator()));
+    sc.push_back(tricky_scalars(n));
+    if (c == 12)  // one huge bucket: several reduction levels
+      for (size_t i = 0; i < n; i += 2) sc.back()[i] = Fr::one();
+    ref.push_back(msm_g2(pts.back().data(), sc.back().data(), n));
+  }
+  // The defaults, then the opt-in level-0 task order (for G1 too) with the two-way group-sum tree.
+  size_t n1 = 3001;
+  auto p1 = rand_points<G1Curve>(n1, g1_generator());
+  auto s1 = tricky_scalars(n1);
+  G1 r1 = msm_g1(p1.data(), s1.data(), n1);
+  for (const char* order : {"none", "all"}) {
+    setenv("CUZK_MSM_TASK_ORDER", order, 1);
+    setenv("CUZK_MSM_G2_PAIR_TREE", order[0] == 'a' ? "1" : "0", 1);
+    ASSERT_EQ(gpu::msm_g1(0, p1.data(), s1.data(), n1).to_affine(), r1.to_affine()) << order;
+    ASSERT_EQ(gpu::msm_g1_precomputed(0, p1.data(), s1.data(), n1).to_affine(), r1.to_affine()) << order;
+    for (const char* kind : {"legacy", "pair", "pair4", "pair-lb3", "pair4-lb3"}) {
+      setenv("CUZK_MSM_G2_ACC", kind, 1);
+      for (size_t k = 0; k < cases.size(); k++) {
+        auto [n, c] = cases[k];
+        ASSERT_EQ(gpu::msm_g2(0, pts[k].data(), sc[k].data(), n, c).to_affine(), ref[k].to_affine())
+            << kind << " order " << order << " n=" << n;
+        ASSERT_EQ(gpu::msm_g2_precomputed(0, pts[k].data(), sc[k].data(), n, c < 8 ? 0 : c).to_affine(),
+                  ref[k].to_affine())
+            << kind << " order " << order << " precomputed n=" << n;
+      }
+    }
+  }
+  setenv("CUZK_MSM_G2_ACC", "bogus", 1);
+  EXPECT_THROW(gpu::msm_g2(0, pts[1].data(), sc[1].data(), 300), gpu::GpuError);
+  unsetenv("CUZK_MSM_G2_ACC");
+  setenv("CUZK_MSM_TASK_ORDER", "bogus", 1);
+  EXPECT_THROW(gpu::msm_g2(0, pts[1].data(), sc[1].data(), 300), gpu::GpuError);
+  unsetenv("CUZK_MSM_TASK_ORDER");
+  unsetenv("CUZK_MSM_G2_PAIR_TREE");
+}
+
 // MSM over precomputed bases (window copies 2^(wc) P built on the device, one set of buckets for all
 // windows): the same differential checks as above.
 TEST(GpuMsm, PrecomputedBasesMatchCpu) {

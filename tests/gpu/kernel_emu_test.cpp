@@ -5,13 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <barrier>
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "groth16/msm.hpp"
 #include "groth16/prover.hpp"
 #include "kernels/msm_core.cuh"
+#include "kernels/msm_pair.cuh"
 #include "kernels/ntt_core.cuh"
 #include "kernels/ntt_v2_core.cuh"
 
@@ -648,4 +651,146 @@ TEST(GpuKernelEmulation, MsmSharedBucketsOverPrecomputedBases) {
   auto s2 = tricky_scalars(rng, 60);
   EXPECT_EQ((emulate_msm<DG2, G2Curve>(p2, s2, 8, 3, 2, 4, 0, true).to_affine()),
             msm_g2(p2.data(), s2.data(), 60).to_affine());
+}
+
+// ---- G2 over lane pairs (msm_pair.cuh) ----
+
+namespace {
+
+// Two host threads stand in for the two lanes of a pair; swap() is the shuffle, with a barrier on
+// each side of the exchange.
+struct HostPairChannel {
+  std::barrier<> bar{2};
+  u32 slot[2] = {0, 0};
+};
+struct HostPairEx {
+  u32 lane;
+  HostPairChannel* ch;
+  u32 swap(u32 v) {
+    ch->slot[lane] = v;
+    ch->bar.arrive_and_wait();
+    u32 r = ch->slot[lane ^ 1];
+    ch->bar.arrive_and_wait();
+    return r;
+  }
+};
+
+template <bool Shared, bool Sum4>
+DG2xyzz pair_task(const std::vector<DG2Affine>& pts, u32 idx_offset, u32 n_scalars, u32 stride,
+                  const std::vector<u32>& vals) {
+  DG2xyzz out;
+  std::memset(&out, 0xa5, sizeof out);
+  HostPairChannel ch;
+  auto lane = [&](u32 l) {
+    HostPairEx ex{l, &ch};
+    pair_acc_entries<Shared, Sum4>(ex, pts.data(), idx_offset, n_scalars, stride, vals.data(), 0, (u32)vals.size(), &out);
+  };
+  std::thread other(lane, 1u);
+  lane(0);
+  other.join();
+  return out;
+}
+
+bool same_bytes(const DG2xyzz& a, const DG2xyzz& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Runs f(ex) on both lanes (two host threads).
+template <class F>
+void on_pair(F&& f) {
+  HostPairChannel ch;
+  auto lane = [&](u32 l) {
+    HostPairEx ex{l, &ch};
+    f(ex);
+  };
+  std::thread other(lane, 1u);
+  lane(0);
+  other.join();
+}
+
+}  // namespace
+
+// The pair's partial bucket sum must equal the one-thread sum byte for byte (the same formulas on
+// canonical values): random entries with repeats (doublings), negations (cancellation to infinity and
+// restart), points at infinity, skipped indices below idx_offset, both Y3 forms, plain and shared.
+TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
+  std::mt19937_64 rng(std::random_device{}());
+  size_t n = 40;
+  auto pts_h = random_points<G2Curve>(rng, n, g2_generator());
+  auto pts = to_dev<DG2Affine>(pts_h);
+  std::vector<std::vector<u32>> lists;
+  lists.push_back({});
+  lists.push_back({3});
+  lists.push_back({3, 3});                              // doubling
+  lists.push_back({3, 3 | kMsmNegBit, 4});              // cancellation, then a restart
+  lists.push_back({6, 6, 6 | kMsmNegBit, 6, 6});        // doublings in the middle
+  lists.push_back({22, 5, 2});                          // an infinity point (i % 17 == 5)
+  for (int it = 0; it < 6; it++) {
+    std::vector<u32> v;
+    for (int j = 0; j < 12; j++) {
+      u32 i = (u32)(rng() % n);
+      if (j > 0 && rng() % 5 == 0) i = v.back() & ~kMsmNegBit;
+      v.push_back(i | (rng() % 2 ? kMsmNegBit : 0));
+    }
+    lists.push_back(v);
+  }
+  for (size_t li = 0; li < lists.size(); li++) {
+    const auto& v = lists[li];
+    for (u32 off : {0u, 2u}) {
+      std::vector<DG2Affine> sub(pts.begin() + off, pts.end());
+      DG2xyzz ref = msm_acc_entries(sub.data(), off, v.data(), 0, (u32)v.size());
+      ASSERT_TRUE(same_bytes((pair_task<false, false>(sub, off, (u32)n, (u32)(n - off), v)), ref)) << "list " << li;
+      ASSERT_TRUE(same_bytes((pair_task<false, true>(sub, off, (u32)n, (u32)(n - off), v)), ref)) << "list " << li;
+    }
+  }
+  // Shared: value w * n_scalars + i names table[w * stride + i - idx_offset].
+  u32 ns = 20, off = 3, stride = ns - off, nw = 2;
+  std::vector<DG2Affine> table(pts.begin(), pts.begin() + nw * stride);
+  for (size_t li = 0; li < lists.size(); li++) {
+    std::vector<u32> v;
+    for (u32 x : lists[li]) v.push_back(((x & ~kMsmNegBit) % (nw * ns)) | (x & kMsmNegBit));
+    DG2xyzz ref = msm_acc_entries_shared(table.data(), off, ns, stride, v.data(), 0, (u32)v.size());
+    ASSERT_TRUE(same_bytes((pair_task<true, false>(table, off, ns, stride, v)), ref)) << "shared list " << li;
+    ASSERT_TRUE(same_bytes((pair_task<true, true>(table, off, ns, stride, v)), ref)) << "shared list " << li;
+  }
+}
+
+// The bucket-side pair kernels' bodies (full additions, chunked running sums with the double-and-add
+// of jK T) against msm_acc_partials / msm_chunk_sum, byte for byte: XYZZ inputs with infinities,
+// repeats (doublings) and negations (cancellations).
+TEST(GpuKernelEmulation, MsmG2PairBucketSumsMatchOneThread) {
+  std::mt19937_64 rng(std::random_device{}());
+  auto aff = to_dev<DG2Affine>(random_points<G2Curve>(rng, 24, g2_generator()));
+  std::vector<DG2xyzz> b;
+  for (size_t i = 0; i < aff.size(); i++) {
+    DG2xyzz x = DG2xyzz::from_affine(aff[i]);
+    if (i % 3 == 1) x = xyzz_add(x, DG2xyzz::from_affine(aff[(i + 5) % aff.size()]));  // ZZ != 1
+    b.push_back(x);
+  }
+  b[4] = DG2xyzz::infinity();
+  b[9] = b[8];   // doubling inside a running sum
+  b[13] = -b[12];  // cancellation
+  b[20] = b[19];
+  for (auto [begin, end] : std::vector<std::pair<u32, u32>>{{0, 0}, {0, 1}, {3, 6}, {7, 11}, {8, 10}, {12, 14}, {11, 14}, {0, 24}}) {
+    DG2xyzz ref = msm_acc_partials(b.data(), begin, end);
+    for (int s4 = 0; s4 < 2; s4++) {
+      DG2xyzz got;
+      on_pair([&](HostPairEx& ex) {
+        if (s4) pair_acc_partials<true>(ex, b.data(), begin, end, &got);
+        else pair_acc_partials<false>(ex, b.data(), begin, end, &got);
+      });
+      ASSERT_TRUE(same_bytes(got, ref)) << "partials " << begin << ".." << end << " sum4 " << s4;
+    }
+  }
+  for (u32 K : {1u, 4u, 8u}) {
+    for (u32 j = 0; j < 24 / K; j++) {
+      DG2xyzz ref = msm_chunk_sum(b.data(), j, K);
+      for (int s4 = 0; s4 < 2; s4++) {
+        DG2xyzz got;
+        on_pair([&](HostPairEx& ex) {
+          if (s4) pair_chunk_sum<true>(ex, b.data(), j, K, &got);
+          else pair_chunk_sum<false>(ex, b.data(), j, K, &got);
+        });
+        ASSERT_TRUE(same_bytes(got, ref)) << "chunk " << j << " K " << K << " sum4 " << s4;
+      }
+    }
+  }
 }

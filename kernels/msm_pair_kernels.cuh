@@ -1,0 +1,53 @@
+// The G2 level-0 accumulation kernels over lane pairs (msm_pair.cuh), shared by msm_pair_plain.cu and
+// msm_pair_shared.cu: one file per kind of plan, so that the two sets compile in parallel.
+#pragma once
+#include "engines.cuh"
+#include "msm_pair.cuh"
+
+namespace cuzk {
+namespace gpu {
+
+// The device exchange: lanes 2j and 2j+1 of a warp form a pair (blockDim is a multiple of 32). Both
+// always reach the same shuffles, so the pair's own two-lane mask is valid even where pairs diverge.
+struct DevPairEx {
+  u32 lane, mask;
+  __device__ __forceinline__ u32 swap(u32 v) { return __shfl_xor_sync(mask, v, 1); }
+};
+
+constexpr int kPairThreads = 128;
+
+template <bool Shared, bool Sum4, int MinBlocks>
+__global__ void __launch_bounds__(kPairThreads, MinBlocks)
+    k_acc0_pair(const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride, const u32* vals, const u32* start,
+                const u32* end, const u32* toff, const u32* map, u32 l0, u32 total, const u32* order,
+                DG2xyzz* out) {
+  u32 t = (blockIdx.x * blockDim.x + threadIdx.x) >> 1;
+  if (t >= total) return;  // the same for both lanes of a pair
+  if (order) t = order[t];  // tasks of similar length side by side (MsmEngine::task_order)
+  DevPairEx ex{threadIdx.x & 1u, 3u << (threadIdx.x & 30u)};
+  u32 b = map[t];
+  u32 begin = start[b] + (t - toff[b]) * l0;
+  u32 stop = min(begin + l0, end[b]);
+  pair_acc_entries<Shared, Sum4>(ex, points, idx_offset, n_scalars, stride, vals, begin, stop, out + t);
+}
+
+template <bool Shared>
+void launch_acc0_pair(G2AccKind kind, const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
+                      const u32* vals, const u32* start, const u32* end, const u32* toff, const u32* map, u32 l0,
+                      u32 total, const u32* order, DG2xyzz* out, cudaStream_t s) {
+  unsigned grid = grid_for(2 * (size_t)total, kPairThreads);
+#define CUZK_PAIR_LAUNCH(S4, MB)                                                                              \
+  k_acc0_pair<Shared, S4, MB><<<grid, kPairThreads, 0, s>>>(points, idx_offset, n_scalars, stride, vals, start, \
+                                                            end, toff, map, l0, total, order, out)
+  switch (kind) {
+    case G2AccKind::Pair4: CUZK_PAIR_LAUNCH(true, 1); break;
+    case G2AccKind::PairLb3: CUZK_PAIR_LAUNCH(false, 3); break;
+    case G2AccKind::Pair4Lb3: CUZK_PAIR_LAUNCH(true, 3); break;
+    default: CUZK_PAIR_LAUNCH(false, 1); break;
+  }
+#undef CUZK_PAIR_LAUNCH
+  CUZK_CUDA_LAUNCHED("k_acc0_pair");
+}
+
+}  // namespace gpu
+}  // namespace cuzk
