@@ -2,8 +2,8 @@
 # cuzk's CPU prover against `snarkjs groth16 prove` on the same machine, key and witness.
 # For each size 2^k: a generated circuit (`cuzk gen-circuit`) and a development key
 # (`cuzk setup --seed`, reproducible), both cached; then the median of CUZK_RUNS cuzk proofs and
-# SNARKJS_RUNS snarkjs proofs (median too when more than one). Both proofs are checked with
-# `snarkjs groth16 verify` so that a fast wrong prover can't look good.
+# SNARKJS_RUNS snarkjs proofs (median too when more than one), the two provers taking turns.
+# Both proofs are checked with `snarkjs groth16 verify` so that a fast wrong prover can't look good.
 # Prints a Markdown table (also written to $WORK/results.md) to paste into docs/PERFORMANCE.md.
 #
 # Usage: bash bench/vs_snarkjs.sh [k ...]          (default: 16 18)
@@ -55,21 +55,24 @@ for k in "${sizes[@]}"; do
     "$CUZK" export vk "$d/circuit.zkey" "$d/vk.json" >"$d/export.log" 2>&1
   fi
 
+  # The two provers take turns (cuzk, snarkjs, cuzk, ...), so that both see the same minutes of a
+  # shared machine whose speed drifts; the extra cuzk runs come after the last snarkjs run.
   ct=()
-  for i in $(seq "$CUZK_RUNS"); do
-    t=$(time_it "$d/cuzk_prove.log" "$CUZK" "${threads_arg[@]}" prove "$d/circuit.zkey" "$d/witness.wtns" "$d/cuzk_proof.json" "$d/cuzk_public.json")
-    echo "[bench] 2^$k: cuzk prove run $i: ${t}s"
-    ct+=("$t")
+  st=()
+  for i in $(seq "$(( CUZK_RUNS > SNARKJS_RUNS ? CUZK_RUNS : SNARKJS_RUNS ))"); do
+    if [ "$i" -le "$CUZK_RUNS" ]; then
+      t=$(time_it "$d/cuzk_prove.log" "$CUZK" "${threads_arg[@]}" prove "$d/circuit.zkey" "$d/witness.wtns" "$d/cuzk_proof.json" "$d/cuzk_public.json")
+      echo "[bench] 2^$k: cuzk prove run $i: ${t}s"
+      ct+=("$t")
+    fi
+    if [ "$i" -le "$SNARKJS_RUNS" ]; then
+      t=$(time_it "$d/snarkjs_prove.log" "${SNARKJS[@]}" groth16 prove "$d/circuit.zkey" "$d/witness.wtns" "$d/sj_proof.json" "$d/sj_public.json")
+      echo "[bench] 2^$k: snarkjs groth16 prove run $i: ${t}s"
+      st+=("$t")
+    fi
   done
   "${SNARKJS[@]}" groth16 verify "$d/vk.json" "$d/cuzk_public.json" "$d/cuzk_proof.json" >"$d/verify_cuzk.log" 2>&1 \
     || { echo "snarkjs rejects cuzk's proof at 2^$k" >&2; cat "$d/verify_cuzk.log" >&2; exit 1; }
-
-  st=()
-  for i in $(seq "$SNARKJS_RUNS"); do
-    t=$(time_it "$d/snarkjs_prove.log" "${SNARKJS[@]}" groth16 prove "$d/circuit.zkey" "$d/witness.wtns" "$d/sj_proof.json" "$d/sj_public.json")
-    echo "[bench] 2^$k: snarkjs groth16 prove run $i: ${t}s"
-    st+=("$t")
-  done
   "${SNARKJS[@]}" groth16 verify "$d/vk.json" "$d/sj_public.json" "$d/sj_proof.json" >"$d/verify_sj.log" 2>&1 \
     || { echo "snarkjs rejects its own proof at 2^$k" >&2; exit 1; }
 
