@@ -23,6 +23,7 @@ struct Opts {
   int width = 72;
 };
 
+#ifdef CUZK_HAVE_HTTP_CLIENT
 // --socket PATH | --tcp HOST:PORT [--token T]; CUZK_SOCKET and CUZK_TOKEN are the defaults.
 void add_endpoint(CLI::App* sub, Opts& o) {
   auto* s = sub->add_option("--socket", o.ep.unix_path, "the daemon's unix socket")->envname("CUZK_SOCKET");
@@ -38,6 +39,7 @@ int check_endpoint(const Opts& o) {
   }
   return 0;
 }
+#endif
 
 }  // namespace
 
