@@ -66,7 +66,9 @@ int cmd_prove(const ProveArgs& a) {
   if (a.fixed_rs) parse_fixed_rs(*a.fixed_rs, opt);
   check_backend_built(a.backend);
   p.stage("reading " + a.zkey);
-  auto zk = std::make_shared<ZKey>(read_zkey(a.zkey, ZKeyMemory::MapFile));  // one-shot: use the mapped file in place
+  // One-shot: the points are used in place from the mapped file and checked in the background
+  // while the witness is read and the evaluator compiled; the backends wait for the checks.
+  auto zk = std::make_shared<ZKey>(read_zkey(a.zkey, ZKeyMemory::MapFileBackground));
   p.stage("reading " + a.wtns);
   std::vector<Fr> w = load_witness_for(*zk, a.zkey, a.wtns);
   p.stage("preparing the " + a.backend + " backend");

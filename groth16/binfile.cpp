@@ -342,25 +342,33 @@ std::vector<G2Affine> decode_g2(const std::string& path, const std::string& wher
 template <class Aff>
 static PointArray<Aff> decode_point_array(const std::string& path, const std::string& where, const uint8_t* src,
                                           size_t n, std::shared_ptr<const MappedFile> mapping,
-                                          const char* (*check)(const Aff&)) {
-  if (mapping && reinterpret_cast<uintptr_t>(src) % alignof(Aff) == 0) {
-    check_points<Aff>(path, where, src, n, nullptr, check);
-    return PointArray<Aff>::view(std::move(mapping), reinterpret_cast<const Aff*>(src), n);
-  }
+                                          const char* (*check)(const Aff&), DeferredChecks* later) {
+  PointArray<Aff> out;
   Aff* dst = nullptr;
-  PointArray<Aff> out = PointArray<Aff>::uninitialized(n, &dst);
-  advise_huge_pages(dst, n * sizeof(Aff));
-  check_points(path, where, src, n, dst, check);
+  if (mapping && reinterpret_cast<uintptr_t>(src) % alignof(Aff) == 0) {
+    out = PointArray<Aff>::view(mapping, reinterpret_cast<const Aff*>(src), n);
+  } else {
+    out = PointArray<Aff>::uninitialized(n, &dst);
+    advise_huge_pages(dst, n * sizeof(Aff));
+  }
+  // The closure holds the array (its storage) and the mapping src lies in, so it may run later.
+  auto work = [path, where, src, n, dst, check, keep = out, file = std::move(mapping)] {
+    check_points(path, where, src, n, dst, check);
+  };
+  if (later)
+    later->push_back(std::move(work));
+  else
+    work();
   return out;
 }
 
 PointArray<G1Affine> decode_g1_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
-                                     std::shared_ptr<const MappedFile> mapping) {
-  return decode_point_array<G1Affine>(path, where, src, n, std::move(mapping), check_g1);
+                                     std::shared_ptr<const MappedFile> mapping, DeferredChecks* later) {
+  return decode_point_array<G1Affine>(path, where, src, n, std::move(mapping), check_g1, later);
 }
 PointArray<G2Affine> decode_g2_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
-                                     std::shared_ptr<const MappedFile> mapping) {
-  return decode_point_array<G2Affine>(path, where, src, n, std::move(mapping), check_g2);
+                                     std::shared_ptr<const MappedFile> mapping, DeferredChecks* later) {
+  return decode_point_array<G2Affine>(path, where, src, n, std::move(mapping), check_g2, later);
 }
 
 void write_g1(Writer& w, const std::vector<G1Affine>& pts) { w.write(pts.data(), pts.size() * sizeof(G1Affine)); }

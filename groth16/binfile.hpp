@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -167,10 +168,13 @@ std::vector<G2Affine> decode_g2(const std::string& path, const std::string& wher
 // The same checks, into a PointArray: with `mapping` (the file src lies in) and src aligned for the
 // point type, the array is a view of the file's bytes, checked in place; otherwise an owned copy
 // (not zero-filled first).
+// With `later`, the checks (and the copy) are not run but appended there, each closure holding what
+// it needs alive; the array must not be read before its closure ran without throwing.
+using DeferredChecks = std::vector<std::function<void()>>;
 PointArray<G1Affine> decode_g1_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
-                                     std::shared_ptr<const MappedFile> mapping);
+                                     std::shared_ptr<const MappedFile> mapping, DeferredChecks* later = nullptr);
 PointArray<G2Affine> decode_g2_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
-                                     std::shared_ptr<const MappedFile> mapping);
+                                     std::shared_ptr<const MappedFile> mapping, DeferredChecks* later = nullptr);
 // Why a single point is invalid, or nullptr when it is fine.
 const char* check_g1(const G1Affine& p);
 const char* check_g2(const G2Affine& p);

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <initializer_list>
 #include <memory>
 #include <stdexcept>
@@ -117,14 +118,23 @@ struct ZKey {
   // Section ids in file order as read (snarkjs writes 1,2,4,3,9,8,5,6,7,10 in `zkey new` and 1..10
   // after a contribution), so that read + write reproduces a file byte for byte. Empty: zkey new's order.
   std::vector<uint32_t> section_order;
+  // With ZKeyMemory::MapFileBackground: the point sections' checks (and copies), still running when
+  // read_zkey returns. wait_points_checked() must succeed before the points are used.
+  std::shared_future<void> points_checked;
 };
+
+// Waits for the background point checks of a key read with ZKeyMemory::MapFileBackground and
+// rethrows their FormatError; returns at once for a key read any other way.
+void wait_points_checked(const ZKey& zk);
 
 // Where read_zkey keeps the point sections. Copy: in memory of its own, safe against the file being
 // rewritten or truncated later (the daemon's workers, which live for weeks). MapFile: every point
 // section that sits 8-byte aligned in the file is used in place from a read-only mapping (checked
 // as strictly as a copy), the others are copied without a zero fill; for one-shot commands, where
-// fresh memory (page faults, kernel page clearing) costs more than the checks.
-enum class ZKeyMemory { Copy, MapFile };
+// fresh memory (page faults, kernel page clearing) costs more than the checks. MapFileBackground:
+// as MapFile, but the point checks run on a background thread while the caller goes on (reading
+// the witness, compiling the evaluator, the H stage) - see ZKey::points_checked.
+enum class ZKeyMemory { Copy, MapFile, MapFileBackground };
 
 // Reads a whole zkey. Throws FormatError.
 ZKey read_zkey(const std::string& path, ZKeyMemory mem = ZKeyMemory::Copy);

@@ -89,6 +89,7 @@ class CpuBackend : public ProverBackend {
 
     // The witness is converted once for the four MSMs over it; C skips the public wires.
     MsmScalars ws = MsmScalars::prepare(w, n_vars);
+    wait_points_checked(zk);  // a key read with ZKeyMemory::MapFileBackground is checked by now
     MsmScalars hs = MsmScalars::prepare(h.data(), h.size());
     RawMsms m;
     // One pool of window tasks for all five. G2 first: its bucket buffers are the largest, and the

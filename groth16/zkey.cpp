@@ -188,18 +188,29 @@ ZKey read_zkey(const std::string& path, ZKeyMemory mem) {
 
   zk.ic = decode_g1(path, sname(3), section_data(r, 3), zk.n_public + 1);
   zk.coefs = decode_coefs(r, L);
-  auto map = mem == ZKeyMemory::MapFile ? r.file() : nullptr;
-  zk.a = decode_g1_array(path, sname(5), section_data(r, 5), zk.n_vars, map);
-  zk.b1 = decode_g1_array(path, sname(6), section_data(r, 6), zk.n_vars, map);
-  zk.b2 = decode_g2_array(path, sname(7), section_data(r, 7), zk.n_vars, map);
-  zk.c = decode_g1_array(path, sname(8), section_data(r, 8), zk.n_vars - zk.n_public - 1, map);
-  zk.h = decode_g1_array(path, sname(9), section_data(r, 9), zk.domain_size, map);
+  auto map = mem == ZKeyMemory::Copy ? nullptr : r.file();
+  // In the background mode the closures hold the file's bytes (through `map`) while they run.
+  DeferredChecks later;
+  DeferredChecks* defer = mem == ZKeyMemory::MapFileBackground ? &later : nullptr;
+  zk.a = decode_g1_array(path, sname(5), section_data(r, 5), zk.n_vars, map, defer);
+  zk.b1 = decode_g1_array(path, sname(6), section_data(r, 6), zk.n_vars, map, defer);
+  zk.b2 = decode_g2_array(path, sname(7), section_data(r, 7), zk.n_vars, map, defer);
+  zk.c = decode_g1_array(path, sname(8), section_data(r, 8), zk.n_vars - zk.n_public - 1, map, defer);
+  zk.h = decode_g1_array(path, sname(9), section_data(r, 9), zk.domain_size, map, defer);
+  if (!later.empty())
+    zk.points_checked = std::async(std::launch::async, [work = std::move(later)] {
+                          for (const auto& f : work) f();
+                        }).share();
   if (const SectionInfo* s10 = r.find(10)) {
     const uint8_t* d = r.base() + s10->offset;
     zk.section10.assign(d, d + s10->size);
   }
   for (const SectionInfo& s : r.sections()) zk.section_order.push_back(s.id);
   return zk;
+}
+
+void wait_points_checked(const ZKey& zk) {
+  if (zk.points_checked.valid()) zk.points_checked.get();
 }
 
 ZKey read_zkey_coefficients(const std::string& path) {

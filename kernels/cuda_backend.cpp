@@ -25,6 +25,7 @@ class CudaBackend : public ProverBackend {
     check_key(*zk_);
     if (gpu::device_count() == 0) throw gpu::GpuError("CUDA backend: no CUDA device is available");
     ConstraintEvaluator ev = ConstraintEvaluator::compile(*zk_);
+    wait_points_checked(*zk_);  // the points are uploaded next
     gpu_ = std::make_unique<gpu::GpuProver>(*zk_, ev, device, pre);  // matrices and tables live on the device
   }
 

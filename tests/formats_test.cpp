@@ -320,8 +320,15 @@ void zkey_case(const std::string& name, const std::function<void(Container&)>& c
   spit(path, c.serialize());
   SCOPED_TRACE(name);
   expect_format_error([&] { read_zkey(path); }, needles);
-  // Points used in place from the mapped file are checked exactly like copied ones.
+  // Points used in place from the mapped file are checked exactly like copied ones, also when the
+  // checks run in the background (the error then comes from the wait).
   expect_format_error([&] { read_zkey(path, ZKeyMemory::MapFile); }, needles);
+  expect_format_error(
+      [&] {
+        ZKey z = read_zkey(path, ZKeyMemory::MapFileBackground);
+        wait_points_checked(z);
+      },
+      needles);
 }
 
 }  // namespace
@@ -334,7 +341,12 @@ TEST(FormatsZkey, MappedPointsEqualCopiedPoints) {
   spit(path, slurp(kZkeyFast));
   ZKey copied = read_zkey(path);
   ZKey mapped = read_zkey(path, ZKeyMemory::MapFile);
+  ZKey background = read_zkey(path, ZKeyMemory::MapFileBackground);
   fs::remove(path);
+  wait_points_checked(background);
+  EXPECT_EQ(background.b1, copied.b1);  // a copied section (offset 4 mod 8 in this file)
+  EXPECT_EQ(background.b2, copied.b2);  // a viewed one
+  EXPECT_EQ(background.h, copied.h);
   EXPECT_EQ(mapped.a, copied.a);
   EXPECT_EQ(mapped.b1, copied.b1);
   EXPECT_EQ(mapped.b2, copied.b2);
