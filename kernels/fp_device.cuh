@@ -191,8 +191,18 @@ CUZK_UNROLL
   // that word. X and Y each carry one top word for the few bits above 32*NW. Cost: 4*NW^2 32-bit
   // multiply-adds plus about 4*NW adds; the result is < 2p (standard CIOS bound for a, b < p) and
   // one conditional subtraction makes it canonical.
-  CUZK_HD DFp operator*(const DFp& bb) const {
-    const u32* a = w;
+  CUZK_HD DFp operator*(const DFp& bb) const { return reduce_once(mul_rows<StdRow>(*this, bb)); }
+
+  // The standard reduction row of the product below (any modulus).
+  struct StdRow {
+    CUZK_HD static void apply(u32* X, u32* Y) { reduce_row(X, Y); }
+  };
+  // That CIOS product before its final subtraction, in [0, 2p). Row::apply(X, Y) is the reduction
+  // row, so that a modulus of special shape (Fr's r = 1 - 2^32 mod 2^64, ntt_v2_core.cuh) can bring
+  // its own cheaper one.
+  template <class Row>
+  CUZK_HD static DFp mul_rows(const DFp& aa, const DFp& bb) {
+    const u32* a = aa.w;
     const u32* b = bb.w;
     u32 X[NW + 1], Y[NW + 1];
     // Row 0: plain products, nothing to accumulate yet.
@@ -205,7 +215,7 @@ CUZK_UNROLL
     }
     X[NW] = 0;
     Y[NW] = 0;
-    reduce_row(X, Y);
+    Row::apply(X, Y);
 CUZK_UNROLL
     for (int i = 1; i < NW; i++) {
       u32 Xn[NW + 1], Yn[NW + 1];
@@ -231,7 +241,7 @@ CUZK_UNROLL
         Xn[j + 1] = madc_hi_cc(a[j], b[i], Y[j + 1], d);
       }
       Xn[NW] = addc(Y[NW], 0, d);
-      reduce_row(Xn, Yn);
+      Row::apply(Xn, Yn);
 CUZK_UNROLL
       for (int j = 0; j <= NW; j++) {
         X[j] = Xn[j];
@@ -245,7 +255,7 @@ CUZK_UNROLL
 CUZK_UNROLL
     for (int j = 1; j < NW - 1; j++) r.w[j] = addc_cc(Y[j], X[j + 1], c);
     r.w[NW - 1] = addc(Y[NW - 1], X[NW], c);
-    return reduce_once(r);
+    return r;
   }
   CUZK_HD DFp sqr() const { return *this * *this; }
 

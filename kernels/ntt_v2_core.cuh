@@ -94,60 +94,16 @@ CUZK_UNROLL
   Y[NW] = addc(Y[NW], 0, d);
 }
 
+template <bool Fast>
+struct FrRow {
+  CUZK_HD static void apply(u32* X, u32* Y) { fr_reduce_row<Fast>(X, Y); }
+};
+
 // a * b / 2^256 mod p in [0, 2p), for a < 2p and b < p (no final subtraction): DFr::operator*'s
 // even/odd CIOS with fr_reduce_row<Fast>.
 template <bool Fast>
 CUZK_HD DFr fr_mul_lazy(const DFr& aa, const DFr& bb) {
-  constexpr int NW = 8;
-  const u32* a = aa.w;
-  const u32* b = bb.w;
-  u32 X[NW + 1], Y[NW + 1];
-CUZK_UNROLL
-  for (int j = 0; j < NW; j += 2) {
-    X[j] = mul_lo(a[j], b[0]);
-    X[j + 1] = mul_hi(a[j], b[0]);
-    Y[j] = mul_lo(a[j + 1], b[0]);
-    Y[j + 1] = mul_hi(a[j + 1], b[0]);
-  }
-  X[NW] = 0;
-  Y[NW] = 0;
-  fr_reduce_row<Fast>(X, Y);
-CUZK_UNROLL
-  for (int i = 1; i < NW; i++) {
-    u32 Xn[NW + 1], Yn[NW + 1];
-    Carry c;
-    Xn[0] = add_cc(Y[0], X[1], c);
-CUZK_UNROLL
-    for (int j = 1; j < NW - 1; j += 2) {
-      Yn[j - 1] = madc_lo_cc(a[j], b[i], X[j + 1], c);
-      Yn[j] = madc_hi_cc(a[j], b[i], X[j + 2], c);
-    }
-    Yn[NW - 2] = madc_lo_cc(a[NW - 1], b[i], X[NW], c);
-    Yn[NW - 1] = madc_hi_cc(a[NW - 1], b[i], 0, c);
-    Yn[NW] = addc(0, 0, c);
-    Carry d;
-    Xn[0] = mad_lo_cc(a[0], b[i], Xn[0], d);
-    Xn[1] = madc_hi_cc(a[0], b[i], Y[1], d);
-CUZK_UNROLL
-    for (int j = 2; j < NW; j += 2) {
-      Xn[j] = madc_lo_cc(a[j], b[i], Y[j], d);
-      Xn[j + 1] = madc_hi_cc(a[j], b[i], Y[j + 1], d);
-    }
-    Xn[NW] = addc(Y[NW], 0, d);
-    fr_reduce_row<Fast>(Xn, Yn);
-CUZK_UNROLL
-    for (int j = 0; j <= NW; j++) {
-      X[j] = Xn[j];
-      Y[j] = Yn[j];
-    }
-  }
-  DFr r;
-  Carry c;
-  r.w[0] = add_cc(Y[0], X[1], c);
-CUZK_UNROLL
-  for (int j = 1; j < NW - 1; j++) r.w[j] = addc_cc(Y[j], X[j + 1], c);
-  r.w[NW - 1] = addc(Y[NW - 1], X[NW], c);
-  return r;
+  return DFr::mul_rows<FrRow<Fast>>(aa, bb);
 }
 
 // a + b for a, b in [0, 2p), result in [0, 2p): the sum (up to 257 bits) minus 2p unless that borrows.
