@@ -134,6 +134,19 @@ void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale& s) {
   for (size_t i = 0; i < d.size(); i++) ntt_scale_elem(d.data(), k, s, i);
 }
 
+// A whole natural-order NTT through the emulated kernels, as the device runs it: the DIF passes,
+// then the bit reversal (with n^-1 for the inverse) in the element-wise kernel.
+void emulate_ntt(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse) {
+  emulate_passes(d, k, kt, tw, inverse, false);
+  NttScale s;
+  s.permute = true;
+  if (inverse) {
+    s.mode = NttScale::Constant;
+    s.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(d.size()).inv()})[0];
+  }
+  emulate_elementwise(d, k, s);
+}
+
 struct HostPow {
   std::vector<DFr> buf;
   PowTable table;
@@ -167,14 +180,7 @@ TEST(GpuKernelEmulation, NttAllSmallSizesBothDirections) {
       std::vector<Fr> ref = x;
       ntt(ref.data(), k, inverse);
       std::vector<DFr> d = to_dev<DFr>(x);
-      emulate_passes(d, k, kt, tw, inverse, false);
-      NttScale s;
-      s.permute = true;
-      if (inverse) {
-        s.mode = NttScale::Constant;
-        s.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
-      }
-      emulate_elementwise(d, k, s);
+      emulate_ntt(d, k, kt, tw, inverse);
       ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr)))
           << "k=" << k << " inverse=" << inverse << " legacy=" << legacy;
     }
@@ -337,14 +343,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
         std::vector<Fr> ref = x;
         ntt(ref.data(), k, inverse);
         std::vector<DFr> d = to_dev<DFr>(x);
-        emulate_passes(d, k, kt, tw, inverse, false);
-        NttScale s;
-        s.permute = true;
-        if (inverse) {
-          s.mode = NttScale::Constant;
-          s.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
-        }
-        emulate_elementwise(d, k, s);
+        emulate_ntt(d, k, kt, tw, inverse);
         ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "k=" << k << " inverse=" << inverse << " v2=" << v;
       }
       // Permute, then the DIT passes (the H stage's forward half).
