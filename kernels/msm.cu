@@ -238,14 +238,21 @@ G2AccKind msm_g2_acc_kind() {
 
 namespace {
 // CUZK_MSM_TASK_ORDER: which curves run their level-0 tasks longest first (MsmEngine::task_order):
-// none (default), g2, all. Opt-in: built and compiled on the H200, not yet measured (PERFORMANCE.md).
+// all (default: G1 2^24 over precomputed bases 120.7 -> 106.4 ms, G2 2^22 95.8 -> 75.9 ms on the
+// H200, docs/PERFORMANCE.md), g2, none.
 bool msm_task_order_for(bool g1) {
   const char* e = std::getenv("CUZK_MSM_TASK_ORDER");
-  std::string v = e && *e ? e : "none";
+  std::string v = e && *e ? e : "all";
   if (v == "g2") return !g1;
   if (v == "all") return true;
   if (v == "none") return false;
   throw GpuError("CUZK_MSM_TASK_ORDER=" + v + ": expected g2, all or none");
+}
+// CUZK_MSM_TREE=0: the window's chunk totals are summed in serial chains of 32 (the first design)
+// instead of a tree of two-way sums, one addition deep per level (default).
+bool msm_group_tree() {
+  const char* e = std::getenv("CUZK_MSM_TREE");
+  return !(e && !std::strcmp(e, "0"));
 }
 }  // namespace
 
@@ -461,8 +468,7 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
   // G2 with a Pair* kind: the bucket-side kernels on lane pairs too.
   [[maybe_unused]] bool pair = false;
   if constexpr (!g1) pair = g2k != G2AccKind::Legacy;
-  const char* tree_env = std::getenv("CUZK_MSM_G2_PAIR_TREE");
-  bool pair_tree = tree_env && *tree_env == '1';
+  const bool tree = msm_group_tree();
   for (int l = 1; l < levels_; l++) {
     if (totals_[l] == 0) continue;
     if constexpr (!g1) {
@@ -508,10 +514,9 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
   }
   tm.mark("chunks");
   while (per_window > 1) {
-    // CUZK_MSM_G2_PAIR_TREE=1 (pairs only, opt-in, not yet measured): a tree of two-way sums, each
-    // level one addition deep, instead of serial chains of 32, which run 512 threads 32 additions
-    // deep (2.1 ms of a 97 ms G2 MSM at 2^22).
-    u32 gs = std::min<u32>(pair && pair_tree ? 2 : 32, per_window);
+    // A tree of two-way sums is 14 additions deep over 2^14 chunks, against 3 x 32 for chains of 32
+    // (G2 2^22: 2.1 -> 0.41 ms; these kernels run only a few hundred threads, latency-bound).
+    u32 gs = std::min<u32>(tree ? 2 : 32, per_window);
     u32 n_out = (per_window / gs) * nw;
     launched = false;
     if constexpr (!g1) {

@@ -327,9 +327,9 @@ TEST(GpuMsm, G2MatchesCpu) {
 }
 
 // Every G2 accumulation kind (CUZK_MSM_G2_ACC: one thread per task, or lane pairs with and without
-// the four-term Y3 and the 168-register launch bound), with the defaults and with the opt-in level-0
-// task order (CUZK_MSM_TASK_ORDER, G1 too) and group-sum tree (CUZK_MSM_G2_PAIR_TREE), plain and over
-// precomputed bases, against the CPU.
+// the four-term Y3 and the 168-register launch bound), with the level-0 task order on and off
+// (CUZK_MSM_TASK_ORDER, G1 too) and the group sums as a tree or as chains (CUZK_MSM_TREE), plain and
+// over precomputed bases, against the CPU.
 TEST(GpuMsm, G2AccumulationKindsMatchCpu) {
   REQUIRE_GPU();
   std::vector<std::pair<size_t, int>> cases = {{1, 0}, {300, 0}, {5003, 0}, {1000, 7}, {2049, 12}};
@@ -343,14 +343,14 @@ TEST(GpuMsm, G2AccumulationKindsMatchCpu) {
       for (size_t i = 0; i < n; i += 2) sc.back()[i] = Fr::one();
     ref.push_back(msm_g2(pts.back().data(), sc.back().data(), n));
   }
-  // The defaults, then the opt-in level-0 task order (for G1 too) with the two-way group-sum tree.
+  // Task order and tree off (the first design), then on (the defaults).
   size_t n1 = 3001;
   auto p1 = rand_points<G1Curve>(n1, g1_generator());
   auto s1 = tricky_scalars(n1);
   G1 r1 = msm_g1(p1.data(), s1.data(), n1);
   for (const char* order : {"none", "all"}) {
     setenv("CUZK_MSM_TASK_ORDER", order, 1);
-    setenv("CUZK_MSM_G2_PAIR_TREE", order[0] == 'a' ? "1" : "0", 1);
+    setenv("CUZK_MSM_TREE", order[0] == 'a' ? "1" : "0", 1);
     ASSERT_EQ(gpu::msm_g1(0, p1.data(), s1.data(), n1).to_affine(), r1.to_affine()) << order;
     ASSERT_EQ(gpu::msm_g1_precomputed(0, p1.data(), s1.data(), n1).to_affine(), r1.to_affine()) << order;
     for (const char* kind : {"legacy", "pair", "pair4", "pair-lb3", "pair4-lb3"}) {
@@ -371,7 +371,7 @@ TEST(GpuMsm, G2AccumulationKindsMatchCpu) {
   setenv("CUZK_MSM_TASK_ORDER", "bogus", 1);
   EXPECT_THROW(gpu::msm_g2(0, pts[1].data(), sc[1].data(), 300), gpu::GpuError);
   unsetenv("CUZK_MSM_TASK_ORDER");
-  unsetenv("CUZK_MSM_G2_PAIR_TREE");
+  unsetenv("CUZK_MSM_TREE");
 }
 
 // MSM over precomputed bases (window copies 2^(wc) P built on the device, one set of buckets for all
