@@ -94,6 +94,8 @@ class MsmEngine {
  private:
   template <class C, class HC>
   Jacobian<HC> run(const Affine<C>* d_points, u32 idx_offset);
+  template <class C, bool Sum2>
+  void launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32* order, XYZZ<C>* out);
 
   // Level-0 tasks by decreasing length (CUZK_MSM_TASK_ORDER=g2|all, opt-in), built at the first run
   // that uses it.

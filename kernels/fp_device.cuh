@@ -248,7 +248,10 @@ CUZK_UNROLL
         Y[j] = Yn[j];
       }
     }
-    // T/2^32 = Y + (X >> 32), now < 2p < 2^(32 NW).
+    return fold_halves(X, Y);
+  }
+  // T/2^32 = Y + (X >> 32) after the last reduction row: the CIOS result, < 2p < 2^(32 NW).
+  CUZK_HD static DFp fold_halves(const u32* X, const u32* Y) {
     DFp r;
     Carry c;
     r.w[0] = add_cc(Y[0], X[1], c);
@@ -256,6 +259,20 @@ CUZK_UNROLL
     for (int j = 1; j < NW - 1; j++) r.w[j] = addc_cc(Y[j], X[j + 1], c);
     r.w[NW - 1] = addc(Y[NW - 1], X[NW], c);
     return r;
+  }
+  // acc[0..NW] += the products a_j b of one parity (j = First, First + 2, ...), word pair (lo, hi)
+  // of a_j b at acc[j - First], acc[j - First + 1]: one half of a CIOS row, for sums of products.
+  template <int First>
+  CUZK_HD static void mac_half(u32* acc, const DFp& a, u32 b) {
+    Carry c;
+    acc[0] = mad_lo_cc(a.w[First], b, acc[0], c);
+    acc[1] = madc_hi_cc(a.w[First], b, acc[1], c);
+CUZK_UNROLL
+    for (int j = First + 2; j < NW; j += 2) {
+      acc[j - First] = madc_lo_cc(a.w[j], b, acc[j - First], c);
+      acc[j - First + 1] = madc_hi_cc(a.w[j], b, acc[j - First + 1], c);
+    }
+    acc[NW] = addc(acc[NW], 0, c);
   }
   CUZK_HD DFp sqr() const { return *this * *this; }
 

@@ -21,31 +21,47 @@ constexpr int kEmitThreads = 256;
 constexpr int kAccThreads = 128;
 constexpr int kMaxLevels = 12;
 
-// One scalar per thread: prepare, count its nonzero digits, reserve room for the block with one
-// atomic, then write the entries.
+// One scalar per thread, entries written window by window so that the stores coalesce: a warp's
+// nonzero digits of window w go to consecutive slots (ballot + popc), the block's slots are ordered
+// (window, warp), and one atomic per block reserves them. (Writing each scalar's digits
+// consecutively instead put a warp's 32 stores ~13 words apart, 32 sectors per store: 4.5 ms of
+// the 9.7 ms plan at 2^24.) The order of entries before the sort does not matter.
 __global__ void __launch_bounds__(kEmitThreads) k_emit(const DFr* scalars, size_t n, int c, u32 shared_stride,
                                                         u32* keys, u32* vals, u32* counter) {
-  using Scan = cub::BlockScan<u32, kEmitThreads>;
-  __shared__ typename Scan::TempStorage scan_tmp;
+  constexpr int kWarps = kEmitThreads / 32;
+  __shared__ u32 off[kMsmMaxWindows * kWarps];
   __shared__ u32 base;
+  const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   size_t i = blockIdx.x * (size_t)kEmitThreads + threadIdx.x;
-  DFr k = DFr::zero();
-  u32 cnt = 0;
-  if (i < n) {
-    k = msm_prepare_scalar(load(scalars + i));
-    cnt = (u32)msm_emit(k, (u32)i, c, [](u32, u32) {}, shared_stride);
+  u32 k[8] = {0, 0, 0, 0, 0, 0, 0, 0}, neg = 0;
+  if (i < n) neg = msm_scalar_words(msm_prepare_scalar(load(scalars + i)), k);
+  const int nw = msm_windows(c), cells = nw * kWarps;
+  for (int w = 0; w < nw; w++) {
+    u32 m = __ballot_sync(~0u, msm_digit(k, w, c) != 0);
+    if (lane == 0) off[w * kWarps + warp] = __popc(m);
   }
-  u32 off, total;
-  Scan(scan_tmp).ExclusiveSum(cnt, off, total);
-  if (threadIdx.x == 0) base = total ? atomicAdd(counter, total) : 0;
   __syncthreads();
-  if (cnt) {
-    u32 p = base + off;
-    msm_emit(k, (u32)i, c, [&](u32 key, u32 val) {
-      keys[p] = key;
-      vals[p] = val;
-      p++;
-    }, shared_stride);
+  if (warp == 0) {  // exclusive scan of the (window, warp) counts, 32 at a time
+    u32 run = 0;
+    for (int j = 0; j < cells; j += 32) {
+      u32 v = j + (int)lane < cells ? off[j + lane] : 0, incl = v;
+      for (int d = 1; d < 32; d <<= 1) {
+        u32 t = __shfl_up_sync(~0u, incl, d);
+        if ((int)lane >= d) incl += t;
+      }
+      if (j + (int)lane < cells) off[j + lane] = run + incl - v;
+      run += __shfl_sync(~0u, incl, 31);
+    }
+    if (lane == 0) base = run ? atomicAdd(counter, run) : 0;
+  }
+  __syncthreads();
+  const u32 below = (1u << lane) - 1;
+  for (int w = 0; w < nw; w++) {
+    int d = msm_digit(k, w, c);
+    u32 m = __ballot_sync(~0u, d != 0);
+    if (d == 0) continue;
+    u32 p = base + off[w * kWarps + warp] + __popc(m & below);
+    msm_entry(w, d, (u32)i, neg, c, shared_stride, keys[p], vals[p]);
   }
 }
 
@@ -90,7 +106,7 @@ __global__ void k_task_len0(const u32* count, const u32* ntask, const u32* toff,
 
 // Shared: the points are a table of window copies (msm_shifted_copies) of `stride` points each, and
 // the values name (window, index) as w * n_scalars + index.
-template <class C, bool Shared>
+template <class C, bool Shared, bool Sum2>
 __global__ void __launch_bounds__(kAccThreads) k_acc0(const Affine<C>* points, u32 idx_offset, u32 n_scalars,
                                                       u32 stride, const u32* vals, const u32* start,
                                                       const u32* end, const u32* toff, const u32* map, u32 l0,
@@ -102,9 +118,9 @@ __global__ void __launch_bounds__(kAccThreads) k_acc0(const Affine<C>* points, u
   u32 begin = start[b] + (t - toff[b]) * l0;
   u32 stop = min(begin + l0, end[b]);
   if constexpr (Shared)
-    store(out + t, msm_acc_entries_shared(points, idx_offset, n_scalars, stride, vals, begin, stop));
+    store(out + t, msm_acc_entries_shared<C, Sum2>(points, idx_offset, n_scalars, stride, vals, begin, stop));
   else
-    store(out + t, msm_acc_entries(points, idx_offset, vals, begin, stop));
+    store(out + t, msm_acc_entries<C, Sum2>(points, idx_offset, vals, begin, stop));
 }
 
 // One point per thread: its nw window copies 2^(wc) P into table[w * n + i].
@@ -247,6 +263,12 @@ bool msm_task_order_for(bool g1) {
   if (v == "all") return true;
   if (v == "none") return false;
   throw GpuError("CUZK_MSM_TASK_ORDER=" + v + ": expected g2, all or none");
+}
+// CUZK_MSM_G1_SUM2=0: G1's bucket loop uses XYZZ::add_affine as written instead of
+// g1_add_affine_sum2 (Y3 with one reduction for its two products; default).
+bool msm_g1_sum2() {
+  const char* e = std::getenv("CUZK_MSM_G1_SUM2");
+  return !(e && !std::strcmp(e, "0"));
 }
 // CUZK_MSM_TREE=0: the window's chunk totals are summed in serial chains of 32 (the first design)
 // instead of a tree of two-way sums, one addition deep per level (default).
@@ -413,6 +435,15 @@ void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
   for (auto& ch : chunks_) ch.reserve(nchunks * xyzz_bytes);
 }
 
+template <class C, bool Sum2>
+void MsmEngine::launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32* order, XYZZ<C>* out) {
+  auto kern = shared_ ? k_acc0<C, true, Sum2> : k_acc0<C, false, Sum2>;
+  kern<<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
+      d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
+      toff_[0].get(), map_[0].get(), l0_, totals_[0], order, out);
+  CUZK_CUDA_LAUNCHED("k_acc0");
+}
+
 template <class C, class HC>
 Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
   using P = XYZZ<C>;
@@ -454,15 +485,14 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
     }
   }
   if (g2k == G2AccKind::Legacy) {
-    if (shared_)
-      k_acc0<C, true><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
-          d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
-          toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0]);
-    else
-      k_acc0<C, false><<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
-          d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
-          toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0]);
-    CUZK_CUDA_LAUNCHED("k_acc0");
+    if constexpr (g1) {
+      if (msm_g1_sum2())
+        launch_acc0<C, true>(d_points, idx_offset, order, outs[0]);
+      else
+        launch_acc0<C, false>(d_points, idx_offset, order, outs[0]);
+    } else {
+      launch_acc0<C, false>(d_points, idx_offset, order, outs[0]);
+    }
   }
   tm.mark("acc0");
   // G2 with a Pair* kind: the bucket-side kernels on lane pairs too.

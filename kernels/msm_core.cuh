@@ -22,6 +22,7 @@
 // single window and wider windows pay off (msm_auto_window_shared).
 #pragma once
 #include <cstdlib>
+#include <type_traits>
 
 #include "device_util.cuh"
 
@@ -69,31 +70,158 @@ CUZK_HD int msm_digit(const u32* k, int w, int c) {
 // Scalar bits after folding and the windows they need.
 constexpr int kMsmScalarBits = 254;
 CUZK_HD int msm_windows(int c) { return (kMsmScalarBits + 1 + c - 1) / c; }
+constexpr int kMsmMinWindow = 4, kMsmMaxWindows = (kMsmScalarBits + kMsmMinWindow) / kMsmMinWindow;
 
-// The digits of one prepared scalar: calls f(key, value) for each nonzero one; returns how many.
+// The sort entry of nonzero digit d of window w of scalar `index` (neg: the scalar's fold flag).
 // shared_stride = 0: the key is (window, |d|-1) and the value the point index. shared_stride = s > 0
 // (precomputed bases, see msm_shifted_copies): every window uses the same buckets, the key is |d|-1
 // and the value is w*s + index, the entry of the window-w copy 2^(wc) P_index.
-template <class Fn>
-CUZK_HD int msm_emit(const DFr& prepared, u32 index, int c, Fn&& f, u32 shared_stride = 0) {
-  u32 k[8];
+CUZK_HD void msm_entry(int w, int d, u32 index, u32 neg, int c, u32 shared_stride, u32& key, u32& val) {
+  u32 mag = d < 0 ? (u32)-d : (u32)d;
+  u32 sign = (d < 0 ? kMsmNegBit : 0) ^ neg;
+  if (shared_stride) {
+    key = mag - 1;
+    val = ((u32)w * shared_stride + index) | sign;
+  } else {
+    key = ((u32)w << (c - 1)) | (mag - 1);
+    val = index | sign;
+  }
+}
+
+// A prepared scalar's plain words (fold flag cleared) and its fold flag.
+CUZK_HD u32 msm_scalar_words(const DFr& prepared, u32 (&k)[8]) {
 CUZK_UNROLL
   for (int j = 0; j < 8; j++) k[j] = prepared.w[j];
   u32 neg = k[7] & kMsmNegBit;
   k[7] &= ~kMsmNegBit;
+  return neg;
+}
+
+// The digits of one prepared scalar: calls f(key, value) for each nonzero one (msm_entry); returns
+// how many.
+template <class Fn>
+CUZK_HD int msm_emit(const DFr& prepared, u32 index, int c, Fn&& f, u32 shared_stride = 0) {
+  u32 k[8];
+  u32 neg = msm_scalar_words(prepared, k);
   int nw = msm_windows(c), count = 0;
   for (int w = 0; w < nw; w++) {
     int d = msm_digit(k, w, c);
     if (d == 0) continue;
-    u32 mag = d < 0 ? (u32)-d : (u32)d;
-    u32 sign = (d < 0 ? kMsmNegBit : 0) ^ neg;
-    if (shared_stride)
-      f(mag - 1, ((u32)w * shared_stride + index) | sign);
-    else
-      f(((u32)w << (c - 1)) | (mag - 1), index | sign);
+    u32 key, val;
+    msm_entry(w, d, index, neg, c, shared_stride, key, val);
+    f(key, val);
     count++;
   }
   return count;
+}
+
+// (sum_k a_k b_k) / 2^(32 NW) mod p, fully reduced, for K <= 4 and every a_k <= p, b_k < p.
+// bw(k, i) returns word i of b_k (called once per (k, row), in row order).
+//
+// CIOS as in DFp::operator*, with the K products of a row added to the even/odd halves X, Y before
+// that row's reduction. Bounds: each row adds < K p 2^32 + p 2^32, so T < (K+1) p < 2^384 between
+// rows (p < 2^381); at the end T = (sum + M p)/R < K p^2 / R + p < 2p since K p < R, so one
+// conditional subtraction makes it canonical.
+template <int K, class BW>
+CUZK_HD DFq mont_sum(const DFq (&a)[K], BW&& bw) {
+  constexpr int NW = DFq::NW;
+  static_assert(K >= 1 && K <= 4, "the bound K p < 2^384 holds for K <= 4");
+  u32 X[NW + 1], Y[NW + 1];
+  {
+    u32 b0 = bw(0, 0);
+CUZK_UNROLL
+    for (int j = 0; j < NW; j += 2) {
+      X[j] = mul_lo(a[0].w[j], b0);
+      X[j + 1] = mul_hi(a[0].w[j], b0);
+      Y[j] = mul_lo(a[0].w[j + 1], b0);
+      Y[j + 1] = mul_hi(a[0].w[j + 1], b0);
+    }
+    X[NW] = 0;
+    Y[NW] = 0;
+CUZK_UNROLL
+    for (int k = 1; k < K; k++) {
+      u32 bk = bw(k, 0);
+      DFq::mac_half<0>(X, a[k], bk);
+      DFq::mac_half<1>(Y, a[k], bk);
+    }
+  }
+  DFq::reduce_row(X, Y);
+CUZK_UNROLL
+  for (int i = 1; i < NW; i++) {
+    u32 Xn[NW + 1], Yn[NW + 1];
+    u32 bi = bw(0, i);
+    Carry c;
+    // T / 2^32: new even half Y + X_1 (word 0), new odd half X >> 64, plus the odd products of a_0.
+    Xn[0] = add_cc(Y[0], X[1], c);
+CUZK_UNROLL
+    for (int j = 1; j < NW - 1; j += 2) {
+      Yn[j - 1] = madc_lo_cc(a[0].w[j], bi, X[j + 1], c);
+      Yn[j] = madc_hi_cc(a[0].w[j], bi, X[j + 2], c);
+    }
+    Yn[NW - 2] = madc_lo_cc(a[0].w[NW - 1], bi, X[NW], c);
+    Yn[NW - 1] = madc_hi_cc(a[0].w[NW - 1], bi, 0, c);
+    Yn[NW] = addc(0, 0, c);
+    Carry d;
+    Xn[0] = mad_lo_cc(a[0].w[0], bi, Xn[0], d);
+    Xn[1] = madc_hi_cc(a[0].w[0], bi, Y[1], d);
+CUZK_UNROLL
+    for (int j = 2; j < NW; j += 2) {
+      Xn[j] = madc_lo_cc(a[0].w[j], bi, Y[j], d);
+      Xn[j + 1] = madc_hi_cc(a[0].w[j], bi, Y[j + 1], d);
+    }
+    Xn[NW] = addc(Y[NW], 0, d);
+CUZK_UNROLL
+    for (int k = 1; k < K; k++) {
+      u32 bk = bw(k, i);
+      DFq::mac_half<1>(Yn, a[k], bk);
+      DFq::mac_half<0>(Xn, a[k], bk);
+    }
+    DFq::reduce_row(Xn, Yn);
+CUZK_UNROLL
+    for (int j = 0; j <= NW; j++) {
+      X[j] = Xn[j];
+      Y[j] = Yn[j];
+    }
+  }
+  return DFq::reduce_once(DFq::fold_halves(X, Y));
+}
+
+// p - v for v in [0, p): a value in (0, p], a valid first factor of mont_sum (p itself contributes 0).
+CUZK_HD DFq fq_negp(const DFq& v) {
+  DFq r;
+  Carry c;
+  r.w[0] = sub_cc(DFq::W::mod(0), v.w[0], c);
+CUZK_UNROLL
+  for (int j = 1; j < DFq::NW - 1; j++) r.w[j] = subc_cc(DFq::W::mod(j), v.w[j], c);
+  r.w[DFq::NW - 1] = subc(DFq::W::mod(DFq::NW - 1), v.w[DFq::NW - 1], c);
+  return r;
+}
+
+// madd-2008-s for G1 (XYZZ::add_affine's formulas and results) with Y3 = R (Q - X3) + (p - Y) PPP
+// as one two-product sum with a single Montgomery reduction (mont_sum<2>): 2 x 288 + 288 instead of
+// 2 x 576 multiply-adds, i.e. 5% of the 10 multiplies of the bucket loop's addition.
+CUZK_HD XYZZ<DG1> g1_add_affine_sum2(const XYZZ<DG1>& a, const Affine<DG1>& q) {
+  if (q.is_inf()) return a;
+  if (a.is_inf()) return XYZZ<DG1>::from_affine(q);
+  DFq p = q.x * a.zz - a.x, rr = q.y * a.zzz - a.y;
+  if (p.is_zero()) return rr.is_zero() ? XYZZ<DG1>::dbl_affine(q) : XYZZ<DG1>::infinity();
+  DFq pp = p.sqr(), ppp = p * pp, qq = a.x * pp;
+  XYZZ<DG1> r;
+  r.x = rr.sqr() - ppp - qq.dbl();
+  const DFq f[2] = {rr, fq_negp(a.y)}, g[2] = {qq - r.x, ppp};
+  r.y = mont_sum<2>(f, [&](int k, int i) { return g[k].w[i]; });
+  r.zz = a.zz * pp;
+  r.zzz = a.zzz * ppp;
+  return r;
+}
+
+// The bucket loop's mixed addition: Sum2 picks g1_add_affine_sum2 for G1.
+template <bool Sum2, class C>
+CUZK_HD XYZZ<C> msm_madd(const XYZZ<C>& a, const Affine<C>& q) {
+  if constexpr (Sum2 && std::is_same_v<C, DG1>)
+    return g1_add_affine_sum2(a, q);
+  else
+    return a.add_affine(q);
 }
 
 // Largest b with off[b] <= t (off is an exclusive prefix sum with off[0] = 0): the bucket of task t.
@@ -121,7 +249,7 @@ CUZK_HD u32 ceil_div(u32 a, u32 b) { return (a + b - 1) / b; }
 // Level-0 task t: sums the affine points of up to L0 sorted entries of one bucket. Entries whose
 // index is below idx_offset are skipped (the C MSM covers only the private wires), the others use
 // points[index - idx_offset]. Points at infinity add nothing.
-template <class C>
+template <class C, bool Sum2 = false>
 CUZK_HD XYZZ<C> msm_acc_entries(const Affine<C>* points, u32 idx_offset, const u32* vals, u32 begin, u32 end) {
   XYZZ<C> acc = XYZZ<C>::infinity();
   for (u32 e = begin; e < end; e++) {
@@ -130,14 +258,14 @@ CUZK_HD XYZZ<C> msm_acc_entries(const Affine<C>* points, u32 idx_offset, const u
     if (idx < idx_offset) continue;
     Affine<C> p = load(points + (idx - idx_offset));
     if (v & kMsmNegBit) p = -p;
-    acc = acc.add_affine(p);
+    acc = msm_madd<Sum2>(acc, p);
   }
   return acc;
 }
 
 // Level-0 task over shared buckets: value w*n_scalars + i (plus the sign bit) names the window-w copy
 // of point i, stored at table[w*stride + i - idx_offset] (stride = points per window copy).
-template <class C>
+template <class C, bool Sum2 = false>
 CUZK_HD XYZZ<C> msm_acc_entries_shared(const Affine<C>* table, u32 idx_offset, u32 n_scalars, u32 stride,
                                        const u32* vals, u32 begin, u32 end) {
   XYZZ<C> acc = XYZZ<C>::infinity();
@@ -148,7 +276,7 @@ CUZK_HD XYZZ<C> msm_acc_entries_shared(const Affine<C>* table, u32 idx_offset, u
     if (i < idx_offset) continue;
     Affine<C> p = load(table + ((size_t)w * stride + (i - idx_offset)));
     if (v & kMsmNegBit) p = -p;
-    acc = acc.add_affine(p);
+    acc = msm_madd<Sum2>(acc, p);
   }
   return acc;
 }
@@ -206,6 +334,8 @@ inline int msm_auto_window(size_t n) {
 
 // The same model for precomputed bases (msm_shifted_copies): all windows share one set of 2^(c-1)
 // buckets, so the bucket term no longer grows with the window count and wider windows pay off.
+// Refitted after the level-0 task order (G1 2^24 at c = 20 / 21 / 22: 96.7 / 97.6 / 94.8 ms) to
+// ~0.47 ns per entry and ~3.8 ns per bucket, i.e. a bucket costs ~8 entries: c = 22 at 2^24 and 2^26.
 // CUZK_MSM_SHARED_WINDOW=c (8..22) overrides it everywhere (tables and plans alike), for window sweeps.
 inline int msm_auto_window_shared(size_t n) {
   if (const char* e = std::getenv("CUZK_MSM_SHARED_WINDOW")) {
@@ -216,7 +346,7 @@ inline int msm_auto_window_shared(size_t n) {
   double best_cost = 1e300;
   for (int c = 8; c <= 22; c++) {
     double w = msm_windows(c);
-    double cost = (double)n * w + (double)(1u << (c - 1)) * 11.0;
+    double cost = (double)n * w + (double)(1u << (c - 1)) * 8.0;
     if (cost < best_cost) {
       best_cost = cost;
       best = c;

@@ -24,126 +24,6 @@
 namespace cuzk {
 namespace gpu {
 
-// (sum_k a_k b_k) / 2^(32 NW) mod p, fully reduced, for K <= 4 and every a_k <= p, b_k < p.
-// bw(k, i) returns word i of b_k (called once per (k, row), in row order).
-//
-// CIOS as in DFp::operator*, with the K products of a row added to the even/odd halves X, Y before
-// that row's reduction. Bounds: each row adds < K p 2^32 + p 2^32, so T < (K+1) p < 2^384 between
-// rows (p < 2^381); at the end T = (sum + M p)/R < K p^2 / R + p < 2p since K p < R, so one
-// conditional subtraction makes it canonical.
-template <int K, class BW>
-CUZK_HD DFq mont_sum(const DFq (&a)[K], BW&& bw) {
-  constexpr int NW = DFq::NW;
-  static_assert(K >= 1 && K <= 4, "the bound K p < 2^384 holds for K <= 4");
-  u32 X[NW + 1], Y[NW + 1];
-  {
-    u32 b0 = bw(0, 0);
-CUZK_UNROLL
-    for (int j = 0; j < NW; j += 2) {
-      X[j] = mul_lo(a[0].w[j], b0);
-      X[j + 1] = mul_hi(a[0].w[j], b0);
-      Y[j] = mul_lo(a[0].w[j + 1], b0);
-      Y[j + 1] = mul_hi(a[0].w[j + 1], b0);
-    }
-    X[NW] = 0;
-    Y[NW] = 0;
-CUZK_UNROLL
-    for (int k = 1; k < K; k++) {
-      u32 bk = bw(k, 0);
-      Carry c;
-      X[0] = mad_lo_cc(a[k].w[0], bk, X[0], c);
-      X[1] = madc_hi_cc(a[k].w[0], bk, X[1], c);
-CUZK_UNROLL
-      for (int j = 2; j < NW; j += 2) {
-        X[j] = madc_lo_cc(a[k].w[j], bk, X[j], c);
-        X[j + 1] = madc_hi_cc(a[k].w[j], bk, X[j + 1], c);
-      }
-      X[NW] = addc(X[NW], 0, c);
-      Carry d;
-      Y[0] = mad_lo_cc(a[k].w[1], bk, Y[0], d);
-      Y[1] = madc_hi_cc(a[k].w[1], bk, Y[1], d);
-CUZK_UNROLL
-      for (int j = 3; j < NW; j += 2) {
-        Y[j - 1] = madc_lo_cc(a[k].w[j], bk, Y[j - 1], d);
-        Y[j] = madc_hi_cc(a[k].w[j], bk, Y[j], d);
-      }
-      Y[NW] = addc(Y[NW], 0, d);
-    }
-  }
-  DFq::reduce_row(X, Y);
-CUZK_UNROLL
-  for (int i = 1; i < NW; i++) {
-    u32 Xn[NW + 1], Yn[NW + 1];
-    u32 bi = bw(0, i);
-    Carry c;
-    // T / 2^32: new even half Y + X_1 (word 0), new odd half X >> 64, plus the odd products of a_0.
-    Xn[0] = add_cc(Y[0], X[1], c);
-CUZK_UNROLL
-    for (int j = 1; j < NW - 1; j += 2) {
-      Yn[j - 1] = madc_lo_cc(a[0].w[j], bi, X[j + 1], c);
-      Yn[j] = madc_hi_cc(a[0].w[j], bi, X[j + 2], c);
-    }
-    Yn[NW - 2] = madc_lo_cc(a[0].w[NW - 1], bi, X[NW], c);
-    Yn[NW - 1] = madc_hi_cc(a[0].w[NW - 1], bi, 0, c);
-    Yn[NW] = addc(0, 0, c);
-    Carry d;
-    Xn[0] = mad_lo_cc(a[0].w[0], bi, Xn[0], d);
-    Xn[1] = madc_hi_cc(a[0].w[0], bi, Y[1], d);
-CUZK_UNROLL
-    for (int j = 2; j < NW; j += 2) {
-      Xn[j] = madc_lo_cc(a[0].w[j], bi, Y[j], d);
-      Xn[j + 1] = madc_hi_cc(a[0].w[j], bi, Y[j + 1], d);
-    }
-    Xn[NW] = addc(Y[NW], 0, d);
-CUZK_UNROLL
-    for (int k = 1; k < K; k++) {
-      u32 bk = bw(k, i);
-      Carry e;
-      Yn[0] = mad_lo_cc(a[k].w[1], bk, Yn[0], e);
-      Yn[1] = madc_hi_cc(a[k].w[1], bk, Yn[1], e);
-CUZK_UNROLL
-      for (int j = 3; j < NW; j += 2) {
-        Yn[j - 1] = madc_lo_cc(a[k].w[j], bk, Yn[j - 1], e);
-        Yn[j] = madc_hi_cc(a[k].w[j], bk, Yn[j], e);
-      }
-      Yn[NW] = addc(Yn[NW], 0, e);
-      Carry f;
-      Xn[0] = mad_lo_cc(a[k].w[0], bk, Xn[0], f);
-      Xn[1] = madc_hi_cc(a[k].w[0], bk, Xn[1], f);
-CUZK_UNROLL
-      for (int j = 2; j < NW; j += 2) {
-        Xn[j] = madc_lo_cc(a[k].w[j], bk, Xn[j], f);
-        Xn[j + 1] = madc_hi_cc(a[k].w[j], bk, Xn[j + 1], f);
-      }
-      Xn[NW] = addc(Xn[NW], 0, f);
-    }
-    DFq::reduce_row(Xn, Yn);
-CUZK_UNROLL
-    for (int j = 0; j <= NW; j++) {
-      X[j] = Xn[j];
-      Y[j] = Yn[j];
-    }
-  }
-  DFq r;
-  Carry c;
-  r.w[0] = add_cc(Y[0], X[1], c);
-CUZK_UNROLL
-  for (int j = 1; j < NW - 1; j++) r.w[j] = addc_cc(Y[j], X[j + 1], c);
-  r.w[NW - 1] = addc(Y[NW - 1], X[NW], c);
-  return DFq::reduce_once(r);
-}
-
-// p - v for v in [0, p): a value in (0, p], a valid first factor of mont_sum (p itself contributes 0).
-CUZK_HD DFq pair_negp(const DFq& v) {
-  DFq r;
-  Carry c;
-  r.w[0] = sub_cc(DFq::W::mod(0), v.w[0], c);
-CUZK_UNROLL
-  for (int j = 1; j < DFq::NW - 1; j++) r.w[j] = subc_cc(DFq::W::mod(j), v.w[j], c);
-  r.w[DFq::NW - 1] = subc(DFq::W::mod(DFq::NW - 1), v.w[DFq::NW - 1], c);
-  return r;
-}
-
 CUZK_HD DFq pair_sel(bool one, const DFq& if_one, const DFq& if_zero) {
   DFq r;
 CUZK_UNROLL
@@ -171,7 +51,7 @@ template <class Ex>
 CUZK_HD DFq pair_mul(Ex& ex, const DFq& x, const DFq& y) {
   bool l1 = ex.lane != 0;
   DFq xp = pair_swap(ex, x);
-  DFq a[2] = {x, pair_sel(l1, xp, pair_negp(xp))};
+  DFq a[2] = {x, pair_sel(l1, xp, fq_negp(xp))};
   u32 s = 0;
   // Row i: word i of y0 and of y1; one swap serves both (lane 0 owns y0, lane 1 owns y1).
   return mont_sum<2>(a, [&](int k, int i) -> u32 {
@@ -197,7 +77,7 @@ template <class Ex>
 CUZK_HD DFq pair_mul_sub(Ex& ex, const DFq& r, const DFq& s, const DFq& y, const DFq& t) {
   bool l1 = ex.lane != 0;
   DFq rp = pair_swap(ex, r), yp = pair_swap(ex, y);
-  DFq a[4] = {r, pair_sel(l1, rp, pair_negp(rp)), pair_negp(y), pair_sel(l1, pair_negp(yp), yp)};
+  DFq a[4] = {r, pair_sel(l1, rp, fq_negp(rp)), fq_negp(y), pair_sel(l1, fq_negp(yp), yp)};
   u32 ss = 0, ts = 0;
   return mont_sum<4>(a, [&](int k, int i) -> u32 {
     if (k == 0) ss = ex.swap(s.w[i]);

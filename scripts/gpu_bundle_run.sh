@@ -3,20 +3,26 @@
 # ~230 s of scripts/gpu_devbuild.sh) and travel as one compressed bundle; on the GPU host this script
 # unpacks it and runs the measurement plan named by PLAN (a file of bench lines, see below).
 #
-#   here:   scripts/gpu_bundle_run.sh pack [BUILD_DIR]          -> .devbundle/b.tgz (stripped, ~40 MB)
+#   here:   scripts/gpu_bundle_run.sh pack [BUILD_DIR [BIN...]] -> .devbundle/b.tgz (stripped, ~40 MB;
+#           default BINs cuzk_gpu_bench cuzk_gpu_tests: each carries the ~35 MB of device code)
 #   device: scripts/gpu_bundle_run.sh run PLAN                  (carry .devbundle; logs under $OUT)
 #
 # PLAN lines: "LOG ENV... -- ARGS..." runs `cuzk_gpu_bench ARGS` with ENV set, output appended to
-# $OUT/LOG; "tests" runs the whole gpu test suite; "nsys LOG -- ARGS" runs the bench under nsys and
-# keeps its per-kernel summary. Blank lines and # comments are skipped.
+# $OUT/LOG; "tests [GTEST_FILTER]" runs the gpu test suite; "sh CMD..." runs a shell command with
+# BUNDLE set to the unpacked bundle; "nsys LOG -- ARGS" runs the bench under nsys and keeps its
+# per-kernel summary. Blank lines and # comments are skipped.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cmd="${1:?pack or run}"
 if [ "$cmd" = pack ]; then
   build="${2:-$here/build-cuda}"
+  keep=("${@:3}")
+  [ ${#keep[@]} -gt 0 ] || keep=(cuzk_gpu_bench cuzk_gpu_tests)
   tmp=$(mktemp -d)
   bash "$here/scripts/bundle.sh" "$build" "$tmp/bundle" >/dev/null
-  rm -f "$tmp/bundle/bin/cuzk" "$tmp/bundle/bin/cuzk_tests"
+  for f in "$tmp"/bundle/bin/*; do
+    [[ " ${keep[*]} " == *" $(basename "$f") "* ]] || rm -f "$f"
+  done
   strip "$tmp"/bundle/bin/* 2>/dev/null || true
   mkdir -p "$here/.devbundle"
   tar czf "$here/.devbundle/b.tgz" -C "$tmp" bundle
@@ -39,11 +45,17 @@ rc=0
 while IFS= read -r line; do
   case "$line" in ''|'#'*) continue ;; esac
   echo "== [$(( $(date +%s) - t0 )) s] $line"
-  if [ "$line" = tests ]; then
-    timeout "${TEST_TIMEOUT:-240}" "$b/run" cuzk_gpu_tests --gtest_color=no >"$out/tests.log" 2>&1
+  if [ "${line%% *}" = tests ]; then
+    filter="${line#tests}"; filter="${filter# }"
+    timeout "${TEST_TIMEOUT:-240}" "$b/run" cuzk_gpu_tests --gtest_color=no ${filter:+--gtest_filter=$filter} \
+      >>"$out/tests.log" 2>&1
     t=$?
     grep -E "random seed|^\[ *(FAILED|PASSED) *\]|Failure|tests? from .* ran" "$out/tests.log" | head -20
     echo "gpu tests exit status $t"; [ "$t" = 0 ] || rc=1
+    continue
+  fi
+  if [ "${line%% *}" = sh ]; then
+    BUNDLE="$b" bash -c "${line#sh }" 2>&1 | tee -a "$out/sh.log"
     continue
   fi
   read -r -a words <<<"$line"

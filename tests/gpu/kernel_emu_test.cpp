@@ -487,8 +487,10 @@ Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector
   for (u32 t = 0; t < totals[0]; t++) {
     u32 b = map[0][t];
     u32 begin = start[b] + (t - toff[0][b]) * l0, stop = std::min(begin + l0, end[b]);
-    outs[0][t] = shared ? msm_acc_entries_shared(pts.data(), idx_offset, (u32)sc.size(), stride, vals.data(), begin, stop)
-                        : msm_acc_entries(pts.data(), idx_offset, vals.data(), begin, stop);
+    // Sum2 as on the device (G1's Y3 with one reduction; no effect on G2).
+    outs[0][t] = shared ? msm_acc_entries_shared<C, true>(pts.data(), idx_offset, (u32)sc.size(), stride,
+                                                          vals.data(), begin, stop)
+                        : msm_acc_entries<C, true>(pts.data(), idx_offset, vals.data(), begin, stop);
   }
   for (int l = 1; l < levels; l++) {
     outs[l].resize(totals[l]);
@@ -583,6 +585,29 @@ TEST(GpuKernelEmulation, MsmG1MatchesCpuAcrossWindowsAndLevels) {
       ASSERT_EQ(got.to_affine(), ref.to_affine()) << "n=" << n << " c=" << c;
     }
   }
+}
+
+// g1_add_affine_sum2 gives XYZZ::add_affine's exact words (both canonical) along random chains that
+// pass through infinity, doublings (P + P) and cancellations (P + -P).
+TEST(GpuKernelEmulation, MsmG1Sum2AdditionMatchesAddAffine) {
+  std::mt19937_64 rng(std::random_device{}());
+  auto pts = to_dev<DG1Affine>(random_points<G1Curve>(rng, 400, g1_generator()));
+  DG1xyzz a = DG1xyzz::infinity();
+  int doublings = 0, cancels = 0;
+  for (size_t i = 0; i < 4000; i++) {
+    DG1Affine q = pts[rng() % pts.size()];
+    if (i % 97 == 3 && !a.is_inf()) {  // q = the accumulator's own point, or its negation
+      G1 j = to_dev<XYZZ<G1Curve>>(std::vector<DG1xyzz>{a})[0].to_jacobian();  // same bytes on the host
+      auto aff = to_dev<DG1Affine>(std::vector<G1Affine>{j.to_affine()})[0];
+      q = (i / 97) % 2 ? aff : -aff;
+      (i / 97) % 2 ? doublings++ : cancels++;
+    }
+    DG1xyzz want = a.add_affine(q), got = g1_add_affine_sum2(a, q);
+    ASSERT_EQ(0, std::memcmp(&want, &got, sizeof want)) << "step " << i;
+    a = got;
+  }
+  EXPECT_GT(doublings, 5);
+  EXPECT_GT(cancels, 5);
 }
 
 TEST(GpuKernelEmulation, MsmSkewedBucketsAndOffset) {
