@@ -32,11 +32,15 @@ class NttEngine {
   enum class Table { CosetFwd, CosetInv, HStage };
   void passes(DFr* d, int log_n, bool inverse, bool dit);
   void elementwise(DFr* d, int log_n, const NttScale& s);
+  // DIF passes then the bit reversal with s's scale (forward / inverse), fused where possible.
+  void permuting_passes(DFr* d, int log_n, bool inverse, const NttScale& s);
+  bool fused_perm_passes(DFr* d, int log_n, bool inverse, const NttScale& s);
   PowTable pow_table(int log_n, Table kind);
   DFr inv_n(int log_n) const;
 
   cudaStream_t s_;
   DevBuf<DFr> tw_;
+  DevBuf<DFr> scratch_;  // the fused bit reversal's out-of-place last pass (forward / inverse only)
   int kt_ = 0;
   std::map<std::pair<int, int>, DevBuf<DFr>> tables_;
 };

@@ -61,6 +61,20 @@ bool ntt_fuse_scale() {
   const char* e = std::getenv("CUZK_NTT_FUSE_SCALE");
   return !e || std::strcmp(e, "0") != 0;
 }
+// CUZK_NTT_FUSED_PERM (default on; 0 = the separate bit-reversal kernel): forward / inverse store the
+// last DIF pass's output straight at the bit-reversed positions (ntt_v2_perm_plan), with the inverse's
+// scale; needs the v2 passes, 2+ passes (2^11 and up) and an n-element scratch buffer.
+bool ntt_fused_perm() {
+  const char* e = std::getenv("CUZK_NTT_FUSED_PERM");
+  return !e || std::strcmp(e, "0") != 0;
+}
+// CUZK_NTT_LAST_PASS_BITS (fused plans only; unset or 0 = the even split, 8+8+8 at 2^24, 9+9+9 at
+// 2^27): stages of that last pass, G = 2^(10 - bits) groups per tile = the contiguous run of its
+// bit-reversed store (7: 9+8+7 / 10+10+7, 256-byte runs, against 128 / 64 bytes for the even split).
+int ntt_last_pass_bits() {
+  const char* e = std::getenv("CUZK_NTT_LAST_PASS_BITS");
+  return e ? std::atoi(e) : 0;
+}
 // CUZK_NTT_V2 (read per call): unset or auto = r4 up to 2^24 and r4b4 above (the faster of the two at
 // each size, docs/PERFORMANCE.md); r4 (radix-4 sub-rounds, r-shaped multiply), r4plain (same, generic
 // multiply), r2 (radix-2 sub-rounds), r4b4 (r4 at 64 registers), r4pf (r4, persistent grid with the
@@ -75,6 +89,12 @@ int ntt_v2_variant(int log_n) {
   if (!std::strcmp(e, "r4b4")) return kNttV2R4Occ4;
   if (!std::strcmp(e, "r4pf")) return kNttV2R4Pf;
   throw GpuError(std::string("CUZK_NTT_V2=") + e + ": expected auto, 0, r4, r4plain, r2, r4b4 or r4pf");
+}
+
+// The v2 variant for passes with a fused store at this size, or kNttV2Off.
+int fusable_v2(int log_n) {
+  int v = ntt_v2_variant(log_n);
+  return v != kNttV2Off && ntt_v2_fits(log_n, ntt_v2_radix_bits(v)) && !ntt_r8_passes() ? v : kNttV2Off;
 }
 
 __global__ void k_ntt_elementwise(DFr* data, int k, NttScale s) {
@@ -196,6 +216,26 @@ void NttEngine::elementwise(DFr* d, int log_n, const NttScale& s) {
   CUZK_CUDA_LAUNCHED("k_ntt_elementwise");
 }
 
+// The natural-order transform's DIF passes and bit reversal with s (permute) fused into the last
+// pass's store; false where that does not apply (then nothing ran).
+bool NttEngine::fused_perm_passes(DFr* d, int log_n, bool inverse, const NttScale& s) {
+  int v = fusable_v2(log_n);
+  if (v == kNttV2Off || !ntt_fused_perm()) return false;
+  reserve(log_n);
+  NttPass ps[8];
+  int np = ntt_v2_perm_plan(log_n, kt_, inverse, ntt_last_pass_bits(), ps);
+  if (np == 0) return false;
+  scratch_.reserve(size_t(1) << log_n);
+  ntt_v2_launch(v, d, tw_.get(), ps, np, s_, s, scratch_.get());
+  return true;
+}
+
+void NttEngine::permuting_passes(DFr* d, int log_n, bool inverse, const NttScale& s) {
+  if (fused_perm_passes(d, log_n, inverse, s)) return;
+  passes(d, log_n, inverse, false);
+  elementwise(d, log_n, s);
+}
+
 void NttEngine::forward(DFr* d, int log_n, bool coset) {
   check_log_n(log_n);
   if (log_n == 0) return;  // a 1-point transform (and coset shift g^0) is the identity
@@ -205,16 +245,14 @@ void NttEngine::forward(DFr* d, int log_n, bool coset) {
     s.table = pow_table(log_n, Table::CosetFwd);
     elementwise(d, log_n, s);
   }
-  passes(d, log_n, false, false);
   NttScale s;
   s.permute = true;
-  elementwise(d, log_n, s);
+  permuting_passes(d, log_n, false, s);
 }
 
 void NttEngine::inverse(DFr* d, int log_n, bool coset) {
   check_log_n(log_n);
   if (log_n == 0) return;
-  passes(d, log_n, true, false);
   NttScale s;
   s.permute = true;
   if (coset) {
@@ -224,28 +262,24 @@ void NttEngine::inverse(DFr* d, int log_n, bool coset) {
     s.mode = NttScale::Constant;
     s.constant = inv_n(log_n);
   }
-  elementwise(d, log_n, s);
+  permuting_passes(d, log_n, true, s);
 }
 
 // Per vector: inverse DIF (natural -> bit-reversed, unscaled), scale position j by n^-1 g^rev(j),
 // forward DIT (bit-reversed -> natural): no permutation pass at all. Then a*b - c.
 // With the v2 passes (and CUZK_NTT_FUSE_SCALE not 0) the scale is done by the inverse passes' last
-// store (NttFuse::StoreRev): one read and write of the vector less.
+// store: one read and write of the vector less.
 void NttEngine::h_stage_vec(DFr* x, int log_n) {
   check_log_n(log_n + 1);
   NttScale s;
   s.mode = NttScale::Table;
   s.rev_exponent = true;
   s.table = pow_table(log_n, Table::HStage);
-  int v = ntt_v2_variant(log_n);
-  if (v != kNttV2Off && ntt_v2_fits(log_n, ntt_v2_radix_bits(v)) && ntt_fuse_scale() && !ntt_r8_passes()) {
+  if (int v = fusable_v2(log_n); v != kNttV2Off && ntt_fuse_scale()) {
     reserve(log_n);
     NttPass ps[8];
     int np = ntt_plan(log_n, kt_, true, false, ps);
-    NttFuse fz;
-    fz.mode = NttFuse::StoreRev;
-    fz.table = s.table;
-    ntt_v2_launch(v, x, tw_.get(), ps, np, s_, fz);
+    ntt_v2_launch(v, x, tw_.get(), ps, np, s_, s);
   } else {
     passes(x, log_n, true, false);
     elementwise(x, log_n, s);
@@ -321,12 +355,20 @@ BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs) 
       eng.forward(d.get(), log_n, false);
   });
   NttPass ps[8];
-  int np = ntt_plan(log_n, log_n, inverse, false, ps);
+  int np = fusable_v2(log_n) != kNttV2Off && ntt_fused_perm()
+               ? ntt_v2_perm_plan(log_n, log_n, inverse, ntt_last_pass_bits(), ps) : 0;
+  if (np == 0) np = ntt_plan(log_n, log_n, inverse, false, ps);
+  const bool fused = np > 0 && ps[np - 1].perm_store;
   double compute = ((double)n / 2 * log_n + (inverse ? n : 0)) * kFrMulImad / imad_per_ms();
-  double memory = (2.0 * np + 2) * n * sizeof(DFr) / kBytesPerMs;
+  double memory = (2.0 * np + (fused ? 0 : 2)) * n * sizeof(DFr) / kBytesPerMs;
   r.bound_ms = std::max(compute, memory);
-  r.detail = std::to_string(np) + " passes of <= " + std::to_string(kNttMaxPassBits) + " stages";
-  for (const char* name : {"CUZK_NTT_V2", "CUZK_NTT_TILED_PERM"})
+  r.detail = std::to_string(np) + " passes (";
+  for (int i = 0; i < np; i++) {
+    if (i) r.detail += '+';
+    r.detail += std::to_string(ps[i].t);
+  }
+  r.detail += fused ? " stages), bit reversal in the last pass" : " stages), separate bit reversal";
+  for (const char* name : {"CUZK_NTT_V2", "CUZK_NTT_TILED_PERM", "CUZK_NTT_FUSED_PERM", "CUZK_NTT_LAST_PASS_BITS"})
     if (const char* v = std::getenv(name)) r.detail += std::string(", ") + name + "=" + v;
   return r;
 }

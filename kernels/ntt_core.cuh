@@ -15,6 +15,8 @@
 // from one table of omega_{2^kt}^e, e < 2^(kt-1), at e = j * 2^(kt-1-b). The inverse transform uses
 // omega^-e = -omega^(2^(kt-1) - e) from the same table, folding the sign into the butterfly.
 #pragma once
+#include <algorithm>
+
 #include "device_util.cuh"
 
 namespace cuzk {
@@ -32,6 +34,7 @@ struct NttPass {
   int kt;     // the twiddle table holds omega_{2^kt}^e for e < 2^(kt-1) (and -1 at e = 2^(kt-1))
   bool inverse, dit;
   bool last = false;  // the plan's last pass (the v2 passes leave values in [0, 2p) until then)
+  bool perm_store = false;  // v2, last DIF pass: stores index i at rev_k(i) (ntt_v2_perm_plan)
 };
 
 CUZK_HD size_t ntt_blocks(const NttPass& p) { return (size_t(1) << (p.k - p.t)) >> p.g_log; }
@@ -285,12 +288,21 @@ CUZK_HD void ntt_perm_tile(DFr* data, int k, const NttScale& s, DFr* tA, DFr* tB
 
 // Splits k stages into passes of at most kNttMaxPassBits, as even as possible; DIF passes run from
 // the high bits down, DIT passes from the low bits up. tile_bits: log2 of the elements per block.
-inline int ntt_plan(int k, int kt, bool inverse, bool dit, NttPass* out, int tile_bits = kNttTileBits) {
+// last_bits > 0: the last pass (in execution order) takes that many stages and the others share the
+// rest evenly, clamped so that the pass count stays (e.g. 2^24, 7: 9+8+7; 2^27, 7: 10+10+7).
+inline int ntt_plan(int k, int kt, bool inverse, bool dit, NttPass* out, int tile_bits = kNttTileBits,
+                    int last_bits = 0) {
   int np = (k + kNttMaxPassBits - 1) / kNttMaxPassBits;
-  int base = k / np, extra = k % np;
+  int even = np;
+  if (last_bits > 0 && np > 1) {
+    last_bits = std::min(std::max(last_bits, k - kNttMaxPassBits * (np - 1)), std::min(kNttMaxPassBits, k - (np - 1)));
+    even = np - 1;
+  }
+  const int rest = even == np ? k : k - last_bits;
+  int base = rest / even, extra = rest % even;
   int lo = dit ? 0 : k;
   for (int i = 0; i < np; i++) {
-    int t = base + (i < extra ? 1 : 0);
+    int t = i < even ? base + (i < extra ? 1 : 0) : last_bits;
     NttPass p;
     p.k = k;
     p.t = t;

@@ -169,19 +169,37 @@ CUZK_HD void ntt_v2_sput(u32* sm, u32 tile, u32 f, const DFr& x) {
 #endif
 }
 
-// An element-wise scale fused into the v2 passes: StoreRev multiplies the value the plan's last pass
-// stores at index i by table(rev(i)) (the H stage's n^-1 g^rev(i) after its inverse DIF passes), which
-// saves the separate read and write of the data.
-struct NttFuse {
-  enum Mode { None, StoreRev };
-  Mode mode = None;
-  PowTable table;
-};
-
+// The element-wise step after the passes, fused into the last pass's store (fz, NttScale): the value
+// the DIF passes leave at index idx is the natural-order element rev_k(idx), so both scales NttEngine
+// applies there are fz.factor(rev_k(idx)): the H stage's table(rev(i)) at i (rev_exponent), and the
+// inverse's n^-1 or coset factor of the destination i = rev_k(idx) (permute, with perm_store). Saves
+// the separate read and write of the data.
 #if defined(__CUDACC__)
+// scratch: n elements, needed by a plan whose last pass has perm_store (ntt_v2_pass_io).
 void ntt_v2_launch(int variant, DFr* d, const DFr* tw, const NttPass* ps, int np, cudaStream_t s,
-                   const NttFuse& fz = NttFuse());
+                   const NttScale& fz = NttScale(), DFr* scratch = nullptr);
 #endif
+
+// The natural-order DIF plan with the bit reversal in the last pass's store (NttEngine::forward /
+// inverse): ntt_plan with last_bits, perm_store on the last pass (lo = 0). 0 where it does not apply:
+// a one-pass plan (the pass would have to run out of place from a copy; those sizes are small).
+inline int ntt_v2_perm_plan(int k, int kt, bool inverse, int last_bits, NttPass* out) {
+  int np = ntt_plan(k, kt, inverse, false, out, kNttTileBits, last_bits);
+  if (np < 2) return 0;
+  out[np - 1].perm_store = true;
+  return np;
+}
+
+// Source and destination of pass i. In place on d, except around a perm_store pass, which cannot run
+// in place: a tile reads the indices whose bits [t, k - g) are its block number (ntt_v2_gid) and
+// writes their reversals, whose bits [g, k - t) are fixed instead: sources of other tiles, which may
+// not have read them yet. So the pass before it writes scratch, and the last pass reads scratch and
+// writes d (same traffic as in place).
+CUZK_HD void ntt_v2_pass_io(const NttPass* ps, int np, int i, DFr* d, DFr* scratch, const DFr*& src, DFr*& dst) {
+  const bool perm = ps[np - 1].perm_store;
+  src = perm && i == np - 1 ? scratch : d;
+  dst = perm && i == np - 2 ? scratch : d;
+}
 
 CUZK_HD int ntt_v2_subrounds(int t, int R) { return (t + R - 1) / R; }
 // Sub-round sr covers the row bits [s, s + q): DIT from bit 0 up, DIF from bit t down.
@@ -194,6 +212,19 @@ CUZK_HD u32 ntt_v2_threads(const NttPass& p, int R) { return ntt_tile_size(p) >>
 // v2 passes need at least 2^R elements per tile.
 CUZK_HD bool ntt_v2_fits(int k, int R) { return k >= R; }
 
+// Group gid of local group j (< G) of tile `block`: G consecutive group indices, block << g | j (G
+// neighbouring columns at lo > 0, 2^(t+g) consecutive elements at lo = 0), except in a perm_store
+// pass (lo = 0, so idx = gid << t | row): there the local groups are the TOP g bits of the group
+// index, gid = rev_g(j) << (k-t-g) | block, so that
+//   rev_k(idx) = rev_t(row) << (k-t) | rev_{k-t-g}(block) << g | j:
+// for a given row the tile's G groups land on G consecutive destinations, local group j (= lane
+// j mod G in a sub-round, see ntt_v2_round_q) at offset j: G x 32 contiguous bytes per row, while
+// each group's reads stay 2^t consecutive elements.
+CUZK_HD u32 ntt_v2_gid(const NttPass& p, u32 block, u32 j) {
+  if (!p.perm_store) return (block << p.g_log) | j;
+  return ((u32)bit_reverse(j, p.g_log) << (p.k - p.t - p.g_log)) | block;
+}
+
 // Global index of row `row` of group gid (ntt_index in 32 bits: k <= 28).
 CUZK_HD u32 ntt_v2_index(const NttPass& p, u32 gid, u32 row) {
   u32 low = gid & ((1u << p.lo) - 1), high = gid >> p.lo;
@@ -203,10 +234,12 @@ CUZK_HD u32 ntt_v2_index(const NttPass& p, u32 gid, u32 row) {
 // Sub-round sr of thread tid in block `block` (tid < ntt_v2_threads(p, R)): E = 2^R elements, as
 // 2^(R-Q) units of 2^Q elements each (Q = this sub-round's stage count); element m of the thread is
 // row bits (m mod 2^Q) << s of unit tid + (m >> Q) * threads. A barrier separates sub-rounds; within
-// one, every thread reads and writes only its own E tile positions.
+// one, every thread reads and writes only its own E tile positions. The unit's local group is
+// tid mod G: consecutive lanes take consecutive local groups, i.e. in a perm_store pass's last
+// sub-round consecutive destinations (ntt_v2_gid), runs of G elements per row.
 template <int R, int Q, bool DIT, bool Fast>
-CUZK_HD void ntt_v2_round_q(const NttPass& p, int s, bool from_global, bool to_global, DFr* data, u32* sm,
-                            const DFr* tw, u32 block, u32 tid, const NttFuse& fz) {
+CUZK_HD void ntt_v2_round_q(const NttPass& p, int s, bool from_global, bool to_global, const DFr* src, DFr* dst,
+                            u32* sm, const DFr* tw, u32 block, u32 tid, const NttScale& fz) {
   constexpr int E = 1 << R, U = E >> Q;
   constexpr u32 qmask = (1u << Q) - 1;
   const u32 nthreads = ntt_tile_size(p) >> R, tile = ntt_tile_size(p);
@@ -215,12 +248,13 @@ CUZK_HD void ntt_v2_round_q(const NttPass& p, int s, bool from_global, bool to_g
   // The sub-round at row bit 0 of a pass at lo = 0: j of a stage is the element's register bits
   // below it, known at compile time (uniform branch).
   const bool reg_twiddles = p.lo == 0 && s == 0;
-  u32 rowb[U], gid[U];
+  u32 rowb[U], lg[U], gid[U];
 CUZK_UNROLL
   for (int k = 0; k < U; k++) {
     u32 u = tid + u32(k) * nthreads;
     u32 rest = u >> p.g_log;
-    gid[k] = (block << p.g_log) + (u & (G - 1));
+    lg[k] = u & (G - 1);
+    gid[k] = ntt_v2_gid(p, block, lg[k]);
     rowb[k] = (rest & ((1u << s) - 1)) | ((rest >> s) << (s + Q));
   }
   DFr x[E];
@@ -228,8 +262,7 @@ CUZK_UNROLL
   for (int m = 0; m < E; m++) {
     const int k = m >> Q;
     u32 row = rowb[k] | ((u32(m) & qmask) << s);
-    x[m] = from_global ? load(data + ntt_v2_index(p, gid[k], row))
-                       : ntt_v2_sget(sm, tile, row * G + (gid[k] & (G - 1)));
+    x[m] = from_global ? load(src + ntt_v2_index(p, gid[k], row)) : ntt_v2_sget(sm, tile, row * G + lg[k]);
   }
 CUZK_UNROLL
   for (int ci = 0; ci < Q; ci++) {
@@ -261,31 +294,31 @@ CUZK_UNROLL
     }
   }
   const bool canon = to_global && p.last;
-  const bool scale = canon && fz.mode == NttFuse::StoreRev;
+  const bool scale = canon && fz.mode != NttScale::None;
 CUZK_UNROLL
   for (int m = 0; m < E; m++) {
     const int k = m >> Q;
     u32 row = rowb[k] | ((u32(m) & qmask) << s);
     DFr y = canon ? DFr::reduce_once(x[m]) : x[m];
     if (to_global) {
-      u32 idx = ntt_v2_index(p, gid[k], row);
-      if (scale) y = y * fz.table.at(bit_reverse(idx, p.k));
-      store(data + idx, y);
+      u32 idx = ntt_v2_index(p, gid[k], row), nat = (u32)bit_reverse(idx, p.k);
+      if (scale) y = y * fz.factor(nat);
+      store(dst + (p.perm_store ? nat : idx), y);
     } else
-      ntt_v2_sput(sm, tile, row * G + (gid[k] & (G - 1)), y);
+      ntt_v2_sput(sm, tile, row * G + lg[k], y);
   }
 }
 
 template <int R, bool DIT, bool Fast>
-CUZK_HD void ntt_v2_round(const NttPass& p, int sr, DFr* data, u32* sm, const DFr* tw, u32 block, u32 tid,
-                          const NttFuse& fz = NttFuse(), bool tile_preloaded = false) {
+CUZK_HD void ntt_v2_round(const NttPass& p, int sr, const DFr* src, DFr* dst, u32* sm, const DFr* tw, u32 block,
+                          u32 tid, const NttScale& fz = NttScale(), bool tile_preloaded = false) {
   int s, q;
   ntt_v2_subround_bits(p, R, sr, s, q);
   const int nsr = ntt_v2_subrounds(p.t, R);
   const bool fg = sr == 0 && !tile_preloaded, tg = sr == nsr - 1;
-  if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
-  else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
-  else ntt_v2_round_q<R, 1, DIT, Fast>(p, s, fg, tg, data, sm, tw, block, tid, fz);
+  if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Fast>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Fast>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  else ntt_v2_round_q<R, 1, DIT, Fast>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
 }
 
 
@@ -317,9 +350,9 @@ CUZK_HD void ntt_v2_copy_wait() {
 CUZK_HD void ntt_v2_tile_prefetch(const NttPass& p, const DFr* data, u32* sm, u32 block, u32 tid, u32 nthreads) {
   const u32 tile = ntt_tile_size(p), G = 1u << p.g_log;
   for (u32 f = tid; f < tile; f += nthreads) {
-    const u32* src = reinterpret_cast<const u32*>(data + ntt_v2_index(p, (block << p.g_log) + (f & (G - 1)), f >> p.g_log));
-    ntt_v2_copy16(sm + 4 * f, src);
-    ntt_v2_copy16(sm + 4 * (tile + f), src + 4);
+    const u32* from = reinterpret_cast<const u32*>(data + ntt_v2_index(p, ntt_v2_gid(p, block, f & (G - 1)), f >> p.g_log));
+    ntt_v2_copy16(sm + 4 * f, from);
+    ntt_v2_copy16(sm + 4 * (tile + f), from + 4);
   }
 }
 

@@ -12,6 +12,8 @@
 #   r4b4    r4 with registers capped at 64 (4 blocks = 32 warps per SM); r4pf: r4 on a persistent
 #           grid that prefetches the next tile (cp.async); perm: radix-2 passes + tiled bit reversal
 #   (H stage, HVARIANTS) r4nofuse: r4 with the scale as a separate kernel (CUZK_NTT_FUSE_SCALE=0)
+#   sepperm CUZK_NTT_FUSED_PERM=0: the separate tiled bit reversal instead of the last pass's store;
+#   lastB   CUZK_NTT_LAST_PASS_BITS=B: the fused plan with a last pass of B stages (last7: 9+8+7, 10+10+7)
 # then (NCU=1) an Nsight Compute read of pass kernels, and the gpu tests (TEST_FILTER, with TEST_ENV
 # exported), optionally a second filtered pass under TEST2_ENV / TEST2_FILTER. TAR_OBJS=1 returns the
 # objects (objs.tgz) to carry as prebuilt/objs.tgz next time.
@@ -57,6 +59,8 @@ envof() {
     new) echo CUZK_NTT_V2=auto ;;                     # the default now (auto, tiled bit reversal)
     perm) echo CUZK_NTT_V2=0 ;;
     r4nofuse) echo CUZK_NTT_V2=r4 CUZK_NTT_FUSE_SCALE=0 ;;
+    sepperm) echo CUZK_NTT_FUSED_PERM=0 ;;
+    last[0-9]*) echo "CUZK_NTT_LAST_PASS_BITS=${1#last}" ;;
     *) echo "CUZK_NTT_V2=$1" ;;
   esac
 }

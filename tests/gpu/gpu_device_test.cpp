@@ -18,6 +18,7 @@
 #include "groth16/setup.hpp"
 #include "groth16/verifier.hpp"
 #include "kernels/gpu_api.hpp"
+#include "tests/gpu/ntt_refs.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -251,6 +252,39 @@ TEST(GpuNtt, V2PassesEveryVariantMatchCpu) {
   unsetenv("CUZK_NTT_V2");
   unsetenv("CUZK_NTT_TILED_PERM");
   unsetenv("CUZK_NTT_FUSE_SCALE");
+}
+
+// The bit reversal in the last DIF pass's store (default) against the CPU and against the separate
+// bit-reversal kernel (CUZK_NTT_FUSED_PERM=0), every v2 variant, the even split and a 7-stage last
+// pass (CUZK_NTT_LAST_PASS_BITS=7): forward, inverse, coset forward and inverse, every plan shape
+// (one pass: the fallback; 2 and 3 passes; 2^24 for every variant).
+TEST(GpuNtt, FusedPermutationMatchesCpu) {
+  REQUIRE_GPU();
+  const char* variants[] = {"r4", "r4plain", "r2", "r4b4", "r4pf"};
+  for (int k : {1, 2, 3, 8, 10, 11, 12, 13, 16, 17, 20, 21, 22, 24}) {
+    std::vector<Fr> x = rand_vec(size_t(1) << k);
+    NttRefs r(x, k);
+    for (const char* v : variants)
+      for (const char* last : {"0", "7"}) {
+        if (k >= 22 && last[0] == '7' && std::strcmp(v, "r4") && std::strcmp(v, "r4b4")) continue;
+        setenv("CUZK_NTT_V2", v, 1);
+        setenv("CUZK_NTT_LAST_PASS_BITS", last, 1);
+        for (int inverse = 0; inverse < 2; inverse++)
+          for (int coset = 0; coset < 2; coset++) {
+            std::vector<Fr> fused = x, separate = x;
+            setenv("CUZK_NTT_FUSED_PERM", "1", 1);
+            gpu::ntt(0, fused.data(), k, inverse, coset);
+            setenv("CUZK_NTT_FUSED_PERM", "0", 1);
+            gpu::ntt(0, separate.data(), k, inverse, coset);
+            EXPECT_TRUE(fused == r.ref[inverse][coset])
+                << v << " last=" << last << " k=" << k << " inverse=" << inverse << " coset=" << coset;
+            EXPECT_TRUE(fused == separate) << v << " last=" << last << " k=" << k << " vs FUSED_PERM=0";
+          }
+      }
+  }
+  unsetenv("CUZK_NTT_V2");
+  unsetenv("CUZK_NTT_LAST_PASS_BITS");
+  unsetenv("CUZK_NTT_FUSED_PERM");
 }
 
 TEST(GpuNtt, HStageMatchesCpu) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "groth16/msm.hpp"
@@ -17,6 +18,7 @@
 #include "kernels/msm_pair.cuh"
 #include "kernels/ntt_core.cuh"
 #include "kernels/ntt_v2_core.cuh"
+#include "tests/gpu/ntt_refs.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -56,42 +58,63 @@ std::vector<DFr> twiddle_table(int kt) {
 // Which kernels the emulation follows: the radix-8 passes and tiled permutation (NttEngine with
 // CUZK_NTT_R8=1 CUZK_NTT_TILED_PERM=1) or the default radix-2 passes and element-wise permutation.
 bool g_legacy = false;
-// Non-zero: the v2 passes of that variant (kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Pf), as NttEngine runs them
-// with CUZK_NTT_V2 set; the permutation then follows g_legacy as above.
+// Non-zero: the v2 passes of that variant (kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Occ4, kNttV2R4Pf), as
+// NttEngine runs them with CUZK_NTT_V2 set; the permutation then follows g_legacy as above.
 int g_v2 = kNttV2Off;
-NttFuse g_fuse;  // the scale the v2 passes fuse into their last store (H stage)
+NttScale g_fuse;  // the scale the v2 passes fuse into their last store (H stage)
+// emulate_ntt with the v2 passes: the bit reversal in the last pass's store (CUZK_NTT_FUSED_PERM=1),
+// whose plan takes CUZK_NTT_LAST_PASS_BITS = g_last_bits; g_fused_runs counts the transforms that did.
+bool g_fused_perm = false;
+int g_last_bits = 0;
+int g_fused_runs = 0;
 
 template <int R, bool Fast, bool Prefetch = false>
-void emulate_v2(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
-  NttPass ps[8];
-  int np = ntt_plan(k, kt, inverse, dit, ps);
+void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vector<DFr>& tw, const NttScale& fz) {
+  // The out-of-place last pass's source, poisoned: a read of an element the pass before did not write shows.
+  std::vector<DFr> scratch(ps[np - 1].perm_store ? d.size() : 0, DFr::one());
   for (int pi = 0; pi < np; pi++) {
     const NttPass& p = ps[pi];
+    const DFr* src;
+    DFr* dst;
+    ntt_v2_pass_io(ps, np, pi, d.data(), scratch.data(), src, dst);
     std::vector<u32> sm(8 * ntt_tile_size(p));
     u32 threads = ntt_v2_threads(p, R);
     EXPECT_GE(threads, 1u);
     for (size_t b = 0; b < ntt_blocks(p); b++) {
       std::fill(sm.begin(), sm.end(), 0x5a5a5a5au);  // poison: a read of an unwritten slot shows
       if (Prefetch)  // r4pf: the tile is copied into shared memory first, the first sub-round reads it there
-        for (u32 t = 0; t < threads; t++) ntt_v2_tile_prefetch(p, d.data(), sm.data(), (u32)b, t, threads);
+        for (u32 t = 0; t < threads; t++) ntt_v2_tile_prefetch(p, src, sm.data(), (u32)b, t, threads);
       for (int sr = 0; sr < ntt_v2_subrounds(p.t, R); sr++)
         for (u32 t = 0; t < threads; t++)
-          if (dit)
-            ntt_v2_round<R, true, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t, g_fuse, Prefetch);
+          if (p.dit)
+            ntt_v2_round<R, true, Fast>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz, Prefetch);
           else
-            ntt_v2_round<R, false, Fast>(p, sr, d.data(), sm.data(), tw.data(), (u32)b, t, g_fuse, Prefetch);
+            ntt_v2_round<R, false, Fast>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz, Prefetch);
     }
   }
+}
+
+// The plan through the v2 passes of variant g_v2, as ntt_v2_launch runs it (r4b4 is r4's body); false
+// where NttEngine does not run them (2^k below 2^R points: ntt_v2_fits).
+bool emulate_v2_plan(std::vector<DFr>& d, int k, const NttPass* ps, int np, const std::vector<DFr>& tw,
+                     const NttScale& fz) {
+  const bool r4_fits = k >= 2;
+  switch (g_v2) {
+    case kNttV2R4:
+    case kNttV2R4Occ4: if (r4_fits) emulate_v2<2, true>(d, ps, np, tw, fz); return r4_fits;
+    case kNttV2R4Plain: if (r4_fits) emulate_v2<2, false>(d, ps, np, tw, fz); return r4_fits;
+    case kNttV2R4Pf: if (r4_fits) emulate_v2<2, true, true>(d, ps, np, tw, fz); return r4_fits;
+    case kNttV2R2: emulate_v2<1, true>(d, ps, np, tw, fz); return true;
+  }
+  return false;
 }
 
 // Runs every pass as the kernel would: all threads of a block through each phase, then a barrier.
 void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
   NttPass ps[8];
   if (g_v2 != kNttV2Off) {
-    if (g_v2 == kNttV2R4 && k >= 2) return emulate_v2<2, true>(d, k, kt, tw, inverse, dit);
-    if (g_v2 == kNttV2R4Plain && k >= 2) return emulate_v2<2, false>(d, k, kt, tw, inverse, dit);
-    if (g_v2 == kNttV2R2) return emulate_v2<1, true>(d, k, kt, tw, inverse, dit);
-    if (g_v2 == kNttV2R4Pf && k >= 2) return emulate_v2<2, true, true>(d, k, kt, tw, inverse, dit);
+    int np = ntt_plan(k, kt, inverse, dit, ps);
+    if (emulate_v2_plan(d, k, ps, np, tw, g_fuse)) return;
   }
   if (!g_legacy && k >= 3) {
     int np = ntt_plan(k, kt, inverse, dit, ps, kNttR8TileBits);
@@ -134,16 +157,32 @@ void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale& s) {
   for (size_t i = 0; i < d.size(); i++) ntt_scale_elem(d.data(), k, s, i);
 }
 
-// A whole natural-order NTT through the emulated kernels, as the device runs it: the DIF passes,
-// then the bit reversal (with n^-1 for the inverse) in the element-wise kernel.
-void emulate_ntt(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse) {
-  emulate_passes(d, k, kt, tw, inverse, false);
+// A whole natural-order NTT through the emulated kernels, as NttEngine::forward / inverse run it: the
+// coset pre-scale (forward, coset: table of g^i), the DIF passes, and the bit reversal with the
+// inverse's scale (n^-1, or coset: the table of n^-1 g^-i) in the last pass's store (g_fused_perm,
+// where the plan has 2+ passes) or in the element-wise kernel.
+void emulate_ntt(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse,
+                 const PowTable* coset = nullptr) {
   NttScale s;
-  s.permute = true;
-  if (inverse) {
+  if (coset) {
+    s.mode = NttScale::Table;
+    s.table = *coset;
+  }
+  if (!inverse) {
+    if (coset) emulate_elementwise(d, k, s);
+    s.mode = NttScale::None;
+  } else if (!coset) {
     s.mode = NttScale::Constant;
     s.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(d.size()).inv()})[0];
   }
+  s.permute = true;
+  NttPass ps[8];
+  int np = g_fused_perm && g_v2 != kNttV2Off ? ntt_v2_perm_plan(k, kt, inverse, g_last_bits, ps) : 0;
+  if (np && emulate_v2_plan(d, k, ps, np, tw, s)) {
+    g_fused_runs++;
+    return;
+  }
+  emulate_passes(d, k, kt, tw, inverse, false);
   emulate_elementwise(d, k, s);
 }
 
@@ -383,10 +422,9 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
         std::vector<std::vector<DFr>> vv = {to_dev<DFr>(a), to_dev<DFr>(b), to_dev<DFr>(c)};
         for (auto& x : vv) {
           if (fused) {  // NttEngine::h_stage_vec with the scale in the inverse passes' last store
-            g_fuse.mode = NttFuse::StoreRev;
-            g_fuse.table = hp.table;
+            g_fuse = s;
             emulate_passes(x, k, kt, tw, true, false);
-            g_fuse = NttFuse();
+            g_fuse = NttScale();
           } else {
             emulate_passes(x, k, kt, tw, true, false);
             emulate_elementwise(x, k, s);
@@ -400,6 +438,89 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
     }
   }
   g_v2 = kNttV2Off;
+}
+
+// NttEngine::forward / inverse with the bit reversal (and n^-1 or the inverse coset scale) in the last
+// DIF pass's store: every v2 variant, the even split and last passes of 7, 1 and 10 stages (G = 8,
+// 512 and 1 groups per tile; clamped where the pass count would change), every size 2^1..2^14 and
+// 2^16, 2^17, 2^21 (fewer variants above 2^14), plain and coset, both directions, bit for bit against
+// the CPU; the fused path must have run exactly where the plan has 2+ passes.
+TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
+  std::mt19937_64 rng(std::random_device{}());
+  const int kt = 22;
+  auto tw = twiddle_table(kt);
+  g_fused_perm = true;
+  for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21}) {
+    size_t n = size_t(1) << k;
+    std::vector<Fr> x(n);
+    for (auto& e : x) e = random_fr(rng);
+    NttRefs r(x, k);
+    Fr g = root_of_unity(k + 1);
+    HostPow cf(g, Fr::one(), k), ci(g.inv(), Fr::from_u64(n).inv(), k);
+    for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Occ4, kNttV2R4Pf})
+      for (int last : {0, 7, 1, 10}) {
+        // Above 2^14: r4 with every plan, r4pf and r2 at 2^17 with the even split; the 3-pass plan of
+        // 2^21 (7+7+7) with r4, forward and coset inverse (6 s each).
+        if (k > 14 && v != kNttV2R4 && (last != 0 || k != 17 || v == kNttV2R4Plain || v == kNttV2R4Occ4)) continue;
+        if (k == 21 && (v != kNttV2R4 || last != 0)) continue;
+        g_v2 = v;
+        g_last_bits = last;
+        for (int inverse = 0; inverse < 2; inverse++)
+          for (int coset = 0; coset < 2; coset++) {
+            if (k == 21 && inverse != coset) continue;
+            std::vector<DFr> d = to_dev<DFr>(x);
+            int runs = g_fused_runs;
+            emulate_ntt(d, k, kt, tw, inverse, coset ? (inverse ? &ci.table : &cf.table) : nullptr);
+            const bool fits = v == kNttV2R2 || k >= 2;
+            ASSERT_EQ(g_fused_runs - runs, fits && k > kNttMaxPassBits ? 1 : 0) << "k=" << k << " v2=" << v;
+            ASSERT_EQ(0, std::memcmp(d.data(), r.ref[inverse][coset].data(), n * sizeof(Fr)))
+                << "k=" << k << " v2=" << v << " last=" << last << " inverse=" << inverse << " coset=" << coset;
+          }
+      }
+  }
+  g_fused_perm = false;
+  g_last_bits = 0;
+  g_v2 = kNttV2Off;
+}
+
+// The plans CUZK_NTT_LAST_PASS_BITS gives: the stage split, the pass count kept, the last pass at lo = 0.
+TEST(GpuKernelEmulation, NttLastPassBitsPlans) {
+  auto split = [](int k, int last) {
+    NttPass ps[8];
+    int np = ntt_v2_perm_plan(k, k, false, last, ps);
+    std::string r;
+    for (int i = 0; i < np; i++) r += (i ? "+" : "") + std::to_string(ps[i].t);
+    if (np) {
+      EXPECT_EQ(ps[np - 1].lo, 0);
+      EXPECT_TRUE(ps[np - 1].perm_store && ps[np - 1].last && !ps[np - 2].perm_store);
+    }
+    return r;
+  };
+  EXPECT_EQ(split(10, 0), "");  // one pass: not fused
+  EXPECT_EQ(split(24, 0), "8+8+8");
+  EXPECT_EQ(split(24, 7), "9+8+7");
+  EXPECT_EQ(split(24, 6), "9+9+6");
+  EXPECT_EQ(split(27, 0), "9+9+9");
+  EXPECT_EQ(split(27, 7), "10+10+7");
+  EXPECT_EQ(split(27, 8), "10+9+8");
+  EXPECT_EQ(split(27, 5), "10+10+7");  // clamped: 3 passes of <= 10
+  EXPECT_EQ(split(11, 10), "1+10");
+  EXPECT_EQ(split(11, 12), "1+10");
+  // The coalesced store: in the perm_store pass, row `row` of local group j (lane j mod G) of any tile
+  // goes to base + j, base a multiple of G.
+  for (int last : {0, 7}) {
+    NttPass ps[8];
+    int np = ntt_v2_perm_plan(24, 24, false, last, ps);
+    const NttPass& p = ps[np - 1];
+    const u32 G = 1u << p.g_log;
+    for (u32 block : {0u, 1u, 12345u, (u32)ntt_blocks(p) - 1})
+      for (u32 row : {0u, 1u, 77u, (1u << p.t) - 1}) {
+        size_t base = bit_reverse(ntt_v2_index(p, ntt_v2_gid(p, block, 0), row), p.k);
+        ASSERT_EQ(base % G, 0u);
+        for (u32 j = 1; j < G; j++)
+          ASSERT_EQ(bit_reverse(ntt_v2_index(p, ntt_v2_gid(p, block, j), row), p.k), base + j) << last;
+      }
+  }
 }
 
 // ---- MSM ----
