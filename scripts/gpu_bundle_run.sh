@@ -40,6 +40,9 @@ rm -rf "$b" && mkdir -p "$b" && tar xzf "$here/.devbundle/b.tgz" -C "$b" --strip
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,memory.total --format=csv \
   >"$out/machine.txt" 2>&1
 cat "$here/.devbundle/commit" >>"$out/machine.txt"
+# The benchmarks: cuzk_gpu_bench when bundled, else the same code through `cuzk bench`.
+bench=(cuzk_gpu_bench)
+[ -x "$b/bin/cuzk_gpu_bench" ] || bench=(cuzk bench)
 t0=$(date +%s)
 rc=0
 while IFS= read -r line; do
@@ -66,7 +69,7 @@ while IFS= read -r line; do
   done
   if [ "$log" = nsys ]; then
     if command -v nsys >/dev/null; then
-      timeout 150 env "${envs[@]}" nsys profile -o /tmp/prof --force-overwrite true "$b/run" cuzk_gpu_bench "${args[@]}" \
+      timeout 150 env "${envs[@]}" nsys profile -o /tmp/prof --force-overwrite true "$b/run" "${bench[@]}" "${args[@]}" \
         >/dev/null 2>&1
       nsys stats -q --report cuda_gpu_kern_sum --format csv /tmp/prof.nsys-rep 2>/dev/null | head -40 | tee -a "$out/nsys.csv"
     else
@@ -74,8 +77,8 @@ while IFS= read -r line; do
     fi
     continue
   fi
-  echo "# ${envs[*]}" >>"$out/$log"
-  timeout 150 env "${envs[@]}" "$b/run" cuzk_gpu_bench "${args[@]}" 2>&1 | tee -a "$out/$log" | grep -v "^# device"
+  echo "# ${envs[*]} ${args[*]}" >>"$out/$log"
+  timeout 150 env "${envs[@]}" "$b/run" "${bench[@]}" "${args[@]}" 2>&1 | tee -a "$out/$log" | grep -v "^# device"
 done <"$plan"
 echo "== done after $(( $(date +%s) - t0 )) s"
 exit $rc
