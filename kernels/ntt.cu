@@ -75,6 +75,12 @@ int ntt_last_pass_bits() {
   const char* e = std::getenv("CUZK_NTT_LAST_PASS_BITS");
   return e ? std::atoi(e) : 0;
 }
+// CUZK_NTT_PASSES=n (v2 passes only; unset or 0 = the fewest, 3 at 2^21..2^30): plans of at least n
+// passes (ntt_plan's min_passes), for measuring longer contiguous runs against one more pass.
+int ntt_min_passes() {
+  const char* e = std::getenv("CUZK_NTT_PASSES");
+  return e ? std::atoi(e) : 0;
+}
 // CUZK_NTT_V2 (read per call): unset or auto = r4 up to 2^24 and r4b4 above (the faster of the two at
 // each size, docs/PERFORMANCE.md); r4 (radix-4 sub-rounds, r-shaped multiply), r4plain (same, generic
 // multiply), r2 (radix-2 sub-rounds), r4b4 (r4 at 64 registers), r4pf (r4, persistent grid with the
@@ -180,7 +186,7 @@ void NttEngine::passes(DFr* d, int log_n, bool inverse, bool dit) {
   NttPass ps[8];
   const bool r8 = log_n >= 3 && ntt_r8_passes();
   if (int v = ntt_v2_variant(log_n); !r8 && v != kNttV2Off && ntt_v2_fits(log_n, ntt_v2_radix_bits(v))) {
-    int np = ntt_plan(log_n, kt_, inverse, dit, ps);
+    int np = ntt_plan(log_n, kt_, inverse, dit, ps, kNttTileBits, 0, ntt_min_passes());
     ntt_v2_launch(v, d, tw_.get(), ps, np, s_);
     return;
   }
@@ -223,7 +229,7 @@ bool NttEngine::fused_perm_passes(DFr* d, int log_n, bool inverse, const NttScal
   if (v == kNttV2Off || !ntt_fused_perm()) return false;
   reserve(log_n);
   NttPass ps[8];
-  int np = ntt_v2_perm_plan(log_n, kt_, inverse, ntt_last_pass_bits(), ps);
+  int np = ntt_v2_perm_plan(log_n, kt_, inverse, ntt_last_pass_bits(), ps, ntt_min_passes());
   if (np == 0) return false;
   scratch_.reserve(size_t(1) << log_n);
   ntt_v2_launch(v, d, tw_.get(), ps, np, s_, s, scratch_.get());
@@ -278,7 +284,7 @@ void NttEngine::h_stage_vec(DFr* x, int log_n) {
   if (int v = fusable_v2(log_n); v != kNttV2Off && ntt_fuse_scale()) {
     reserve(log_n);
     NttPass ps[8];
-    int np = ntt_plan(log_n, kt_, true, false, ps);
+    int np = ntt_plan(log_n, kt_, true, false, ps, kNttTileBits, 0, ntt_min_passes());
     ntt_v2_launch(v, x, tw_.get(), ps, np, s_, s);
   } else {
     passes(x, log_n, true, false);
@@ -356,7 +362,7 @@ BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs) 
   });
   NttPass ps[8];
   int np = fusable_v2(log_n) != kNttV2Off && ntt_fused_perm()
-               ? ntt_v2_perm_plan(log_n, log_n, inverse, ntt_last_pass_bits(), ps) : 0;
+               ? ntt_v2_perm_plan(log_n, log_n, inverse, ntt_last_pass_bits(), ps, ntt_min_passes()) : 0;
   if (np == 0) np = ntt_plan(log_n, log_n, inverse, false, ps);
   const bool fused = np > 0 && ps[np - 1].perm_store;
   double compute = ((double)n / 2 * log_n + (inverse ? n : 0)) * kFrMulImad / imad_per_ms();
@@ -368,7 +374,8 @@ BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs) 
     r.detail += std::to_string(ps[i].t);
   }
   r.detail += fused ? " stages), bit reversal in the last pass" : " stages), separate bit reversal";
-  for (const char* name : {"CUZK_NTT_V2", "CUZK_NTT_TILED_PERM", "CUZK_NTT_FUSED_PERM", "CUZK_NTT_LAST_PASS_BITS"})
+  for (const char* name : {"CUZK_NTT_V2", "CUZK_NTT_TILED_PERM", "CUZK_NTT_FUSED_PERM", "CUZK_NTT_LAST_PASS_BITS",
+                           "CUZK_NTT_PASSES"})
     if (const char* v = std::getenv(name)) r.detail += std::string(", ") + name + "=" + v;
   return r;
 }

@@ -22,6 +22,7 @@
 namespace cuzk {
 namespace gpu {
 
+constexpr int kNttMaxPasses = 8;     // NttPass arrays of the callers
 constexpr int kNttMaxPassBits = 10;  // stages per pass; 2^10 Fr = 32 KB of shared memory per group
 constexpr int kNttTileBits = 10;     // elements per block (G groups of 2^t)
 constexpr int kNttThreads = 256;
@@ -291,8 +292,11 @@ CUZK_HD void ntt_perm_tile(DFr* data, int k, const NttScale& s, DFr* tA, DFr* tB
 // last_bits > 0: the last pass (in execution order) takes that many stages and the others share the
 // rest evenly, clamped so that the pass count stays (e.g. 2^24, 7: 9+8+7; 2^27, 7: 10+10+7).
 inline int ntt_plan(int k, int kt, bool inverse, bool dit, NttPass* out, int tile_bits = kNttTileBits,
-                    int last_bits = 0) {
-  int np = (k + kNttMaxPassBits - 1) / kNttMaxPassBits;
+                    int last_bits = 0, int min_passes = 0) {
+  // min_passes (CUZK_NTT_PASSES): more, shorter passes than the fewest; a pass of t stages at lo > 0
+  // reads runs of G = 2^(tile_bits - t) consecutive elements, so 4 passes of 6 at 2^24 read 512-byte
+  // runs where 3 of 8 read 128 bytes, for one more read and write of the data.
+  int np = std::max((k + kNttMaxPassBits - 1) / kNttMaxPassBits, std::min(min_passes, std::min(k, kNttMaxPasses)));
   int even = np;
   if (last_bits > 0 && np > 1) {
     last_bits = std::min(std::max(last_bits, k - kNttMaxPassBits * (np - 1)), std::min(kNttMaxPassBits, k - (np - 1)));

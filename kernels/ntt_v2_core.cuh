@@ -183,8 +183,8 @@ void ntt_v2_launch(int variant, DFr* d, const DFr* tw, const NttPass* ps, int np
 // The natural-order DIF plan with the bit reversal in the last pass's store (NttEngine::forward /
 // inverse): ntt_plan with last_bits, perm_store on the last pass (lo = 0). 0 where it does not apply:
 // a one-pass plan (the pass would have to run out of place from a copy; those sizes are small).
-inline int ntt_v2_perm_plan(int k, int kt, bool inverse, int last_bits, NttPass* out) {
-  int np = ntt_plan(k, kt, inverse, false, out, kNttTileBits, last_bits);
+inline int ntt_v2_perm_plan(int k, int kt, bool inverse, int last_bits, NttPass* out, int min_passes = 0) {
+  int np = ntt_plan(k, kt, inverse, false, out, kNttTileBits, last_bits, min_passes);
   if (np < 2) return 0;
   out[np - 1].perm_store = true;
   return np;

@@ -40,6 +40,11 @@ Fr random_fr(std::mt19937_64& rng) {
     if (Fr::is_canonical(l)) return Fr::from_mont_limbs(l);
   }
 }
+std::vector<Fr> random_frs(std::mt19937_64& rng, size_t n) {
+  std::vector<Fr> v(n);
+  for (auto& e : v) e = random_fr(rng);
+  return v;
+}
 
 // ---- NTT ----
 
@@ -66,6 +71,7 @@ NttScale g_fuse;  // the scale the v2 passes fuse into their last store (H stage
 // whose plan takes CUZK_NTT_LAST_PASS_BITS = g_last_bits; g_fused_runs counts the transforms that did.
 bool g_fused_perm = false;
 int g_last_bits = 0;
+int g_min_passes = 0;  // CUZK_NTT_PASSES for the v2 plans
 int g_fused_runs = 0;
 
 template <int R, bool Fast, bool Prefetch = false>
@@ -113,7 +119,7 @@ bool emulate_v2_plan(std::vector<DFr>& d, int k, const NttPass* ps, int np, cons
 void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
   NttPass ps[8];
   if (g_v2 != kNttV2Off) {
-    int np = ntt_plan(k, kt, inverse, dit, ps);
+    int np = ntt_plan(k, kt, inverse, dit, ps, kNttTileBits, 0, g_min_passes);
     if (emulate_v2_plan(d, k, ps, np, tw, g_fuse)) return;
   }
   if (!g_legacy && k >= 3) {
@@ -177,7 +183,7 @@ void emulate_ntt(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw,
   }
   s.permute = true;
   NttPass ps[8];
-  int np = g_fused_perm && g_v2 != kNttV2Off ? ntt_v2_perm_plan(k, kt, inverse, g_last_bits, ps) : 0;
+  int np = g_fused_perm && g_v2 != kNttV2Off ? ntt_v2_perm_plan(k, kt, inverse, g_last_bits, ps, g_min_passes) : 0;
   if (np && emulate_v2_plan(d, k, ps, np, tw, s)) {
     g_fused_runs++;
     return;
@@ -200,6 +206,22 @@ struct HostPow {
     for (size_t j = 0; j < (size_t(1) << (k - m)); j++, y = y * step) v.push_back(y);
     buf = to_dev<DFr>(v);
     table = PowTable{buf.data(), buf.data() + (size_t(1) << m), m};
+  }
+};
+
+// A random input of 2^k points, the CPU's four transforms of it (NttRefs) and the coset tables that
+// NttEngine's forward / inverse would use (not copyable: the tables point into their buffers).
+struct NttCase {
+  size_t n;
+  std::vector<Fr> x;
+  NttRefs r;
+  HostPow cf, ci;
+  NttCase(std::mt19937_64& rng, int k)
+      : n(size_t(1) << k), x(random_frs(rng, n)), r(x, k), cf(root_of_unity(k + 1), Fr::one(), k),
+        ci(root_of_unity(k + 1).inv(), Fr::from_u64(n).inv(), k) {}
+  NttCase(const NttCase&) = delete;
+  const PowTable* coset_table(int inverse, int coset) const {
+    return coset ? (inverse ? &ci.table : &cf.table) : nullptr;
   }
 };
 
@@ -451,12 +473,7 @@ TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
   auto tw = twiddle_table(kt);
   g_fused_perm = true;
   for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21}) {
-    size_t n = size_t(1) << k;
-    std::vector<Fr> x(n);
-    for (auto& e : x) e = random_fr(rng);
-    NttRefs r(x, k);
-    Fr g = root_of_unity(k + 1);
-    HostPow cf(g, Fr::one(), k), ci(g.inv(), Fr::from_u64(n).inv(), k);
+    NttCase c(rng, k);
     for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Occ4, kNttV2R4Pf})
       for (int last : {0, 7, 1, 10}) {
         // Above 2^14: r4 with every plan, r4pf and r2 at 2^17 with the even split; the 3-pass plan of
@@ -468,16 +485,42 @@ TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
         for (int inverse = 0; inverse < 2; inverse++)
           for (int coset = 0; coset < 2; coset++) {
             if (k == 21 && inverse != coset) continue;
-            std::vector<DFr> d = to_dev<DFr>(x);
+            std::vector<DFr> d = to_dev<DFr>(c.x);
             int runs = g_fused_runs;
-            emulate_ntt(d, k, kt, tw, inverse, coset ? (inverse ? &ci.table : &cf.table) : nullptr);
+            emulate_ntt(d, k, kt, tw, inverse, c.coset_table(inverse, coset));
             const bool fits = v == kNttV2R2 || k >= 2;
             ASSERT_EQ(g_fused_runs - runs, fits && k > kNttMaxPassBits ? 1 : 0) << "k=" << k << " v2=" << v;
-            ASSERT_EQ(0, std::memcmp(d.data(), r.ref[inverse][coset].data(), n * sizeof(Fr)))
+            ASSERT_EQ(0, std::memcmp(d.data(), c.r.ref[inverse][coset].data(), c.n * sizeof(Fr)))
                 << "k=" << k << " v2=" << v << " last=" << last << " inverse=" << inverse << " coset=" << coset;
           }
       }
   }
+  // Plans of more passes than the fewest (CUZK_NTT_PASSES): 4 and 8 passes, r4, with the bit
+  // reversal in the last pass and through the H stage's DIF + DIT, every direction and coset.
+  g_v2 = kNttV2R4;
+  g_last_bits = 0;
+  for (int k : {6, 12, 14}) {
+    NttCase c(rng, k);
+    for (int passes : {4, 8}) {
+      g_min_passes = passes;
+      NttPass ps[8];
+      ASSERT_EQ(ntt_v2_perm_plan(k, kt, false, 0, ps, passes), std::min(passes, k));
+      for (int inverse = 0; inverse < 2; inverse++)
+        for (int coset = 0; coset < 2; coset++) {
+          std::vector<DFr> d = to_dev<DFr>(c.x);
+          emulate_ntt(d, k, kt, tw, inverse, c.coset_table(inverse, coset));
+          ASSERT_EQ(0, std::memcmp(d.data(), c.r.ref[inverse][coset].data(), c.n * sizeof(Fr)))
+              << "k=" << k << " passes=" << passes << " inverse=" << inverse << " coset=" << coset;
+        }
+      // DIF then DIT (the H stage's shape, no permutation): the identity up to the factor n.
+      std::vector<DFr> d = to_dev<DFr>(c.x);
+      emulate_passes(d, k, kt, tw, false, false);
+      emulate_passes(d, k, kt, tw, true, true);
+      Fr nn = Fr::from_u64(c.n);
+      for (size_t i = 0; i < c.n; i++) ASSERT_TRUE(to_dev<Fr>(std::vector<DFr>{d[i]})[0] == c.x[i] * nn) << i;
+    }
+  }
+  g_min_passes = 0;
   g_fused_perm = false;
   g_last_bits = 0;
   g_v2 = kNttV2Off;
