@@ -3,6 +3,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -133,6 +135,19 @@ inline unsigned grid_for(size_t n, unsigned threads) {
   size_t g = (n + threads - 1) / threads;
   if (g > 0x7fffffffull) throw GpuError("launch of " + std::to_string(n) + " threads is too large");
   return (unsigned)(g == 0 ? 1 : g);
+}
+
+// A kernel switch, read from the environment at every call so that one build can A/B it
+// (docs/OPERATIONS.md): unset or empty gives `dflt`, "0" false, anything else true.
+inline bool env_switch(const char* name, bool dflt) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return dflt;
+  return std::strcmp(e, "0") != 0;
+}
+// A numeric kernel setting from the environment; 0 when unset.
+inline int env_int(const char* name) {
+  const char* e = std::getenv(name);
+  return e ? std::atoi(e) : 0;
 }
 
 }  // namespace gpu

@@ -266,16 +266,10 @@ bool msm_task_order_for(bool g1) {
 }
 // CUZK_MSM_G1_SUM2=0: G1's bucket loop uses XYZZ::add_affine as written instead of
 // g1_add_affine_sum2 (Y3 with one reduction for its two products; default).
-bool msm_g1_sum2() {
-  const char* e = std::getenv("CUZK_MSM_G1_SUM2");
-  return !(e && !std::strcmp(e, "0"));
-}
+bool msm_g1_sum2() { return env_switch("CUZK_MSM_G1_SUM2", true); }
 // CUZK_MSM_TREE=0: the window's chunk totals are summed in serial chains of 32 (the first design)
 // instead of a tree of two-way sums, one addition deep per level (default).
-bool msm_group_tree() {
-  const char* e = std::getenv("CUZK_MSM_TREE");
-  return !(e && !std::strcmp(e, "0"));
-}
+bool msm_group_tree() { return env_switch("CUZK_MSM_TREE", true); }
 }  // namespace
 
 // A bucket's entries are split into tasks of at most l0, one thread (G2: one lane pair) each, and a

@@ -46,41 +46,22 @@ __global__ void __launch_bounds__(kPermThreads) k_ntt_permute_tiled(DFr* data, i
 // Kernel choice, read per call so that one build can A/B each change on its own (docs/PERFORMANCE.md,
 // GPU NTT): CUZK_NTT_R8=1 runs the radix-8 register passes of the first attempt (2^11 tiles, slower,
 // takes precedence), CUZK_NTT_V2 picks the pass kernels, CUZK_NTT_TILED_PERM the bit reversal.
-bool env_on(const char* name) {
-  const char* e = std::getenv(name);
-  return e && *e && std::strcmp(e, "0") != 0;
-}
-bool ntt_r8_passes() { return env_on("CUZK_NTT_R8"); }
+bool ntt_r8_passes() { return env_switch("CUZK_NTT_R8", false); }
 // The tiled bit reversal is the default since the v2 passes (measured 0.48 ms faster at 2^24);
 // CUZK_NTT_TILED_PERM=0 selects the element-wise swap.
-bool ntt_tiled_perm() {
-  const char* e = std::getenv("CUZK_NTT_TILED_PERM");
-  return !e || std::strcmp(e, "0") != 0;
-}
-bool ntt_fuse_scale() {
-  const char* e = std::getenv("CUZK_NTT_FUSE_SCALE");
-  return !e || std::strcmp(e, "0") != 0;
-}
+bool ntt_tiled_perm() { return env_switch("CUZK_NTT_TILED_PERM", true); }
+bool ntt_fuse_scale() { return env_switch("CUZK_NTT_FUSE_SCALE", true); }
 // CUZK_NTT_FUSED_PERM (default on; 0 = the separate bit-reversal kernel): forward / inverse store the
 // last DIF pass's output straight at the bit-reversed positions (ntt_v2_perm_plan), with the inverse's
 // scale; needs the v2 passes, 2+ passes (2^11 and up) and an n-element scratch buffer.
-bool ntt_fused_perm() {
-  const char* e = std::getenv("CUZK_NTT_FUSED_PERM");
-  return !e || std::strcmp(e, "0") != 0;
-}
+bool ntt_fused_perm() { return env_switch("CUZK_NTT_FUSED_PERM", true); }
 // CUZK_NTT_LAST_PASS_BITS (fused plans only; unset or 0 = the even split, 8+8+8 at 2^24, 9+9+9 at
 // 2^27): stages of that last pass, G = 2^(10 - bits) groups per tile = the contiguous run of its
 // bit-reversed store (7: 9+8+7 / 10+10+7, 256-byte runs, against 128 / 64 bytes for the even split).
-int ntt_last_pass_bits() {
-  const char* e = std::getenv("CUZK_NTT_LAST_PASS_BITS");
-  return e ? std::atoi(e) : 0;
-}
+int ntt_last_pass_bits() { return env_int("CUZK_NTT_LAST_PASS_BITS"); }
 // CUZK_NTT_PASSES=n (v2 passes only; unset or 0 = the fewest, 3 at 2^21..2^30): plans of at least n
 // passes (ntt_plan's min_passes), for measuring longer contiguous runs against one more pass.
-int ntt_min_passes() {
-  const char* e = std::getenv("CUZK_NTT_PASSES");
-  return e ? std::atoi(e) : 0;
-}
+int ntt_min_passes() { return env_int("CUZK_NTT_PASSES"); }
 // CUZK_NTT_V2 (read per call): unset or auto = r4 up to 2^24 and r4b4 above (the faster of the two at
 // each size, docs/PERFORMANCE.md); r4 (radix-4 sub-rounds, r-shaped multiply), r4plain (same, generic
 // multiply), r2 (radix-2 sub-rounds), r4b4 (r4 at 64 registers), r4pf (r4, persistent grid with the
