@@ -76,6 +76,12 @@ static __constant__ u32 kFqMod32[12] = {CUZK_WORD_LIST6(bls12_381::FqParams::MOD
 static __constant__ u32 kFqOne32[12] = {CUZK_WORD_LIST6(bls12_381::FqParams::ONE)};
 static __constant__ u32 kFrMod32[8] = {CUZK_WORD_LIST4(bls12_381::FrParams::MOD)};
 static __constant__ u32 kFrOne32[8] = {CUZK_WORD_LIST4(bls12_381::FrParams::ONE)};
+// Fr's -r^-1 mod 2^32 is -1, so m = x0 * (-r^-1) is a negation when the compiler can see the constant,
+// and ptxas then leaves every reduction row as IMAD.X + IMAD.HI.U32.X pairs (2 + 4 multiply-add pipe
+// cycles per word product on sm_90) instead of the fused IMAD.WIDE.U32.X (4) it makes for Fq, whose m
+// is a multiply. Read from __constant__ memory the factor is opaque, m is one IMAD, and the rows fuse:
+// 65.8e9 against 54.1e9 Fr products/s in registers (docs/PERFORMANCE.md, session 7).
+static __constant__ u32 kFrInv32 = (u32)bls12_381::FrParams::INV;
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -89,6 +95,8 @@ struct Words<bls12_381::FqParams> {
   static constexpr int NW = 12;
   // -p^-1 mod 2^32 is the low word of -p^-1 mod 2^64.
   static constexpr u32 INV = (u32)bls12_381::FqParams::INV;
+  // The factor the reduction rows multiply by (see kFrInv32).
+  CUZK_HD static u32 inv() { return INV; }
   CUZK_HD static u32 mod(int j) { CUZK_WORD(kFqMod32, bls12_381::FqParams::MOD, j); }
   CUZK_HD static u32 one(int j) { CUZK_WORD(kFqOne32, bls12_381::FqParams::ONE, j); }
 };
@@ -96,6 +104,13 @@ template <>
 struct Words<bls12_381::FrParams> {
   static constexpr int NW = 8;
   static constexpr u32 INV = (u32)bls12_381::FrParams::INV;
+  CUZK_HD static u32 inv() {
+#if defined(__CUDA_ARCH__)
+    return kFrInv32;
+#else
+    return INV;
+#endif
+  }
   CUZK_HD static u32 mod(int j) { CUZK_WORD(kFrMod32, bls12_381::FrParams::MOD, j); }
   CUZK_HD static u32 one(int j) { CUZK_WORD(kFrOne32, bls12_381::FrParams::ONE, j); }
 };
@@ -278,7 +293,7 @@ CUZK_UNROLL
 
   // Adds m*p, m = X_0 * (-p^-1) mod 2^32, so that the low word of T becomes zero.
   CUZK_HD static void reduce_row(u32* X, u32* Y) {
-    u32 m = X[0] * W::INV;
+    u32 m = X[0] * W::inv();
     Carry c;
     X[0] = mad_lo_cc(m, W::mod(0), X[0], c);
     X[1] = madc_hi_cc(m, W::mod(0), X[1], c);

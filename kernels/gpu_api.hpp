@@ -66,6 +66,8 @@ struct BenchStats {
   std::string detail;  // e.g. the window width and digit entries used
 };
 BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs);
+// Fr multiply throughput in registers, one entry per multiply formulation (kernels/field_bench.cu).
+std::vector<BenchStats> bench_field(int device, int warmup, int runs);
 // The fused H stage (three inverse NTTs, coset scaling, three forward NTTs, a*b-c) at 2^log_n.
 BenchStats bench_h_stage(int device, int log_n, int warmup, int runs);
 // Points and scalars are uploaded once; each run is scalar preparation + sort + buckets + reduction.

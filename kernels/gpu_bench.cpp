@@ -438,7 +438,7 @@ void write_csv(const std::string& path) {
 
 const char* bench_usage() {
   return "[--device D] [--runs N] [--warmup W] [--csv FILE] "
-         "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|prove-ab|window-sweep|all "
+         "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|prove-ab|window-sweep|field|all "
          "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--window C] [--ab-env NAME=VALUE]";
 }
 
@@ -464,8 +464,10 @@ int bench_main(const std::vector<std::string>& args) {
     bool all = a.what == "all", msm = a.what == "msm";
     if (!all && !msm && a.what != "msm-g1" && a.what != "msm-g2" && a.what != "ntt" && a.what != "h-stage" &&
         a.what != "prove" && a.what != "window-sweep" && a.what != "msm-g1-ab" && a.what != "msm-g2-ab" &&
-        a.what != "prove-ab")
+        a.what != "prove-ab" && a.what != "field")
       usage("unknown benchmark '" + a.what + "'");
+    if (a.what == "field")
+      for (const BenchStats& st : bench_field(a.device, a.warmup, a.runs)) report("field", 0, "random", st);
     if (all || a.what == "ntt")
       for (int k : sizes_or({20, 21, 22, 23, 24, 25, 26, 27}))
         report("ntt", k, "random", bench_ntt(a.device, k, false, a.warmup, a.runs));

@@ -65,7 +65,8 @@ int ntt_min_passes() { return env_int("CUZK_NTT_PASSES"); }
 // CUZK_NTT_V2 (read per call): unset or auto = r4 up to 2^24 and r4b4 above (the faster of the two at
 // each size, docs/PERFORMANCE.md); r4 (radix-4 sub-rounds, r-shaped multiply), r4plain (same, generic
 // multiply), r2 (radix-2 sub-rounds), r4b4 (r4 at 64 registers), r4pf (r4, persistent grid with the
-// next tile prefetched); 0 = the radix-2 passes.
+// next tile prefetched), r4i / r4b4i (r4 / r4b4 with r's words as literals), r4g (generic rows on literals),
+// r4b2 (r4 at 2 blocks per SM); 0 = the radix-2 passes.
 int ntt_v2_variant(int log_n) {
   const char* e = std::getenv("CUZK_NTT_V2");
   if (!e || !*e || !std::strcmp(e, "auto")) return log_n >= 25 ? kNttV2R4Occ4 : kNttV2R4;
@@ -75,7 +76,11 @@ int ntt_v2_variant(int log_n) {
   if (!std::strcmp(e, "r2")) return kNttV2R2;
   if (!std::strcmp(e, "r4b4")) return kNttV2R4Occ4;
   if (!std::strcmp(e, "r4pf")) return kNttV2R4Pf;
-  throw GpuError(std::string("CUZK_NTT_V2=") + e + ": expected auto, 0, r4, r4plain, r2, r4b4 or r4pf");
+  if (!std::strcmp(e, "r4i")) return kNttV2R4Imm;
+  if (!std::strcmp(e, "r4b4i")) return kNttV2R4Occ4Imm;
+  if (!std::strcmp(e, "r4g")) return kNttV2R4GenImm;
+  if (!std::strcmp(e, "r4b2")) return kNttV2R4Occ2;
+  throw GpuError(std::string("CUZK_NTT_V2=") + e + ": expected auto, 0, r4, r4plain, r2, r4b4, r4pf, r4i, r4b4i, r4g or r4b2");
 }
 
 // The v2 variant for passes with a fused store at this size, or kNttV2Off.

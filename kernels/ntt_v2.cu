@@ -13,7 +13,7 @@ namespace gpu {
 namespace {
 
 // MinB: blocks per SM the register allocation must allow (R = 2: 3 -> at most 85 registers, 4 -> 64).
-template <int R, bool DIT, bool Fast, int MinB>
+template <int R, bool DIT, int Fast, int MinB>
 __global__ void __launch_bounds__(1u << (kNttTileBits - R), MinB)
     k_ntt_pass_v2(const DFr* src, DFr* dst, const DFr* __restrict__ tw, NttPass p, NttScale fz) {
   extern __shared__ uint4 smem_raw[];
@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(1u << (kNttTileBits - R), MinB)
 }
 
 // The prefetching pass (r4pf): persistent blocks over tiles, two tile buffers.
-template <int R, bool DIT, bool Fast, int MinB>
+template <int R, bool DIT, int Fast, int MinB>
 __global__ void __launch_bounds__(1u << (kNttTileBits - R), MinB)
     k_ntt_pass_v2_pf(const DFr* src, DFr* dst, const DFr* __restrict__ tw, NttPass p, NttScale fz, u32 ntiles) {
   extern __shared__ uint4 smem_raw[];
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(1u << (kNttTileBits - R), MinB)
   }
 }
 
-template <int R, bool DIT, bool Fast, int MinB>
+template <int R, bool DIT, int Fast, int MinB>
 void launch_v2_pf_one(const DFr* src, DFr* dst, const DFr* tw, const NttPass& p, cudaStream_t s, const NttScale& fz) {
   auto kern = k_ntt_pass_v2_pf<R, DIT, Fast, MinB>;
   u32 threads = ntt_v2_threads(p, R);
@@ -75,7 +75,7 @@ void launch_v2_pf_one(const DFr* src, DFr* dst, const DFr* tw, const NttPass& p,
   CUZK_CUDA_LAUNCHED("k_ntt_pass_v2_pf");
 }
 
-template <int R, bool Fast, int MinB>
+template <int R, int Fast, int MinB>
 void launch_v2_pf(DFr* d, DFr* scratch, const DFr* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale& fz) {
   for (int i = 0; i < np; i++) {
     const DFr* src;
@@ -88,7 +88,7 @@ void launch_v2_pf(DFr* d, DFr* scratch, const DFr* tw, const NttPass* ps, int np
   }
 }
 
-template <int R, bool Fast, int MinB>
+template <int R, int Fast, int MinB>
 void launch_v2(DFr* d, DFr* scratch, const DFr* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale& fz) {
   for (int i = 0; i < np; i++) {
     const NttPass& p = ps[i];
@@ -113,11 +113,15 @@ void ntt_v2_launch(int variant, DFr* d, const DFr* tw, const NttPass* ps, int np
                    const NttScale& fz, DFr* scratch) {
   if (ps[np - 1].perm_store && (np < 2 || !scratch)) throw GpuError("ntt_v2_launch: perm_store needs 2+ passes and scratch");
   switch (variant) {
-    case kNttV2R4: launch_v2<2, true, 3>(d, scratch, tw, ps, np, s, fz); break;
-    case kNttV2R4Plain: launch_v2<2, false, 3>(d, scratch, tw, ps, np, s, fz); break;
-    case kNttV2R2: launch_v2<1, true, 2>(d, scratch, tw, ps, np, s, fz); break;
-    case kNttV2R4Occ4: launch_v2<2, true, 4>(d, scratch, tw, ps, np, s, fz); break;
-    case kNttV2R4Pf: launch_v2_pf<2, true, 3>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R4: launch_v2<2, kFrMulFast, 3>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R4Plain: launch_v2<2, kFrMulGeneric, 3>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R2: launch_v2<1, kFrMulFast, 2>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R4Occ4: launch_v2<2, kFrMulFast, 4>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R4Pf: launch_v2_pf<2, kFrMulFast, 3>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R4Imm: launch_v2<2, kFrMulFastImm, 3>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R4Occ4Imm: launch_v2<2, kFrMulFastImm, 4>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R4GenImm: launch_v2<2, kFrMulGenericImm, 3>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R4Occ2: launch_v2<2, kFrMulFast, 2>(d, scratch, tw, ps, np, s, fz); break;
     default: throw GpuError("unknown NTT v2 variant " + std::to_string(variant));
   }
 }

@@ -34,8 +34,12 @@ namespace gpu {
 // passes; unset or auto: r4 up to 2^24, r4b4 above): radix-4 sub-rounds with the r-shaped multiply
 // (256 threads, registers for 3 blocks per SM), the same with DFr's generic reduction rows, radix-2
 // sub-rounds (one stage per shared round trip, 512 threads) with the r-shaped multiply, r4 with
-// registers capped for 4 blocks per SM, r4 over a persistent grid that prefetches the next tile.
-constexpr int kNttV2Off = 0, kNttV2R4 = 1, kNttV2R4Plain = 2, kNttV2R2 = 3, kNttV2R4Occ4 = 4, kNttV2R4Pf = 5;
+// registers capped for 4 blocks per SM, r4 over a persistent grid that prefetches the next tile; r4i /
+// r4b4i: r4 / r4b4 as before session 7 (literal words, m = -x0 as a negation: unfused rows,
+// kFrMulFastImm); r4g: r4 with the generic rows on literal words (kFrMulGenericImm); r4b2: r4 with
+// registers for 2 blocks per SM.
+constexpr int kNttV2Off = 0, kNttV2R4 = 1, kNttV2R4Plain = 2, kNttV2R2 = 3, kNttV2R4Occ4 = 4, kNttV2R4Pf = 5,
+              kNttV2R4Imm = 6, kNttV2R4Occ4Imm = 7, kNttV2R4GenImm = 8, kNttV2R4Occ2 = 9;
 int ntt_v2_radix_bits(int variant);
 
 // Words of 2p for the lazy add/sub.
@@ -62,8 +66,35 @@ static_assert(bls12_381::FrParams::MOD[0] == 0xffffffff00000001ULL, "fr_reduce_r
 static_assert((u32)bls12_381::FrParams::INV == 0xffffffffu, "-r^-1 mod 2^32 must be -1");
 static_assert((bls12_381::FrParams::MOD[3] >> 62) == 1, "lazy reduction needs 2p < 2^256 and 2p^2/2^256 + p < 2p");
 
+// Word j of r as a compile-time constant (a literal after unrolling). Read from __constant__ memory
+// (W::mod), the words reach the multiply-adds as uniform-register operands, and ptxas then keeps each
+// lo/hi pair of a reduction row as two instructions (IMAD.X + IMAD.HI.X, 2 + 4 pipe cycles on sm_90);
+// with literals it may fuse them into one IMAD.WIDE.X (4 cycles), as it does for the product rows.
+template <int J>
+struct FrModWord {
+  static constexpr u32 value = (u32)(bls12_381::FrParams::MOD[J >> 1] >> (32 * (J & 1)));
+};
+CUZK_HD constexpr u32 fr_mod_imm(int j) {
+  switch (j) {
+    case 0: return FrModWord<0>::value;
+    case 1: return FrModWord<1>::value;
+    case 2: return FrModWord<2>::value;
+    case 3: return FrModWord<3>::value;
+    case 4: return FrModWord<4>::value;
+    case 5: return FrModWord<5>::value;
+    case 6: return FrModWord<6>::value;
+    default: return FrModWord<7>::value;
+  }
+}
+
+// The Fr multiply variants: 0 = DFr's generic reduction rows, 1 = the r-shaped rows below with r's
+// words from __constant__ memory and m by a multiply (fused rows), 2 = the same rows with r's words as
+// literals and m = -x0 as a negation (unfused rows: the default before session 7), 3 = the generic rows
+// (8 word products) with literal words and m as a negation.
+constexpr int kFrMulGeneric = 0, kFrMulFast = 1, kFrMulFastImm = 2, kFrMulGenericImm = 3;
+
 // One CIOS reduction row of DFr::operator* (same X/Y even/odd halves), with r_0 = 1, r_1 = 2^32 - 1.
-template <bool Fast>
+template <int Fast>
 CUZK_HD void fr_reduce_row(u32* X, u32* Y) {
   using W = Words<bls12_381::FrParams>;
   constexpr int NW = 8;
@@ -71,15 +102,40 @@ CUZK_HD void fr_reduce_row(u32* X, u32* Y) {
     DFr::reduce_row(X, Y);
     return;
   }
+  if (Fast == kFrMulGenericImm) {  // DFr::reduce_row with literal words
+    const u32 m = X[0] * W::INV;
+    Carry c;
+    X[0] = mad_lo_cc(m, fr_mod_imm(0), X[0], c);
+    X[1] = madc_hi_cc(m, fr_mod_imm(0), X[1], c);
+CUZK_UNROLL
+    for (int j = 2; j < NW; j += 2) {
+      X[j] = madc_lo_cc(m, fr_mod_imm(j), X[j], c);
+      X[j + 1] = madc_hi_cc(m, fr_mod_imm(j), X[j + 1], c);
+    }
+    X[NW] = addc(X[NW], 0, c);
+    Carry d;
+    Y[0] = mad_lo_cc(m, fr_mod_imm(1), Y[0], d);
+    Y[1] = madc_hi_cc(m, fr_mod_imm(1), Y[1], d);
+CUZK_UNROLL
+    for (int j = 3; j < NW; j += 2) {
+      Y[j - 1] = madc_lo_cc(m, fr_mod_imm(j), Y[j - 1], d);
+      Y[j] = madc_hi_cc(m, fr_mod_imm(j), Y[j], d);
+    }
+    Y[NW] = addc(Y[NW], 0, d);
+    return;
+  }
   const u32 x0 = X[0];
-  const u32 m = x0 * W::INV;  // = -x0
+  // = -x0; kFrMulFast multiplies by the opaque factor so that the rows below fuse (kFrInv32);
+  // kFrMulFastImm keeps the negation (the formulation before session 7, for A/B).
+  const u32 m = x0 * (Fast == kFrMulFastImm ? W::INV : W::inv());
   Carry c;
   X[0] = add_cc(x0, m, c);  // m * r_0 = m: the low word becomes 0, carry (x0 != 0)
   X[1] = addc_cc(X[1], 0, c);
 CUZK_UNROLL
   for (int j = 2; j < NW; j += 2) {
-    X[j] = madc_lo_cc(m, W::mod(j), X[j], c);
-    X[j + 1] = madc_hi_cc(m, W::mod(j), X[j + 1], c);
+    const u32 pj = Fast == kFrMulFastImm ? fr_mod_imm(j) : W::mod(j);
+    X[j] = madc_lo_cc(m, pj, X[j], c);
+    X[j + 1] = madc_hi_cc(m, pj, X[j + 1], c);
   }
   X[NW] = addc(X[NW], 0, c);
   const u32 hi1 = x0 ? ~x0 : 0u;  // high word of m * (2^32 - 1); its low word is -m = x0
@@ -88,20 +144,21 @@ CUZK_UNROLL
   Y[1] = addc_cc(Y[1], hi1, d);
 CUZK_UNROLL
   for (int j = 3; j < NW; j += 2) {
-    Y[j - 1] = madc_lo_cc(m, W::mod(j), Y[j - 1], d);
-    Y[j] = madc_hi_cc(m, W::mod(j), Y[j], d);
+    const u32 pj = Fast == kFrMulFastImm ? fr_mod_imm(j) : W::mod(j);
+    Y[j - 1] = madc_lo_cc(m, pj, Y[j - 1], d);
+    Y[j] = madc_hi_cc(m, pj, Y[j], d);
   }
   Y[NW] = addc(Y[NW], 0, d);
 }
 
-template <bool Fast>
+template <int Fast>
 struct FrRow {
   CUZK_HD static void apply(u32* X, u32* Y) { fr_reduce_row<Fast>(X, Y); }
 };
 
 // a * b / 2^256 mod p in [0, 2p), for a < 2p and b < p (no final subtraction): DFr::operator*'s
 // even/odd CIOS with fr_reduce_row<Fast>.
-template <bool Fast>
+template <int Fast>
 CUZK_HD DFr fr_mul_lazy(const DFr& aa, const DFr& bb) {
   return DFr::mul_rows<FrRow<Fast>>(aa, bb);
 }
@@ -237,7 +294,7 @@ CUZK_HD u32 ntt_v2_index(const NttPass& p, u32 gid, u32 row) {
 // one, every thread reads and writes only its own E tile positions. The unit's local group is
 // tid mod G: consecutive lanes take consecutive local groups, i.e. in a perm_store pass's last
 // sub-round consecutive destinations (ntt_v2_gid), runs of G elements per row.
-template <int R, int Q, bool DIT, bool Fast>
+template <int R, int Q, bool DIT, int Fast>
 CUZK_HD void ntt_v2_round_q(const NttPass& p, int s, bool from_global, bool to_global, const DFr* src, DFr* dst,
                             u32* sm, const DFr* tw, u32 block, u32 tid, const NttScale& fz) {
   constexpr int E = 1 << R, U = E >> Q;
@@ -309,7 +366,7 @@ CUZK_UNROLL
   }
 }
 
-template <int R, bool DIT, bool Fast>
+template <int R, bool DIT, int Fast>
 CUZK_HD void ntt_v2_round(const NttPass& p, int sr, const DFr* src, DFr* dst, u32* sm, const DFr* tw, u32 block,
                           u32 tid, const NttScale& fz = NttScale(), bool tile_preloaded = false) {
   int s, q;

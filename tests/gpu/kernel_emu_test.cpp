@@ -74,7 +74,7 @@ int g_last_bits = 0;
 int g_min_passes = 0;  // CUZK_NTT_PASSES for the v2 plans
 int g_fused_runs = 0;
 
-template <int R, bool Fast, bool Prefetch = false>
+template <int R, int Fast, bool Prefetch = false>
 void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vector<DFr>& tw, const NttScale& fz) {
   // The out-of-place last pass's source, poisoned: a read of an element the pass before did not write shows.
   std::vector<DFr> scratch(ps[np - 1].perm_store ? d.size() : 0, DFr::one());
@@ -107,10 +107,14 @@ bool emulate_v2_plan(std::vector<DFr>& d, int k, const NttPass* ps, int np, cons
   const bool r4_fits = k >= 2;
   switch (g_v2) {
     case kNttV2R4:
-    case kNttV2R4Occ4: if (r4_fits) emulate_v2<2, true>(d, ps, np, tw, fz); return r4_fits;
-    case kNttV2R4Plain: if (r4_fits) emulate_v2<2, false>(d, ps, np, tw, fz); return r4_fits;
-    case kNttV2R4Pf: if (r4_fits) emulate_v2<2, true, true>(d, ps, np, tw, fz); return r4_fits;
-    case kNttV2R2: emulate_v2<1, true>(d, ps, np, tw, fz); return true;
+    case kNttV2R4Occ4: if (r4_fits) emulate_v2<2, kFrMulFast>(d, ps, np, tw, fz); return r4_fits;
+    case kNttV2R4Imm:
+    case kNttV2R4Occ4Imm: if (r4_fits) emulate_v2<2, kFrMulFastImm>(d, ps, np, tw, fz); return r4_fits;
+    case kNttV2R4GenImm: if (r4_fits) emulate_v2<2, kFrMulGenericImm>(d, ps, np, tw, fz); return r4_fits;
+    case kNttV2R4Occ2: if (r4_fits) emulate_v2<2, kFrMulFast>(d, ps, np, tw, fz); return r4_fits;
+    case kNttV2R4Plain: if (r4_fits) emulate_v2<2, kFrMulGeneric>(d, ps, np, tw, fz); return r4_fits;
+    case kNttV2R4Pf: if (r4_fits) emulate_v2<2, kFrMulFast, true>(d, ps, np, tw, fz); return r4_fits;
+    case kNttV2R2: emulate_v2<1, kFrMulFast>(d, ps, np, tw, fz); return true;
   }
   return false;
 }
@@ -381,6 +385,8 @@ TEST(GpuKernelEmulation, NttV2LazyArithmeticMatchesHostField) {
           DFr da = va ? plus_p(raw(a)) : raw(a), db = vb ? plus_p(raw(b)) : raw(b);
           EXPECT_TRUE(canon(fr_mul_lazy<true>(da, raw(b))) == raw(prod)) << i << " " << jj;
           EXPECT_TRUE(canon(fr_mul_lazy<false>(da, raw(b))) == raw(prod)) << i << " " << jj;
+          EXPECT_TRUE(canon(fr_mul_lazy<kFrMulFastImm>(da, raw(b))) == raw(prod)) << i << " " << jj;
+          EXPECT_TRUE(canon(fr_mul_lazy<kFrMulGenericImm>(da, raw(b))) == raw(prod)) << i << " " << jj;
           EXPECT_TRUE(canon(fr_add_lazy(da, db)) == raw(sum)) << i << " " << jj;
           EXPECT_TRUE(canon(fr_sub_lazy(da, db)) == raw(diff)) << i << " " << jj;
         }
@@ -474,7 +480,7 @@ TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
   g_fused_perm = true;
   for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21}) {
     NttCase c(rng, k);
-    for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Occ4, kNttV2R4Pf})
+    for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Occ4, kNttV2R4Pf, kNttV2R4Imm, kNttV2R4GenImm})
       for (int last : {0, 7, 1, 10}) {
         // Above 2^14: r4 with every plan, r4pf and r2 at 2^17 with the even split; the 3-pass plan of
         // 2^21 (7+7+7) with r4, forward and coset inverse (6 s each).
