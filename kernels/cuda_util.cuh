@@ -144,10 +144,10 @@ inline bool env_switch(const char* name, bool dflt) {
   if (!e || !*e) return dflt;
   return std::strcmp(e, "0") != 0;
 }
-// A numeric kernel setting from the environment; 0 when unset.
-inline int env_int(const char* name) {
+// A numeric kernel setting from the environment; `dflt` when unset or empty.
+inline int env_int(const char* name, int dflt = 0) {
   const char* e = std::getenv(name);
-  return e ? std::atoi(e) : 0;
+  return e && *e ? std::atoi(e) : dflt;
 }
 
 }  // namespace gpu

@@ -62,7 +62,7 @@ BenchStats run_field(const std::string& name, DFr* io, const DFr* w, int blocks,
     CUZK_CUDA_LAUNCHED("k_field_bench");
   });
   const double muls = (double)blocks * 256 * iters * (Bfly ? kFieldChains / 2 : kFieldChains);
-  const bool generic = Mode == kFrMulGeneric || Mode == kFrMulGenericImm || Mode == kFieldCanon;
+  const bool generic = Mode == kFrMulGeneric || Mode == kFieldCanon;
   r.bound_ms = muls * (generic ? kFrMulImad : 224.0) /
                imad_per_ms();
   char buf[96];
@@ -88,11 +88,11 @@ std::vector<BenchStats> bench_field(int device, int warmup, int runs) {
   const DFr* t = w.get();
   return {run_field<kFieldCanon, false>("mul canonical (generic rows + final subtraction)", d, t, blocks, iters, s, warmup, runs),
           run_field<kFrMulGeneric, false>("mul lazy, generic rows", d, t, blocks, iters, s, warmup, runs),
-          run_field<kFrMulFast, false>("mul lazy, r-shaped rows (NTT default)", d, t, blocks, iters, s, warmup, runs),
-          run_field<kFrMulFastImm, false>("mul lazy, r-shaped rows, m = -x0 (before session 7)", d, t, blocks, iters, s, warmup, runs),
-          run_field<kFrMulGenericImm, false>("mul lazy, generic rows, m = -x0", d, t, blocks, iters, s, warmup, runs),
-          run_field<kFrMulFast, true>("DIF butterfly, r-shaped rows (NTT default)", d, t, blocks, iters, s, warmup, runs),
-          run_field<kFrMulFastImm, true>("DIF butterfly, r-shaped rows, m = -x0", d, t, blocks, iters, s, warmup, runs)};
+          run_field<kFrMulFast, false>("mul lazy, r-shaped rows", d, t, blocks, iters, s, warmup, runs),
+          run_field<kFrMulFastNeg, false>("mul lazy, r-shaped rows, m = -x0 (before session 7)", d, t, blocks, iters, s, warmup, runs),
+          run_field<kFrMulGeneric, true>("DIF butterfly, generic rows (NTT default)", d, t, blocks, iters, s, warmup, runs),
+          run_field<kFrMulFast, true>("DIF butterfly, r-shaped rows", d, t, blocks, iters, s, warmup, runs),
+          run_field<kFrMulFastNeg, true>("DIF butterfly, r-shaped rows, m = -x0", d, t, blocks, iters, s, warmup, runs)};
 }
 
 }  // namespace gpu

@@ -59,28 +59,27 @@ bool ntt_fused_perm() { return env_switch("CUZK_NTT_FUSED_PERM", true); }
 // 2^27): stages of that last pass, G = 2^(10 - bits) groups per tile = the contiguous run of its
 // bit-reversed store (7: 9+8+7 / 10+10+7, 256-byte runs, against 128 / 64 bytes for the even split).
 int ntt_last_pass_bits() { return env_int("CUZK_NTT_LAST_PASS_BITS"); }
-// CUZK_NTT_PASSES=n (v2 passes only; unset or 0 = the fewest, 3 at 2^21..2^30): plans of at least n
-// passes (ntt_plan's min_passes), for measuring longer contiguous runs against one more pass.
-int ntt_min_passes() { return env_int("CUZK_NTT_PASSES"); }
-// CUZK_NTT_V2 (read per call): unset or auto = r4 up to 2^24 and r4b4 above (the faster of the two at
-// each size, docs/PERFORMANCE.md); r4 (radix-4 sub-rounds, r-shaped multiply), r4plain (same, generic
-// multiply), r2 (radix-2 sub-rounds), r4b4 (r4 at 64 registers), r4pf (r4, persistent grid with the
-// next tile prefetched), r4i / r4b4i (r4 / r4b4 with r's words as literals), r4g (generic rows on literals),
-// r4b2 (r4 at 2 blocks per SM); 0 = the radix-2 passes.
+// CUZK_NTT_PASSES=n (v2 passes only; 0 = the fewest, 3 at 2^21..2^30; unset = 4 from 2^27, the
+// fewest below): plans of at least n passes (ntt_plan's min_passes). At 2^27 4 passes (7+7+7+6) beat
+// 9+9+9 by 1.2% (docs/PERFORMANCE.md, session 7); at 2^26 they lose 0.7%.
+int ntt_min_passes(int log_n) { return env_int("CUZK_NTT_PASSES", log_n >= 27 ? 4 : 0); }
+// CUZK_NTT_V2 (read per call): unset or auto = r4plain up to 2^24 and from 2^27, r4b4 at 2^25-2^26 (the
+// fastest measured at each size, docs/PERFORMANCE.md session 7); r4 (radix-4 sub-rounds, r-shaped
+// multiply), r4plain (same, DFr's generic reduction rows), r2 (radix-2 sub-rounds), r4b4 (r4 at 64
+// registers), r4pf (r4, persistent grid with the next tile prefetched), r4i / r4b4i (r4 / r4b4 as
+// before session 7, unfused reduction rows); 0 = the radix-2 passes.
 int ntt_v2_variant(int log_n) {
   const char* e = std::getenv("CUZK_NTT_V2");
-  if (!e || !*e || !std::strcmp(e, "auto")) return log_n >= 25 ? kNttV2R4Occ4 : kNttV2R4;
+  if (!e || !*e || !std::strcmp(e, "auto")) return log_n == 25 || log_n == 26 ? kNttV2R4Occ4 : kNttV2R4Plain;
   if (!std::strcmp(e, "0")) return kNttV2Off;
   if (!std::strcmp(e, "r4") || !std::strcmp(e, "1")) return kNttV2R4;
   if (!std::strcmp(e, "r4plain")) return kNttV2R4Plain;
   if (!std::strcmp(e, "r2")) return kNttV2R2;
   if (!std::strcmp(e, "r4b4")) return kNttV2R4Occ4;
   if (!std::strcmp(e, "r4pf")) return kNttV2R4Pf;
-  if (!std::strcmp(e, "r4i")) return kNttV2R4Imm;
-  if (!std::strcmp(e, "r4b4i")) return kNttV2R4Occ4Imm;
-  if (!std::strcmp(e, "r4g")) return kNttV2R4GenImm;
-  if (!std::strcmp(e, "r4b2")) return kNttV2R4Occ2;
-  throw GpuError(std::string("CUZK_NTT_V2=") + e + ": expected auto, 0, r4, r4plain, r2, r4b4, r4pf, r4i, r4b4i, r4g or r4b2");
+  if (!std::strcmp(e, "r4i")) return kNttV2R4Neg;
+  if (!std::strcmp(e, "r4b4i")) return kNttV2R4Occ4Neg;
+  throw GpuError(std::string("CUZK_NTT_V2=") + e + ": expected auto, 0, r4, r4plain, r2, r4b4, r4pf, r4i or r4b4i");
 }
 
 // The v2 variant for passes with a fused store at this size, or kNttV2Off.
@@ -172,7 +171,7 @@ void NttEngine::passes(DFr* d, int log_n, bool inverse, bool dit) {
   NttPass ps[8];
   const bool r8 = log_n >= 3 && ntt_r8_passes();
   if (int v = ntt_v2_variant(log_n); !r8 && v != kNttV2Off && ntt_v2_fits(log_n, ntt_v2_radix_bits(v))) {
-    int np = ntt_plan(log_n, kt_, inverse, dit, ps, kNttTileBits, 0, ntt_min_passes());
+    int np = ntt_plan(log_n, kt_, inverse, dit, ps, kNttTileBits, 0, ntt_min_passes(log_n));
     ntt_v2_launch(v, d, tw_.get(), ps, np, s_);
     return;
   }
@@ -215,7 +214,7 @@ bool NttEngine::fused_perm_passes(DFr* d, int log_n, bool inverse, const NttScal
   if (v == kNttV2Off || !ntt_fused_perm()) return false;
   reserve(log_n);
   NttPass ps[8];
-  int np = ntt_v2_perm_plan(log_n, kt_, inverse, ntt_last_pass_bits(), ps, ntt_min_passes());
+  int np = ntt_v2_perm_plan(log_n, kt_, inverse, ntt_last_pass_bits(), ps, ntt_min_passes(log_n));
   if (np == 0) return false;
   scratch_.reserve(size_t(1) << log_n);
   ntt_v2_launch(v, d, tw_.get(), ps, np, s_, s, scratch_.get());
@@ -270,7 +269,7 @@ void NttEngine::h_stage_vec(DFr* x, int log_n) {
   if (int v = fusable_v2(log_n); v != kNttV2Off && ntt_fuse_scale()) {
     reserve(log_n);
     NttPass ps[8];
-    int np = ntt_plan(log_n, kt_, true, false, ps, kNttTileBits, 0, ntt_min_passes());
+    int np = ntt_plan(log_n, kt_, true, false, ps, kNttTileBits, 0, ntt_min_passes(log_n));
     ntt_v2_launch(v, x, tw_.get(), ps, np, s_, s);
   } else {
     passes(x, log_n, true, false);
@@ -348,7 +347,7 @@ BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs) 
   });
   NttPass ps[8];
   int np = fusable_v2(log_n) != kNttV2Off && ntt_fused_perm()
-               ? ntt_v2_perm_plan(log_n, log_n, inverse, ntt_last_pass_bits(), ps, ntt_min_passes()) : 0;
+               ? ntt_v2_perm_plan(log_n, log_n, inverse, ntt_last_pass_bits(), ps, ntt_min_passes(log_n)) : 0;
   if (np == 0) np = ntt_plan(log_n, log_n, inverse, false, ps);
   const bool fused = np > 0 && ps[np - 1].perm_store;
   double compute = ((double)n / 2 * log_n + (inverse ? n : 0)) * kFrMulImad / imad_per_ms();

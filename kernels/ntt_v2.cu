@@ -118,10 +118,8 @@ void ntt_v2_launch(int variant, DFr* d, const DFr* tw, const NttPass* ps, int np
     case kNttV2R2: launch_v2<1, kFrMulFast, 2>(d, scratch, tw, ps, np, s, fz); break;
     case kNttV2R4Occ4: launch_v2<2, kFrMulFast, 4>(d, scratch, tw, ps, np, s, fz); break;
     case kNttV2R4Pf: launch_v2_pf<2, kFrMulFast, 3>(d, scratch, tw, ps, np, s, fz); break;
-    case kNttV2R4Imm: launch_v2<2, kFrMulFastImm, 3>(d, scratch, tw, ps, np, s, fz); break;
-    case kNttV2R4Occ4Imm: launch_v2<2, kFrMulFastImm, 4>(d, scratch, tw, ps, np, s, fz); break;
-    case kNttV2R4GenImm: launch_v2<2, kFrMulGenericImm, 3>(d, scratch, tw, ps, np, s, fz); break;
-    case kNttV2R4Occ2: launch_v2<2, kFrMulFast, 2>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R4Neg: launch_v2<2, kFrMulFastNeg, 3>(d, scratch, tw, ps, np, s, fz); break;
+    case kNttV2R4Occ4Neg: launch_v2<2, kFrMulFastNeg, 4>(d, scratch, tw, ps, np, s, fz); break;
     default: throw GpuError("unknown NTT v2 variant " + std::to_string(variant));
   }
 }

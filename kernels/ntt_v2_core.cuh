@@ -30,16 +30,14 @@ namespace gpu {
 // those butterflies are plain add/sub decided at compile time (the radix-4 unit there needs 1
 // multiply instead of 4).
 
-// The v2 variants NttEngine can run (CUZK_NTT_V2 = r4 / r4plain / r2 / r4b4 / r4pf; 0: the radix-2
-// passes; unset or auto: r4 up to 2^24, r4b4 above): radix-4 sub-rounds with the r-shaped multiply
+// The v2 variants NttEngine can run (CUZK_NTT_V2 = r4 / r4plain / r2 / r4b4 / r4pf / r4i / r4b4i; 0:
+// the radix-2 passes; unset or auto: see ntt_v2_variant in ntt.cu): radix-4 sub-rounds with the r-shaped multiply
 // (256 threads, registers for 3 blocks per SM), the same with DFr's generic reduction rows, radix-2
 // sub-rounds (one stage per shared round trip, 512 threads) with the r-shaped multiply, r4 with
 // registers capped for 4 blocks per SM, r4 over a persistent grid that prefetches the next tile; r4i /
-// r4b4i: r4 / r4b4 as before session 7 (literal words, m = -x0 as a negation: unfused rows,
-// kFrMulFastImm); r4g: r4 with the generic rows on literal words (kFrMulGenericImm); r4b2: r4 with
-// registers for 2 blocks per SM.
+// r4b4i: r4 / r4b4 as before session 7 (m = -x0 visible, unfused rows: kFrMulFastNeg).
 constexpr int kNttV2Off = 0, kNttV2R4 = 1, kNttV2R4Plain = 2, kNttV2R2 = 3, kNttV2R4Occ4 = 4, kNttV2R4Pf = 5,
-              kNttV2R4Imm = 6, kNttV2R4Occ4Imm = 7, kNttV2R4GenImm = 8, kNttV2R4Occ2 = 9;
+              kNttV2R4Neg = 6, kNttV2R4Occ4Neg = 7;
 int ntt_v2_radix_bits(int variant);
 
 // Words of 2p for the lazy add/sub.
@@ -66,32 +64,12 @@ static_assert(bls12_381::FrParams::MOD[0] == 0xffffffff00000001ULL, "fr_reduce_r
 static_assert((u32)bls12_381::FrParams::INV == 0xffffffffu, "-r^-1 mod 2^32 must be -1");
 static_assert((bls12_381::FrParams::MOD[3] >> 62) == 1, "lazy reduction needs 2p < 2^256 and 2p^2/2^256 + p < 2p");
 
-// Word j of r as a compile-time constant (a literal after unrolling). Read from __constant__ memory
-// (W::mod), the words reach the multiply-adds as uniform-register operands, and ptxas then keeps each
-// lo/hi pair of a reduction row as two instructions (IMAD.X + IMAD.HI.X, 2 + 4 pipe cycles on sm_90);
-// with literals it may fuse them into one IMAD.WIDE.X (4 cycles), as it does for the product rows.
-template <int J>
-struct FrModWord {
-  static constexpr u32 value = (u32)(bls12_381::FrParams::MOD[J >> 1] >> (32 * (J & 1)));
-};
-CUZK_HD constexpr u32 fr_mod_imm(int j) {
-  switch (j) {
-    case 0: return FrModWord<0>::value;
-    case 1: return FrModWord<1>::value;
-    case 2: return FrModWord<2>::value;
-    case 3: return FrModWord<3>::value;
-    case 4: return FrModWord<4>::value;
-    case 5: return FrModWord<5>::value;
-    case 6: return FrModWord<6>::value;
-    default: return FrModWord<7>::value;
-  }
-}
-
-// The Fr multiply variants: 0 = DFr's generic reduction rows, 1 = the r-shaped rows below with r's
-// words from __constant__ memory and m by a multiply (fused rows), 2 = the same rows with r's words as
-// literals and m = -x0 as a negation (unfused rows: the default before session 7), 3 = the generic rows
-// (8 word products) with literal words and m as a negation.
-constexpr int kFrMulGeneric = 0, kFrMulFast = 1, kFrMulFastImm = 2, kFrMulGenericImm = 3;
+// The Fr multiply variants: 0 = DFr's generic reduction rows (8 word products per row), 1 = the
+// r-shaped rows below (6 word products and a few additions), 2 = the r-shaped rows with m = -x0 as the
+// visible negation (-r^-1 = -1 mod 2^32) that keeps ptxas from fusing the rows (kFrInv32): the
+// kernels before session 7, kept for A/B. With the rows fused, the generic rows are the faster ones
+// inside the NTT (fewer ALU instructions; docs/PERFORMANCE.md, session 7).
+constexpr int kFrMulGeneric = 0, kFrMulFast = 1, kFrMulFastNeg = 2;
 
 // One CIOS reduction row of DFr::operator* (same X/Y even/odd halves), with r_0 = 1, r_1 = 2^32 - 1.
 template <int Fast>
@@ -102,40 +80,17 @@ CUZK_HD void fr_reduce_row(u32* X, u32* Y) {
     DFr::reduce_row(X, Y);
     return;
   }
-  if (Fast == kFrMulGenericImm) {  // DFr::reduce_row with literal words
-    const u32 m = X[0] * W::INV;
-    Carry c;
-    X[0] = mad_lo_cc(m, fr_mod_imm(0), X[0], c);
-    X[1] = madc_hi_cc(m, fr_mod_imm(0), X[1], c);
-CUZK_UNROLL
-    for (int j = 2; j < NW; j += 2) {
-      X[j] = madc_lo_cc(m, fr_mod_imm(j), X[j], c);
-      X[j + 1] = madc_hi_cc(m, fr_mod_imm(j), X[j + 1], c);
-    }
-    X[NW] = addc(X[NW], 0, c);
-    Carry d;
-    Y[0] = mad_lo_cc(m, fr_mod_imm(1), Y[0], d);
-    Y[1] = madc_hi_cc(m, fr_mod_imm(1), Y[1], d);
-CUZK_UNROLL
-    for (int j = 3; j < NW; j += 2) {
-      Y[j - 1] = madc_lo_cc(m, fr_mod_imm(j), Y[j - 1], d);
-      Y[j] = madc_hi_cc(m, fr_mod_imm(j), Y[j], d);
-    }
-    Y[NW] = addc(Y[NW], 0, d);
-    return;
-  }
   const u32 x0 = X[0];
-  // = -x0; kFrMulFast multiplies by the opaque factor so that the rows below fuse (kFrInv32);
-  // kFrMulFastImm keeps the negation (the formulation before session 7, for A/B).
-  const u32 m = x0 * (Fast == kFrMulFastImm ? W::INV : W::inv());
+  // = -x0, by a multiply with the opaque factor so that the rows below fuse (kFrInv32);
+  // kFrMulFastNeg lets the compiler see the negation (the formulation before session 7).
+  const u32 m = x0 * (Fast == kFrMulFastNeg ? W::INV : W::inv());
   Carry c;
   X[0] = add_cc(x0, m, c);  // m * r_0 = m: the low word becomes 0, carry (x0 != 0)
   X[1] = addc_cc(X[1], 0, c);
 CUZK_UNROLL
   for (int j = 2; j < NW; j += 2) {
-    const u32 pj = Fast == kFrMulFastImm ? fr_mod_imm(j) : W::mod(j);
-    X[j] = madc_lo_cc(m, pj, X[j], c);
-    X[j + 1] = madc_hi_cc(m, pj, X[j + 1], c);
+    X[j] = madc_lo_cc(m, W::mod(j), X[j], c);
+    X[j + 1] = madc_hi_cc(m, W::mod(j), X[j + 1], c);
   }
   X[NW] = addc(X[NW], 0, c);
   const u32 hi1 = x0 ? ~x0 : 0u;  // high word of m * (2^32 - 1); its low word is -m = x0
@@ -144,9 +99,8 @@ CUZK_UNROLL
   Y[1] = addc_cc(Y[1], hi1, d);
 CUZK_UNROLL
   for (int j = 3; j < NW; j += 2) {
-    const u32 pj = Fast == kFrMulFastImm ? fr_mod_imm(j) : W::mod(j);
-    Y[j - 1] = madc_lo_cc(m, pj, Y[j - 1], d);
-    Y[j] = madc_hi_cc(m, pj, Y[j], d);
+    Y[j - 1] = madc_lo_cc(m, W::mod(j), Y[j - 1], d);
+    Y[j] = madc_hi_cc(m, W::mod(j), Y[j], d);
   }
   Y[NW] = addc(Y[NW], 0, d);
 }

@@ -108,10 +108,8 @@ bool emulate_v2_plan(std::vector<DFr>& d, int k, const NttPass* ps, int np, cons
   switch (g_v2) {
     case kNttV2R4:
     case kNttV2R4Occ4: if (r4_fits) emulate_v2<2, kFrMulFast>(d, ps, np, tw, fz); return r4_fits;
-    case kNttV2R4Imm:
-    case kNttV2R4Occ4Imm: if (r4_fits) emulate_v2<2, kFrMulFastImm>(d, ps, np, tw, fz); return r4_fits;
-    case kNttV2R4GenImm: if (r4_fits) emulate_v2<2, kFrMulGenericImm>(d, ps, np, tw, fz); return r4_fits;
-    case kNttV2R4Occ2: if (r4_fits) emulate_v2<2, kFrMulFast>(d, ps, np, tw, fz); return r4_fits;
+    case kNttV2R4Neg:
+    case kNttV2R4Occ4Neg: if (r4_fits) emulate_v2<2, kFrMulFastNeg>(d, ps, np, tw, fz); return r4_fits;
     case kNttV2R4Plain: if (r4_fits) emulate_v2<2, kFrMulGeneric>(d, ps, np, tw, fz); return r4_fits;
     case kNttV2R4Pf: if (r4_fits) emulate_v2<2, kFrMulFast, true>(d, ps, np, tw, fz); return r4_fits;
     case kNttV2R2: emulate_v2<1, kFrMulFast>(d, ps, np, tw, fz); return true;
@@ -385,8 +383,7 @@ TEST(GpuKernelEmulation, NttV2LazyArithmeticMatchesHostField) {
           DFr da = va ? plus_p(raw(a)) : raw(a), db = vb ? plus_p(raw(b)) : raw(b);
           EXPECT_TRUE(canon(fr_mul_lazy<true>(da, raw(b))) == raw(prod)) << i << " " << jj;
           EXPECT_TRUE(canon(fr_mul_lazy<false>(da, raw(b))) == raw(prod)) << i << " " << jj;
-          EXPECT_TRUE(canon(fr_mul_lazy<kFrMulFastImm>(da, raw(b))) == raw(prod)) << i << " " << jj;
-          EXPECT_TRUE(canon(fr_mul_lazy<kFrMulGenericImm>(da, raw(b))) == raw(prod)) << i << " " << jj;
+          EXPECT_TRUE(canon(fr_mul_lazy<kFrMulFastNeg>(da, raw(b))) == raw(prod)) << i << " " << jj;
           EXPECT_TRUE(canon(fr_add_lazy(da, db)) == raw(sum)) << i << " " << jj;
           EXPECT_TRUE(canon(fr_sub_lazy(da, db)) == raw(diff)) << i << " " << jj;
         }
@@ -480,7 +477,7 @@ TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
   g_fused_perm = true;
   for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21}) {
     NttCase c(rng, k);
-    for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Occ4, kNttV2R4Pf, kNttV2R4Imm, kNttV2R4GenImm})
+    for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Occ4, kNttV2R4Pf, kNttV2R4Neg})
       for (int last : {0, 7, 1, 10}) {
         // Above 2^14: r4 with every plan, r4pf and r2 at 2^17 with the even split; the 3-pass plan of
         // 2^21 (7+7+7) with r4, forward and coset inverse (6 s each).
