@@ -63,8 +63,7 @@ BenchStats run_field(const std::string& name, DFr* io, const DFr* w, int blocks,
   });
   const double muls = (double)blocks * 256 * iters * (Bfly ? kFieldChains / 2 : kFieldChains);
   const bool generic = Mode == kFrMulGeneric || Mode == kFieldCanon;
-  r.bound_ms = muls * (generic ? kFrMulImad : 224.0) /
-               imad_per_ms();
+  r.bound_ms = muls * (generic ? kFrMulImad : 224.0) / imad_per_ms();
   char buf[96];
   std::snprintf(buf, sizeof buf, "%s: %.1fe9 Fr multiplies/s", name.c_str(), muls / r.median_ms / 1e6);
   r.detail = buf;
