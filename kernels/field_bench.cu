@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "bench_util.cuh"
-#include "engines.cuh"
 #include "gpu_api.hpp"
 #include "ntt_v2_core.cuh"
 

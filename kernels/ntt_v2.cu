@@ -1,5 +1,5 @@
 // The v2 NTT passes (kernels/ntt_core.cuh, "v2 passes"): register sub-rounds of up to R stages over
-// a two-plane shared tile, lazy reduction, and the Fr multiply that uses r = 1 - 2^32 (mod 2^64).
+// a two-plane shared tile, lazy reduction, and a choice of Fr multiply (kFrMul*, ntt_v2_core.cuh).
 // In a file of their own so that they compile beside ntt.cu; NttEngine::passes picks them.
 #include <algorithm>
 #include <string>
@@ -13,7 +13,7 @@ namespace gpu {
 namespace {
 
 // MinB: blocks per SM the register allocation must allow (R = 2: 3 -> at most 85 registers, 4 -> 64).
-template <int R, bool DIT, int Fast, int MinB>
+template <int R, bool DIT, int Mul, int MinB>
 __global__ void __launch_bounds__(1u << (kNttTileBits - R), MinB)
     k_ntt_pass_v2(const DFr* src, DFr* dst, const DFr* __restrict__ tw, NttPass p, NttScale fz) {
   extern __shared__ uint4 smem_raw[];
@@ -21,12 +21,12 @@ __global__ void __launch_bounds__(1u << (kNttTileBits - R), MinB)
   const int nsr = ntt_v2_subrounds(p.t, R);
   for (int sr = 0; sr < nsr; sr++) {
     if (sr > 0) __syncthreads();
-    ntt_v2_round<R, DIT, Fast>(p, sr, src, dst, sm, tw, blockIdx.x, threadIdx.x, fz);
+    ntt_v2_round<R, DIT, Mul>(p, sr, src, dst, sm, tw, blockIdx.x, threadIdx.x, fz);
   }
 }
 
 // The prefetching pass (r4pf): persistent blocks over tiles, two tile buffers.
-template <int R, bool DIT, int Fast, int MinB>
+template <int R, bool DIT, int Mul, int MinB>
 __global__ void __launch_bounds__(1u << (kNttTileBits - R), MinB)
     k_ntt_pass_v2_pf(const DFr* src, DFr* dst, const DFr* __restrict__ tw, NttPass p, NttScale fz, u32 ntiles) {
   extern __shared__ uint4 smem_raw[];
@@ -45,15 +45,15 @@ __global__ void __launch_bounds__(1u << (kNttTileBits - R), MinB)
     ntt_v2_copy_commit();
     for (int sr = 0; sr < nsr; sr++) {
       if (sr > 0) __syncthreads();
-      ntt_v2_round<R, DIT, Fast>(p, sr, src, dst, sm, tw, t, threadIdx.x, fz, true);
+      ntt_v2_round<R, DIT, Mul>(p, sr, src, dst, sm, tw, t, threadIdx.x, fz, true);
     }
     cur ^= 1;
   }
 }
 
-template <int R, bool DIT, int Fast, int MinB>
+template <int R, bool DIT, int Mul, int MinB>
 void launch_v2_pf_one(const DFr* src, DFr* dst, const DFr* tw, const NttPass& p, cudaStream_t s, const NttScale& fz) {
-  auto kern = k_ntt_pass_v2_pf<R, DIT, Fast, MinB>;
+  auto kern = k_ntt_pass_v2_pf<R, DIT, Mul, MinB>;
   u32 threads = ntt_v2_threads(p, R);
   size_t bytes = 2 * size_t(ntt_tile_size(p)) * sizeof(DFr);
   CUZK_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
@@ -75,20 +75,20 @@ void launch_v2_pf_one(const DFr* src, DFr* dst, const DFr* tw, const NttPass& p,
   CUZK_CUDA_LAUNCHED("k_ntt_pass_v2_pf");
 }
 
-template <int R, int Fast, int MinB>
+template <int R, int Mul, int MinB>
 void launch_v2_pf(DFr* d, DFr* scratch, const DFr* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale& fz) {
   for (int i = 0; i < np; i++) {
     const DFr* src;
     DFr* dst;
     ntt_v2_pass_io(ps, np, i, d, scratch, src, dst);
     if (ps[i].dit)
-      launch_v2_pf_one<R, true, Fast, MinB>(src, dst, tw, ps[i], s, fz);
+      launch_v2_pf_one<R, true, Mul, MinB>(src, dst, tw, ps[i], s, fz);
     else
-      launch_v2_pf_one<R, false, Fast, MinB>(src, dst, tw, ps[i], s, fz);
+      launch_v2_pf_one<R, false, Mul, MinB>(src, dst, tw, ps[i], s, fz);
   }
 }
 
-template <int R, int Fast, int MinB>
+template <int R, int Mul, int MinB>
 void launch_v2(DFr* d, DFr* scratch, const DFr* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale& fz) {
   for (int i = 0; i < np; i++) {
     const NttPass& p = ps[i];
@@ -98,9 +98,9 @@ void launch_v2(DFr* d, DFr* scratch, const DFr* tw, const NttPass* ps, int np, c
     u32 threads = ntt_v2_threads(p, R);
     size_t bytes = size_t(ntt_tile_size(p)) * sizeof(DFr);
     if (p.dit)
-      k_ntt_pass_v2<R, true, Fast, MinB><<<(unsigned)ntt_blocks(p), threads, bytes, s>>>(src, dst, tw, p, fz);
+      k_ntt_pass_v2<R, true, Mul, MinB><<<(unsigned)ntt_blocks(p), threads, bytes, s>>>(src, dst, tw, p, fz);
     else
-      k_ntt_pass_v2<R, false, Fast, MinB><<<(unsigned)ntt_blocks(p), threads, bytes, s>>>(src, dst, tw, p, fz);
+      k_ntt_pass_v2<R, false, Mul, MinB><<<(unsigned)ntt_blocks(p), threads, bytes, s>>>(src, dst, tw, p, fz);
     CUZK_CUDA_LAUNCHED("k_ntt_pass_v2");
   }
 }

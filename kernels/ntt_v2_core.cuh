@@ -72,18 +72,18 @@ static_assert((bls12_381::FrParams::MOD[3] >> 62) == 1, "lazy reduction needs 2p
 constexpr int kFrMulGeneric = 0, kFrMulFast = 1, kFrMulFastNeg = 2;
 
 // One CIOS reduction row of DFr::operator* (same X/Y even/odd halves), with r_0 = 1, r_1 = 2^32 - 1.
-template <int Fast>
+template <int Mul>
 CUZK_HD void fr_reduce_row(u32* X, u32* Y) {
   using W = Words<bls12_381::FrParams>;
   constexpr int NW = 8;
-  if (!Fast) {
+  if (Mul == kFrMulGeneric) {
     DFr::reduce_row(X, Y);
     return;
   }
   const u32 x0 = X[0];
   // = -x0, by a multiply with the opaque factor so that the rows below fuse (kFrInv32);
   // kFrMulFastNeg lets the compiler see the negation (the formulation before session 7).
-  const u32 m = x0 * (Fast == kFrMulFastNeg ? W::INV : W::inv());
+  const u32 m = x0 * (Mul == kFrMulFastNeg ? W::INV : W::inv());
   Carry c;
   X[0] = add_cc(x0, m, c);  // m * r_0 = m: the low word becomes 0, carry (x0 != 0)
   X[1] = addc_cc(X[1], 0, c);
@@ -105,16 +105,16 @@ CUZK_UNROLL
   Y[NW] = addc(Y[NW], 0, d);
 }
 
-template <int Fast>
+template <int Mul>
 struct FrRow {
-  CUZK_HD static void apply(u32* X, u32* Y) { fr_reduce_row<Fast>(X, Y); }
+  CUZK_HD static void apply(u32* X, u32* Y) { fr_reduce_row<Mul>(X, Y); }
 };
 
 // a * b / 2^256 mod p in [0, 2p), for a < 2p and b < p (no final subtraction): DFr::operator*'s
-// even/odd CIOS with fr_reduce_row<Fast>.
-template <int Fast>
+// even/odd CIOS with fr_reduce_row<Mul>.
+template <int Mul>
 CUZK_HD DFr fr_mul_lazy(const DFr& aa, const DFr& bb) {
-  return DFr::mul_rows<FrRow<Fast>>(aa, bb);
+  return DFr::mul_rows<FrRow<Mul>>(aa, bb);
 }
 
 // a + b for a, b in [0, 2p), result in [0, 2p): the sum (up to 257 bits) minus 2p unless that borrows.
@@ -248,7 +248,7 @@ CUZK_HD u32 ntt_v2_index(const NttPass& p, u32 gid, u32 row) {
 // one, every thread reads and writes only its own E tile positions. The unit's local group is
 // tid mod G: consecutive lanes take consecutive local groups, i.e. in a perm_store pass's last
 // sub-round consecutive destinations (ntt_v2_gid), runs of G elements per row.
-template <int R, int Q, bool DIT, int Fast>
+template <int R, int Q, bool DIT, int Mul>
 CUZK_HD void ntt_v2_round_q(const NttPass& p, int s, bool from_global, bool to_global, const DFr* src, DFr* dst,
                             u32* sm, const DFr* tw, u32 block, u32 tid, const NttScale& fz) {
   constexpr int E = 1 << R, U = E >> Q;
@@ -296,9 +296,9 @@ CUZK_UNROLL
       DFr w = load(tw + (p.inverse ? half - e : e));  // inverse: w = -omega^-e (e = 0: -1)
       if (!DIT) {
         x[m] = fr_add_lazy(u, v);
-        x[m1] = fr_mul_lazy<Fast>(p.inverse ? fr_sub_lazy(v, u) : fr_sub_lazy(u, v), w);
+        x[m1] = fr_mul_lazy<Mul>(p.inverse ? fr_sub_lazy(v, u) : fr_sub_lazy(u, v), w);
       } else {
-        DFr t = fr_mul_lazy<Fast>(v, w);
+        DFr t = fr_mul_lazy<Mul>(v, w);
         x[m] = p.inverse ? fr_sub_lazy(u, t) : fr_add_lazy(u, t);
         x[m1] = p.inverse ? fr_add_lazy(u, t) : fr_sub_lazy(u, t);
       }
@@ -320,16 +320,16 @@ CUZK_UNROLL
   }
 }
 
-template <int R, bool DIT, int Fast>
+template <int R, bool DIT, int Mul>
 CUZK_HD void ntt_v2_round(const NttPass& p, int sr, const DFr* src, DFr* dst, u32* sm, const DFr* tw, u32 block,
                           u32 tid, const NttScale& fz = NttScale(), bool tile_preloaded = false) {
   int s, q;
   ntt_v2_subround_bits(p, R, sr, s, q);
   const int nsr = ntt_v2_subrounds(p.t, R);
   const bool fg = sr == 0 && !tile_preloaded, tg = sr == nsr - 1;
-  if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Fast>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
-  else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Fast>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
-  else ntt_v2_round_q<R, 1, DIT, Fast>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Mul>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Mul>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  else ntt_v2_round_q<R, 1, DIT, Mul>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
 }
 
 

@@ -74,7 +74,7 @@ int g_last_bits = 0;
 int g_min_passes = 0;  // CUZK_NTT_PASSES for the v2 plans
 int g_fused_runs = 0;
 
-template <int R, int Fast, bool Prefetch = false>
+template <int R, int Mul, bool Prefetch = false>
 void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vector<DFr>& tw, const NttScale& fz) {
   // The out-of-place last pass's source, poisoned: a read of an element the pass before did not write shows.
   std::vector<DFr> scratch(ps[np - 1].perm_store ? d.size() : 0, DFr::one());
@@ -93,9 +93,9 @@ void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vecto
       for (int sr = 0; sr < ntt_v2_subrounds(p.t, R); sr++)
         for (u32 t = 0; t < threads; t++)
           if (p.dit)
-            ntt_v2_round<R, true, Fast>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz, Prefetch);
+            ntt_v2_round<R, true, Mul>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz, Prefetch);
           else
-            ntt_v2_round<R, false, Fast>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz, Prefetch);
+            ntt_v2_round<R, false, Mul>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz, Prefetch);
     }
   }
 }
