@@ -9,12 +9,13 @@
 namespace cuzk::shm {
 
 constexpr uint32_t kMsgMagic = 0x4b5a5543;  // "CUZK"
-constexpr uint16_t kMsgVersion = 1;
+constexpr uint16_t kMsgVersion = 2;
 
 enum class MsgType : uint16_t {
   Hello = 1,       // worker -> supervisor: initialised (keys loaded, ring mapped), ready for work
   Heartbeat = 2,   // worker -> supervisor, every heartbeat_interval_ms, from its own thread
-  Synthesize = 3,  // supervisor -> synth: job, partition, circuit, device, slot; text = witness path
+  Synthesize = 3,  // supervisor -> synth: job, partition, circuit, device, slot; text = input path;
+                   // flags & kMsgFromInputs: the path is circuit inputs (JSON), else a .wtns
   SynthDone = 4,   // synth -> supervisor: status; slot is READY when status == Ok
   Prove = 5,       // supervisor -> gpu: job, partition, circuit, slot
   ProveDone = 6,   // gpu -> supervisor: status; text = result directory on Ok
@@ -30,6 +31,9 @@ enum MsgStatus : int32_t {
   kFailed = 3,      // this attempt failed (I/O, device error): retry elsewhere/later
 };
 
+// Msg::flags bits.
+constexpr uint32_t kMsgFromInputs = 1u << 0;  // Synthesize: text names circuit inputs to run the generator on
+
 struct Msg {
   uint32_t magic = kMsgMagic;
   uint16_t version = kMsgVersion;
@@ -43,10 +47,11 @@ struct Msg {
   int32_t device = 0;
   int32_t status = 0;
   uint32_t pid = 0;
+  uint32_t flags = 0;      // kMsg* bits (meaning per type)
   uint64_t t_ns = 0;       // CLOCK_MONOTONIC stamp of the event/completion
   double ms[8] = {};       // stage durations (meaning per type, see the worker sources)
   char name[32] = {};      // Event: the event name
-  char text[1024] = {};    // path, error message or k=v list; NUL-terminated
+  char text[1016] = {};    // path, error message or k=v list; NUL-terminated
   void set_text(const std::string& s) { std::snprintf(text, sizeof(text), "%s", s.c_str()); }
   void set_name(const std::string& s) { std::snprintf(name, sizeof(name), "%s", s.c_str()); }
 };

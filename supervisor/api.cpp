@@ -232,7 +232,7 @@ http::Response Supervisor::submit(const http::Request& req) {
       }
       if (path.empty()) throw BadRequest(400, field + ": empty path");
       path = fs::absolute(path).lexically_normal().string();
-      if (path.size() >= sizeof(shm::Msg::text)) throw BadRequest(400, field + ": path longer than 1023 bytes");
+      if (path.size() >= sizeof(shm::Msg::text)) throw BadRequest(400, field + ": path longer than " + std::to_string(sizeof(shm::Msg::text) - 1) + " bytes");
       std::error_code ec;
       if (!fs::is_regular_file(path, ec)) throw BadRequest(400, field + ": " + path + ": no such file");
       if (::access(path.c_str(), R_OK) != 0) throw BadRequest(400, field + ": " + path + ": not readable by the daemon");

@@ -1,0 +1,22 @@
+// Compiling circom's C++ witness generator (`circom --c` output: <name>_cpp/) into an artefact: the
+// generated sources plus cuzk's driver, built with g++ and nasm and linked statically with GMP.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "witness/manifest.hpp"
+
+namespace cuzk::witness {
+
+using Log = std::function<void(const std::string&)>;
+
+// Builds the artefact of the source folder src into out (replacing it). Throws WitnessError with the
+// compiler's output tail when a step fails.
+Manifest build_generator(const std::string& src, const std::string& out, const Log& log = {});
+
+// The artefact for `path`: path itself when it is an artefact; otherwise the cached build of the
+// source folder under cache_root (<cache_root>/<name>-<key>), built first when missing. Concurrent
+// callers (several workers, the supervisor) build it once: the cache is locked while building.
+Manifest open_generator(const std::string& path, const std::string& cache_root, const Log& log = {});
+
+}  // namespace cuzk::witness
