@@ -13,6 +13,7 @@ enum Exit : int {
   kInvalid = 1,     // the proof did not verify, or a self-check failed
   kBadInput = 2,    // an input file is malformed or does not fit
   kUsage = 64,      // EX_USAGE
+  kSoftware = 70,   // EX_SOFTWARE: a circuit's generated witness code crashed
   kIoError = 74,    // EX_IOERR
 };
 

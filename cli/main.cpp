@@ -1,10 +1,14 @@
 // `cuzk`: argument parsing and the mapping from errors to exit codes. The work is in commands.cpp.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 
 #include "commands.hpp"
 #include "daemon_client.hpp"
+#include "witness_cli.hpp"
 #include "groth16/formats.hpp"
 #include "groth16/parallel.hpp"
 
@@ -13,6 +17,49 @@ using namespace cuzk::cli;
 #ifndef CUZK_EXAMPLES_DIR
 #define CUZK_EXAMPLES_DIR "examples"
 #endif
+
+namespace {
+
+// `prove` with a witness file, or with circuit inputs run through a witness generator first.
+int prove_command(ProveArgs pa, const std::vector<std::string>& files, const std::string& input,
+                  const std::string& generator) {
+  if (input.empty() != generator.empty()) {
+    std::fprintf(stderr, "error: --input and --witness-generator go together\n");
+    return kUsage;
+  }
+  const size_t want = input.empty() ? 4 : 3;
+  if (files.size() != want) {
+    std::fprintf(stderr, "error: prove takes %s\n",
+                 input.empty() ? "<zkey> <wtns> <proof.json> <public.json>"
+                               : "<zkey> <proof.json> <public.json> with --input and --witness-generator");
+    return kUsage;
+  }
+  for (const std::string& f : {files[0], want == 4 ? files[1] : files[0]})
+    if (!std::filesystem::is_regular_file(f)) {
+      std::fprintf(stderr, "error: %s: no such file\n", f.c_str());
+      return kBadInput;
+    }
+  pa.zkey = files[0];
+  pa.proof = files[want - 2];
+  pa.pub = files[want - 1];
+  if (input.empty()) {
+    pa.wtns = files[1];
+    return cmd_prove(pa);
+  }
+  char tmpl[] = "/tmp/cuzk-prove-XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    std::perror("mkdtemp");
+    return kIoError;
+  }
+  pa.wtns = std::string(tmpl) + "/witness.wtns";
+  int rc = witness_calc(generator, input, pa.wtns, pa.quiet);
+  if (rc == kOk) rc = cmd_prove(pa);
+  std::remove(pa.wtns.c_str());
+  rmdir(tmpl);
+  return rc;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"cuzk: Groth16 prover for BLS12-381, interoperable with snarkjs"};
@@ -26,9 +73,16 @@ int main(int argc, char** argv) {
   ProveArgs pa;
   auto* prove = app.add_subcommand("prove", "prove a witness: prove <zkey> <wtns> <proof.json> <public.json>");
   prove->add_option("zkey", pa.zkey, "proving key (.zkey, Groth16)")->required()->check(CLI::ExistingFile);
-  prove->add_option("wtns", pa.wtns, "witness (.wtns)")->required()->check(CLI::ExistingFile);
-  prove->add_option("proof", pa.proof, "output proof.json")->required();
-  prove->add_option("public", pa.pub, "output public.json")->required();
+  // <zkey> <wtns> <proof> <public>, or <zkey> <proof> <public> with --input and --witness-generator.
+  std::vector<std::string> prove_files;
+  std::string prove_input, prove_generator;
+  prove->add_option("files", prove_files, "zkey wtns proof.json public.json (no wtns with --input)")
+      ->required()
+      ->expected(3, 4);
+  prove->add_option("--input", prove_input, "circuit inputs (JSON): compute the witness first")
+      ->check(CLI::ExistingFile);
+  prove->add_option("--witness-generator", prove_generator, "circom --c output folder or `witness build` artefact")
+      ->check(CLI::ExistingDirectory);
   prove->add_flag("--verify", pa.verify, "check the proof with the key's verification key before writing it");
   prove->add_option("--backend", pa.backend, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   prove->add_option("--device", pa.device, "CUDA device for the cuda backend")->check(CLI::NonNegativeNumber);
@@ -77,6 +131,7 @@ int main(int argc, char** argv) {
 
   // submit, await, status, cancel (the daemon's API) and timeline export, waterfall (its log).
   auto run_daemon_command = add_daemon_subcommands(app);
+  auto run_witness_command = add_witness_subcommands(app);
 
   try {
     app.parse(argc, argv);
@@ -88,7 +143,7 @@ int main(int argc, char** argv) {
   pa.quiet = quiet;
 
   try {
-    if (*prove) return cmd_prove(pa);
+    if (*prove) return prove_command(pa, prove_files, prove_input, prove_generator);
     if (*verify) return cmd_verify(vk_path, pub_path, proof_path, quiet);
     if (*setup) return cmd_setup(r1cs_path, zkey_out, seed, quiet);
     if (*exp_vk) return cmd_export_vk(ex_zkey, ex_vk);
@@ -97,6 +152,7 @@ int main(int argc, char** argv) {
     if (*demo) return cmd_demo(demo_dir);
     if (*bench) return cmd_bench(bench->remaining());
     if (auto rc = run_daemon_command()) return *rc;
+    if (auto rc = run_witness_command()) return *rc;
   } catch (const cuzk::FormatError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kBadInput;

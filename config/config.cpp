@@ -301,9 +301,9 @@ const std::vector<std::string> kDaemonKeys = {"instance",   "state_dir",        
                                               "tcp",        "tcp_allow_remote", "token",            "token_file",
                                               "log_level",  "heartbeat_interval_ms", "heartbeat_timeout_ms",
                                               "shutdown_grace_ms"};
-const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads"};
+const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "witness_timeout_s"};
 const std::vector<std::string> kGpuKeys = {"backend", "devices", "slots", "cpus", "threads", "verify", "precompute"};
-const std::vector<std::string> kCircuitKeys = {"name", "zkey", "r1cs", "max_partitions"};
+const std::vector<std::string> kCircuitKeys = {"name", "zkey", "r1cs", "witness_generator", "max_partitions"};
 const std::vector<std::string> kLimitsKeys = {"memory_budget",     "restart_backoff_initial_ms", "restart_backoff_max_ms",
                                               "restart_intensity", "restart_period_s",           "max_queued_jobs",
                                               "max_upload_bytes"};
@@ -373,6 +373,7 @@ void parse_synthesis(const toml::table& root, SynthesisConfig& sy) {
              "; give exactly one CPU set per worker (or none)",
          s.node("cpus"));
   s.integer("threads", sy.threads, 0, 4096);
+  s.integer("witness_timeout_s", sy.witness_timeout_s, 0, 86400 * 7);
 }
 
 void parse_gpu(const toml::table& root, GpuConfig& g) {
@@ -455,6 +456,16 @@ void parse_circuits(const toml::table& root, const std::string& base_dir, std::v
     if (!c.r1cs.empty()) {  // "" = no r1cs
       c.r1cs = resolve(c.r1cs, base_dir);
       check_file(s.key("r1cs"), c.r1cs, "r1cs", s.node("r1cs"));
+    }
+    s.str("witness_generator", c.witness_generator);
+    if (!c.witness_generator.empty()) {  // "" = jobs bring .wtns files
+      c.witness_generator = resolve(c.witness_generator, base_dir);
+      std::error_code ec;
+      if (!std::filesystem::is_directory(c.witness_generator, ec))
+        fail(s.key("witness_generator"),
+             "must be a folder (circom's --c output <name>_cpp, or `cuzk witness build` output): " +
+                 quote(c.witness_generator),
+             s.node("witness_generator"));
     }
     s.integer("max_partitions", c.max_partitions, 1, 65536);
     out.push_back(std::move(c));

@@ -46,6 +46,7 @@ struct SynthesisConfig {
   uint32_t workers = 1;               // >= 1
   std::vector<CpuSet> cpus;           // empty, or exactly `workers` entries; each worker pins itself to its set
   uint32_t threads = 0;               // threads per worker; 0 = the size of its CPU set (or all cores)
+  uint32_t witness_timeout_s = 600;   // one witness generation's limit; 0 = none
 };
 
 struct GpuConfig {
@@ -65,6 +66,7 @@ struct CircuitConfig {
   std::string name;                   // [A-Za-z0-9_.-]{1,64}, unique
   std::string zkey;                   // must exist and be readable (header checked at start)
   std::string r1cs;                   // optional ("" = none): when set, synthesis checks every constraint C*w = (A*w)(B*w)
+  std::string witness_generator;      // optional: circom --c folder or built artefact; jobs may then bring inputs
   uint32_t max_partitions = 16;       // per job
 };
 

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +19,9 @@
 #include "groth16/prover.hpp"
 #include "shm/slot_ring.hpp"
 #include "shm/worker_runtime.hpp"
+#include "witness/build.hpp"
+#include "witness/generator.hpp"
+#include "witness/inputs.hpp"
 
 using namespace cuzk;
 using namespace cuzk::shm;
@@ -29,6 +34,7 @@ struct Circuit {
   uint32_t n_vars = 0, n_public = 0, domain_size = 0;
   ConstraintEvaluator ev;
   std::unique_ptr<R1cs> r1cs;
+  std::unique_ptr<witness::Generator> gen;  // started on the first job that brings inputs
 };
 
 // Input errors that retrying cannot fix: reported as kBadInput, the job fails with the message.
@@ -82,11 +88,60 @@ class SynthWorker {
                                  std::to_string(c->r1cs->n_wires) + " wires, its zkey has nVars=" +
                                  std::to_string(c->n_vars));
     }
+    if (!cc.witness_generator.empty()) {
+      witness::Manifest m = witness::open_generator(cc.witness_generator, cfg_.daemon.state_dir + "/witness");
+      if (m.n_witness != c->n_vars)
+        throw std::runtime_error("circuit " + cc.name + ": its witness generator makes " + std::to_string(m.n_witness) +
+                                 " values, its zkey has nVars=" + std::to_string(c->n_vars));
+      c->gen = std::make_unique<witness::Generator>(std::move(m));
+    }
     return *circuits_.emplace(idx, std::move(c)).first->second;
   }
 
+  // Runs the circuit's witness generator on the inputs at `path`, writing w straight into the slot.
+  void witness_from_inputs(Circuit& c, const std::string& path, Segment& seg, uint32_t slot, const SlotHeader& h) {
+    if (!c.gen) throw BadInput("circuit " + c.name + " has no witness_generator: its jobs must bring .wtns files");
+    std::vector<witness::Value> inputs;
+    try {
+      inputs = witness::read_inputs_file(path, c.gen->manifest(), cfg_.limits.max_upload_bytes);
+    } catch (const witness::InputError& e) {
+      throw BadInput(e.what());
+    }
+    Fr* w = seg.w(slot);
+    const uint64_t offset = uint64_t(reinterpret_cast<char*>(w) - static_cast<char*>(seg.base()));
+    witness::GenResult r = c.gen->compute(inputs, "/dev/shm/" + seg.name(), offset,
+                                          cfg_.synthesis.witness_timeout_s * 1000u,
+                                          [&] { return h.cancel.load(std::memory_order_acquire) != 0; });
+    switch (r.kind) {
+      case witness::GenResult::Ok: break;
+      case witness::GenResult::Cancelled: throw Cancelled{};
+      case witness::GenResult::Assert: throw BadInput("inputs " + path + " do not satisfy circuit " + c.name + ": " + r.message);
+      case witness::GenResult::Timeout:
+        throw std::runtime_error("witness generator of circuit " + c.name + ": " + r.message +
+                                 " (synthesis.witness_timeout_s)");
+      case witness::GenResult::Crashed:
+        throw std::runtime_error("witness generator of circuit " + c.name + " crashed: " + r.message);
+    }
+    // The generator wrote normal-form values; the prover works in Montgomery form.
+    std::atomic<size_t> bad{SIZE_MAX};
+    parallel_for(c.n_vars, [&](size_t lo, size_t hi, size_t) {
+      for (size_t i = lo; i < hi; i++) {
+        Fr::Repr v;
+        std::memcpy(v.l, &w[i], sizeof v.l);
+        if (!Fr::is_canonical(v.l)) {
+          bad.store(i);
+          return;
+        }
+        w[i] = Fr::from_plain(v);
+      }
+    });
+    if (bad.load() != SIZE_MAX)
+      throw std::runtime_error("witness generator of circuit " + c.name + " wrote value " + std::to_string(bad.load()) +
+                               " outside the field");
+  }
+
   // Every constraint (sum a)(sum b) = (sum c) over the witness; names the first that fails.
-  static void check_satisfied(const Circuit& c, const std::vector<Fr>& w, const std::string& path) {
+  static void check_satisfied(const Circuit& c, const Fr* w, const std::string& path) {
     const auto& cons = c.r1cs->constraints;
     std::vector<size_t> first_bad(thread_count() + 1, SIZE_MAX);
     auto dot = [&](const std::vector<LinearTerm>& lc) {
@@ -125,7 +180,8 @@ class SynthWorker {
     link_.event("SYNTH_START", req.job, req.partition, req.slot, kv_base);
     auto seg_it = segments_.find(req.device);
     Segment* seg = seg_it == segments_.end() ? nullptr : seg_it->second.get();
-    double read_ms = 0, eval_ms = 0;
+    const bool from_inputs = (req.flags & kMsgFromInputs) != 0;
+    double witness_ms = 0, eval_ms = 0;
     try {
       if (!seg) throw std::runtime_error("no slot ring for device " + std::to_string(req.device));
       SlotHeader& h = seg->slot(req.slot);
@@ -134,33 +190,39 @@ class SynthWorker {
         throw std::runtime_error("slot " + std::to_string(req.slot) + " is not assigned to this worker");
       Circuit& c = circuit(req.circuit);
       check_cancel(h);
+      const uint64_t tw = monotonic_ns();  // after the circuit's first-use loading
       const std::string path = req.text;
-      std::vector<Fr> w;
-      try {
-        w = read_wtns(path);
-      } catch (const FormatError& e) {
-        throw BadInput(e.what());
-      } catch (const std::invalid_argument& e) {
-        throw BadInput(e.what());
+      const auto& hdr = seg->header();
+      if (c.n_vars > hdr.max_vars || c.domain_size > hdr.max_domain)
+        throw std::runtime_error("circuit " + c.name + " does not fit the slot ring");
+      if (from_inputs) {
+        witness_from_inputs(c, path, *seg, req.slot, h);
+      } else {
+        std::vector<Fr> w;
+        try {
+          w = read_wtns(path);
+        } catch (const FormatError& e) {
+          throw BadInput(e.what());
+        } catch (const std::invalid_argument& e) {
+          throw BadInput(e.what());
+        }
+        if (w.size() != c.n_vars)
+          throw BadInput("witness " + path + " has " + std::to_string(w.size()) + " values, circuit " + c.name +
+                         " expects nVars=" + std::to_string(c.n_vars) + " (a witness of another circuit?)");
+        std::copy(w.begin(), w.end(), seg->w(req.slot));
       }
-      if (w.size() != c.n_vars)
-        throw BadInput("witness " + path + " has " + std::to_string(w.size()) + " values, circuit " + c.name +
-                       " expects nVars=" + std::to_string(c.n_vars) + " (a witness of another circuit?)");
-      if (c.r1cs) check_satisfied(c, w, path);
+      if (c.r1cs) check_satisfied(c, seg->w(req.slot), path);
       const uint64_t t1 = monotonic_ns();
-      read_ms = double(t1 - t0) / 1e6;
+      witness_ms = double(t1 - tw) / 1e6;
       // Test hook: stretch synthesis so that process tests can kill a worker in the middle of it.
       for (int t = 0; t < delay_ms_; t += 10) {
         check_cancel(h);
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
       check_cancel(h);
-      const auto& hdr = seg->header();
-      if (c.n_vars > hdr.max_vars || c.domain_size > hdr.max_domain)
-        throw std::runtime_error("circuit " + c.name + " does not fit the slot ring");
-      std::copy(w.begin(), w.end(), seg->w(req.slot));
+      const uint64_t t2 = monotonic_ns();
       c.ev.evaluate_into(seg->w(req.slot), seg->a(req.slot), seg->b(req.slot), seg->c(req.slot));
-      eval_ms = double(monotonic_ns() - t1) / 1e6;
+      eval_ms = double(monotonic_ns() - t2) / 1e6;
       check_cancel(h);
       h.n_vars = c.n_vars;
       h.domain_size = c.domain_size;
@@ -183,11 +245,11 @@ class SynthWorker {
     }
     const double synth_ms = double(monotonic_ns() - t0) / 1e6;
     done.ms[0] = synth_ms;
-    done.ms[1] = read_ms;
+    done.ms[1] = witness_ms;
     done.ms[2] = eval_ms;
-    char kv[160];
-    std::snprintf(kv, sizeof kv, ",synth_ms=%.3f,read_ms=%.3f,eval_ms=%.3f,status=%d", synth_ms, read_ms, eval_ms,
-                  done.status);
+    char kv[200];
+    std::snprintf(kv, sizeof kv, ",synth_ms=%.3f,witness_ms=%.3f,eval_ms=%.3f,source=%s,status=%d", synth_ms,
+                  witness_ms, eval_ms, from_inputs ? "inputs" : "wtns", done.status);
     link_.event("SYNTH_END", req.job, req.partition, req.slot, kv_base + kv);
     done.t_ns = monotonic_ns();
     link_.send(done);

@@ -51,6 +51,9 @@ foreach(entry ${CUZK_E2E_CASES})
   cuzk_e2e_test(e2e.prove.${case} 300 prove.sh ${case} ${circuit})
   set_tests_properties(e2e.prove.${case} PROPERTIES
     FIXTURES_REQUIRED "e2e_circuit_${circuit};e2e_case_${case}")
+  cuzk_e2e_test(e2e.witness_calc.${case} 600 witness_calc.sh ${case} ${circuit})
+  set_tests_properties(e2e.witness_calc.${case} PROPERTIES
+    FIXTURES_REQUIRED "e2e_circuit_${circuit};e2e_case_${case}")
 endforeach()
 
 foreach(case ${CUZK_E2E_TAMPER_CASES})
@@ -77,3 +80,7 @@ set_tests_properties(e2e.bad_input PROPERTIES FIXTURES_REQUIRED
 
 # SHA-256 at domain 2^16 with a `cuzk setup` key (a ceremony at that size takes most of an hour).
 cuzk_e2e_test(e2e.sha256 900 sha256.sh)
+
+cuzk_e2e_test(e2e.witness_bad 600 witness_bad.sh)
+set_tests_properties(e2e.witness_bad PROPERTIES FIXTURES_REQUIRED
+  "e2e_circuit_poseidon_merkle;e2e_case_poseidon_merkle;e2e_circuit_multiplier;e2e_case_multiplier")

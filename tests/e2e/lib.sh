@@ -81,13 +81,18 @@ tool_versions() {
 circuit_key() {
   local name="$1"
   {
-    echo "circuit-v1 $(tool_versions) ptau=$PTAU_POWER"
+    echo "circuit-v2 $(tool_versions) ptau=$PTAU_POWER"
     cat "$PTAU_FILE.stamp" 2>/dev/null || true
     cat "$E2E_DIR/circuits/$name.circom" "$E2E_DIR"/circuits/lib/*.circom
   } | sha256sum | cut -d' ' -f1
 }
 
 circuit_dir() { echo "$E2E_WORK/circuits/$1"; }
+# circom's C++ witness generator of a circuit fixture (its .sym lies beside it).
+generator_dir() { echo "$E2E_WORK/circuits/$1/$1_cpp"; }
+# Compiled generators are cached here by `cuzk witness`, shared by the tests (the cache is locked while
+# one is built).
+export CUZK_CACHE_DIR="$E2E_WORK/cache"
 case_dir() { echo "$E2E_WORK/cases/$1"; }
 
 # A fresh scratch folder for one test, so that tests running in parallel never share outputs.

@@ -1,0 +1,348 @@
+// Builds circom's C++ witness generator into an artefact, and keeps a cache of them keyed by a hash
+// of everything that goes into the executable.
+#include "witness/build.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "witness/driver_source.hpp"
+
+extern char** environ;
+
+namespace cuzk::witness {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The flags every object is compiled with. circom's own Makefile uses -O3; -O2 builds large generated
+// circuits markedly faster at about the same witness speed.
+const std::vector<std::string> kCxxFlags = {"-std=c++17", "-O2", "-fno-strict-aliasing", "-w"};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw WitnessError(p.string() + ": cannot read");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string tail_of(const std::string& s, size_t n) { return s.size() > n ? "..." + s.substr(s.size() - n) : s; }
+
+// Runs argv with stdout and stderr appended to log; returns the child's pid (or throws).
+pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> av;
+  for (const std::string& a : argv) av.push_back(const_cast<char*>(a.c_str()));
+  av.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, av[0], &fa, nullptr, av.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw WitnessError("cannot run " + argv[0] + ": " + std::strerror(rc) + " (run scripts/setup.sh, which installs g++, nasm and GMP)");
+  return pid;
+}
+
+int wait_for(pid_t pid) {
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+// Output of a short command (compiler versions for the cache key); "" when it cannot run.
+std::string command_output(const std::vector<std::string>& argv, const fs::path& scratch) {
+  const std::string log = (scratch / ("version-" + std::to_string(getpid()) + ".txt")).string();
+  std::string out;
+  try {
+    if (wait_for(spawn(argv, log)) == 0) out = read_file(log);
+  } catch (const WitnessError&) {
+  }
+  std::error_code ec;
+  fs::remove(log, ec);
+  return out;
+}
+
+// The folder circom wrote: <name>.cpp + <name>.dat, and its runtime files.
+struct Sources {
+  fs::path dir;
+  std::string name;
+  fs::path sym;  // <name>.sym beside the folder, when circom was run with --sym
+};
+
+Sources find_sources(const std::string& src) {
+  Sources s;
+  std::error_code ec;
+  s.dir = fs::canonical(src, ec);
+  if (ec) throw WitnessError(src + ": " + ec.message());
+  if (!fs::is_directory(s.dir)) throw WitnessError(src + ": not a directory (expected circom's <name>_cpp folder)");
+  std::vector<std::string> dats;
+  for (const auto& e : fs::directory_iterator(s.dir))
+    if (e.path().extension() == ".dat") dats.push_back(e.path().stem().string());
+  if (dats.size() != 1)
+    throw WitnessError(src + ": expected exactly one <name>.dat (circom --c output), found " +
+                       std::to_string(dats.size()));
+  s.name = dats[0];
+  const std::string needed[] = {s.name + ".cpp", "calcwit.cpp", "calcwit.hpp", "circom.hpp",
+                                "fr.cpp",          "fr.hpp",      "fr.asm",      "main.cpp"};
+  for (const std::string& f : needed)
+    if (!fs::is_regular_file(s.dir / f)) throw WitnessError(src + ": missing " + f + " (not circom --c output?)");
+  fs::path sym = s.dir.parent_path() / (s.name + ".sym");
+  if (fs::is_regular_file(sym)) s.sym = sym;
+  return s;
+}
+
+std::string key_of(const Sources& s, const fs::path& scratch) {
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_128bits_reset(st);
+  auto add = [&](const std::string& part) {
+    uint64_t n = part.size();
+    XXH3_128bits_update(st, &n, sizeof n);
+    XXH3_128bits_update(st, part.data(), part.size());
+  };
+  add(kDriverSource);
+  for (const std::string& f : kCxxFlags) add(f);
+  add(command_output({"g++", "--version"}, scratch));
+  add(command_output({"nasm", "-v"}, scratch));
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(s.dir))
+    if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    if (f.filename() == "Makefile") continue;
+    add(f.filename().string());
+    add(read_file(f));
+  }
+  add(s.sym.empty() ? std::string() : read_file(s.sym));
+  XXH128_hash_t h = XXH3_128bits_digest(st);
+  XXH3_freeState(st);
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return buf;
+}
+
+// Signal names of the main inputs from circom's .sym ("id,witness,component,main.name[i]...").
+std::map<uint64_t, std::string> sym_names(const fs::path& sym, uint64_t lo, uint64_t hi) {
+  std::map<uint64_t, std::string> names;
+  if (sym.empty()) return names;
+  std::ifstream f(sym);
+  std::string line;
+  while (std::getline(f, line)) {
+    size_t c1 = line.find(','), c2 = c1 == std::string::npos ? c1 : line.find(',', c1 + 1),
+           c3 = c2 == std::string::npos ? c2 : line.find(',', c2 + 1);
+    if (c3 == std::string::npos) continue;
+    uint64_t id = std::strtoull(line.c_str(), nullptr, 10);
+    if (id < lo || id >= hi) continue;
+    std::string n = line.substr(c3 + 1);
+    if (n.rfind("main.", 0) != 0) continue;
+    n = n.substr(5);
+    // The signal's own name: drop the element index of arrays ("in[0][2]" -> "in").
+    while (!n.empty() && n.back() == ']') {
+      size_t b = n.rfind('[');
+      if (b == std::string::npos) break;
+      n.erase(b);
+    }
+    names.emplace(id, n);
+  }
+  return names;
+}
+
+// Runs the compile steps, at most `jobs` at a time, then the link.
+void compile(const Sources& s, const fs::path& work, const Log& log) {
+  const std::string logf = (work / "build.log").string();
+  const std::string inc = "-I" + s.dir.string();
+  auto cxx = [&](const std::string& src, const std::string& obj, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"g++"};
+    a.insert(a.end(), kCxxFlags.begin(), kCxxFlags.end());
+    a.insert(a.end(), extra.begin(), extra.end());
+    a.insert(a.end(), {inc, "-c", src, "-o", (work / obj).string()});
+    return a;
+  };
+  std::vector<std::vector<std::string>> steps = {
+      cxx((s.dir / (s.name + ".cpp")).string(), "circuit.o"),
+      {"nasm", "-felf64", (s.dir / "fr.asm").string(), "-o", (work / "fr_asm.o").string()},
+      cxx((s.dir / "calcwit.cpp").string(), "calcwit.o"),
+      cxx((s.dir / "fr.cpp").string(), "fr.o"),
+      cxx((s.dir / "main.cpp").string(), "circom_main.o", {"-Dmain=cuzk_circom_generated_main"}),
+      cxx((work / "driver.cpp").string(), "driver.o"),
+  };
+  {
+    std::ofstream d(work / "driver.cpp");
+    d << kDriverSource;
+  }
+  const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::map<pid_t, size_t> running;
+  std::string failed;
+  size_t next = 0;
+  while (next < steps.size() || !running.empty()) {
+    while (failed.empty() && next < steps.size() && running.size() < jobs) {
+      if (log) log("witness generator " + s.name + ": " + steps[next][0] + " " + steps[next][steps[next].size() - 3]);
+      running.emplace(spawn(steps[next], logf), next);
+      next++;
+    }
+    if (running.empty()) break;
+    int st = 0;
+    pid_t pid = waitpid(-1, &st, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && failed.empty()) failed = steps[it->second][0];
+    running.erase(it);
+  }
+  if (!failed.empty())
+    throw WitnessError("building the witness generator of " + s.dir.string() + ": " + failed + " failed: " +
+                       tail_of(read_file(logf), 1500));
+  std::vector<std::string> link = {"g++", "-no-pie", "-o", (work / "generator").string()};
+  for (const char* o : {"circuit.o", "fr_asm.o", "calcwit.o", "fr.o", "circom_main.o", "driver.o"})
+    link.push_back((work / o).string());
+  for (const char* a : {"-static-libstdc++", "-static-libgcc", "-Wl,-Bstatic", "-lgmp", "-Wl,-Bdynamic", "-pthread"})
+    link.push_back(a);
+  if (log) log("witness generator " + s.name + ": linking");
+  if (wait_for(spawn(link, logf)) != 0)
+    throw WitnessError("linking the witness generator of " + s.dir.string() + " failed: " +
+                       tail_of(read_file(logf), 1500));
+  for (const char* o : {"circuit.o", "fr_asm.o", "calcwit.o", "fr.o", "circom_main.o", "driver.o"})
+    fs::remove(work / o);
+}
+
+// Asks the new executable for its sizes and input table, and names the inputs from the .sym file.
+Manifest describe(const Sources& s, const fs::path& work, const std::string& key) {
+  const std::string out = (work / "describe.json").string();
+  if (wait_for(spawn({(work / "generator").string(), "--describe", (work / "circuit.dat").string()}, out)) != 0)
+    throw WitnessError("the witness generator of " + s.dir.string() + " cannot load its .dat: " +
+                       tail_of(read_file(out), 1000));
+  nlohmann::json d;
+  try {
+    d = nlohmann::json::parse(read_file(out));
+  } catch (const nlohmann::json::exception&) {
+    throw WitnessError("the witness generator of " + s.dir.string() + " printed an unreadable description");
+  }
+  fs::remove(out);
+  if (d.value("limbs", 0) != 4)
+    throw WitnessError(s.dir.string() + ": the circuit's prime is not 4 x 64 bits (BLS12-381 or BN254 expected)");
+  Manifest m;
+  m.dir = work.string();
+  m.circuit = s.name;
+  m.key = key;
+  for (int i = 0; i < 4; i++) m.prime[i] = std::stoull(d["prime"][i].get<std::string>(), nullptr, 16);
+  m.n_witness = d["n_witness"];
+  m.n_signals = d["n_signals"];
+  m.input_start = d["input_start"];
+  m.n_inputs = d["n_inputs"];
+  const auto names = sym_names(s.sym, m.input_start, uint64_t(m.input_start) + m.n_inputs);
+  m.names_known = !s.sym.empty();
+  for (const auto& e : d["inputs"]) {
+    InputSignal in;
+    in.hash = std::stoull(e["hash"].get<std::string>(), nullptr, 16);
+    const uint64_t sig = e["signal"];
+    in.offset = uint32_t(sig - m.input_start);
+    in.size = e["size"];
+    auto it = names.find(sig);
+    if (it != names.end() && fnv1a(it->second) == in.hash) in.name = it->second;
+    else m.names_known = false;
+    m.inputs.push_back(in);
+  }
+  std::sort(m.inputs.begin(), m.inputs.end(), [](const InputSignal& a, const InputSignal& b) { return a.offset < b.offset; });
+  return m;
+}
+
+// Holds an exclusive flock on a file for its lifetime.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw WitnessError(path + ": cannot open the lock file: " + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) throw WitnessError(path + ": cannot lock: " + std::strerror(errno));
+  }
+  ~FileLock() { ::close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
+Manifest build_into(const Sources& s, const fs::path& out, const std::string& key, const Log& log) {
+  const fs::path work = out.parent_path() / ("." + out.filename().string() + ".tmp" + std::to_string(getpid()));
+  std::error_code ec;
+  fs::remove_all(work, ec);
+  fs::create_directories(work, ec);
+  if (ec) throw WitnessError(work.string() + ": " + ec.message());
+  try {
+    compile(s, work, log);
+    fs::copy_file(s.dir / (s.name + ".dat"), work / "circuit.dat");
+    Manifest m = describe(s, work, key);
+    write_manifest(work.string(), m);
+    fs::remove_all(out, ec);
+    fs::rename(work, out);
+    return read_manifest(out.string());
+  } catch (...) {
+    fs::remove_all(work, ec);
+    throw;
+  }
+}
+
+}  // namespace
+
+Manifest build_generator(const std::string& src, const std::string& out, const Log& log) {
+  Sources s = find_sources(src);
+  fs::path o = fs::absolute(out).lexically_normal();
+  if (o.filename().empty()) o = o.parent_path();
+  std::error_code ec;
+  fs::create_directories(o.parent_path(), ec);
+  return build_into(s, o, key_of(s, o.parent_path()), log);
+}
+
+Manifest open_generator(const std::string& path, const std::string& cache_root, const Log& log) {
+  if (is_artefact(path)) {
+    std::error_code ec;
+    Manifest m = read_manifest(fs::canonical(path, ec).string());
+    if (::access(m.generator_path().c_str(), X_OK) != 0) throw WitnessError(m.generator_path() + ": not executable");
+    return m;
+  }
+  Sources s = find_sources(path);
+  std::error_code ec;
+  fs::create_directories(cache_root, ec);
+  if (ec) throw WitnessError(cache_root + ": " + ec.message());
+  const std::string key = key_of(s, cache_root);
+  const fs::path out = fs::path(cache_root) / (s.name + "-" + key.substr(0, 16));
+  auto cached = [&]() -> std::optional<Manifest> {
+    if (!is_artefact(out.string())) return std::nullopt;
+    try {
+      Manifest m = read_manifest(out.string());
+      if (m.key == key && ::access(m.generator_path().c_str(), X_OK) == 0) return m;
+    } catch (const WitnessError&) {
+    }
+    return std::nullopt;
+  };
+  if (auto m = cached()) return *m;
+  FileLock lock((fs::path(cache_root) / ("." + out.filename().string() + ".lock")).string());
+  if (auto m = cached()) return *m;  // another process built it while this one waited
+  if (log) log("compiling the witness generator " + s.dir.string() + " into " + out.string());
+  return build_into(s, out, key, log);
+}
+
+}  // namespace cuzk::witness
