@@ -20,6 +20,7 @@ struct U256 {
   Value w{};
   // this = this * m + a; false on overflow past 2^256.
   bool mul_add(uint32_t m, uint32_t a) {
+    if (w == Value{~0ull, ~0ull, ~0ull, ~0ull}) return false;  // already saturated
     unsigned __int128 carry = a;
     for (uint64_t& x : w) {
       unsigned __int128 t = (unsigned __int128)x * m + carry;
@@ -172,7 +173,7 @@ class Parser {
       if (d >= base)
         throw InputError(where + "'" + clip(s) + "' is not a " +
                          (base == 10 ? "decimal" : base == 16 ? "hex" : base == 8 ? "octal" : "binary") + " number");
-      if (!x.mul_add(base, d)) throw InputError(where + "value is not below the field's prime");
+      if (!x.mul_add(base, d)) x.w = {~0ull, ~0ull, ~0ull, ~0ull};  // past 2^256: surely not below p
     }
   }
 

@@ -1,0 +1,223 @@
+// Circuit inputs against a generator's manifest: every accepted number form, and a clear error naming
+// the signal for every kind of bad input. The hashes are circom's own (read from a generator circom
+// compiled), so fnv1a is checked against a reference we did not write.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "witness/inputs.hpp"
+#include "witness/manifest.hpp"
+
+using namespace cuzk::witness;
+using nlohmann::json;
+
+namespace {
+
+constexpr Value kR = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull, 0x73eda753299d7d48ull};
+
+// A circuit with inputs a, in[2][3] (6 values) and bus field s.x, in that order.
+Manifest sample(bool names = true) {
+  Manifest m;
+  m.prime = kR;
+  m.n_witness = 20;
+  m.n_signals = 30;
+  m.input_start = 2;
+  m.n_inputs = 8;
+  m.names_known = names;
+  for (auto [n, off, size] : {std::tuple<const char*, uint32_t, uint32_t>{"a", 0, 1}, {"in", 1, 6}, {"s.x", 7, 1}})
+    m.inputs.push_back({names ? n : "", fnv1a(n), off, size});
+  return m;
+}
+
+Value v(uint64_t x) { return Value{x, 0, 0, 0}; }
+
+std::string error_of(const json& in, const Manifest& m = sample()) {
+  try {
+    parse_inputs(in, m);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+json good() { return json::parse(R"({"a": 1, "in": [[1,2,3],[4,5,6]], "s": {"x": "7"}})"); }
+
+}  // namespace
+
+TEST(Witness, Fnv1aMatchesCircom) {
+  // circom --c output of tests/e2e/circuits/multiplier.circom: its .dat input table.
+  EXPECT_EQ(fnv1a("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(fnv1a("b"), 0xaf63df4c8601f1a5ull);
+}
+
+TEST(Witness, ValuesInSignalOrder) {
+  auto vals = parse_inputs(good(), sample());
+  ASSERT_EQ(vals.size(), 8u);
+  EXPECT_EQ(vals[0], v(1));
+  for (uint64_t i = 0; i < 6; i++) EXPECT_EQ(vals[1 + i], v(i + 1)) << i;  // in, row-major
+  EXPECT_EQ(vals[7], v(7));
+}
+
+TEST(Witness, NumberForms) {
+  json in = good();
+  auto a_of = [&](json x) {
+    in["a"] = x;
+    return parse_inputs(in, sample())[0];
+  };
+  EXPECT_EQ(a_of("0x1F"), v(31));
+  EXPECT_EQ(a_of("0X1f"), v(31));
+  EXPECT_EQ(a_of("0o17"), v(15));
+  EXPECT_EQ(a_of("0b101"), v(5));
+  EXPECT_EQ(a_of("18446744073709551616"), (Value{0, 1, 0, 0}));
+  EXPECT_EQ(a_of(18446744073709551615ull), v(~0ull));
+  EXPECT_EQ(a_of(4.0), v(4));
+  EXPECT_EQ(a_of("0"), v(0));
+  EXPECT_EQ(a_of("-0"), v(0));
+  Value minus1 = kR;
+  minus1[0] -= 1;
+  EXPECT_EQ(a_of("-1"), minus1);
+  EXPECT_EQ(a_of(-1), minus1);
+  // r - 1 is the largest value; r and above are refused.
+  EXPECT_EQ(a_of("52435875175126190479447740508185965837690552500527637822603658699938581184512"), minus1);
+}
+
+TEST(Witness, ErrorsNameTheSignal) {
+  json in = good();
+  in.erase("a");
+  EXPECT_EQ(error_of(in), "missing input signal 'a'");
+  in = good();
+  in.erase("in");
+  EXPECT_EQ(error_of(in), "missing input signal 'in' (6 values)");
+  in = good();
+  in["zz"] = 1;
+  EXPECT_NE(error_of(in).find("signal 'zz' is not an input of the circuit (its inputs: a, in, s.x)"), std::string::npos)
+      << error_of(in);
+  in = good();
+  in["in"] = json::parse("[[1,2,3],[4,5]]");
+  EXPECT_EQ(error_of(in), "signal 'in' expects 6 values, got 5");
+  in = good();
+  in["in"][1][2] = "12a";
+  EXPECT_EQ(error_of(in), "signal 'in[1][2]': '12a' is not a decimal number");
+  in = good();
+  in["a"] = "0xg";
+  EXPECT_EQ(error_of(in), "signal 'a': '0xg' is not a hex number");
+  in = good();
+  in["a"] = "";
+  EXPECT_EQ(error_of(in), "signal 'a': '' is not a number");
+  in = good();
+  in["a"] = "52435875175126190479447740508185965837690552500527637822603658699938581184513";
+  EXPECT_EQ(error_of(in), "signal 'a': value is not below the field's prime (bls12381 scalar field)");
+  in = good();
+  in["a"] = std::string(100, '9');
+  EXPECT_EQ(error_of(in), "signal 'a': value is not below the field's prime (bls12381 scalar field)");
+  in = good();
+  in["a"] = 1.5;
+  EXPECT_EQ(error_of(in), "signal 'a': 1.5 is not an exact integer (give large values as decimal strings)");
+  in = good();
+  in["a"] = 1e30;
+  EXPECT_NE(error_of(in).find("is not an exact integer"), std::string::npos);
+  in = good();
+  in["a"] = nullptr;
+  EXPECT_EQ(error_of(in), "signal 'a': expected a number or a numeric string, got null");
+  in = good();
+  in["s"] = json::object();
+  EXPECT_NE(error_of(in).find("signal 's' is not an input of the circuit"), std::string::npos) << error_of(in);
+  EXPECT_EQ(error_of(json::array()), "circuit inputs must be a JSON object of signal names");
+  EXPECT_EQ(error_of(json(5)), "circuit inputs must be a JSON object of signal names");
+}
+
+TEST(Witness, DottedAndNestedBusNamesAreTheSameSignal) {
+  json in = good();
+  in.erase("s");
+  in["s.x"] = 7;
+  EXPECT_EQ(parse_inputs(in, sample())[7], v(7));
+  in["s"] = json::parse(R"({"x": 8})");
+  EXPECT_EQ(error_of(in), "signal 's.x' is given twice");
+}
+
+TEST(Witness, UnknownNamesStillCheckedByHash) {
+  Manifest m = sample(false);
+  EXPECT_EQ(parse_inputs(good(), m).size(), 8u);
+  json in = good();
+  in.erase("in");
+  EXPECT_EQ(error_of(in, m), "missing input signal #1 (6 values) (names unknown: compile the circuit with circom --sym)");
+}
+
+TEST(Witness, InputsFileIsBoundedAndRegular) {
+  const std::string dir = ::testing::TempDir() + "/cuzk_witness_test";
+  std::filesystem::create_directories(dir);
+  const std::string f = dir + "/in.json";
+  std::ofstream(f) << good().dump();
+  EXPECT_EQ(read_inputs_file(f, sample(), 1 << 20).size(), 8u);
+  auto err = [&](const std::string& path, uint64_t max) {
+    try {
+      read_inputs_file(path, sample(), max);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(err(f, 10).find("more than the limit of 10"), std::string::npos);
+  EXPECT_EQ(err(dir, 1 << 20), dir + ": is a directory");
+  const std::string fifo = dir + "/fifo";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(err(fifo, 1 << 20), fifo + ": is not a regular file");  // and returns at once: no writer needed
+  EXPECT_EQ(err("/dev/zero", 1 << 20), "/dev/zero: is not a regular file");
+  std::ofstream(f) << "{\"a\": ";
+  EXPECT_EQ(err(f, 1 << 20), f + ": not JSON (byte 7)");
+  std::ofstream(f) << "{\"a\": 1}";
+  EXPECT_EQ(err(f, 1 << 20), f + ": missing input signals 'in' (6 values), 's.x'");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Witness, ManifestRoundTripAndRejections) {
+  const std::string dir = ::testing::TempDir() + "/cuzk_manifest_test";
+  std::filesystem::create_directories(dir);
+  Manifest m = sample();
+  m.circuit = "c";
+  m.key = "abc";
+  write_manifest(dir, m);
+  ASSERT_TRUE(is_artefact(dir));
+  Manifest r = read_manifest(dir);
+  EXPECT_EQ(r.prime, m.prime);
+  EXPECT_EQ(r.curve(), "bls12381");
+  EXPECT_EQ(r.n_inputs, 8u);
+  ASSERT_EQ(r.inputs.size(), 3u);
+  EXPECT_EQ(r.inputs[1].name, "in");
+  EXPECT_EQ(r.inputs[1].hash, fnv1a("in"));
+  EXPECT_EQ(r.inputs[1].size, 6u);
+  auto err = [&](const std::string& text) {
+    std::ofstream(dir + "/manifest.json") << text;
+    try {
+      read_manifest(dir);
+    } catch (const WitnessError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(err("{").find("not JSON"), std::string::npos);
+  EXPECT_NE(err("{\"format\": \"x\"}").find("not a cuzk witness-generator manifest"), std::string::npos);
+  write_manifest(dir, m);
+  std::ifstream in(dir + "/manifest.json");
+  json good_json = json::parse(in);
+  json bad = good_json;
+  bad["version"] = 99;
+  EXPECT_NE(err(bad.dump()).find("manifest version 99"), std::string::npos);
+  bad = good_json;
+  bad["n_inputs"] = 9;
+  EXPECT_NE(err(bad.dump()).find("the inputs cover 8 values, n_inputs is 9"), std::string::npos);
+  bad = good_json;
+  bad["inputs"][1]["offset"] = 7;
+  EXPECT_NE(err(bad.dump()).find("out of range"), std::string::npos);
+  bad = good_json;
+  bad["prime"] = json::array({"1", "2"});
+  EXPECT_NE(err(bad.dump()).find("prime must be 4 limbs"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
