@@ -27,23 +27,21 @@ int prove_command(ProveArgs pa, const std::vector<std::string>& files, const std
     std::fprintf(stderr, "error: --input and --witness-generator go together\n");
     return kUsage;
   }
-  const size_t want = input.empty() ? 4 : 3;
+  const size_t want = input.empty() ? 3 : 2;
   if (files.size() != want) {
     std::fprintf(stderr, "error: prove takes %s\n",
                  input.empty() ? "<zkey> <wtns> <proof.json> <public.json>"
                                : "<zkey> <proof.json> <public.json> with --input and --witness-generator");
     return kUsage;
   }
-  for (const std::string& f : {files[0], want == 4 ? files[1] : files[0]})
-    if (!std::filesystem::is_regular_file(f)) {
-      std::fprintf(stderr, "error: %s: no such file\n", f.c_str());
-      return kBadInput;
-    }
-  pa.zkey = files[0];
+  if (want == 3 && !std::filesystem::is_regular_file(files[0])) {
+    std::fprintf(stderr, "error: %s: no such file\n", files[0].c_str());
+    return kBadInput;
+  }
   pa.proof = files[want - 2];
   pa.pub = files[want - 1];
   if (input.empty()) {
-    pa.wtns = files[1];
+    pa.wtns = files[0];
     return cmd_prove(pa);
   }
   char tmpl[] = "/tmp/cuzk-prove-XXXXXX";
@@ -73,12 +71,12 @@ int main(int argc, char** argv) {
   ProveArgs pa;
   auto* prove = app.add_subcommand("prove", "prove a witness: prove <zkey> <wtns> <proof.json> <public.json>");
   prove->add_option("zkey", pa.zkey, "proving key (.zkey, Groth16)")->required()->check(CLI::ExistingFile);
-  // <zkey> <wtns> <proof> <public>, or <zkey> <proof> <public> with --input and --witness-generator.
+  // After the zkey: <wtns> <proof> <public>, or <proof> <public> with --input and --witness-generator.
   std::vector<std::string> prove_files;
   std::string prove_input, prove_generator;
-  prove->add_option("files", prove_files, "zkey wtns proof.json public.json (no wtns with --input)")
+  prove->add_option("files", prove_files, "wtns proof.json public.json (no wtns with --input)")
       ->required()
-      ->expected(3, 4);
+      ->expected(-1);
   prove->add_option("--input", prove_input, "circuit inputs (JSON): compute the witness first")
       ->check(CLI::ExistingFile);
   prove->add_option("--witness-generator", prove_generator, "circom --c output folder or `witness build` artefact")
