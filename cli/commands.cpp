@@ -81,8 +81,10 @@ int cmd_prove(const ProveArgs& a) {
     p.stage("verifying");
     if (!verify_proof(vk_from_zkey(*zk), pub, proof)) {
       p.end();
-      std::fprintf(stderr, "error: the proof does not verify against %s; is the witness satisfying the circuit? Nothing written.\n",
-                   a.zkey.c_str());
+      std::fprintf(stderr,
+                   "error: the proof does not verify against %s: the witness %s does not satisfy the circuit (or the "
+                   "prover is at fault); nothing written\n",
+                   a.zkey.c_str(), a.wtns.c_str());
       return kInvalid;
     }
   }

@@ -19,7 +19,7 @@ enum Exit : int {
 
 struct ProveArgs {
   std::string zkey, wtns, proof, pub;
-  bool verify = false;
+  bool verify = true;  // a proof that does not verify is never written
   std::string backend = "auto";
   int device = 0;
   std::optional<std::string> fixed_rs;  // "r,s" for reproducible test proofs

@@ -50,13 +50,17 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
   auto* submit = app.add_subcommand("submit", "submit a proof job to the daemon; prints the job id");
   add_endpoint(submit, *o);
   submit->add_option("--circuit", o->submit.circuit, "circuit name from the daemon's config")->required();
-  submit->add_option("--witness", o->submit.witnesses, "witness file (.wtns), one per partition, in order")
-      ->required()
-      ->take_all();
+  auto* wit = submit->add_option("--witness", o->submit.witnesses, "witness file (.wtns), one per partition, in order")
+                  ->take_all();
+  auto* inp = submit->add_option("--input", o->submit.inputs,
+                                 "circuit inputs (JSON, as for snarkjs wtns calculate), one per partition, in order; "
+                                 "sent in the request, for circuits with a witness_generator")
+                  ->take_all();
+  wit->excludes(inp);
   submit->add_option("--priority", o->submit.priority, "critical, high, normal or low")
       ->check(CLI::IsMember({"critical", "high", "normal", "low"}));
   submit->add_option("--request-id", o->submit.request_id, "idempotency key (resubmitting returns the same job)");
-  submit->add_flag("--upload", o->submit.upload, "send the witness bytes instead of their paths");
+  submit->add_flag("--upload", o->submit.upload, "send the witness bytes instead of their paths")->excludes(inp);
 
   auto* await = app.add_subcommand("await", "wait for a job and write DIR/proof_<i>.json and DIR/public_<i>.json");
   add_endpoint(await, *o);
@@ -113,7 +117,13 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
     if (!used) return std::nullopt;
     if (int rc = check_endpoint(*o)) return rc;
     HttpClient client(o->ep);
-    if (used == submit) return cmd_submit(client, o->submit);
+    if (used == submit) {
+      if (o->submit.witnesses.empty() && o->submit.inputs.empty()) {
+        std::fprintf(stderr, "error: submit needs --witness FILE or --input FILE (one per partition)\n");
+        return 64;
+      }
+      return cmd_submit(client, o->submit);
+    }
     if (used == await) return cmd_await(client, o->await);
     if (used == status) return cmd_status(client, o->status_json);
     return cmd_cancel(client, o->cancel_job);

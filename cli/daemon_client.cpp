@@ -50,6 +50,18 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+// A circuit inputs file (the JSON object `snarkjs wtns calculate` reads), to send inline.
+ojson read_inputs(const std::string& path) {
+  ojson j;
+  try {
+    j = ojson::parse(read_file(path));
+  } catch (const ojson::parse_error& e) {
+    throw std::invalid_argument(path + ": not a JSON file (syntax error at byte " + std::to_string(e.byte) + ")");
+  }
+  if (!j.is_object()) throw std::invalid_argument(path + ": not a JSON object of input signals");
+  return j;
+}
+
 // Writes `text` to `path` through a temporary file and a rename, so readers never see half a file.
 void write_atomic(const fs::path& path, const std::string& text) {
   fs::path tmp = path;
@@ -99,10 +111,20 @@ std::string snarkjs_dump(const std::string& json_text) { return ojson::parse(jso
 int cmd_submit(const HttpClient& c, const SubmitArgs& a, std::ostream& out, std::ostream& err) {
   ojson body;
   body["circuit"] = a.circuit;
-  body["witnesses"] = ojson::array();
-  for (const auto& w : a.witnesses) {
-    if (a.upload) body["witnesses"].push_back({{"base64", base64(read_file(w))}});
-    else body["witnesses"].push_back(fs::absolute(fs::path(w)).lexically_normal().string());
+  try {
+    if (!a.inputs.empty()) {
+      body["inputs"] = ojson::array();
+      for (const auto& f : a.inputs) body["inputs"].push_back(read_inputs(f));
+    } else {
+      body["witnesses"] = ojson::array();
+      for (const auto& w : a.witnesses) {
+        if (a.upload) body["witnesses"].push_back({{"base64", base64(read_file(w))}});
+        else body["witnesses"].push_back(fs::absolute(fs::path(w)).lexically_normal().string());
+      }
+    }
+  } catch (const std::invalid_argument& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
   }
   if (!a.priority.empty()) body["priority"] = a.priority;
   if (!a.request_id.empty()) body["request_id"] = a.request_id;

@@ -33,6 +33,7 @@ std::string error_message(const HttpResponse& r);
 struct SubmitArgs {
   std::string circuit;
   std::vector<std::string> witnesses;
+  std::vector<std::string> inputs;  // circuit inputs JSON files, sent inline (instead of witnesses)
   std::string priority;    // empty: the daemon's default
   std::string request_id;  // empty: none
   bool upload = false;     // send the witness bytes (base64) instead of paths

@@ -81,7 +81,9 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   prove->add_option("--witness-generator", prove_generator, "circom --c output folder or `witness build` artefact")
       ->check(CLI::ExistingDirectory);
-  prove->add_flag("--verify", pa.verify, "check the proof with the key's verification key before writing it");
+  prove->add_flag("--verify,!--no-verify", pa.verify,
+                  "check the proof with the key's verification key before writing it (the default; --verify is "
+                  "accepted for older scripts); --no-verify writes it unchecked");
   prove->add_option("--backend", pa.backend, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   prove->add_option("--device", pa.device, "CUDA device for the cuda backend")->check(CLI::NonNegativeNumber);
   prove->add_option("--seed-rs", pa.fixed_rs, "TESTING ONLY: fixed r,s as decimals \"r,s\" (the proof is not zero-knowledge)");

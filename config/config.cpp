@@ -234,6 +234,36 @@ void check_file(const std::string& key, const std::string& path, const std::stri
     fail(key, quote(path) + " is not a " + magic + " file (it does not start with " + quote(magic) + ")", n);
 }
 
+// Checks that `path` is an existing directory (readability is checked by whoever opens it).
+void check_dir(const std::string& key, const std::string& path, const toml::node* n) {
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) fail(key, "directory " + quote(path) + " does not exist", n);
+  if (!fs::is_directory(st)) fail(key, quote(path) + " is not a directory", n);
+}
+
+// An array of existing directories, made absolute (against base_dir) and canonical, so that a
+// request's path can be compared with them after its own symlinks are resolved.
+std::vector<std::string> input_dirs(const Section& s, const std::string& k, const std::string& base_dir) {
+  std::vector<std::string> out;
+  const toml::array* a = s.array(k);
+  if (!a) return out;
+  for (size_t i = 0; i < a->size(); ++i) {
+    const toml::node& e = *a->get(i);
+    const std::string ek = s.key(k) + "[" + std::to_string(i) + "]";
+    if (!e.is_string()) fail(ek, "must be a directory path (a string), not " + type_name(e), &e);
+    const std::string& text = e.as_string()->get();
+    if (text.empty()) fail(ek, "must not be empty", &e);
+    const std::string abs = resolve(text, base_dir);
+    check_dir(ek, abs, &e);
+    std::error_code ec;
+    fs::path canon = fs::canonical(abs, ec);
+    if (ec) fail(ek, "cannot resolve " + quote(abs) + ": " + ec.message(), &e);
+    out.push_back(canon.string());
+  }
+  return out;
+}
+
 // "host:port" or "[v6]:port". Returns host; throws on a malformed address.
 std::string check_tcp(const std::string& key, const std::string& s, bool allow_remote, const toml::node* n) {
   std::string host, port;
@@ -300,10 +330,10 @@ const std::vector<std::string> kSections = {"daemon", "synthesis", "gpu", "circu
 const std::vector<std::string> kDaemonKeys = {"instance",   "state_dir",        "socket",           "socket_mode",
                                               "tcp",        "tcp_allow_remote", "token",            "token_file",
                                               "log_level",  "heartbeat_interval_ms", "heartbeat_timeout_ms",
-                                              "shutdown_grace_ms"};
+                                              "shutdown_grace_ms", "input_dirs"};
 const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "witness_timeout_s"};
 const std::vector<std::string> kGpuKeys = {"backend", "devices", "slots", "cpus", "threads", "verify", "precompute"};
-const std::vector<std::string> kCircuitKeys = {"name", "zkey", "r1cs", "witness_generator", "max_partitions"};
+const std::vector<std::string> kCircuitKeys = {"name", "zkey", "r1cs", "max_partitions", "witness_generator"};
 const std::vector<std::string> kLimitsKeys = {"memory_budget",     "restart_backoff_initial_ms", "restart_backoff_max_ms",
                                               "restart_intensity", "restart_period_s",           "max_queued_jobs",
                                               "max_upload_bytes"};
@@ -360,6 +390,20 @@ void parse_daemon(const toml::table& root, const std::string& base_dir, DaemonCo
              std::to_string(d.heartbeat_timeout_ms),
          s.node("heartbeat_timeout_ms"));
   s.integer("shutdown_grace_ms", d.shutdown_grace_ms, 0, 86400000);
+  d.input_dirs = input_dirs(s, "input_dirs", base_dir);
+  // Requests must never reach the daemon's own files (the job store, other jobs' uploads).
+  std::error_code ec;
+  const std::string state = fs::weakly_canonical(d.state_dir, ec).string();
+  auto below = [](const std::string& p, const std::string& dir) {
+    return p == dir || p.rfind(dir == "/" ? dir : dir + "/", 0) == 0;
+  };
+  for (size_t i = 0; i < d.input_dirs.size(); ++i) {
+    const std::string& in = d.input_dirs[i];
+    if (below(state, in) || below(in, state))
+      fail("daemon.input_dirs[" + std::to_string(i) + "]",
+           quote(in) + " overlaps daemon.state_dir (" + quote(state) + "); requests must not reach the daemon's own files",
+           s.array("input_dirs")->get(i));
+  }
 }
 
 void parse_synthesis(const toml::table& root, SynthesisConfig& sy) {
@@ -457,17 +501,12 @@ void parse_circuits(const toml::table& root, const std::string& base_dir, std::v
       c.r1cs = resolve(c.r1cs, base_dir);
       check_file(s.key("r1cs"), c.r1cs, "r1cs", s.node("r1cs"));
     }
-    s.str("witness_generator", c.witness_generator);
-    if (!c.witness_generator.empty()) {  // "" = jobs bring .wtns files
-      c.witness_generator = resolve(c.witness_generator, base_dir);
-      std::error_code ec;
-      if (!std::filesystem::is_directory(c.witness_generator, ec))
-        fail(s.key("witness_generator"),
-             "must be a folder (circom's --c output <name>_cpp, or `cuzk witness build` output): " +
-                 quote(c.witness_generator),
-             s.node("witness_generator"));
-    }
     s.integer("max_partitions", c.max_partitions, 1, 65536);
+    s.str("witness_generator", c.witness_generator);
+    if (!c.witness_generator.empty()) {  // "" = none
+      c.witness_generator = resolve(c.witness_generator, base_dir);
+      check_dir(s.key("witness_generator"), c.witness_generator, s.node("witness_generator"));
+    }
     out.push_back(std::move(c));
   }
 }

@@ -40,13 +40,16 @@ struct DaemonConfig {
   uint32_t heartbeat_interval_ms = 1000;
   uint32_t heartbeat_timeout_ms = 10000;  // a worker silent this long is killed and treated as crashed
   uint32_t shutdown_grace_ms = 30000;     // SIGTERM: how long to drain in-flight work before persisting it
+  // Directories whose files a request may name by path (absolute, canonical: symlinks resolved).
+  // Empty: every path in a request is refused; witnesses and inputs must be sent in the request.
+  std::vector<std::string> input_dirs;
 };
 
 struct SynthesisConfig {
   uint32_t workers = 1;               // >= 1
   std::vector<CpuSet> cpus;           // empty, or exactly `workers` entries; each worker pins itself to its set
   uint32_t threads = 0;               // threads per worker; 0 = the size of its CPU set (or all cores)
-  uint32_t witness_timeout_s = 600;   // one witness generation's limit; 0 = none
+  uint32_t witness_timeout_s = 600;   // longest run of one witness generation; 0 = no limit
 };
 
 struct GpuConfig {
@@ -55,7 +58,7 @@ struct GpuConfig {
   uint32_t slots = 2;                 // slots per device ring, >= 1
   std::vector<CpuSet> cpus;           // empty, or one per device: the worker's own host-side CPUs
   uint32_t threads = 0;               // host threads per gpu worker; 0 = the size of its CPU set
-  bool verify = false;                // verify every proof before reporting it
+  bool verify = true;                 // verify every proof before reporting it (never report one that fails)
   // cuda: precomputed window tables of the resident keys' point sets. "auto" (default: every set
   // that fits in device memory, CUZK_GPU_PRECOMPUTE may override), "off", or a priority list of
   // sets such as "h,a" (from a, b1, b2, c, h).
@@ -66,8 +69,11 @@ struct CircuitConfig {
   std::string name;                   // [A-Za-z0-9_.-]{1,64}, unique
   std::string zkey;                   // must exist and be readable (header checked at start)
   std::string r1cs;                   // optional ("" = none): when set, synthesis checks every constraint C*w = (A*w)(B*w)
-  std::string witness_generator;      // optional: circom --c folder or built artefact; jobs may then bring inputs
   uint32_t max_partitions = 16;       // per job
+  // Optional ("" = none): circom's --c output folder (<name>_cpp/) or a `cuzk witness build`
+  // artefact (a folder with manifest.json). When set, jobs may carry circuit inputs instead of
+  // witnesses.
+  std::string witness_generator;
 };
 
 struct LimitsConfig {

@@ -31,6 +31,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Two proofs in a row did not verify (gpu.verify).
+struct Unverified : std::exception {
+  uint32_t circuit;
+  explicit Unverified(uint32_t c) : circuit(c) {}
+  const char* what() const noexcept override { return "the proof does not verify"; }
+};
+
 struct Key {
   std::shared_ptr<const ZKey> zk;
   std::unique_ptr<ProverBackend> backend;
@@ -152,7 +159,13 @@ class GpuWorker {
       }
 #endif
       std::vector<Fr> pub(v.w + 1, v.w + 1 + k.zk->n_public);
-      if (cfg_.gpu.verify && !verify_proof(k.vk, pub, p)) throw std::runtime_error("the proof does not verify");
+      if (cfg_.gpu.verify && !verify_proof(k.vk, pub, p)) {
+        // One more proof with fresh randomness: a passing fault does not repeat, while a witness
+        // that does not satisfy the circuit fails every time.
+        link_.event("PROOF_UNVERIFIED", req.job, req.partition, req.slot, kv);
+        p = k.backend->prove_synthesized(v, {});
+        if (!verify_proof(k.vk, pub, p)) throw Unverified(req.circuit);
+      }
       // Results go to files first; the slot is released only after they are complete, so that a
       // crash at any point leaves either the result or the slot to prove again.
       fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(req.job);
@@ -170,6 +183,22 @@ class GpuWorker {
       seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
       done.status = kBadInput;
       done.set_text(e.what());
+    } catch (const Unverified& e) {
+      if (cfg_.circuits.at(e.circuit).r1cs.empty()) {
+        // Nothing checked the constraints: most likely the witness. Proving again would fail again.
+        seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
+        done.status = kBadInput;
+        done.set_text("the proof does not verify (twice, with fresh randomness): the witness does not satisfy the "
+                      "circuit, or the prover is at fault (set the circuit's r1cs to have synthesis check every "
+                      "constraint)");
+      } else {
+        // Synthesis checked every constraint, so the prover is at fault: retried like a device error.
+        seg_->transition(req.slot, SlotState::Proving, SlotState::Ready);
+        done.status = kFailed;
+        done.set_text("the proof does not verify (twice) although the witness satisfies every constraint: a prover "
+                      "fault");
+        healthy = cfg_.gpu.backend == "cpu";
+      }
     } catch (const std::exception& e) {
       // The slot goes back to READY: its a, b, c are intact and another attempt proves them again.
       seg_->transition(req.slot, SlotState::Proving, SlotState::Ready);

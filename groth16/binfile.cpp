@@ -114,18 +114,14 @@ void Cursor::expect_end() {
 // ---------------------------------------------------------------------------------------------
 // Reader
 
-static std::string printable_magic(const uint8_t* m) {
-  std::string s;
-  bool printable = true;
-  for (int i = 0; i < 4; i++) printable &= m[i] >= 0x20 && m[i] < 0x7f;
-  if (printable) return "\"" + std::string((const char*)m, 4) + "\"";
-  static const char* hex = "0123456789abcdef";
-  s = "0x";
-  for (int i = 0; i < 4; i++) {
-    s += hex[m[i] >> 4];
-    s += hex[m[i] & 15];
-  }
-  return s;
+// What is wrong with a magic other than the expected one. The iden3 formats are named (a .wtns given
+// for a .zkey is a common mistake); any other first bytes are never quoted, because the daemon reads
+// files on behalf of clients that may not be allowed to read them.
+static std::string magic_mismatch(const uint8_t* m, const char* expected) {
+  for (const char* known : {"zkey", "wtns", "r1cs"})
+    if (std::memcmp(m, known, 4) == 0)
+      return std::string("magic \"") + known + "\": this is a ." + known + " file, not a ." + expected + " file";
+  return std::string("bad magic: not a .") + expected + " file";
 }
 
 Reader::Reader(const std::string& path, const char* magic, uint32_t version)
@@ -135,7 +131,7 @@ Reader::Reader(const std::string& path, const char* magic, uint32_t version)
   if (n < 12)
     fail("header", "the file is " + std::to_string(n) + " bytes, shorter than the 12-byte header (magic, version, section count)");
   if (std::memcmp(d, magic, 4) != 0)
-    fail("header", "magic is " + printable_magic(d) + ", expected \"" + std::string(magic, 4) + "\"");
+    fail("header", magic_mismatch(d, magic));
   uint32_t ver, count;
   std::memcpy(&ver, d + 4, 4);
   std::memcpy(&count, d + 8, 4);

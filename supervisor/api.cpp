@@ -1,12 +1,10 @@
-// The HTTP API's handlers (docs/API.md): submission with validation, job state and long polls,
-// cancel, status and Prometheus metrics.
+// The HTTP API's handlers (docs/API.md): submission (checked by SubmitValidator, then stored), job
+// state and long polls, cancel, status and Prometheus metrics.
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include <boost/archive/iterators/binary_from_base64.hpp>
-#include <boost/archive/iterators/transform_width.hpp>
 #include <spdlog/spdlog.h>
 
 #include "supervisor/supervisor.hpp"
@@ -25,37 +23,11 @@ int64_t wall_ms() {
       .count();
 }
 
-// Strict base64 (RFC 4648, padding required, whitespace ignored); nullopt when malformed.
-std::optional<std::string> decode_base64(const std::string& in) {
-  std::string s;
-  s.reserve(in.size());
-  for (char c : in)
-    if (!std::isspace(static_cast<unsigned char>(c))) s.push_back(c);
-  if (s.size() % 4) return std::nullopt;
-  size_t pad = 0;
-  while (pad < 2 && pad < s.size() && s[s.size() - 1 - pad] == '=') pad++;
-  for (size_t i = 0; i < s.size() - pad; i++) {
-    char c = s[i];
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/')) return std::nullopt;
-  }
-  std::replace(s.end() - long(pad), s.end(), '=', 'A');
-  using It = boost::archive::iterators::transform_width<
-      boost::archive::iterators::binary_from_base64<std::string::const_iterator>, 8, 6>;
-  std::string out(It(s.begin()), It(s.end()));
-  out.resize(out.size() - pad);
-  return out;
-}
-
 // What a long-poll timer needs when it fires.
 struct WaitCtx {
   Supervisor* self;
   uint64_t id;
   std::shared_ptr<http::Responder> r;
-};
-
-struct BadRequest : std::runtime_error {
-  int status;
-  BadRequest(int st, const std::string& m) : std::runtime_error(m), status(st) {}
 };
 
 }  // namespace
@@ -125,7 +97,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
       return r->send(resp);
     }
     r->send(http::Response::error(404, "no such endpoint: " + req.method + " " + p));
-  } catch (const BadRequest& e) {
+  } catch (const SubmitError& e) {
     r->send(http::Response::error(e.status, e.what()));
   } catch (const std::exception& e) {
     spdlog::error("{} {}: {}", req.method, req.path, e.what());
@@ -146,38 +118,10 @@ void Supervisor::notify_waiters(ActiveJob& j) {
 
 http::Response Supervisor::submit(const http::Request& req) {
   if (draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
-  json body;
-  try {
-    body = json::parse(req.body);
-  } catch (const std::exception& e) {
-    throw BadRequest(400, std::string("body is not JSON: ") + e.what());
-  }
-  if (!body.is_object()) throw BadRequest(400, "body must be a JSON object");
-  for (auto& [k, v] : body.items())
-    if (k != "circuit" && k != "witnesses" && k != "priority" && k != "request_id")
-      throw BadRequest(400, k + ": unknown field (expected circuit, witnesses, priority, request_id)");
-  if (!body.contains("circuit") || !body["circuit"].is_string()) throw BadRequest(400, "circuit: required string");
-  const std::string circuit = body["circuit"];
-  const config::CircuitConfig* cc = cfg_.find_circuit(circuit);
-  if (!cc) {
-    std::string names;
-    for (auto& c : cfg_.circuits) names += (names.empty() ? "" : ", ") + c.name;
-    throw BadRequest(400, "circuit: unknown circuit '" + circuit + "' (configured: " + names + ")");
-  }
-  const uint32_t ci = uint32_t(cc - cfg_.circuits.data());
-  Priority prio = Priority::Normal;
-  if (body.contains("priority")) {
-    auto pr = body["priority"].is_string() ? parse_priority(body["priority"]) : std::nullopt;
-    if (!pr) throw BadRequest(400, "priority: must be one of critical, high, normal, low");
-    prio = *pr;
-  }
-  std::string request_id;
-  if (body.contains("request_id")) {
-    if (!body["request_id"].is_string() || body["request_id"].get<std::string>().empty() ||
-        body["request_id"].get<std::string>().size() > 128)
-      throw BadRequest(400, "request_id: must be a string of 1 to 128 characters");
-    request_id = body["request_id"];
-    if (auto id = store_->find_request(request_id)) {
+  const SubmitRequest sr = validator_->parse(req.body);
+  const config::CircuitConfig& cc = cfg_.circuits[sr.circuit];
+  if (!sr.request_id.empty()) {
+    if (auto id = store_->find_request(sr.request_id)) {
       JobRec rec;
       if (ActiveJob* a = active(*id)) rec = a->rec;
       else rec = *store_->load(*id);
@@ -185,91 +129,61 @@ http::Response Supervisor::submit(const http::Request& req) {
           200, json{{"id", std::to_string(*id)}, {"state", to_string(rec.state)}, {"existing", true}}.dump());
     }
   }
-  if (!body.contains("witnesses") || !body["witnesses"].is_array() || body["witnesses"].empty())
-    throw BadRequest(400, "witnesses: required non-empty array");
-  const auto& ws = body["witnesses"];
-  if (ws.size() > cc->max_partitions)
-    throw BadRequest(400, "witnesses: " + std::to_string(ws.size()) + " partitions, circuit " + circuit +
-                              " allows max_partitions=" + std::to_string(cc->max_partitions));
   size_t unfinished = jobs_.size();
   if (unfinished >= cfg_.limits.max_queued_jobs)
-    throw BadRequest(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
+    throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
+  const std::vector<PreparedInput> inputs = validator_->prepare(sr);
 
   JobRec rec;
-  rec.circuit = circuit;
-  rec.priority = prio;
-  rec.request_id = request_id;
+  rec.circuit = cc.name;
+  rec.priority = sr.priority;
+  rec.request_id = sr.request_id;
+  rec.input = sr.kind;
   rec.created_ms = wall_ms();
   std::string upload_dir;
-  auto cleanup = [&] {
-    std::error_code ec;
-    if (!upload_dir.empty()) fs::remove_all(upload_dir, ec);
-  };
   try {
-    for (size_t i = 0; i < ws.size(); i++) {
-      const std::string field = "witnesses[" + std::to_string(i) + "]";
-      std::string path;
-      const json& w = ws[i];
-      if (w.is_string()) {
-        path = w.get<std::string>();
-      } else if (w.is_object() && w.size() == 1 && w.contains("path") && w["path"].is_string()) {
-        path = w["path"];
-      } else if (w.is_object() && w.size() == 1 && w.contains("base64") && w["base64"].is_string()) {
-        auto bytes = decode_base64(w["base64"]);
-        if (!bytes) throw BadRequest(400, field + ".base64: not valid base64");
+    for (size_t i = 0; i < inputs.size(); i++) {
+      PartitionRec p;
+      p.index = uint32_t(i);
+      p.witness = inputs[i].path;
+      if (p.witness.empty()) {
+        // Content sent in the request: stored under the job's upload folder, removed with the job.
         if (upload_dir.empty()) {
           upload_dir = (fs::path(cfg_.daemon.state_dir) / "uploads" /
                         (std::to_string(getpid()) + "-" + std::to_string(++upload_seq_)))
                            .string();
           fs::create_directories(upload_dir);
         }
-        path = (fs::path(upload_dir) / (std::to_string(i) + ".wtns")).string();
-        std::ofstream f(path, std::ios::binary);
-        f.write(bytes->data(), std::streamsize(bytes->size()));
-        if (!f.flush()) throw std::runtime_error("cannot store " + field + " under " + upload_dir);
-      } else {
-        throw BadRequest(400, field + ": must be a path string, {\"path\": ...} or {\"base64\": ...}");
+        p.witness = (fs::path(upload_dir) / (std::to_string(i) + inputs[i].ext)).string();
+        std::ofstream f(p.witness, std::ios::binary);
+        f.write(inputs[i].content.data(), std::streamsize(inputs[i].content.size()));
+        if (!f.flush()) throw std::runtime_error("cannot store " + std::string(to_string(sr.kind)) + "[" +
+                                                 std::to_string(i) + "] under " + upload_dir);
       }
-      if (path.empty()) throw BadRequest(400, field + ": empty path");
-      path = fs::absolute(path).lexically_normal().string();
-      if (path.size() >= sizeof(shm::Msg::text)) throw BadRequest(400, field + ": path longer than " + std::to_string(sizeof(shm::Msg::text) - 1) + " bytes");
-      std::error_code ec;
-      if (!fs::is_regular_file(path, ec)) throw BadRequest(400, field + ": " + path + ": no such file");
-      if (::access(path.c_str(), R_OK) != 0) throw BadRequest(400, field + ": " + path + ": not readable by the daemon");
-      uint32_t n = 0;
-      try {
-        n = read_wtns_count(path);
-      } catch (const std::exception& e) {
-        throw BadRequest(400, field + ": " + e.what());
-      }
-      if (n != dims_[ci].n_vars)
-        throw BadRequest(400, field + ": " + path + " has " + std::to_string(n) + " values, circuit " + circuit +
-                                  " expects nVars=" + std::to_string(dims_[ci].n_vars) +
-                                  " (a witness of another circuit?)");
-      PartitionRec p;
-      p.index = uint32_t(i);
-      p.witness = path;
       rec.parts.push_back(std::move(p));
     }
     store_->insert(rec);
   } catch (...) {
-    cleanup();
+    std::error_code ec;
+    if (!upload_dir.empty()) fs::remove_all(upload_dir, ec);
     throw;
   }
   ActiveJob j;
   j.rec = rec;
-  j.circuit = ci;
+  j.circuit = sr.circuit;
   j.upload_dir = upload_dir;
   j.times.resize(rec.parts.size());
   const uint64_t now = shm::monotonic_ns();
   for (auto& p : rec.parts) {
     j.times[p.index].queued = now;
-    pending_.insert({int(prio), rec.id, p.index});
+    pending_.insert({int(sr.priority), rec.id, p.index});
   }
   jobs_.emplace(rec.id, std::move(j));
   event("JOB_SUBMIT", rec.id,
-        "partitions=" + std::to_string(rec.parts.size()) + ",priority=" + to_string(prio) + ",circuit=" + circuit);
-  spdlog::info("job {}: {} x {} ({})", rec.id, rec.parts.size(), circuit, to_string(prio));
+        "partitions=" + std::to_string(rec.parts.size()) + ",priority=" + to_string(sr.priority) +
+            ",circuit=" + cc.name + ",input=" + to_string(sr.kind));
+  spdlog::info("job {}: {} x {} ({}, {})", rec.id, rec.parts.size(), cc.name, to_string(sr.priority),
+               to_string(sr.kind));
   schedule();
   return http::Response::json(201,
                               json{{"id", std::to_string(rec.id)}, {"state", "queued"}, {"existing", false}}.dump());
@@ -314,6 +228,7 @@ nlohmann::ordered_json Supervisor::job_json(const JobRec& j, const ActiveJob* a)
   return ojson{{"id", std::to_string(j.id)},
               {"circuit", j.circuit},
               {"priority", to_string(j.priority)},
+              {"input_kind", to_string(j.input)},
               {"request_id", j.request_id.empty() ? ojson(nullptr) : ojson(j.request_id)},
               {"state", to_string(j.state)},
               {"error", j.error.empty() ? ojson(nullptr) : ojson(j.error)},

@@ -31,6 +31,7 @@ const char* to_string(JState s) {
   static const char* n[] = {"queued", "running", "done", "failed", "cancelled"};
   return n[int(s)];
 }
+const char* to_string(InputKind k) { return k == InputKind::Inputs ? "inputs" : "witnesses"; }
 
 namespace {
 
@@ -99,18 +100,56 @@ JobStore::JobStore(const std::string& path) : path_(path) {
   // NORMAL in WAL mode: a committed change survives a process crash (kill -9); only a power loss
   // can drop the last transactions, which the client then resubmits by request id.
   exec("PRAGMA synchronous=NORMAL");
-  exec(
-      "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, request_id TEXT UNIQUE, circuit TEXT NOT NULL,"
-      " priority INTEGER NOT NULL, state INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '',"
-      " created_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0)");
-  exec(
-      "CREATE TABLE IF NOT EXISTS partitions(job_id INTEGER NOT NULL, idx INTEGER NOT NULL, witness TEXT NOT NULL,"
-      " state INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
-      " proof TEXT NOT NULL DEFAULT '', public TEXT NOT NULL DEFAULT '', timings TEXT NOT NULL DEFAULT '',"
-      " PRIMARY KEY(job_id, idx))");
+  try {
+    migrate();
+  } catch (...) {
+    sqlite3_close(db_);
+    throw;
+  }
 }
 
 JobStore::~JobStore() { sqlite3_close(db_); }
+
+bool JobStore::has_column(const char* table, const char* column) {
+  Stmt s(db_, (std::string("PRAGMA table_info(") + table + ")").c_str(), path_);
+  while (s.step())
+    if (s.text(1) == column) return true;
+  return false;
+}
+
+// Brings the schema to kSchemaVersion in one transaction. Version 0 is both a new file and a store
+// written before versions were recorded (same tables, without jobs.input_kind); the column is added
+// only where it is missing, so either opens with every job kept (old jobs were all witnesses).
+void JobStore::migrate() {
+  exec("BEGIN IMMEDIATE");
+  try {
+    int version = 0;
+    {
+      Stmt s(db_, "PRAGMA user_version", path_);
+      if (s.step()) version = int(s.i64(0));
+    }
+    if (version > kSchemaVersion)
+      throw std::runtime_error("job store " + path_ + ": schema version " + std::to_string(version) +
+                               " was written by a newer cuzk (this one reads up to " +
+                               std::to_string(kSchemaVersion) + ")");
+    exec(
+        "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, request_id TEXT UNIQUE, circuit TEXT NOT NULL,"
+        " priority INTEGER NOT NULL, state INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '',"
+        " created_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0,"
+        " input_kind INTEGER NOT NULL DEFAULT 0)");
+    exec(
+        "CREATE TABLE IF NOT EXISTS partitions(job_id INTEGER NOT NULL, idx INTEGER NOT NULL, witness TEXT NOT NULL,"
+        " state INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
+        " proof TEXT NOT NULL DEFAULT '', public TEXT NOT NULL DEFAULT '', timings TEXT NOT NULL DEFAULT '',"
+        " PRIMARY KEY(job_id, idx))");
+    if (!has_column("jobs", "input_kind")) exec("ALTER TABLE jobs ADD COLUMN input_kind INTEGER NOT NULL DEFAULT 0");
+    if (version != kSchemaVersion) exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str());
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
 
 void JobStore::exec(const char* sql) {
   char* err = nullptr;
@@ -124,10 +163,12 @@ void JobStore::exec(const char* sql) {
 void JobStore::insert(JobRec& job) {
   exec("BEGIN IMMEDIATE");
   try {
-    Stmt s(db_, "INSERT INTO jobs(request_id, circuit, priority, state, created_ms) VALUES(?,?,?,?,?)", path_);
+    Stmt s(db_, "INSERT INTO jobs(request_id, circuit, priority, state, created_ms, input_kind) VALUES(?,?,?,?,?,?)",
+           path_);
     if (job.request_id.empty()) s.bind_null(1);
     else s.bind(1, job.request_id);
     s.bind(2, job.circuit).bind(3, int64_t(job.priority)).bind(4, int64_t(job.state)).bind(5, job.created_ms);
+    s.bind(6, int64_t(job.input));
     s.step();
     job.id = uint64_t(sqlite3_last_insert_rowid(db_));
     for (const PartitionRec& p : job.parts) {
@@ -150,7 +191,9 @@ std::optional<uint64_t> JobStore::find_request(const std::string& request_id) {
 }
 
 std::optional<JobRec> JobStore::load(uint64_t id) {
-  Stmt s(db_, "SELECT id, request_id, circuit, priority, state, error, created_ms, finished_ms FROM jobs WHERE id = ?",
+  Stmt s(db_,
+         "SELECT id, request_id, circuit, priority, state, error, created_ms, finished_ms, input_kind FROM jobs"
+         " WHERE id = ?",
          path_);
   s.bind(1, int64_t(id));
   if (!s.step()) return std::nullopt;
@@ -163,6 +206,7 @@ std::optional<JobRec> JobStore::load(uint64_t id) {
   j.error = s.text(5);
   j.created_ms = s.i64(6);
   j.finished_ms = s.i64(7);
+  j.input = s.i64(8) == int64_t(InputKind::Inputs) ? InputKind::Inputs : InputKind::Witnesses;
   Stmt p(db_,
          "SELECT idx, witness, state, attempts, error, proof, public, timings FROM partitions WHERE job_id = ?"
          " ORDER BY idx",

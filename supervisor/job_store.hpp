@@ -22,9 +22,14 @@ const char* to_string(JState s);
 inline bool is_final(JState s) { return s == JState::Done || s == JState::Failed || s == JState::Cancelled; }
 inline bool is_final(PState s) { return s == PState::Done || s == PState::Failed || s == PState::Cancelled; }
 
+// What a job's partitions were submitted as: .wtns witnesses, or circuit inputs (JSON) that a
+// synthesis worker runs the circuit's witness generator on. Stored as its integer value.
+enum class InputKind : int { Witnesses = 0, Inputs = 1 };
+const char* to_string(InputKind k);  // "witnesses", "inputs": the request field they came in
+
 struct PartitionRec {
   uint32_t index = 0;
-  std::string witness;  // absolute path
+  std::string witness;  // absolute path of the .wtns, or of the inputs JSON (InputKind::Inputs)
   PState state = PState::Queued;
   uint32_t attempts = 0;
   std::string error, proof, pub, timings;  // proof/pub: the JSON texts; timings: a JSON object text
@@ -34,6 +39,7 @@ struct JobRec {
   uint64_t id = 0;
   std::string request_id, circuit, error;
   Priority priority = Priority::Normal;
+  InputKind input = InputKind::Witnesses;
   JState state = JState::Queued;
   int64_t created_ms = 0, finished_ms = 0;  // wall clock (ms since the epoch)
   std::vector<PartitionRec> parts;
@@ -41,7 +47,11 @@ struct JobRec {
 
 class JobStore {
  public:
-  // Opens (creating if needed) <path>; throws std::runtime_error naming the file.
+  // The schema version this build writes (PRAGMA user_version). A store of an older version is
+  // migrated when opened; one of a newer version is refused.
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens (creating or migrating if needed) <path>; throws std::runtime_error naming the file.
   explicit JobStore(const std::string& path);
   ~JobStore();
   JobStore(const JobStore&) = delete;
@@ -64,6 +74,8 @@ class JobStore {
 
  private:
   void exec(const char* sql);
+  void migrate();
+  bool has_column(const char* table, const char* column);
   sqlite3* db_ = nullptr;
   std::string path_;
 };

@@ -16,6 +16,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "supervisor/generators.hpp"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -102,6 +104,10 @@ void Supervisor::setup_state() {
     timeline_ = std::make_unique<Timeline>(path, t0_ns_, cfg_.timeline.also_stderr);
   }
   for (const auto& c : cfg_.circuits) dims_.push_back(read_zkey_header(c.zkey));
+  generators_ = open_generators(cfg_, dims_);
+  std::vector<uint32_t> n_vars;
+  for (const auto& d : dims_) n_vars.push_back(d.n_vars);
+  validator_ = std::make_unique<SubmitValidator>(cfg_, std::move(n_vars), generators_);
 }
 
 void Supervisor::setup_rings() {
@@ -147,8 +153,20 @@ void Supervisor::recover_jobs() {
     for (uint32_t i = 0; i < cfg_.circuits.size(); i++)
       if (cfg_.circuits[i].name == j.rec.circuit) j.circuit = i, known = true;
     const uint64_t id = j.rec.id;
-    if (!known) {
-      store_->set_job(id, JState::Failed, "circuit " + j.rec.circuit + " is no longer configured", wall_ms());
+    // Content the request carried lives in <state_dir>/uploads/<folder>/: removed with the job.
+    const fs::path uploads = fs::path(cfg_.daemon.state_dir) / "uploads";
+    for (const auto& p : j.rec.parts) {
+      const fs::path folder = fs::path(p.witness).parent_path();
+      if (folder.parent_path() == uploads) j.upload_dir = folder.string();
+    }
+    std::string gone;
+    if (!known) gone = "circuit " + j.rec.circuit + " is no longer configured";
+    else if (j.rec.input == InputKind::Inputs && !generators_[j.circuit])
+      gone = "circuit " + j.rec.circuit + " no longer has a witness_generator for the job's inputs";
+    if (!gone.empty()) {
+      store_->set_job(id, JState::Failed, gone, wall_ms());
+      std::error_code ec;
+      if (!j.upload_dir.empty()) fs::remove_all(j.upload_dir, ec);
       continue;
     }
     j.times.resize(j.rec.parts.size());
@@ -486,6 +504,7 @@ bool Supervisor::dispatch_synth() {
   m.type = uint16_t(shm::MsgType::Synthesize);
   m.worker = sw->id, m.epoch = sw->epoch, m.job = job_id, m.partition = p, m.slot = best_slot;
   m.circuit = j->circuit, m.device = best->id, m.t_ns = shm::monotonic_ns();
+  m.flags = j->rec.input == InputKind::Inputs ? shm::kMsgFromInputs : 0;
   m.set_text(j->rec.parts[p].witness);
   if (::send(sw->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
     spdlog::warn("{}: could not send work (its exit will requeue it)", sw->name);

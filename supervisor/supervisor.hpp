@@ -20,7 +20,9 @@
 #include "shm/slot_ring.hpp"
 #include "supervisor/http_server.hpp"
 #include "supervisor/job_store.hpp"
+#include "supervisor/submission.hpp"
 #include "supervisor/timeline.hpp"
+#include "witness/manifest.hpp"
 
 namespace cuzk::sup {
 
@@ -72,7 +74,7 @@ struct ActiveJob {
   JobRec rec;
   uint32_t circuit = 0;
   std::vector<PartTimes> times;
-  std::string upload_dir;  // uploaded witnesses, removed when the job is final
+  std::string upload_dir;  // uploaded witnesses and inline inputs, removed when the job is final
   struct Waiter {
     std::shared_ptr<http::Responder> r;
     uv_timer_t* timer;
@@ -141,6 +143,8 @@ class Supervisor {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<Device> devices_;
   std::vector<ZKeyHeader> dims_;  // per circuit: nVars, nPublic, domain size
+  std::vector<std::optional<witness::Manifest>> generators_;  // per circuit: its witness generator, if any
+  std::unique_ptr<SubmitValidator> validator_;
   std::map<uint64_t, ActiveJob> jobs_;
   std::set<Key> pending_;
   uv_signal_t sigterm_{}, sigint_{};

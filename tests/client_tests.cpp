@@ -185,6 +185,51 @@ TEST_F(FakeDaemon, SubmitUploadSendsBase64) {
   EXPECT_EQ(j["witnesses"][0]["base64"], "d3RucwI=");
 }
 
+TEST_F(FakeDaemon, SubmitInputsSendsEachFilesJsonInline) {
+  fs::create_directories(out_dir);
+  { std::ofstream(out_dir / "in0.json") << R"({"b": ["1", 2], "a": "0x10"})"; }
+  { std::ofstream(out_dir / "in1.json") << R"({"a": "5", "b": [3, 4]})"; }
+  cli::SubmitArgs a;
+  a.circuit = "merkle";
+  a.inputs = {(out_dir / "in0.json").string(), (out_dir / "in1.json").string()};
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::cmd_submit(client(), a, out, err), 0) << err.str();
+  EXPECT_EQ(out.str(), "17\n");
+  auto j = ojson::parse(last().body);
+  EXPECT_FALSE(j.contains("witnesses"));
+  ASSERT_EQ(j["inputs"].size(), 2u);
+  EXPECT_EQ(j["inputs"][0].dump(), R"({"b":["1",2],"a":"0x10"})");  // as written, key order kept
+  EXPECT_EQ(j["inputs"][1]["a"], "5");
+}
+
+TEST_F(FakeDaemon, SubmitInputsThatAreNotJsonNameTheFile) {
+  fs::create_directories(out_dir);
+  { std::ofstream(out_dir / "good.json") << R"({"a": "1"})"; }
+  { std::ofstream(out_dir / "bad.json") << "a = 1\n"; }
+  { std::ofstream(out_dir / "list.json") << "[1, 2]"; }
+  const size_t before = [&] {
+    std::lock_guard<std::mutex> g(mu);
+    return seen.size();
+  }();
+  cli::SubmitArgs a;
+  a.circuit = "merkle";
+  a.inputs = {(out_dir / "good.json").string(), (out_dir / "bad.json").string()};
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::cmd_submit(client(), a, out, err), 2);
+  EXPECT_NE(err.str().find((out_dir / "bad.json").string() + ": not a JSON file"), std::string::npos) << err.str();
+  a.inputs = {(out_dir / "list.json").string()};
+  std::ostringstream err2;
+  EXPECT_EQ(cli::cmd_submit(client(), a, out, err2), 2);
+  EXPECT_NE(err2.str().find("list.json: not a JSON object"), std::string::npos) << err2.str();
+  a.inputs = {(out_dir / "missing.json").string()};
+  std::ostringstream err3;
+  EXPECT_EQ(cli::cmd_submit(client(), a, out, err3), 2);
+  EXPECT_NE(err3.str().find("missing.json: cannot open"), std::string::npos) << err3.str();
+  EXPECT_EQ(out.str(), "");
+  std::lock_guard<std::mutex> g(mu);
+  EXPECT_EQ(seen.size(), before);  // nothing was sent
+}
+
 TEST_F(FakeDaemon, AwaitWritesSnarkjsFilesAndExitsZero) {
   cli::AwaitArgs a;
   a.job = "17";

@@ -90,6 +90,10 @@ TEST_F(ConfigTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_EQ(c.circuits[0].zkey, path("keys/a.zkey"));  // resolved against the config's directory
   EXPECT_EQ(c.circuits[0].r1cs, "");
   EXPECT_EQ(c.circuits[0].max_partitions, 16u);
+  EXPECT_EQ(c.circuits[0].witness_generator, "");
+  EXPECT_TRUE(c.daemon.input_dirs.empty());  // no path submissions unless configured
+  EXPECT_EQ(c.synthesis.witness_timeout_s, 600u);
+  EXPECT_TRUE(c.gpu.verify);  // never report a proof that does not verify
   EXPECT_EQ(c.source, path("cuzk.toml"));
 }
 
@@ -107,11 +111,13 @@ log_level = "debug"
 heartbeat_interval_ms = 500
 heartbeat_timeout_ms = 2000
 shutdown_grace_ms = 5000
+input_dirs = ["in/../in", "KEYDIR", "link_to_in"]
 
 [synthesis]
 workers = 2
 cpus = ["0-3", "4-5,7"]
 threads = 3
+witness_timeout_s = 0
 
 [gpu]
 backend = "cuda"
@@ -119,13 +125,14 @@ devices = [1, 0]
 slots = 4
 cpus = ["8", "9-10"]
 threads = 2
-verify = true
+verify = false
 
 [[circuits]]
 name = "a"
 zkey = "keys/a.zkey"
 r1cs = "keys/a.r1cs"
 max_partitions = 10
+witness_generator = "gen/a_cpp"
 
 [[circuits]]
 name = "porep.c2-32G"
@@ -148,6 +155,10 @@ also_stderr = true
 )";
   std::string t = text;
   t.replace(t.find("KEYDIR"), 6, path("keys"));
+  t.replace(t.find("KEYDIR"), 6, path("keys"));
+  fs::create_directories(dir / "in");
+  fs::create_directories(dir / "gen/a_cpp");
+  fs::create_directory_symlink(dir / "in", dir / "link_to_in");
   Config c = parse(t);
   EXPECT_EQ(c.daemon.instance, "node-2_b");
   EXPECT_EQ(c.daemon.state_dir, path("state"));
@@ -160,6 +171,10 @@ also_stderr = true
   EXPECT_EQ(c.daemon.heartbeat_interval_ms, 500u);
   EXPECT_EQ(c.daemon.heartbeat_timeout_ms, 2000u);
   EXPECT_EQ(c.daemon.shutdown_grace_ms, 5000u);
+  // Absolute and canonical: ".." and symlinks resolved, so requests' resolved paths compare with them.
+  const std::string in = fs::canonical(dir / "in").string();
+  EXPECT_EQ(c.daemon.input_dirs, (std::vector<std::string>{in, fs::canonical(dir / "keys").string(), in}));
+  EXPECT_EQ(c.synthesis.witness_timeout_s, 0u);
   EXPECT_EQ(c.synthesis.workers, 2u);
   ASSERT_EQ(c.synthesis.cpus.size(), 2u);
   EXPECT_EQ(c.synthesis.cpus[0].cpus, (std::vector<int>{0, 1, 2, 3}));
@@ -172,9 +187,11 @@ also_stderr = true
   ASSERT_EQ(c.gpu.cpus.size(), 2u);
   EXPECT_EQ(c.gpu.cpus[1].cpus, (std::vector<int>{9, 10}));
   EXPECT_EQ(c.gpu.threads, 2u);
-  EXPECT_TRUE(c.gpu.verify);
+  EXPECT_FALSE(c.gpu.verify);
   ASSERT_EQ(c.circuits.size(), 2u);
   EXPECT_EQ(c.circuits[0].r1cs, path("keys/a.r1cs"));
+  EXPECT_EQ(c.circuits[0].witness_generator, path("gen/a_cpp"));
+  EXPECT_EQ(c.circuits[1].witness_generator, "");
   EXPECT_EQ(c.circuits[0].max_partitions, 10u);
   EXPECT_EQ(c.circuits[1].name, "porep.c2-32G");
   EXPECT_EQ(c.circuits[1].zkey, path("keys/b.zkey"));
@@ -273,6 +290,21 @@ TEST_F(ConfigTest, DaemonValuesAreChecked) {
                       "greater than");
   EXPECT_CONFIG_ERROR(minimal("[daemon]\nheartbeat_interval_ms = -1\n"), "daemon.heartbeat_interval_ms", "between");
   EXPECT_CONFIG_ERROR(minimal("[daemon]\nshutdown_grace_ms = 99999999999\n"), "daemon.shutdown_grace_ms", "between");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\ninput_dirs = \"keys\"\n"), "daemon.input_dirs", "must be an array");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\ninput_dirs = [\"keys\", \"nope\"]\n"), "daemon.input_dirs[1]",
+                      "does not exist");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\ninput_dirs = [\"keys/a.zkey\"]\n"), "daemon.input_dirs[0]",
+                      "is not a directory");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\ninput_dirs = [\"\"]\n"), "daemon.input_dirs[0]", "must not be empty");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\ninput_dirs = [3]\n"), "daemon.input_dirs[0]", "directory path");
+  // The state directory (job store, uploads) is never readable through a request.
+  fs::create_directories(dir / "state/in");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\nstate_dir = \"state\"\ninput_dirs = [\"keys\", \".\"]\n"),
+                      "daemon.input_dirs[1]", "overlaps daemon.state_dir");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\nstate_dir = \"state\"\ninput_dirs = [\"state/in\"]\n"),
+                      "daemon.input_dirs[0]", "overlaps daemon.state_dir");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\nstate_dir = \"state/new\"\ninput_dirs = [\"state\"]\n"),
+                      "daemon.input_dirs[0]", "overlaps daemon.state_dir");
 }
 
 TEST_F(ConfigTest, TcpNeedsATokenAndLoopback) {
@@ -301,6 +333,8 @@ TEST_F(ConfigTest, SynthesisAndGpuValuesAreChecked) {
                       "not a CPU number");
   EXPECT_CONFIG_ERROR(minimal("[synthesis]\nworkers = 2\ncpus = [\"0-3\", \"\"]\n"), "synthesis.cpus[1]", "empty");
   EXPECT_CONFIG_ERROR(minimal("[synthesis]\nthreads = -2\n"), "synthesis.threads", "between 0 and");
+  EXPECT_CONFIG_ERROR(minimal("[synthesis]\nwitness_timeout_s = -1\n"), "synthesis.witness_timeout_s", "between 0 and");
+  EXPECT_CONFIG_ERROR(minimal("[gpu]\nverify = 1\n"), "gpu.verify", "boolean");
   EXPECT_CONFIG_ERROR(minimal("[gpu]\nbackend = \"opencl\"\n"), "gpu.backend", "\"cuda\" or \"cpu\"");
   EXPECT_CONFIG_ERROR(minimal("[gpu]\ndevices = []\n"), "gpu.devices", "at least one device");
   EXPECT_CONFIG_ERROR(minimal("[gpu]\ndevices = [0, 1, 0]\n"), "gpu.devices[2]", "listed twice");
@@ -338,6 +372,10 @@ TEST_F(ConfigTest, CircuitsAreChecked) {
                       "circuits[0].r1cs", "not a r1cs file");
   EXPECT_CONFIG_ERROR("[[circuits]]\nname = \"a\"\nzkey = \"keys/a.zkey\"\nmax_partitions = 0\n",
                       "circuits[0].max_partitions", "between 1 and");
+  EXPECT_CONFIG_ERROR("[[circuits]]\nname = \"a\"\nzkey = \"keys/a.zkey\"\nwitness_generator = \"gen/nope_cpp\"\n",
+                      "circuits[0].witness_generator", "does not exist");
+  EXPECT_CONFIG_ERROR(minimal() + "[[circuits]]\nname = \"b\"\nzkey = \"keys/b.zkey\"\nwitness_generator = \"keys/b.zkey\"\n",
+                      "circuits[1].witness_generator", "is not a directory");
   // The zkey must be readable by the daemon's user; root reads everything, so only check as non-root.
   if (geteuid() != 0) {
     fs::permissions(dir / "keys/b.zkey", fs::perms::none);
@@ -484,6 +522,10 @@ TEST(ExampleConfig, ParsesAndDocumentsEveryKey) {
   EXPECT_EQ(c.limits.max_queued_jobs, d.limits.max_queued_jobs);
   EXPECT_EQ(c.limits.max_upload_bytes, d.limits.max_upload_bytes);
   EXPECT_EQ(c.timeline.enabled, d.timeline.enabled);
+  EXPECT_EQ(c.daemon.input_dirs, d.daemon.input_dirs);
+  EXPECT_EQ(c.synthesis.witness_timeout_s, d.synthesis.witness_timeout_s);
+  EXPECT_EQ(c.gpu.verify, d.gpu.verify);
+  EXPECT_EQ(c.circuits.at(0).witness_generator, CircuitConfig{}.witness_generator);
 
   // Every known key is written out (uncommented) in the example.
   toml::table root = toml::parse(ss.str());

@@ -381,7 +381,10 @@ TEST(FormatsZkey, RejectsTruncatedFiles) {
 
 TEST(FormatsZkey, RejectsContainerErrors) {
   REQUIRE_REFERENCE();
-  zkey_case("magic.zkey", [](Container& c) { c.magic[0] = 'Z'; }, {"magic.zkey: header: magic is \"Zkey\""});
+  // Other first bytes are never quoted (the daemon must not show clients a byte of a file).
+  zkey_case("magic.zkey", [](Container& c) { c.magic[0] = 'Z'; }, {"magic.zkey: header: bad magic: not a .zkey file"});
+  zkey_case("wtns.zkey", [](Container& c) { std::memcpy(c.magic, "wtns", 4); },
+            {"wtns.zkey: header: magic \"wtns\": this is a .wtns file, not a .zkey file"});
   zkey_case("version.zkey", [](Container& c) { c.version = 2; }, {"version.zkey: header: version 2"});
   zkey_case("dup.zkey", [](Container& c) { c.sections.push_back(c.sections[3]); }, {"dup.zkey: section", "appears twice"});
   zkey_case("missing.zkey", [](Container& c) { std::erase_if(c.sections, [](auto& s) { return s.first == 7; }); },

@@ -25,6 +25,20 @@ write_config 1 1
 sed -i "s#$CIRC/multiplier/circuit.zkey#$WORK/missing.zkey#" "$CONFIG"
 set +e; "$SUP_BIN" --config "$CONFIG" >"$WORK/bad.log" 2>&1; rc=$?; set -e
 [ $rc -eq 78 ] && grep -q "circuits\[2\].zkey" "$WORK/bad.log" || die "missing zkey: rc $rc: $(cat "$WORK/bad.log")"
+saved_dirs="$INPUT_DIRS"
+INPUT_DIRS="\"$WORK/no_such_dir\""
+write_config 1 1
+set +e; "$SUP_BIN" --config "$CONFIG" >"$WORK/bad.log" 2>&1; rc=$?; set -e
+[ $rc -eq 78 ] && grep -qF "daemon.input_dirs[0]" "$WORK/bad.log" || die "missing input dir: rc $rc: $(cat "$WORK/bad.log")"
+INPUT_DIRS="$saved_dirs"
+# A witness generator that is missing (config check), or that cannot be built (at start-up).
+write_config 1 1
+sed -i "s#^zkey = \"$CIRC/multiplier/circuit.zkey\"#&\nwitness_generator = \"$WORK/nogen_cpp\"#" "$CONFIG"
+set +e; "$SUP_BIN" --config "$CONFIG" >"$WORK/bad.log" 2>&1; rc=$?; set -e
+[ $rc -eq 78 ] && grep -qF "circuits[2].witness_generator" "$WORK/bad.log" || die "missing generator: rc $rc: $(cat "$WORK/bad.log")"
+mkdir -p "$WORK/nogen_cpp"
+set +e; "$SUP_BIN" --config "$CONFIG" >"$WORK/bad.log" 2>&1; rc=$?; set -e
+[ $rc -eq 78 ] && grep -qF "circuits[2].witness_generator" "$WORK/bad.log" || die "unbuildable generator: rc $rc: $(cat "$WORK/bad.log")"
 log "bad configs: exit 78 naming the key"
 
 write_config 1 2
@@ -36,18 +50,42 @@ expect_fail() {  # expect_fail WANT_RC WANT_TEXT cmd...
   local rc=$?
   set -e
   [ $rc -eq "$want_rc" ] || die "$* exited $rc, want $want_rc: $(cat "$WORK/out.log")"
-  grep -qF "$want" "$WORK/out.log" || die "$*: message lacks '$want': $(cat "$WORK/out.log")"
+  grep -qF -- "$want" "$WORK/out.log" || die "$*: message lacks '$want': $(cat "$WORK/out.log")"
 }
 # 2. A missing witness file, a witness of another circuit, an unknown circuit, a bad priority.
-expect_fail 2 "witnesses[1]" cz submit --socket "$SOCK" --circuit mult --witness "$W_MULT" --witness "$WORK/nope.wtns"
+expect_fail 2 "witnesses[1]" cz submit --socket "$SOCK" --circuit mult --witness "$W_MULT" --witness "$IN/nope.wtns"
 expect_fail 2 "expects nVars" cz submit --socket "$SOCK" --circuit mult --witness "$W_POSEIDON"
 expect_fail 2 "unknown circuit" cz submit --socket "$SOCK" --circuit nosuch --witness "$W_MULT"
 expect_fail 64 "priority" cz submit --socket "$SOCK" --circuit mult --witness "$W_MULT" --priority urgent
-head -c 100 "$W_MULT" >"$WORK/trunc.wtns"
-expect_fail 2 "trunc.wtns" cz submit --socket "$SOCK" --circuit mult --witness "$WORK/trunc.wtns"
+head -c 100 "$W_MULT" >"$IN/trunc.wtns"
+expect_fail 2 "trunc.wtns" cz submit --socket "$SOCK" --circuit mult --witness "$IN/trunc.wtns"
+
+# 2b. Paths: only files that resolve inside daemon.input_dirs, and no byte of any other file in an
+# answer. A stand-in for /etc/shadow that the daemon can read:
+mkdir -p "$WORK/secret"
+printf 'root:$6$s3cretsalt$hash:19000:0:99999:7:::\n' >"$WORK/secret/shadow"
+chmod 600 "$WORK/secret/shadow"
+no_echo() { ! grep -qE 'root|s3cret|19000' "$WORK/out.log" || die "$1: the answer quotes the file: $(cat "$WORK/out.log")"; }
+expect_fail 77 "outside daemon.input_dirs" cz submit --socket "$SOCK" --circuit mult --witness "$WORK/secret/shadow"
+no_echo "outside"
+expect_fail 77 "outside daemon.input_dirs" cz submit --socket "$SOCK" --circuit mult --witness /etc/shadow
+no_echo "/etc/shadow"
+ln -s "$WORK/secret/shadow" "$IN/innocent.wtns"
+expect_fail 77 "resolves outside daemon.input_dirs" cz submit --socket "$SOCK" --circuit mult --witness "$IN/innocent.wtns"
+no_echo "symlink"
+cp "$WORK/secret/shadow" "$IN/shadow_copy.wtns"
+expect_fail 2 "is not a .wtns file (bad magic)" cz submit --socket "$SOCK" --circuit mult --witness "$IN/shadow_copy.wtns"
+no_echo "inside"
+mkdir -p "$IN/adir"
+expect_fail 2 "is a directory" cz submit --socket "$SOCK" --circuit mult --witness "$IN/adir"
+mkfifo "$IN/fifo.wtns"
+expect_fail 2 "is not a regular file" cz submit --socket "$SOCK" --circuit mult --witness "$IN/fifo.wtns"
+log "paths: outside, through a symlink, directory and FIFO refused; no file content in any answer"
 
 # 3. A witness that does not satisfy the constraints: found in synthesis, before any GPU work.
-node -e '
+# make_unsat SRC DST: DST is SRC with the low byte of its last value flipped.
+make_unsat() {
+  node -e '
 const fs = require("fs");
 const b = fs.readFileSync(process.argv[1]);
 // wtns v2: magic(4) version(4) nSections(4); section 1 header: type(4) size(8) n8(4) prime(n8) count(4);
@@ -56,17 +94,54 @@ const n8 = b.readUInt32LE(24), off = 12 + 12 + 4 + n8 + 4 + 12;
 const count = b.readUInt32LE(28 + n8);
 b[off + (count - 1) * n8] ^= 1;
 fs.writeFileSync(process.argv[2], b);
-' "$W_POSEIDON" "$WORK/unsat.wtns"
-job=$(submit poseidon "$W_POSEIDON" "$WORK/unsat.wtns")
-set +e
-cz await --socket "$SOCK" --out "$WORK/outu" --timeout 60 "$job" >"$WORK/awaitu.log" 2>&1
-rc=$?
-set -e
-[ $rc -eq 1 ] || die "await of an unsatisfied witness exited $rc: $(cat "$WORK/awaitu.log")"
-grep -q "does not satisfy constraint" "$WORK/awaitu.log" || die "no constraint error: $(cat "$WORK/awaitu.log")"
-grep -q "unsat.wtns" "$WORK/awaitu.log" || die "the error does not name the witness file"
+' "$1" "$2"
+}
+# await_failed JOB TAG WANT: the job ends failed (await exits 1, output in $WORK/await_TAG.log,
+# proofs in $WORK/out_TAG) with WANT in its error.
+await_failed() {
+  local job="$1" tag="$2" want="$3" rc
+  set +e
+  cz await --socket "$SOCK" --out "$WORK/out_$tag" --timeout 60 "$job" >"$WORK/await_$tag.log" 2>&1
+  rc=$?
+  set -e
+  [ $rc -eq 1 ] || die "$tag: await exited $rc: $(cat "$WORK/await_$tag.log")"
+  grep -qF -- "$want" "$WORK/await_$tag.log" || die "$tag: the error lacks '$want': $(cat "$WORK/await_$tag.log")"
+}
+make_unsat "$W_POSEIDON" "$IN/unsat.wtns"
+job=$(submit poseidon "$W_POSEIDON" "$IN/unsat.wtns")
+await_failed "$job" unsat "does not satisfy constraint"
+grep -q "unsat.wtns" "$WORK/await_unsat.log" || die "the error does not name the witness file"
 sleep 0.6
 grep ",GPU_START,$job," "$WORK/state/timeline.log" | grep -q "partition=1" && die "the unsatisfied partition reached the GPU"
+
+# 3b. Without an r1cs (circuit mult), only the proof's verification (gpu.verify, on by default)
+# catches such a witness: the job fails with that reason, never done, and the worker stays up.
+make_unsat "$W_MULT" "$IN/mult_unsat.wtns"
+job=$(submit mult "$W_MULT" "$IN/mult_unsat.wtns")
+await_failed "$job" unverified "partition 1: the proof does not verify"
+node -e '
+const http = require("http");
+http.get({socketPath: process.argv[1], path: "/v1/proofs/" + process.argv[2]}, r => { let b = ""; r.on("data", d => b += d);
+  r.on("end", () => { const j = JSON.parse(b);
+    if (j.state !== "failed" || j.input_kind !== "witnesses") { console.error(b); process.exit(1); }
+    if (j.partitions[1].state !== "failed" || "proof" in j.partitions[1]) { console.error(b); process.exit(1); } }); });
+' "$SOCK" "$job" || die "the unverified job is not failed (or carries a proof)"
+[ ! -e "$WORK/out_unverified/proof_1.json" ] || die "await wrote a proof that does not verify"
+sleep 0.6
+[ "$(grep -c ",PROOF_UNVERIFIED,$job," "$WORK/state/timeline.log")" -eq 1 ] || die "expected one PROOF_UNVERIFIED event"
+# `cuzk prove` verifies by default too: exit 1, a clear message, nothing written; --no-verify writes.
+set +e
+cz prove "$CIRC/multiplier/circuit.zkey" "$IN/mult_unsat.wtns" "$WORK/p.json" "$WORK/pub.json" >"$WORK/prove.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || die "cuzk prove of an unsatisfied witness exited $rc: $(cat "$WORK/prove.log")"
+grep -q "does not verify" "$WORK/prove.log" || die "cuzk prove: no verification message: $(cat "$WORK/prove.log")"
+[ ! -e "$WORK/p.json" ] || die "cuzk prove wrote a proof that does not verify"
+cz prove "$CIRC/multiplier/circuit.zkey" "$IN/mult_unsat.wtns" "$WORK/p.json" "$WORK/pub.json" --no-verify >"$WORK/prove.log" 2>&1 ||
+  die "cuzk prove --no-verify failed: $(cat "$WORK/prove.log")"
+cz prove "$CIRC/multiplier/circuit.zkey" "$W_MULT" "$WORK/p.json" "$WORK/pub.json" --verify >"$WORK/prove.log" 2>&1 ||
+  die "cuzk prove --verify (kept for older scripts) failed: $(cat "$WORK/prove.log")"
+log "verification: unsatisfied witness fails the job and cuzk prove; --no-verify and --verify accepted"
 
 # 4. Malformed HTTP and bad JSON: 4xx with a JSON error, and the daemon stays up.
 node -e '
@@ -84,7 +159,11 @@ function raw(bytes) {
     ["unknown field", post(`{"circuitt":1}`), /^HTTP\/1\.1 400[\s\S]*circuitt/],
     ["bad base64", post(`{"circuit":"mult","witnesses":[{"base64":"@@@@"}]}`), /^HTTP\/1\.1 400[\s\S]*base64/],
     ["bad priority", post(`{"circuit":"mult","priority":"x"}`), /^HTTP\/1\.1 400[\s\S]*priority/],
-    ["no witnesses", post(`{"circuit":"mult"}`), /^HTTP\/1\.1 400[\s\S]*witnesses/],
+    ["no witnesses", post(`{"circuit":"mult"}`), /^HTTP\/1\.1 400[\s\S]*witnesses or inputs/],
+    ["both kinds", post(`{"circuit":"mult","witnesses":[{"base64":"AAAA"}],"inputs":[{"a":"1"}]}`),
+     /^HTTP\/1\.1 400[\s\S]*not both/],
+    ["inputs without a generator", post(`{"circuit":"mult","inputs":[{"a":"3","b":"11"}]}`),
+     /^HTTP\/1\.1 400[\s\S]*circuit \x27mult\x27 has no witness generator/],
     ["unknown job", "GET /v1/proofs/999999 HTTP/1.1\r\nHost: x\r\n\r\n", /^HTTP\/1\.1 404/],
     ["unknown path", "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", /^HTTP\/1\.1 404/],
   ];
@@ -109,4 +188,24 @@ r.end(body);
 await_ok "$(cat "$WORK/upload_id")" "$WORK/outup" "$VK_MULT" 1
 kill -0 "$SUP_PID" || die "the supervisor died"
 [ "$(jstat "s.workers.reduce((a,w)=>a+w.restarts,0)")" -eq 0 ] || die "a worker restarted on bad input"
+
+# 6. The client's --input: JSON files sent inline; a file that is not JSON is named; exclusive
+# with --witness; refused for a circuit without a witness generator.
+echo '{"a": "3", "b": "11"}' >"$WORK/mult_in.json"
+echo 'a: 3' >"$WORK/not_json.json"
+expect_fail 2 "not_json.json: not a JSON file" cz submit --socket "$SOCK" --circuit mult --input "$WORK/not_json.json"
+expect_fail 64 "excludes" cz submit --socket "$SOCK" --circuit mult --input "$WORK/mult_in.json" --witness "$W_MULT"
+expect_fail 64 "--witness FILE or --input FILE" cz submit --socket "$SOCK" --circuit mult
+expect_fail 2 "circuit 'mult' has no witness generator" cz submit --socket "$SOCK" --circuit mult --input "$WORK/mult_in.json"
+
+# 7. With daemon.input_dirs empty, every path is refused and uploads still work.
+kill -TERM "$SUP_PID"
+wait "$SUP_PID" || die "supervisor exited $? after SIGTERM"
+SUP_PID=""
+INPUT_DIRS=""
+write_config 1 2
+start_daemon
+expect_fail 77 "daemon.input_dirs is empty" cz submit --socket "$SOCK" --circuit mult --witness "$W_MULT"
+job=$(submit mult "$W_MULT" -- --upload)
+await_ok "$job" "$WORK/outempty" "$VK_MULT" 1
 log "ok"

@@ -52,6 +52,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Requests may name files by path only inside daemon.input_dirs: the fixtures' witnesses, and
+# $IN for files a test makes. Set INPUT_DIRS before write_config to change the list ("" = none).
+IN="$WORK/in"
+mkdir -p "$IN"
+INPUT_DIRS="\"$CASES\", \"$IN\""
+
 # write_config SYNTH_WORKERS SLOTS [extra TOML appended]
 write_config() {
   cat >"$CONFIG" <<TOML
@@ -62,6 +68,7 @@ socket = "$SOCK"
 heartbeat_interval_ms = 200
 heartbeat_timeout_ms = 5000
 shutdown_grace_ms = 20000
+input_dirs = [$INPUT_DIRS]
 [synthesis]
 workers = $1
 [gpu]

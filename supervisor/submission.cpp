@@ -1,0 +1,200 @@
+// Submission checks: field syntax, then each partition's witness or inputs. Messages name the field
+// ("witnesses[2]", "inputs[1]") so that a client can find the entry; errors about a file's content
+// describe what is wrong without quoting it.
+#include "supervisor/submission.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include <boost/archive/iterators/binary_from_base64.hpp>
+#include <boost/archive/iterators/transform_width.hpp>
+
+#include "shm/messages.hpp"
+#include "supervisor/wtns_header.hpp"
+#include "witness/inputs.hpp"
+
+namespace cuzk::sup {
+
+using nlohmann::json;
+
+namespace {
+
+// Strict base64 (RFC 4648, padding required, whitespace ignored); nullopt when malformed.
+std::optional<std::string> decode_base64(const std::string& in) {
+  std::string s;
+  s.reserve(in.size());
+  for (char c : in)
+    if (!std::isspace(static_cast<unsigned char>(c))) s.push_back(c);
+  if (s.size() % 4) return std::nullopt;
+  size_t pad = 0;
+  while (pad < 2 && pad < s.size() && s[s.size() - 1 - pad] == '=') pad++;
+  for (size_t i = 0; i < s.size() - pad; i++) {
+    char c = s[i];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/')) return std::nullopt;
+  }
+  std::replace(s.end() - long(pad), s.end(), '=', 'A');
+  using It = boost::archive::iterators::transform_width<
+      boost::archive::iterators::binary_from_base64<std::string::const_iterator>, 8, 6>;
+  std::string out(It(s.begin()), It(s.end()));
+  out.resize(out.size() - pad);
+  return out;
+}
+
+[[noreturn]] void bad(const std::string& m) { throw SubmitError(400, m); }
+
+// The one string member `key` of an object that has no other member, or nullopt.
+std::optional<std::string> sole_string(const json& e, const char* key) {
+  if (!e.is_object() || e.size() != 1 || !e.contains(key) || !e[key].is_string()) return std::nullopt;
+  return e[key].get<std::string>();
+}
+
+// A path stored for a worker must fit the control message.
+void check_length(const std::string& path, const std::string& field) {
+  if (path.size() >= sizeof(shm::Msg::text))
+    bad(field + ": the path is longer than " + std::to_string(sizeof(shm::Msg::text) - 1) + " bytes");
+}
+
+// Circuit inputs against the generator's manifest; the library's message names the signal.
+void check_inputs(const json& in, const witness::Manifest& m, const std::string& prefix) {
+  try {
+    witness::parse_inputs(in, m);
+  } catch (const witness::InputError& e) {
+    bad(prefix + ": " + e.what());
+  } catch (const json::exception& e) {
+    bad(prefix + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+SubmitValidator::SubmitValidator(const config::Config& cfg, std::vector<uint32_t> n_vars,
+                                 const std::vector<std::optional<witness::Manifest>>& generators)
+    : cfg_(cfg), n_vars_(std::move(n_vars)), generators_(generators), access_(cfg.daemon.input_dirs) {}
+
+SubmitRequest SubmitValidator::parse(const std::string& text) const {
+  json body;
+  try {
+    body = json::parse(text);
+  } catch (const std::exception& e) {
+    bad(std::string("body is not JSON: ") + e.what());
+  }
+  if (!body.is_object()) bad("body must be a JSON object");
+  for (auto& [k, v] : body.items())
+    if (k != "circuit" && k != "witnesses" && k != "inputs" && k != "priority" && k != "request_id")
+      bad(k + ": unknown field (expected circuit, witnesses or inputs, priority, request_id)");
+  if (!body.contains("circuit") || !body["circuit"].is_string()) bad("circuit: required string");
+  const std::string name = body["circuit"];
+  const config::CircuitConfig* cc = cfg_.find_circuit(name);
+  if (!cc) {
+    std::string names;
+    for (auto& c : cfg_.circuits) names += (names.empty() ? "" : ", ") + c.name;
+    bad("circuit: unknown circuit '" + name + "' (configured: " + names + ")");
+  }
+  SubmitRequest r;
+  r.circuit = uint32_t(cc - cfg_.circuits.data());
+  if (body.contains("priority")) {
+    auto p = body["priority"].is_string() ? parse_priority(body["priority"]) : std::nullopt;
+    if (!p) bad("priority: must be one of critical, high, normal, low");
+    r.priority = *p;
+  }
+  if (body.contains("request_id")) {
+    const json& id = body["request_id"];
+    if (!id.is_string() || id.get<std::string>().empty() || id.get<std::string>().size() > 128)
+      bad("request_id: must be a string of 1 to 128 characters");
+    r.request_id = id;
+  }
+  const bool w = body.contains("witnesses"), in = body.contains("inputs");
+  if (w && in) bad("witnesses, inputs: give one of them, not both");
+  if (!w && !in) bad("witnesses or inputs: one of them is required (an array with one entry per partition)");
+  r.kind = in ? InputKind::Inputs : InputKind::Witnesses;
+  const std::string field = to_string(r.kind);
+  r.entries = std::move(body[field]);
+  if (!r.entries.is_array() || r.entries.empty()) bad(field + ": must be a non-empty array (one entry per partition)");
+  if (r.entries.size() > cc->max_partitions)
+    bad(field + ": " + std::to_string(r.entries.size()) + " partitions, circuit " + name +
+        " allows max_partitions=" + std::to_string(cc->max_partitions));
+  if (in && !generators_.at(r.circuit))
+    bad("inputs: circuit '" + name + "' has no witness generator (circuits[" + std::to_string(r.circuit) +
+        "].witness_generator is not set); submit witnesses instead");
+  return r;
+}
+
+std::vector<PreparedInput> SubmitValidator::prepare(const SubmitRequest& req) const {
+  std::vector<PreparedInput> out;
+  out.reserve(req.entries.size());
+  const std::string name = to_string(req.kind);
+  for (size_t i = 0; i < req.entries.size(); i++) {
+    const std::string field = name + "[" + std::to_string(i) + "]";
+    out.push_back(req.kind == InputKind::Inputs ? inputs_entry(req.entries[i], field, req.circuit)
+                                                : witness_entry(req.entries[i], field, req.circuit));
+  }
+  return out;
+}
+
+PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& field, uint32_t circuit) const {
+  PreparedInput p;
+  uint32_t n = 0;
+  std::string where;  // names the witness in messages
+  try {
+    if (auto b64 = sole_string(e, "base64")) {
+      auto bytes = decode_base64(*b64);
+      if (!bytes) bad(field + ".base64: not valid base64");
+      p.content = std::move(*bytes);
+      p.ext = ".wtns";
+      where = field + " (uploaded)";
+      n = wtns_value_count(p.content.size(), [&](uint64_t off, void* buf, size_t len) {
+        if (off > p.content.size() || len > p.content.size() - off) return false;
+        std::memcpy(buf, p.content.data() + off, len);
+        return true;
+      });
+    } else {
+      auto path = e.is_string() ? std::optional<std::string>(e.get<std::string>()) : sole_string(e, "path");
+      if (!path) bad(field + ": must be a path string, {\"path\": ...} or {\"base64\": ...}");
+      InputFile f = access_.open(*path, field);
+      check_length(f.path(), field);
+      p.path = f.path();
+      where = field + ": " + f.path();
+      n = wtns_value_count(f.size(), [&](uint64_t off, void* buf, size_t len) { return f.read_at(off, buf, len); });
+    }
+  } catch (const WtnsHeaderError& err) {
+    bad(where + ": " + err.what());
+  }
+  if (n != n_vars_.at(circuit))
+    bad(where + ": has " + std::to_string(n) + " values, circuit " + cfg_.circuits[circuit].name +
+        " expects nVars=" + std::to_string(n_vars_[circuit]) + " (a witness of another circuit?)");
+  return p;
+}
+
+PreparedInput SubmitValidator::inputs_entry(const json& e, const std::string& field, uint32_t circuit) const {
+  const witness::Manifest& m = *generators_.at(circuit);
+  if (!e.is_object()) bad(field + ": must be an object of input signals, or {\"path\": \"/abs/inputs.json\"}");
+  PreparedInput p;
+  p.ext = ".json";
+  // {"path": ...} names a file, unless the circuit has an input signal called "path".
+  if (!e.contains("path") || m.find("path")) {
+    check_inputs(e, m, field);
+    p.content = e.dump();
+    return p;
+  }
+  auto path = sole_string(e, "path");
+  if (!path)
+    bad(field + ": {\"path\": ...} takes one string and no other keys (circuit " + cfg_.circuits[circuit].name +
+        " has no input signal named 'path')");
+  InputFile f = access_.open(*path, field);
+  check_length(f.path(), field);
+  const std::string where = field + ": " + f.path();
+  json in;
+  try {
+    in = json::parse(f.read_all(cfg_.limits.max_upload_bytes, field));
+  } catch (const json::parse_error& err) {
+    // The parser's own message quotes the text around the error: only its position is given.
+    bad(where + ": is not valid JSON (syntax error at byte " + std::to_string(err.byte) + ")");
+  }
+  if (!in.is_object()) bad(where + ": is not a JSON object of input signals");
+  check_inputs(in, m, where);
+  p.path = f.path();
+  return p;
+}
+
+}  // namespace cuzk::sup

@@ -1,0 +1,59 @@
+// POST /v1/proofs checked before anything is stored: first the request's fields, then each
+// partition's input (a .wtns header or circuit inputs against the generator's manifest), reading
+// only files inside daemon.input_dirs. Kept apart from the supervisor so that it can be tested
+// without a daemon.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "supervisor/input_access.hpp"
+#include "supervisor/job_store.hpp"
+#include "witness/manifest.hpp"
+
+namespace cuzk::sup {
+
+struct SubmitRequest {
+  uint32_t circuit = 0;  // index in config.circuits
+  Priority priority = Priority::Normal;
+  std::string request_id;
+  InputKind kind = InputKind::Witnesses;
+  nlohmann::json entries;  // the "witnesses" or "inputs" array, one entry per partition
+};
+
+// One partition's input, checked: a file to read where it is, or content the daemon stores (an
+// uploaded .wtns, or inline inputs written out as JSON).
+struct PreparedInput {
+  std::string path;     // canonical, inside daemon.input_dirs; empty when content is set
+  std::string content;  // bytes to store
+  std::string ext;      // ".wtns" or ".json": the stored file's extension
+};
+
+class SubmitValidator {
+ public:
+  // n_vars: the zkey's nVars per circuit; generators: the opened witness generator per circuit
+  // (nullopt without witness_generator). Both are indexed like cfg.circuits; cfg and generators
+  // must outlive the validator.
+  SubmitValidator(const config::Config& cfg, std::vector<uint32_t> n_vars,
+                  const std::vector<std::optional<witness::Manifest>>& generators);
+
+  // The request's fields; throws SubmitError(400) naming the field. Touches no file.
+  SubmitRequest parse(const std::string& body) const;
+  // Every partition's input, in order; throws SubmitError naming the entry ("inputs[1]: ...").
+  std::vector<PreparedInput> prepare(const SubmitRequest& req) const;
+
+ private:
+  PreparedInput witness_entry(const nlohmann::json& e, const std::string& field, uint32_t circuit) const;
+  PreparedInput inputs_entry(const nlohmann::json& e, const std::string& field, uint32_t circuit) const;
+
+  const config::Config& cfg_;
+  std::vector<uint32_t> n_vars_;
+  const std::vector<std::optional<witness::Manifest>>& generators_;
+  InputAccess access_;
+};
+
+}  // namespace cuzk::sup

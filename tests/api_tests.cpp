@@ -1,0 +1,419 @@
+// POST /v1/proofs validation without a daemon: the request's fields, witnesses and circuit inputs
+// (against an in-memory generator manifest), the daemon.input_dirs rules for paths, the bounded
+// .wtns header check, and the job store's migration from the schema before input kinds.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "groth16/formats.hpp"
+#include "supervisor/input_access.hpp"
+#include "supervisor/job_store.hpp"
+#include "supervisor/submission.hpp"
+#include "supervisor/wtns_header.hpp"
+
+using namespace cuzk;
+using namespace cuzk::sup;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Stands for /etc/shadow: a file the daemon can read and its clients must never see a byte of.
+const std::string kSecret = "root:$6$s3cretsalt$hash:19000:0:99999:7:::\n";
+
+void write_file(const fs::path& p, const std::string& body) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << body;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// A witness of n values (w[0] = 1), as snarkjs writes it.
+void write_witness(const fs::path& p, size_t n) {
+  std::vector<Fr> w(n, Fr::from_u64(7));
+  w[0] = Fr::one();
+  write_wtns(p.string(), w);
+}
+
+witness::Manifest test_manifest() {
+  witness::Manifest m;
+  m.dir = "/nonexistent/artefact";
+  m.circuit = "gen";
+  m.n_witness = 9;
+  m.n_inputs = 5;
+  m.names_known = true;
+  m.inputs = {{"alpha", witness::fnv1a("alpha"), 0, 1}, {"vec", witness::fnv1a("vec"), 1, 4}};
+  return m;
+}
+
+struct Api : ::testing::Test {
+  fs::path root, in, out;
+  config::Config cfg;
+  std::vector<std::optional<witness::Manifest>> gens;
+  std::unique_ptr<SubmitValidator> v;
+
+  void SetUp() override {
+    char tmpl[] = "/tmp/cuzk_api_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root = fs::canonical(tmpl);
+    in = root / "in";
+    out = root / "out";
+    fs::create_directories(in / "dir");
+    fs::create_directories(out);
+    write_witness(in / "ok.wtns", 5);
+    write_witness(in / "gen.wtns", 9);
+    write_witness(out / "ok.wtns", 5);
+    write_file(out / "shadow", kSecret);
+    write_file(in / "shadow_copy", kSecret);
+    fs::create_symlink(out / "shadow", in / "link_out");
+    fs::create_symlink(in / "ok.wtns", in / "link_in.wtns");
+    ASSERT_EQ(::mkfifo((in / "fifo").c_str(), 0600), 0);
+    write_file(in / "inputs.json", R"({"alpha": 3, "vec": [1, 2, 3, 4]})");
+    write_file(in / "bad_inputs.json", R"({"alpha": 3, "vec": [1, 2, 3]})");
+    write_file(in / "array.json", "[1, 2]");
+
+    config::CircuitConfig plain;
+    plain.name = "plain";
+    plain.max_partitions = 2;
+    config::CircuitConfig gen;
+    gen.name = "gen";
+    gen.witness_generator = "/nonexistent/gen_cpp";
+    cfg.circuits = {plain, gen};
+    cfg.daemon.input_dirs = {in.string()};
+    gens = {std::nullopt, test_manifest()};
+    make_validator();
+  }
+  void TearDown() override { fs::remove_all(root); }
+  void make_validator() { v = std::make_unique<SubmitValidator>(cfg, std::vector<uint32_t>{5, 9}, gens); }
+
+  std::vector<PreparedInput> submit(const json& body) { return v->prepare(v->parse(body.dump())); }
+  // The refusal of body: its status and message.
+  std::pair<int, std::string> refusal(const json& body) {
+    try {
+      submit(body);
+    } catch (const SubmitError& e) {
+      return {e.status, e.what()};
+    }
+    ADD_FAILURE() << "accepted: " << body.dump();
+    return {0, ""};
+  }
+  // Bodies for the circuit without a generator ("plain") and the one with ("gen").
+  json witnesses(std::vector<json> ws) { return witnesses_raw(json(std::move(ws))); }
+  json inputs(std::vector<json> is) { return inputs_raw(json(std::move(is))); }
+  json witnesses_raw(json ws) { return json{{"circuit", "plain"}, {"witnesses", std::move(ws)}}; }
+  json inputs_raw(json is) { return json{{"circuit", "gen"}, {"inputs", std::move(is)}}; }
+};
+
+#define EXPECT_REFUSED(body, status_, substr)                                                   \
+  do {                                                                                          \
+    auto [st_, msg_] = refusal(body);                                                           \
+    EXPECT_EQ(st_, status_) << msg_;                                                            \
+    EXPECT_NE(msg_.find(substr), std::string::npos) << "message: " << msg_ << "\nwant: " << substr; \
+  } while (0)
+
+// No refusal may carry any part of the secret file.
+#define EXPECT_NO_ECHO(body)                                                        \
+  do {                                                                              \
+    auto [st_, msg_] = refusal(body);                                               \
+    EXPECT_EQ(msg_.find("root"), std::string::npos) << msg_;                        \
+    EXPECT_EQ(msg_.find("s3cret"), std::string::npos) << msg_;                      \
+    EXPECT_EQ(msg_.find("19000"), std::string::npos) << msg_;                       \
+  } while (0)
+
+}  // namespace
+
+TEST_F(Api, ExactlyOneOfWitnessesAndInputs) {
+  EXPECT_REFUSED((json{{"circuit", "gen"}}), 400, "witnesses or inputs: one of them is required");
+  json both = inputs({json{{"alpha", 1}, {"vec", json::array({1, 2, 3, 4})}}});
+  both["witnesses"] = json::array({(in / "gen.wtns").string()});
+  EXPECT_REFUSED(both, 400, "not both");
+  EXPECT_REFUSED(witnesses_raw(json::array()), 400, "witnesses: must be a non-empty array");
+  EXPECT_REFUSED(inputs_raw(json::array()), 400, "inputs: must be a non-empty array");
+  EXPECT_REFUSED(inputs_raw(json::object()), 400, "inputs: must be a non-empty array");
+  EXPECT_REFUSED(witnesses_raw("x.wtns"), 400, "witnesses: must be a non-empty array");
+}
+
+TEST_F(Api, RequestFieldsAreChecked) {
+  const json x = json::array({"/x"});
+  EXPECT_REFUSED((json{{"circuit", "plain"}, {"witness", json::array()}}), 400, "witness: unknown field");
+  EXPECT_REFUSED((json{{"circuit", "nope"}, {"witnesses", x}}), 400, "unknown circuit 'nope' (configured: plain, gen)");
+  EXPECT_REFUSED((json{{"witnesses", x}}), 400, "circuit: required string");
+  EXPECT_REFUSED((json{{"circuit", "plain"}, {"witnesses", x}, {"priority", "urgent"}}), 400, "priority");
+  EXPECT_REFUSED((json{{"circuit", "plain"}, {"witnesses", x}, {"request_id", ""}}), 400, "request_id");
+  EXPECT_REFUSED(json::array(), 400, "body must be a JSON object");
+  try {
+    v->parse("{oops");
+    ADD_FAILURE();
+  } catch (const SubmitError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_NE(std::string(e.what()).find("not JSON"), std::string::npos);
+  }
+  // max_partitions counts the entries of either kind.
+  const std::string w = (in / "ok.wtns").string();
+  EXPECT_REFUSED(witnesses({w, w, w}), 400, "allows max_partitions=2");
+  json body = inputs({json::object()});
+  body["priority"] = "high";
+  body["request_id"] = "r-1";
+  SubmitRequest r = v->parse(body.dump());
+  EXPECT_EQ(r.circuit, 1u);
+  EXPECT_EQ(r.kind, InputKind::Inputs);
+  EXPECT_EQ(r.priority, Priority::High);
+  EXPECT_EQ(r.request_id, "r-1");
+}
+
+TEST_F(Api, InputsNeedAWitnessGenerator) {
+  EXPECT_REFUSED((json{{"circuit", "plain"}, {"inputs", json::array({json{{"alpha", 1}}})}}), 400,
+                 "circuit 'plain' has no witness generator (circuits[0].witness_generator is not set)");
+}
+
+TEST_F(Api, MalformedInputsEntries) {
+  EXPECT_REFUSED(inputs({1}), 400, "inputs[0]: must be an object of input signals");
+  EXPECT_REFUSED(inputs({"/abs/inputs.json"}), 400, "inputs[0]: must be an object");
+  EXPECT_REFUSED(inputs({json::array({1, 2})}), 400, "inputs[0]: must be an object");
+  EXPECT_REFUSED(inputs({json{{"path", (in / "inputs.json").string()}, {"alpha", 1}}}), 400,
+                 "inputs[0]: {\"path\": ...} takes one string and no other keys");
+  EXPECT_REFUSED(inputs({json{{"path", 3}}}), 400, "inputs[0]: {\"path\": ...} takes one string");
+  // The second entry is named when the first is fine.
+  json good = {{"alpha", 3}, {"vec", json::array({1, 2, 3, 4})}};
+  EXPECT_REFUSED(inputs({good, 7}), 400, "inputs[1]: must be an object");
+}
+
+TEST_F(Api, InlineInputsAreCheckedSignalBySignal) {
+  const json vec = json::array({1, 2, 3, 4});
+  json good = {{"alpha", 3}, {"vec", vec}};
+  auto p = submit(inputs({good, good}));
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[1].path, "");  // stored by the daemon, like an upload
+  EXPECT_EQ(p[1].ext, ".json");
+  EXPECT_EQ(json::parse(p[1].content), good);
+  // The library names the signal; the partition is named in front of it.
+  auto [st1, m1] = refusal(inputs({good, json{{"vec", vec}}}));
+  EXPECT_EQ(st1, 400);
+  EXPECT_EQ(m1.rfind("inputs[1]: ", 0), 0u) << m1;
+  EXPECT_NE(m1.find("alpha"), std::string::npos) << m1;  // missing
+  auto [st2, m2] = refusal(inputs({json{{"alpha", 3}, {"vec", json::array({1, 2, 3})}}}));
+  EXPECT_EQ(m2.rfind("inputs[0]: ", 0), 0u) << m2;
+  EXPECT_NE(m2.find("vec"), std::string::npos) << m2;  // wrong length
+  auto [st3, m3] = refusal(inputs({json{{"alpha", 3}, {"vec", vec}, {"bogus_signal", 1}}}));
+  EXPECT_EQ(m3.rfind("inputs[0]: ", 0), 0u) << m3;
+  EXPECT_NE(m3.find("bogus_signal"), std::string::npos) << m3;  // not an input
+  auto [st4, m4] = refusal(inputs({json{{"alpha", "twelve"}, {"vec", vec}}}));
+  EXPECT_EQ(m4.rfind("inputs[0]: ", 0), 0u) << m4;
+  EXPECT_NE(m4.find("alpha"), std::string::npos) << m4;  // not an integer
+}
+
+TEST_F(Api, InputsFilesAreReadInsideInputDirs) {
+  auto p = submit(inputs({json{{"path", (in / "inputs.json").string()}}}));
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].path, (in / "inputs.json").string());
+  EXPECT_EQ(p[0].content, "");
+  auto [st, m] = refusal(inputs({json{{"path", (in / "bad_inputs.json").string()}}}));
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(m.rfind("inputs[0]: " + (in / "bad_inputs.json").string() + ": ", 0), 0u) << m;
+  EXPECT_NE(m.find("vec"), std::string::npos) << m;
+  EXPECT_REFUSED(inputs({json{{"path", (in / "array.json").string()}}}), 400, "is not a JSON object of input signals");
+  // Not JSON: the position of the error, never the text around it.
+  EXPECT_REFUSED(inputs({json{{"path", (in / "shadow_copy").string()}}}), 400, "is not valid JSON (syntax error at byte");
+  EXPECT_NO_ECHO(inputs({json{{"path", (in / "shadow_copy").string()}}}));
+  EXPECT_REFUSED(inputs({json{{"path", (out / "shadow").string()}}}), 403, "outside daemon.input_dirs");
+  EXPECT_REFUSED(inputs({json{{"path", (in / "link_out").string()}}}), 403, "resolves outside daemon.input_dirs");
+  EXPECT_REFUSED(inputs({json{{"path", (in / "dir").string()}}}), 400, "is a directory");
+  EXPECT_REFUSED(inputs({json{{"path", (in / "fifo").string()}}}), 400, "is not a regular file");
+  // An inputs file larger than an upload may be is refused before it is read.
+  cfg.limits.max_upload_bytes = 8;
+  make_validator();
+  EXPECT_REFUSED(inputs({json{{"path", (in / "inputs.json").string()}}}), 400, "limits.max_upload_bytes");
+}
+
+TEST_F(Api, WitnessPathsMustResolveInsideInputDirs) {
+  auto p = submit(witnesses({(in / "ok.wtns").string(), json{{"path", (in / "link_in.wtns").string()}}}));
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].path, (in / "ok.wtns").string());
+  EXPECT_EQ(p[1].path, (in / "ok.wtns").string());  // symlinks inside resolve to their target
+  // Outside, by name, through "..", through a symlink inside: 403 naming the rule.
+  EXPECT_REFUSED(witnesses({(out / "ok.wtns").string()}), 403, "witnesses[0]: " + (out / "ok.wtns").string() +
+                                                                   ": outside daemon.input_dirs");
+  EXPECT_REFUSED(witnesses({(in / ".." / "out" / "ok.wtns").string()}), 403, "outside daemon.input_dirs");
+  EXPECT_REFUSED(witnesses({(in / "link_out").string()}), 403, "resolves outside daemon.input_dirs");
+  EXPECT_REFUSED(witnesses({"/etc/shadow"}), 403, "outside daemon.input_dirs");
+  // Whether a file outside exists is not told: a missing one gets the same answer.
+  EXPECT_REFUSED(witnesses({(out / "missing.wtns").string()}), 403, "outside daemon.input_dirs");
+  EXPECT_NO_ECHO(witnesses({(out / "shadow").string()}));
+  EXPECT_NO_ECHO(witnesses({(in / "link_out").string()}));
+  // Inside: clear errors, never "no such file" for something that exists.
+  EXPECT_REFUSED(witnesses({(in / "dir").string()}), 400, "is a directory");
+  EXPECT_REFUSED(witnesses({(in / "fifo").string()}), 400, "is not a regular file");
+  EXPECT_REFUSED(witnesses({(in / "missing.wtns").string()}), 400, "no such file");
+  EXPECT_REFUSED(witnesses({"ok.wtns"}), 400, "must be an absolute path");
+  EXPECT_REFUSED(witnesses({""}), 400, "empty path");
+  // A readable file that is not a witness: named as such, without its bytes.
+  EXPECT_REFUSED(witnesses({(in / "shadow_copy").string()}), 400, "is not a .wtns file (bad magic)");
+  EXPECT_NO_ECHO(witnesses({(in / "shadow_copy").string()}));
+  EXPECT_REFUSED(witnesses({json{{"path", (in / "ok.wtns").string()}, {"base64", ""}}}), 400,
+                 "must be a path string, {\"path\": ...} or {\"base64\": ...}");
+  EXPECT_REFUSED(witnesses({7}), 400, "witnesses[0]: must be a path string");
+}
+
+TEST_F(Api, EmptyInputDirsRefusesPathsButTakesContent) {
+  cfg.daemon.input_dirs.clear();
+  make_validator();
+  EXPECT_REFUSED(witnesses({(in / "ok.wtns").string()}), 403, "daemon.input_dirs is empty");
+  EXPECT_REFUSED(inputs({json{{"path", (in / "inputs.json").string()}}}), 403, "daemon.input_dirs is empty");
+  const std::string bytes = slurp(in / "ok.wtns");
+  std::string b64;  // base64 by hand: the test must not share the daemon's decoder
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t n = uint32_t(uint8_t(bytes[i])) << 16;
+    if (i + 1 < bytes.size()) n |= uint32_t(uint8_t(bytes[i + 1])) << 8;
+    if (i + 2 < bytes.size()) n |= uint8_t(bytes[i + 2]);
+    b64 += t[n >> 18];
+    b64 += t[(n >> 12) & 63];
+    b64 += i + 1 < bytes.size() ? t[(n >> 6) & 63] : '=';
+    b64 += i + 2 < bytes.size() ? t[n & 63] : '=';
+  }
+  auto p = submit(witnesses({json{{"base64", b64}}}));
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].content, bytes);
+  EXPECT_EQ(p[0].ext, ".wtns");
+  auto q = submit(inputs({json{{"alpha", 3}, {"vec", json::array({1, 2, 3, 4})}}}));
+  EXPECT_EQ(q.size(), 1u);
+  EXPECT_REFUSED(witnesses({json{{"base64", "@@@@"}}}), 400, "witnesses[0].base64: not valid base64");
+}
+
+TEST_F(Api, WitnessHeadersAreChecked) {
+  EXPECT_REFUSED((json{{"circuit", "gen"}, {"witnesses", json::array({(in / "ok.wtns").string()})}}), 400,
+                 "has 5 values, circuit gen expects nVars=9");
+  const std::string bytes = slurp(in / "ok.wtns");
+  write_file(in / "trunc.wtns", bytes.substr(0, 100));
+  EXPECT_REFUSED(witnesses({(in / "trunc.wtns").string()}), 400, "trunc.wtns: is truncated");
+  write_file(in / "tail.wtns", bytes + "x");
+  EXPECT_REFUSED(witnesses({(in / "tail.wtns").string()}), 400, "has data after its last section");
+  std::string v3 = bytes;
+  v3[4] = 3;
+  write_file(in / "v3.wtns", v3);
+  EXPECT_REFUSED(witnesses({(in / "v3.wtns").string()}), 400, "unsupported version");
+  std::string bn = bytes;  // the prime: BN254's scalar field (little-endian) at byte 28
+  const uint8_t bn254_r[32] = {0x01, 0x00, 0x00, 0xf0, 0x93, 0xf5, 0xe1, 0x43, 0x91, 0x70, 0xb9,
+                               0x79, 0x48, 0xe8, 0x33, 0x28, 0x5d, 0x58, 0x81, 0x81, 0xb6, 0x45,
+                               0x50, 0xb8, 0x29, 0xa0, 0x31, 0xe1, 0x72, 0x4e, 0x64, 0x30};
+  bn.replace(28, 32, reinterpret_cast<const char*>(bn254_r), 32);
+  write_file(in / "bn.wtns", bn);
+  EXPECT_REFUSED(witnesses({(in / "bn.wtns").string()}), 400, "BN254");
+  write_file(in / "empty.wtns", "");
+  EXPECT_REFUSED(witnesses({(in / "empty.wtns").string()}), 400, "is not a .wtns file");
+}
+
+// However large the file, the check reads its 12-byte header, two section headers and the 40-byte
+// header section: never the values.
+TEST(WtnsHeader, ReadsOnlyTheHeader) {
+  const uint32_t n = 1u << 26;  // 2 GiB of values that are never read
+  std::string head(12 + 12 + 40 + 12, '\0');
+  std::memcpy(head.data(), "wtns", 4);
+  uint32_t u = 2;
+  std::memcpy(head.data() + 4, &u, 4);
+  std::memcpy(head.data() + 8, &u, 4);
+  u = 1;
+  std::memcpy(head.data() + 12, &u, 4);
+  uint64_t len = 40;
+  std::memcpy(head.data() + 16, &len, 8);
+  u = 32;
+  std::memcpy(head.data() + 24, &u, 4);
+  std::memcpy(head.data() + 28, bls12_381::FrParams::MOD, 32);
+  std::memcpy(head.data() + 60, &n, 4);
+  u = 2;
+  std::memcpy(head.data() + 64, &u, 4);
+  len = uint64_t(n) * 32;
+  std::memcpy(head.data() + 68, &len, 8);
+  uint64_t bytes_read = 0, calls = 0;
+  uint32_t count = wtns_value_count(head.size() + len, [&](uint64_t off, void* buf, size_t k) {
+    bytes_read += k, calls++;
+    if (off + k > head.size()) ADD_FAILURE() << "read beyond the headers at " << off;
+    std::memcpy(buf, head.data() + off, std::min<size_t>(k, head.size() - std::min<size_t>(off, head.size())));
+    return true;
+  });
+  EXPECT_EQ(count, n);
+  EXPECT_LE(bytes_read, 76u);
+  EXPECT_LE(calls, 4u);
+}
+
+// A store written by the schema before input kinds (no jobs.input_kind, user_version 0) opens with
+// its jobs, which read back as witness jobs; new jobs record their kind.
+TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
+  char tmpl[] = "/tmp/cuzk_store_test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/jobs.sqlite";
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* old_schema =
+        "PRAGMA journal_mode=WAL;"
+        "CREATE TABLE jobs(id INTEGER PRIMARY KEY, request_id TEXT UNIQUE, circuit TEXT NOT NULL,"
+        " priority INTEGER NOT NULL, state INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '',"
+        " created_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0);"
+        "CREATE TABLE partitions(job_id INTEGER NOT NULL, idx INTEGER NOT NULL, witness TEXT NOT NULL,"
+        " state INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
+        " proof TEXT NOT NULL DEFAULT '', public TEXT NOT NULL DEFAULT '', timings TEXT NOT NULL DEFAULT '',"
+        " PRIMARY KEY(job_id, idx));"
+        "INSERT INTO jobs(id, request_id, circuit, priority, state, created_ms) VALUES(4, 'old-1', 'merkle', 1, 1, 1000);"
+        "INSERT INTO partitions(job_id, idx, witness, state) VALUES(4, 0, '/data/p0.wtns', 3);"
+        "INSERT INTO partitions(job_id, idx, witness, state, proof) VALUES(4, 1, '/data/p1.wtns', 4, '{}');"
+        "INSERT INTO jobs(id, circuit, priority, state, created_ms, finished_ms) VALUES(5, 'merkle', 2, 2, 1, 2);";
+    ASSERT_EQ(sqlite3_exec(db, old_schema, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  {
+    JobStore s(path);
+    auto j = s.load(4);
+    ASSERT_TRUE(j);
+    EXPECT_EQ(j->request_id, "old-1");
+    EXPECT_EQ(j->input, InputKind::Witnesses);
+    ASSERT_EQ(j->parts.size(), 2u);
+    EXPECT_EQ(j->parts[0].witness, "/data/p0.wtns");
+    EXPECT_EQ(j->parts[1].proof, "{}");
+    EXPECT_EQ(s.find_request("old-1"), std::optional<uint64_t>(4));
+    auto rec = s.recover();  // the running job comes back, its proving partition queued again
+    ASSERT_EQ(rec.size(), 1u);
+    EXPECT_EQ(rec[0].id, 4u);
+    EXPECT_EQ(rec[0].parts[0].state, PState::Queued);
+    EXPECT_EQ(s.load(5)->state, JState::Done);
+    JobRec n;
+    n.circuit = "gen";
+    n.input = InputKind::Inputs;
+    PartitionRec part;
+    part.witness = "/data/in.json";
+    n.parts.push_back(part);
+    s.insert(n);
+    EXPECT_EQ(n.id, 6u);
+    EXPECT_EQ(s.load(6)->input, InputKind::Inputs);
+  }
+  {
+    JobStore again(path);  // migrated once; reopening changes nothing
+    EXPECT_EQ(again.load(6)->input, InputKind::Inputs);
+    EXPECT_EQ(again.load(4)->input, InputKind::Witnesses);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(st, 0), JobStore::kSchemaVersion);
+    sqlite3_finalize(st);
+    // A store from a newer cuzk is refused rather than misread.
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  try {
+    JobStore newer(path);
+    ADD_FAILURE() << "a store of schema version 99 opened";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("newer cuzk"), std::string::npos) << e.what();
+  }
+  fs::remove_all(tmpl);
+}
