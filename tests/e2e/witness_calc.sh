@@ -20,8 +20,11 @@ expect_rc 0 "$d/prove.log" "$CUZK_BIN" prove --input "$input" --witness-generato
 json_equal "$d/public.json" "$k/snarkjs_public.json"
 expect_rc 0 "$d/snarkjs_verify.log" snarkjs groth16 verify "$c/vk.json" "$d/public.json" "$d/proof.json"
 
-# An artefact built ahead of time (`cuzk witness build`) serves the same witness.
-expect_rc 0 "$d/build.log" "$CUZK_BIN" witness build "$g" "$d/artefact"
-expect_rc 0 "$d/calc2.log" "$CUZK_BIN" witness calc "$d/artefact" "$input" "$d/witness2.wtns"
-cmp "$d/witness2.wtns" "$k/witness.wtns" || die "the prebuilt artefact's witness differs for $case"
+# An artefact built ahead of time (`cuzk witness build`) serves the same witness (checked on the
+# smallest circuit: a build costs a full compile).
+if [ "$case" = multiplier ]; then
+  expect_rc 0 "$d/build.log" "$CUZK_BIN" witness build "$g" "$d/artefact"
+  expect_rc 0 "$d/calc2.log" "$CUZK_BIN" witness calc "$d/artefact" "$input" "$d/witness2.wtns"
+  cmp "$d/witness2.wtns" "$k/witness.wtns" || die "the prebuilt artefact's witness differs for $case"
+fi
 log "PASS witness_calc.$case"
