@@ -47,6 +47,7 @@ witness::Manifest test_manifest() {
   witness::Manifest m;
   m.dir = "/nonexistent/artefact";
   m.circuit = "gen";
+  m.prime = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull, 0x73eda753299d7d48ull};  // BLS12-381 r
   m.n_witness = 9;
   m.n_inputs = 5;
   m.names_known = true;
