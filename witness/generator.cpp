@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 extern char** environ;
@@ -39,6 +40,12 @@ uint64_t now_ms() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
+}
+
+std::string fmt_seconds(uint32_t ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g s", ms / 1000.0);
+  return b;
 }
 
 bool send_all(int fd, const void* p, size_t n) {
@@ -156,8 +163,7 @@ GenResult Generator::compute(const std::vector<Value>& inputs, const std::string
     if (timeout_ms && now_ms() - t0 >= timeout_ms) {
       stop();
       return finish(GenResult::Timeout,
-                    "the witness generator ran longer than " + std::to_string(timeout_ms / 1000.0).substr(0, 6) +
-                        " s and was killed");
+                    "the witness generator ran longer than " + fmt_seconds(timeout_ms) + " and was killed");
     }
   }
   Reply rp{};

@@ -9,6 +9,11 @@ require_tools
 G_POSEIDON="$CIRC/poseidon_merkle/poseidon_merkle_cpp"
 G_MULT="$CIRC/multiplier/multiplier_cpp"
 [ -d "$G_POSEIDON" ] && [ -d "$G_MULT" ] || die "the circuit fixtures lack circom's --c output"
+# The poseidon generator takes the longest to compile: use the artefact the e2e tests built, when
+# there is one (the multiplier's generators are compiled by the daemon itself).
+for a in "$E2E_WORK"/cache/witness/poseidon_merkle-*/; do
+  [ -f "$a/manifest.json" ] && G_POSEIDON="${a%/}"
+done
 
 # Broken generators: copies of the multiplier's generated code that segfault, or loop forever.
 broken_copy() {  # broken_copy NAME C_STATEMENT

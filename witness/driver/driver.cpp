@@ -238,7 +238,7 @@ int serve(const char* dat) {
       } else {
         rp.status = 2;
         rp.detail = WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st);
-        msg = WIFSIGNALED(st) ? std::string("killed by signal ") + std::to_string(WTERMSIG(st)) + " (" +
+        msg = WIFSIGNALED(st) ? std::string("was killed by signal ") + std::to_string(WTERMSIG(st)) + " (" +
                                     strsignal(WTERMSIG(st)) + ")"
                               : "exited with status " + std::to_string(WEXITSTATUS(st));
         if (!ot.tail.empty()) msg += "; its last output: " + ot.tail;
