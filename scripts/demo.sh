@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The main job: sets up and builds (scripts/setup.sh), starts the proving daemon with an embedded
+# The main job: sets up and builds (scripts/setup.sh), compiles the bundled Merkle circuit's witness
+# generator (circom --c, then `cuzk witness build`), starts the proving daemon with an embedded
 # default configuration (the cuda backend when a GPU is visible and built in, the cpu backend
-# otherwise), submits a few multi-partition jobs through the `cuzk` client, verifies every proof
-# with snarkjs, prints the results and the merged timeline, and stops the daemon with SIGTERM.
+# otherwise), submits multi-partition jobs from circuit inputs (and one from .wtns files) through the
+# `cuzk` client, verifies every proof with snarkjs, prints the results, the merged timeline and the
+# waterfall (with the witness stage), and stops the daemon with SIGTERM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -26,6 +28,24 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
 fi
 
 echo "== circuits: the bundled Merkle circuit (snarkjs ceremony key) and a generated 2^12 circuit"
+# The Merkle circuit's witness generator: circom's C++ output compiled by cuzk, kept in the build
+# folder so that later runs reuse it (rebuilt when cuzk is newer).
+demo_dir="$(realpath "$BUILD_DIR")/demo"
+gen_dir="$demo_dir/merkle-generator"
+if [ ! -f "$gen_dir/manifest.json" ] || [ "$CUZK" -nt "$gen_dir/manifest.json" ] ||
+   [ examples/merkle/merkle.circom -nt "$gen_dir/manifest.json" ]; then
+  echo "compiling the Merkle circuit's witness generator (circom --c, then cuzk witness build; once)"
+  mkdir -p "$demo_dir"
+  node node_modules/circom2/cli.js examples/merkle/merkle.circom --prime bls12381 --O2 --c --sym \
+    -l node_modules -o "$(realpath --relative-to=. "$demo_dir")" >"$demo_dir/circom.log" 2>&1 ||
+    { cat "$demo_dir/circom.log"; exit 1; }
+  "$CUZK" -q witness build "$demo_dir/merkle_cpp" "$gen_dir"
+fi
+# Each partition's inputs: the bundled input with its own x (the circuit's output is x^k * leaf).
+for x in 3 4 5 6 7; do
+  node -e 'const i = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); i.x = process.argv[2];
+           console.log(JSON.stringify(i));' examples/merkle/merkle.json "$x" >"$work/merkle_x$x.json"
+done
 g="$work/gen"
 mkdir -p "$g"
 "$CUZK" -q gen-circuit 12 "$g/circuit.r1cs" "$g/w1.wtns" --seed 1
@@ -47,6 +67,7 @@ slots = 3
 [[circuits]]
 name = "merkle"
 zkey = "$PWD/examples/merkle/merkle.zkey"
+witness_generator = "$gen_dir"
 [[circuits]]
 name = "gen12"
 zkey = "$g/circuit.zkey"
@@ -58,7 +79,8 @@ echo "== starting cuzk-supervisor ($backend backend, 2 synthesis workers)"
 sup_pid=$!
 for _ in $(seq 1 600); do
   "$CUZK" status --socket "$work/cuzk.sock" --json 2>/dev/null |
-    node -e 'const s=JSON.parse(require("fs").readFileSync(0,"utf8")); process.exit(s.workers.every(w=>w.state==="idle")?0:1)' &&
+    node -e 'const s=JSON.parse(require("fs").readFileSync(0,"utf8")); process.exit(s.workers.every(w=>w.state==="idle")?0:1)' \
+      2>/dev/null &&
     break
   kill -0 "$sup_pid" 2>/dev/null || { cat "$work/supervisor.log"; echo "the daemon did not start" >&2; exit 1; }
   sleep 0.1
@@ -67,11 +89,13 @@ done
 
 echo
 echo "== submitting jobs"
-m="$PWD/examples/merkle/merkle.wtns"
-j1=$("$CUZK" submit --socket "$work/cuzk.sock" --circuit merkle --witness "$m" --witness "$m" --witness "$m")
-j2=$("$CUZK" submit --socket "$work/cuzk.sock" --circuit gen12 --witness "$g/w1.wtns" --witness "$g/w1.wtns" --priority high)
-j3=$("$CUZK" submit --socket "$work/cuzk.sock" --circuit merkle --witness "$m" --witness "$m" --request-id demo-3)
-echo "jobs: $j1 (merkle x3), $j2 (gen12 x2, high priority), $j3 (merkle x2)"
+j1=$("$CUZK" submit --socket "$work/cuzk.sock" --circuit merkle \
+       --input "$work/merkle_x3.json" --input "$work/merkle_x4.json" --input "$work/merkle_x5.json")
+j2=$("$CUZK" submit --socket "$work/cuzk.sock" --circuit gen12 --upload --witness "$g/w1.wtns" --witness "$g/w1.wtns" \
+       --priority high)
+j3=$("$CUZK" submit --socket "$work/cuzk.sock" --circuit merkle --input "$work/merkle_x6.json" \
+       --input "$work/merkle_x7.json" --request-id demo-3)
+echo "jobs: $j1 (merkle from inputs x3), $j2 (gen12 from .wtns x2, high priority), $j3 (merkle from inputs x2)"
 
 status=0
 check() {  # check JOB VK N
