@@ -13,6 +13,7 @@
 #              MIN_AVAILABLE_MB (2048: the run stops when the host's MemAvailable falls below it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 
 K="${1:-22}"
 WORKERS="${2:-8}"
@@ -29,15 +30,8 @@ done
 command -v node >/dev/null || { echo "node is needed to read the status JSON" >&2; exit 1; }
 say() { echo "[synth-memory] $*" >&2; }
 
-# The circuit and key, cached like bench/vs_snarkjs.sh's (a 2^22 setup takes minutes).
 d="$WORK/k$K"
-mkdir -p "$d"
-if [ ! -f "$d/circuit.zkey" ] || [ ! -f "$d/witness.wtns" ]; then
-  say "2^$K: generating circuit and key (cached in $d)"
-  "$CUZK" gen-circuit "$K" "$d/circuit.r1cs" "$d/witness.wtns" --seed 1 >"$d/gen.log" 2>&1
-  "$CUZK" setup "$d/circuit.r1cs" "$d/circuit.zkey.tmp" --seed bench >"$d/setup.log" 2>&1
-  mv "$d/circuit.zkey.tmp" "$d/circuit.zkey"
-fi
+bench_circuit "$CUZK" "$d" "$K"
 
 RUN="$(mktemp -d /tmp/cuzk-sm.XXXXXX)"  # short: unix socket paths are limited to 107 bytes
 INSTANCE="sm$$"

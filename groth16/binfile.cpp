@@ -24,19 +24,26 @@ std::string section_name(uint32_t id, const char* label) {
 // ---------------------------------------------------------------------------------------------
 // MappedFile
 
-MappedFile::MappedFile(const std::string& path, MapMode mode) {
+// Opens path read-only, refusing a directory (and, with regular_only, anything but a regular file);
+// st receives its fstat. Throws FormatError naming the file.
+static int open_input(const std::string& path, struct stat& st, bool regular_only) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, "open", std::strerror(errno));
-  struct stat st;
   if (::fstat(fd, &st) != 0) {
     int e = errno;
     ::close(fd);
     fail(path, "open", std::strerror(e));
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (S_ISDIR(st.st_mode) || (regular_only && !S_ISREG(st.st_mode))) {
     ::close(fd);
-    fail(path, "open", "is a directory");
+    fail(path, "open", S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
   }
+  return fd;
+}
+
+MappedFile::MappedFile(const std::string& path, MapMode mode) {
+  struct stat st;
+  int fd = open_input(path, st, false);
   if (S_ISREG(st.st_mode)) {
     size_ = (uint64_t)st.st_size;
     if (size_ > 0) {
@@ -196,18 +203,8 @@ Cursor Reader::section(uint32_t id, const std::string& name) const {
 // PreadFile
 
 PreadFile::PreadFile(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) fail(path, "open", std::strerror(errno));
   struct stat st;
-  if (::fstat(fd_, &st) != 0) {
-    int e = errno;
-    ::close(fd_);
-    fail(path, "open", std::strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    fail(path, "open", S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
-  }
+  fd_ = open_input(path, st, true);
   size_ = (uint64_t)st.st_size;
 }
 
