@@ -65,8 +65,11 @@ Digest zkey_identity(const binfile::Reader& zkey);
 void seal(uint8_t* image);
 
 // Why an image of `size` bytes must not be used for the zkey of identity `zkey_id` ("" when it is
-// sound): magic, version, header digest, sizes, identity, body digest, then the arrays themselves
-// (row pointers rising from 0 to nnz, columns below n_vars), since they index memory.
-std::string verify(const uint8_t* image, uint64_t size, const Digest& zkey_id);
+// sound), in two steps so that a stale or foreign file is turned down before its body is read.
+// The header: magic, version, header digest, identity, sizes.
+std::string verify_header(const uint8_t* image, uint64_t size, const Digest& zkey_id);
+// Then the body: its digest, and the arrays themselves (row pointers rising from 0 to nnz, columns
+// below n_vars), since the evaluator indexes memory with them.
+std::string verify_body(const uint8_t* image);
 
 }  // namespace cuzk::csr_image

@@ -1,14 +1,14 @@
 // The compiled constraint evaluator cached on disk (ConstraintEvaluator::open_cached): every
 // synthesis worker maps one read-only file instead of compiling the matrices into memory of its own.
 //
-// A cache file is trusted only after it has passed every check in csr_image::verify, each time it is
-// opened: it belongs to the zkey as the zkey is now (a digest of the zkey's header and coefficient
-// sections: content, not file metadata, so a key replaced by one of the same size and time, or a
-// recycled inode, is still noticed, and a key copied elsewhere is not rebuilt), and its bytes have
-// the checksum they were written with. Files are never written in place: a builder writes a
-// temporary file under an flock and renames it over the old one, so that a process that still maps
-// the old file keeps a consistent copy. Nothing is fsynced: a file torn by a crash fails its
-// checksum at the next start and is rebuilt.
+// A cache file is trusted only after it has passed every check in csr_image::verify_header and
+// verify_body, each time it is opened: it belongs to the zkey as the zkey is now (a digest of the
+// zkey's header and coefficient sections: content, not file metadata, so a key replaced by one of
+// the same size and time, or a recycled inode, is still noticed, and a key copied elsewhere is not
+// rebuilt), and its bytes have the checksum they were written with. Files are never written in
+// place: a builder writes a temporary file under an flock and renames it over the old one, so that
+// a process that still maps the old file keeps a consistent copy. Nothing is fsynced: a file torn
+// by a crash fails its checksum at the next start and is rebuilt.
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -84,7 +84,7 @@ void seal(uint8_t* image) {
   std::memcpy(image, &h, sizeof h);
 }
 
-std::string verify(const uint8_t* image, uint64_t size, const Digest& zkey_id) {
+std::string verify_header(const uint8_t* image, uint64_t size, const Digest& zkey_id) {
   Header h;
   if (size < sizeof h) return "truncated: " + std::to_string(size) + " bytes, shorter than the header";
   std::memcpy(&h, image, sizeof h);
@@ -98,7 +98,14 @@ std::string verify(const uint8_t* image, uint64_t size, const Digest& zkey_id) {
     return "inconsistent header (sizes do not match the counts)";
   if (size != L.total)
     return "size " + std::to_string(size) + " bytes, the header says " + std::to_string(L.total) + " (truncated?)";
-  if (!(blocked_hash(image + kHeaderBytes, size - kHeaderBytes) == h.body)) return "body checksum mismatch";
+  return "";
+}
+
+std::string verify_body(const uint8_t* image) {
+  Header h;
+  std::memcpy(&h, image, sizeof h);
+  const Layout L = layout(h.n_rows, h.a_nnz, h.b_nnz);
+  if (!(blocked_hash(image + kHeaderBytes, L.total - kHeaderBytes) == h.body)) return "body checksum mismatch";
   // The evaluator indexes w and the arrays with these, so they are checked even under a good checksum.
   for (auto [rp_off, col_off, nnz, name] : {std::tuple{L.a_row_ptr, L.a_col, h.a_nnz, "A"},
                                             std::tuple{L.b_row_ptr, L.b_col, h.b_nnz, "B"}}) {
@@ -178,11 +185,13 @@ std::optional<ConstraintEvaluator> try_open(const std::string& path, const Diges
     return std::nullopt;
   }
   auto map = std::make_shared<Mapping>(p, (size_t)st.st_size);
+  why = csr_image::verify_header(map->bytes(), map->n, zkey_id);
+  if (!why.empty()) return std::nullopt;
 #ifdef MADV_POPULATE_READ
   // One call maps every page (they are read right away by the checks, then by every evaluation).
   ::madvise(p, map->n, MADV_POPULATE_READ);
 #endif
-  why = csr_image::verify(map->bytes(), map->n, zkey_id);
+  why = csr_image::verify_body(map->bytes());
   if (!why.empty()) return std::nullopt;
   ConstraintEvaluator ev;
   csr_image::attach(ev, map->bytes());
