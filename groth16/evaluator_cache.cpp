@@ -187,8 +187,11 @@ std::optional<ConstraintEvaluator> try_open(const std::string& path, const Diges
   auto map = std::make_shared<Mapping>(p, (size_t)st.st_size);
   why = csr_image::verify_header(map->bytes(), map->n, zkey_id);
   if (!why.empty()) return std::nullopt;
+  // Huge mappings where the page cache holds large folios (the evaluator streams the arrays for every
+  // partition); then one call maps every page (read right away by the checks, then by every
+  // evaluation). Both are advice: kernels without them map small pages on first touch.
+  ::madvise(p, map->n, MADV_HUGEPAGE);
 #ifdef MADV_POPULATE_READ
-  // One call maps every page (they are read right away by the checks, then by every evaluation).
   ::madvise(p, map->n, MADV_POPULATE_READ);
 #endif
   why = csr_image::verify_body(map->bytes());
@@ -221,6 +224,7 @@ void build(const ZKey& zk, const Digest& zkey_id, const std::string& path) {
     void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
     if (p == MAP_FAILED) io_fail(tmp, "cannot map");
     Mapping map(p, total);
+    ::madvise(p, total, MADV_HUGEPAGE);  // asks for large page-cache folios, which readers can map huge
     auto* image = static_cast<uint8_t*>(p);
     csr_image::fill(zk, a_nnz, b_nnz, image);
     csr_image::Header h;
