@@ -1,6 +1,5 @@
-// The constraint evaluator of a real zkey: compiled into memory of its own (what every synthesis
-// worker did at start) against mapped from the shared cache file (open_cached), both to open and to
-// evaluate a = A*w, b = B*w, c = a o b into a slot.
+// The constraint evaluator of a real zkey: compiled into memory of its own against mapped from the
+// shared cache file (open_cached), both to open and to evaluate a = A*w, b = B*w, c = a o b into a slot.
 //   CUZK_BENCH_ZKEY=<key.zkey> cuzk_microbench --benchmark_filter=Eval   (skipped without a key;
 //   bench/synth_memory.sh leaves a 2^22 one in build/bench-synth-memory/k22/circuit.zkey)
 // Threads follow CUZK_THREADS (default all CPUs); the cache lives in $TMPDIR while the run lasts.
@@ -51,7 +50,7 @@ bool setup(benchmark::State& st) {
   return zkey_path() != nullptr;
 }
 
-// What a worker did at start before the cache: read section 4 and compile.
+// Compiling in memory (the CLI's path, and open_cached's fallback): read section 4 and build the CSR.
 void BM_EvalOpenCompile(benchmark::State& st) {
   if (!setup(st)) return;
   CpuMeter m{st};

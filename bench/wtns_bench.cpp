@@ -1,5 +1,5 @@
-// Reading a .wtns into a synthesis slot, from the page cache: the whole old path (read_wtns into a
-// vector, then a copy into the slot), its phases one by one, and read_wtns_into.
+// Reading a .wtns into a synthesis slot, from the page cache: through a vector (read_wtns, then a
+// copy into the slot), that path's phases one by one, and read_wtns_into straight into the slot.
 //   cuzk_microbench --benchmark_filter=Wtns   (threads follow CUZK_THREADS, default all CPUs)
 // The witness is 2^k random values written to $TMPDIR once per size (CUZK_BENCH_WTNS names an
 // existing file instead; its own count is used then). The destination stands for a slot after its
@@ -92,8 +92,8 @@ struct Meter {
   }
 };
 
-// What a synthesis worker did before read_wtns_into: read_wtns, then std::copy into the slot.
-void BM_WtnsOldPath(benchmark::State& st) {
+// Through a vector: read_wtns, then std::copy into the slot.
+void BM_WtnsViaVector(benchmark::State& st) {
   apply_threads();
   const WtnsFile& f = witness_file((int)st.range(0));
   Slot& slot = Slot::of(f);
@@ -116,7 +116,8 @@ void BM_WtnsPhaseMap(benchmark::State& st) {
   }
 }
 
-// Alloc: the fresh vector (huge-page advice, populated by the kernel, which clears every page), and its release.
+// Alloc: the fresh vector (huge-page advice, populated and cleared by the kernel, then zero-filled by
+// the vector's value-initialisation), and its release.
 void BM_WtnsPhaseAlloc(benchmark::State& st) {
   apply_threads();
   const WtnsFile& f = witness_file((int)st.range(0));
@@ -162,7 +163,7 @@ void BM_WtnsPhaseCopy(benchmark::State& st) {
   }
 }
 
-// Now: pread in blocks into the slot on every thread, converted in place.
+// Straight into the slot: pread in blocks on every thread, converted in place.
 void BM_WtnsReadInto(benchmark::State& st) {
   apply_threads();
   const WtnsFile& f = witness_file((int)st.range(0));
@@ -176,7 +177,7 @@ void BM_WtnsReadInto(benchmark::State& st) {
 
 }  // namespace
 
-BENCHMARK(BM_WtnsOldPath)->Arg(22)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_WtnsViaVector)->Arg(22)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WtnsPhaseMap)->Arg(22)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WtnsPhaseAlloc)->Arg(22)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WtnsPhaseConvert)->Arg(22)->Unit(benchmark::kMillisecond)->UseRealTime();
