@@ -11,6 +11,7 @@
 #              WORK (<build>/bench-vs-snarkjs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 
 BUILD_DIR="${BUILD_DIR:-build}"
 CUZK="$BUILD_DIR/bin/cuzk"
@@ -46,14 +47,7 @@ cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 rows=()
 for k in "${sizes[@]}"; do
   d="$WORK/k$k"
-  mkdir -p "$d"
-  if [ ! -f "$d/circuit.zkey" ] || [ ! -f "$d/witness.wtns" ]; then
-    echo "[bench] 2^$k: generating circuit and key (cached in $d)"
-    "$CUZK" gen-circuit "$k" "$d/circuit.r1cs" "$d/witness.wtns" --seed 1 >"$d/gen.log" 2>&1
-    "$CUZK" setup "$d/circuit.r1cs" "$d/circuit.zkey.tmp" --seed bench >"$d/setup.log" 2>&1
-    mv "$d/circuit.zkey.tmp" "$d/circuit.zkey"
-    "$CUZK" export vk "$d/circuit.zkey" "$d/vk.json" >"$d/export.log" 2>&1
-  fi
+  bench_circuit "$CUZK" "$d" "$k"
 
   # The two provers take turns (cuzk, snarkjs, cuzk, ...), so that both see the same minutes of a
   # shared machine whose speed drifts; the extra cuzk runs come after the last snarkjs run. cuzk

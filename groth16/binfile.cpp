@@ -24,25 +24,33 @@ std::string section_name(uint32_t id, const char* label) {
 // ---------------------------------------------------------------------------------------------
 // MappedFile
 
-MappedFile::MappedFile(const std::string& path) {
+// Opens path read-only, refusing a directory (and, with regular_only, anything but a regular file);
+// st receives its fstat. Throws FormatError naming the file.
+static int open_input(const std::string& path, struct stat& st, bool regular_only) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, "open", std::strerror(errno));
-  struct stat st;
   if (::fstat(fd, &st) != 0) {
     int e = errno;
     ::close(fd);
     fail(path, "open", std::strerror(e));
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (S_ISDIR(st.st_mode) || (regular_only && !S_ISREG(st.st_mode))) {
     ::close(fd);
-    fail(path, "open", "is a directory");
+    fail(path, "open", S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
   }
+  return fd;
+}
+
+MappedFile::MappedFile(const std::string& path, MapMode mode) {
+  struct stat st;
+  int fd = open_input(path, st, false);
   if (S_ISREG(st.st_mode)) {
     size_ = (uint64_t)st.st_size;
     if (size_ > 0) {
       // MAP_POPULATE maps the whole (usually cached) file in one call instead of one fault per
       // 64 KiB read-around window as the decoders walk it.
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      const int populate = mode == MapMode::Populate ? MAP_POPULATE : 0;
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | populate, fd, 0);
       if (p != MAP_FAILED) {
         data_ = static_cast<const uint8_t*>(p);
         mapped_ = true;
@@ -124,41 +132,54 @@ static std::string magic_mismatch(const uint8_t* m, const char* expected) {
   return std::string("bad magic: not a .") + expected + " file";
 }
 
-Reader::Reader(const std::string& path, const char* magic, uint32_t version)
-    : path_(path), file_(std::make_shared<const MappedFile>(path)) {
-  const uint8_t* d = file_->data();
-  uint64_t n = file_->size();
+std::vector<SectionInfo> parse_container(const std::string& path, uint64_t n, const char* magic, uint32_t version,
+                                         const std::function<void(uint64_t, size_t, void*)>& read_at) {
   if (n < 12)
-    fail("header", "the file is " + std::to_string(n) + " bytes, shorter than the 12-byte header (magic, version, section count)");
-  if (std::memcmp(d, magic, 4) != 0)
-    fail("header", magic_mismatch(d, magic));
+    fail(path, "header",
+         "the file is " + std::to_string(n) + " bytes, shorter than the 12-byte header (magic, version, section count)");
+  uint8_t head[12];
+  read_at(0, 12, head);
+  if (std::memcmp(head, magic, 4) != 0) fail(path, "header", magic_mismatch(head, magic));
   uint32_t ver, count;
-  std::memcpy(&ver, d + 4, 4);
-  std::memcpy(&count, d + 8, 4);
+  std::memcpy(&ver, head + 4, 4);
+  std::memcpy(&count, head + 8, 4);
   if (ver != version)
-    fail("header", "version " + std::to_string(ver) + " is not supported (expected " + std::to_string(version) + ")");
+    fail(path, "header", "version " + std::to_string(ver) + " is not supported (expected " + std::to_string(version) + ")");
   uint64_t pos = 12;
   std::set<uint32_t> seen;
+  std::vector<SectionInfo> sections;
   for (uint32_t i = 0; i < count; i++) {
     if (n - pos < 12)
-      fail("section table", "the file ends after " + std::to_string(i) + " of the " + std::to_string(count) +
-                                " sections the header announces (truncated?)");
+      fail(path, "section table",
+           "the file ends after " + std::to_string(i) + " of the " + std::to_string(count) +
+               " sections the header announces (truncated?)");
+    uint8_t sh[12];
+    read_at(pos, 12, sh);
     SectionInfo s;
-    std::memcpy(&s.id, d + pos, 4);
-    std::memcpy(&s.size, d + pos + 4, 8);
+    std::memcpy(&s.id, sh, 4);
+    std::memcpy(&s.size, sh + 4, 8);
     pos += 12;
     std::string where = "section " + std::to_string(s.id);
     if (s.size > n - pos)
-      fail(where, "size " + std::to_string(s.size) + " extends past the end of the file (only " +
-                      std::to_string(n - pos) + " bytes left; truncated?)");
-    if (!seen.insert(s.id).second) fail(where, "appears twice");
+      fail(path, where,
+           "size " + std::to_string(s.size) + " extends past the end of the file (only " + std::to_string(n - pos) +
+               " bytes left; truncated?)");
+    if (!seen.insert(s.id).second) fail(path, where, "appears twice");
     s.offset = pos;
     pos += s.size;
-    sections_.push_back(s);
+    sections.push_back(s);
   }
   if (pos != n)
-    fail("trailing data", std::to_string(n - pos) + " bytes after the last of the " + std::to_string(count) +
-                              " sections");
+    fail(path, "trailing data",
+         std::to_string(n - pos) + " bytes after the last of the " + std::to_string(count) + " sections");
+  return sections;
+}
+
+Reader::Reader(const std::string& path, const char* magic, uint32_t version, MapMode mode)
+    : path_(path), file_(std::make_shared<const MappedFile>(path, mode)) {
+  const uint8_t* d = file_->data();
+  sections_ = parse_container(path, file_->size(), magic, version,
+                              [d](uint64_t off, size_t n, void* out) { std::memcpy(out, d + off, n); });
 }
 
 const SectionInfo* Reader::find(uint32_t id) const {
@@ -171,6 +192,39 @@ Cursor Reader::section(uint32_t id, const std::string& name) const {
   const SectionInfo* s = find(id);
   if (!s) fail(name, "missing");
   return Cursor(path_, name, file_->data() + s->offset, s->size);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PreadFile
+
+PreadFile::PreadFile(const std::string& path) : path_(path) {
+  struct stat st;
+  fd_ = open_input(path, st, true);
+  size_ = (uint64_t)st.st_size;
+}
+
+PreadFile::~PreadFile() { ::close(fd_); }
+
+void PreadFile::read_at(uint64_t offset, size_t n, void* out, const std::string& where) const {
+  auto* p = static_cast<uint8_t*>(out);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t k = ::pread(fd_, p + done, n - done, (off_t)(offset + done));
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      fail(path_, where, std::string("read failed: ") + std::strerror(errno));
+    }
+    if (k == 0)
+      fail(path_, where,
+           "the file ends at byte " + std::to_string(offset + done) + ", before the " + std::to_string(n) +
+               " bytes at offset " + std::to_string(offset) + " (truncated while it was read?)");
+    done += (size_t)k;
+  }
+}
+
+std::vector<SectionInfo> PreadFile::sections(const char* magic, uint32_t version) const {
+  return parse_container(path_, size_, magic, version,
+                         [this](uint64_t off, size_t n, void* out) { read_at(off, n, out, "header"); });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -31,10 +31,15 @@ static_assert(sizeof(Fq) == 48 && sizeof(G1Affine) == 96 && sizeof(G2Affine) == 
 // Throws FormatError("<path>: <where>: <what>").
 [[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what);
 
+// How a regular file is mapped. Populate faults every page in at once, for decoders that walk the
+// whole file (one call instead of a fault per read-around window). Lazy maps without touching, for
+// callers that read the header and a few sections of a file of gigabytes (a zkey's coefficients).
+enum class MapMode { Populate, Lazy };
+
 // A read-only view of a whole file: mmap for regular files, a heap copy otherwise.
 class MappedFile {
  public:
-  explicit MappedFile(const std::string& path);
+  explicit MappedFile(const std::string& path, MapMode mode = MapMode::Populate);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -81,11 +86,17 @@ class Cursor {
   uint64_t pos_ = 0;
 };
 
+// Checks the container of a file of `size` bytes against `magic` and `version` (every section inside
+// the file, no duplicate ids, nothing after the last one) and returns its sections in file order.
+// read_at(offset, n, out) supplies the bytes (n <= 12, always inside the file). Throws FormatError.
+std::vector<SectionInfo> parse_container(const std::string& path, uint64_t size, const char* magic, uint32_t version,
+                                         const std::function<void(uint64_t, size_t, void*)>& read_at);
+
 // A parsed container over a mapped file.
 class Reader {
  public:
   // Maps the file and checks the container against `magic` ("zkey") and `version`; throws FormatError.
-  Reader(const std::string& path, const char* magic, uint32_t version);
+  Reader(const std::string& path, const char* magic, uint32_t version, MapMode mode = MapMode::Populate);
   const std::string& path() const { return path_; }
   const std::vector<SectionInfo>& sections() const { return sections_; }  // file order
   const SectionInfo* find(uint32_t id) const;
@@ -100,6 +111,29 @@ class Reader {
   std::string path_;
   std::shared_ptr<const MappedFile> file_;
   std::vector<SectionInfo> sections_;
+};
+
+// A regular file read with pread at given offsets, for readers that copy its bytes straight into
+// memory of the caller's (a shared-memory slot) from several threads: no mapping to fault in or to
+// tear down, and a file that shrinks while it is read gives an error instead of a SIGBUS.
+class PreadFile {
+ public:
+  explicit PreadFile(const std::string& path);  // throws FormatError (missing, a directory, not a regular file)
+  ~PreadFile();
+  PreadFile(const PreadFile&) = delete;
+  PreadFile& operator=(const PreadFile&) = delete;
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // Reads exactly n bytes at offset into out; throws FormatError naming the file and `where` on an I/O
+  // error or when the file ends first (it was truncated after it was opened).
+  void read_at(uint64_t offset, size_t n, void* out, const std::string& where) const;
+  // The container, checked as Reader checks it.
+  std::vector<SectionInfo> sections(const char* magic, uint32_t version) const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
 };
 
 // Streams a container whose section sizes are known before each section starts.

@@ -1,19 +1,26 @@
-// a = A*w and b = B*w from the zkey's section-4 coefficients, as two CSR matrices.
+// a = A*w and b = B*w from the zkey's section-4 coefficients, as two CSR matrices laid out in one
+// image (csr_image.hpp) that lives in memory of its own or in a mapped cache file.
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "csr_image.hpp"
 #include "hugepages.hpp"
 #include "parallel.hpp"
 #include "prover.hpp"
 
 namespace cuzk {
+
+namespace csr_image {
+
 namespace {
+
+constexpr uint64_t align64(uint64_t x) { return (x + 63) & ~uint64_t(63); }
 
 // Builds one CSR matrix from the coefficients of `matrix` by a counting pass and a placement pass;
 // within a row the entries keep the zkey's order (the sum does not depend on it).
-void build_csr(const ZKey& zk, uint32_t matrix, std::vector<uint32_t>& row_ptr, HugeVec<uint32_t>& col,
-               HugeVec<Fr>& val) {
-  row_ptr.assign(zk.domain_size + 1, 0);
+void build_csr(const ZKey& zk, uint32_t matrix, uint32_t* row_ptr, uint32_t* col, Fr* val) {
+  std::memset(row_ptr, 0, (zk.domain_size + size_t(1)) * sizeof(uint32_t));
   for (const ZKeyCoef& e : zk.coefs) {
     if (e.matrix != matrix) continue;
     if (e.constraint >= zk.domain_size || e.signal >= zk.n_vars)
@@ -24,9 +31,7 @@ void build_csr(const ZKey& zk, uint32_t matrix, std::vector<uint32_t>& row_ptr, 
     row_ptr[e.constraint + 1]++;
   }
   for (uint32_t i = 0; i < zk.domain_size; i++) row_ptr[i + 1] += row_ptr[i];
-  resize_huge(col, row_ptr.back());
-  resize_huge(val, row_ptr.back());
-  std::vector<uint32_t> cursor(row_ptr.begin(), row_ptr.end() - 1);
+  std::vector<uint32_t> cursor(row_ptr, row_ptr + zk.domain_size);
   for (const ZKeyCoef& e : zk.coefs) {
     if (e.matrix != matrix) continue;
     uint32_t p = cursor[e.constraint]++;
@@ -35,9 +40,91 @@ void build_csr(const ZKey& zk, uint32_t matrix, std::vector<uint32_t>& row_ptr, 
   }
 }
 
+}  // namespace
+
+Layout layout(uint32_t n_rows, uint64_t a_nnz, uint64_t b_nnz) {
+  Layout L;
+  uint64_t at = kHeaderBytes;
+  auto take = [&](uint64_t bytes) {
+    uint64_t off = at;
+    at = align64(at + bytes);
+    return off;
+  };
+  L.a_row_ptr = take((n_rows + uint64_t(1)) * sizeof(uint32_t));
+  L.b_row_ptr = take((n_rows + uint64_t(1)) * sizeof(uint32_t));
+  L.a_col = take(a_nnz * sizeof(uint32_t));
+  L.b_col = take(b_nnz * sizeof(uint32_t));
+  L.a_val = take(a_nnz * sizeof(Fr));
+  L.b_val = take(b_nnz * sizeof(Fr));
+  L.total = at;
+  return L;
+}
+
+void count_nnz(const ZKey& zk, uint64_t& a_nnz, uint64_t& b_nnz) {
+  a_nnz = b_nnz = 0;
+  for (const ZKeyCoef& e : zk.coefs) (e.matrix == 0 ? a_nnz : b_nnz)++;
+}
+
+void fill(const ZKey& zk, uint64_t a_nnz, uint64_t b_nnz, uint8_t* image) {
+  if (a_nnz > UINT32_MAX || b_nnz > UINT32_MAX)
+    throw std::invalid_argument("zkey has more than 2^32 - 1 coefficients in one matrix");
+  const Layout L = layout(zk.domain_size, a_nnz, b_nnz);
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.version = kVersion;
+  h.header_bytes = kHeaderBytes;
+  h.n_rows = zk.domain_size;
+  h.n_vars = zk.n_vars;
+  h.a_nnz = a_nnz;
+  h.b_nnz = b_nnz;
+  h.total_bytes = L.total;
+  std::memset(image, 0, kHeaderBytes);
+  std::memcpy(image, &h, sizeof h);
+  auto at = [&](uint64_t off) { return image + off; };
+  // A and B are independent: one thread each.
+  parallel_for(
+      2,
+      [&](size_t b, size_t e, size_t) {
+        for (size_t m = b; m < e; m++)
+          if (m == 0)
+            build_csr(zk, 0, (uint32_t*)at(L.a_row_ptr), (uint32_t*)at(L.a_col), (Fr*)at(L.a_val));
+          else
+            build_csr(zk, 1, (uint32_t*)at(L.b_row_ptr), (uint32_t*)at(L.b_col), (Fr*)at(L.b_val));
+      },
+      2);
+  // The alignment gaps are part of the checksummed body: zero them.
+  for (auto [end, next] : {std::pair{L.a_row_ptr + (zk.domain_size + uint64_t(1)) * 4, L.b_row_ptr},
+                           {L.b_row_ptr + (zk.domain_size + uint64_t(1)) * 4, L.a_col},
+                           {L.a_col + a_nnz * 4, L.b_col},
+                           {L.b_col + b_nnz * 4, L.a_val},
+                           {L.a_val + a_nnz * sizeof(Fr), L.b_val},
+                           {L.b_val + b_nnz * sizeof(Fr), L.total}})
+    std::memset(at(end), 0, next - end);
+}
+
+void attach(ConstraintEvaluator& ev, const uint8_t* image) {
+  Header h;
+  std::memcpy(&h, image, sizeof h);
+  const Layout L = layout(h.n_rows, h.a_nnz, h.b_nnz);
+  ev.n_rows = h.n_rows;
+  ev.n_vars = h.n_vars;
+  auto u32s = [&](uint64_t off, uint64_t n) { return std::span<const uint32_t>((const uint32_t*)(image + off), n); };
+  auto frs = [&](uint64_t off, uint64_t n) { return std::span<const Fr>((const Fr*)(image + off), n); };
+  ev.a_row_ptr = u32s(L.a_row_ptr, h.n_rows + uint64_t(1));
+  ev.b_row_ptr = u32s(L.b_row_ptr, h.n_rows + uint64_t(1));
+  ev.a_col = u32s(L.a_col, h.a_nnz);
+  ev.b_col = u32s(L.b_col, h.b_nnz);
+  ev.a_val = frs(L.a_val, h.a_nnz);
+  ev.b_val = frs(L.b_val, h.b_nnz);
+}
+
+}  // namespace csr_image
+
+namespace {
+
 // One row of M*w. Coefficients equal to one (most of them in circom output) skip the multiply.
-Fr row_dot(const std::vector<uint32_t>& row_ptr, const HugeVec<uint32_t>& col, const HugeVec<Fr>& val,
-           const Fr* w, size_t row, const Fr& one) {
+Fr row_dot(std::span<const uint32_t> row_ptr, std::span<const uint32_t> col, std::span<const Fr> val, const Fr* w,
+           size_t row, const Fr& one) {
   Fr acc = Fr::zero();
   for (uint32_t p = row_ptr[row]; p < row_ptr[row + 1]; p++) acc += val[p] == one ? w[col[p]] : val[p] * w[col[p]];
   return acc;
@@ -46,20 +133,14 @@ Fr row_dot(const std::vector<uint32_t>& row_ptr, const HugeVec<uint32_t>& col, c
 }  // namespace
 
 ConstraintEvaluator ConstraintEvaluator::compile(const ZKey& zk) {
+  uint64_t a_nnz, b_nnz;
+  csr_image::count_nnz(zk, a_nnz, b_nnz);
+  auto image = std::make_shared<HugeVec<uint8_t>>();
+  resize_huge(*image, csr_image::layout(zk.domain_size, a_nnz, b_nnz).total);
+  csr_image::fill(zk, a_nnz, b_nnz, image->data());
   ConstraintEvaluator ev;
-  ev.n_rows = zk.domain_size;
-  ev.n_vars = zk.n_vars;
-  // A and B are independent: one thread each (the compile is otherwise a serial ~20 ms at 2^16).
-  parallel_for(
-      2,
-      [&](size_t b, size_t e, size_t) {
-        for (size_t m = b; m < e; m++)
-          if (m == 0)
-            build_csr(zk, 0, ev.a_row_ptr, ev.a_col, ev.a_val);
-          else
-            build_csr(zk, 1, ev.b_row_ptr, ev.b_col, ev.b_val);
-      },
-      2);
+  csr_image::attach(ev, image->data());
+  ev.storage = std::move(image);
   return ev;
 }
 

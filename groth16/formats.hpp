@@ -154,8 +154,14 @@ ZKey read_zkey_coefficients(const std::string& path);
 
 // A witness (.wtns v2): w[0] = 1, then outputs, public inputs, private inputs, internal signals.
 std::vector<Fr> read_wtns(const std::string& path);
+// The same values, checked the same way, straight into dest (n_expected of them, e.g. a shared-memory
+// slot's w): the file is read with pread in blocks spread over thread_count() threads and converted
+// in place, with no mapping and no intermediate vector. Only for regular files. Throws FormatError
+// naming the file when its nWitness is not n_expected, when it is shorter than its header says (also
+// when it shrinks while being read), or when a value is not canonical; dest is then partly written.
+void read_wtns_into(const std::string& path, Fr* dest, size_t n_expected);
 void write_wtns(const std::string& path, const std::vector<Fr>& w);
-uint32_t read_wtns_count(const std::string& path);  // header only
+uint32_t read_wtns_count(const std::string& path);  // header only (a few small reads)
 
 // One linear combination: sum of coeff * w[wire].
 struct LinearTerm {

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -11,14 +12,42 @@
 
 namespace cuzk {
 
-// The A and B matrices compiled once from zkey section 4 into CSR (row-major), so that
-// a = A*w and b = B*w are one pass over contiguous memory per row.
+// Where ConstraintEvaluator::open_cached found its matrices, for the caller's log.
+struct EvaluatorCacheReport {
+  enum class Outcome {
+    Hit,       // a valid cache file for this zkey was mapped
+    Built,     // compiled from the zkey and written to the cache (reason says why it was not usable)
+    Uncached,  // compiled in memory because the cache directory could not be used (reason says why)
+  };
+  Outcome outcome = Outcome::Hit;
+  std::string path;    // the cache file
+  std::string reason;  // empty for a plain hit
+  ZKeyHeader zkey{};   // the header of the zkey the matrices come from
+  double ms = 0;       // wall time of open_cached
+};
+
+// The A and B matrices compiled once from zkey section 4 into CSR (row-major), so that a = A*w and
+// b = B*w are one pass over contiguous memory per row. The arrays are read-only views into storage
+// the evaluator shares with its copies: memory of its own (compile), or a cache file mapped
+// MAP_SHARED (open_cached), so that every process that opens one cache uses one copy of it in the
+// page cache.
 struct ConstraintEvaluator {
   uint32_t n_rows = 0, n_vars = 0;
-  std::vector<uint32_t> a_row_ptr, b_row_ptr;  // CSR of A and B
-  HugeVec<uint32_t> a_col, b_col;
-  HugeVec<Fr> a_val, b_val;
+  std::span<const uint32_t> a_row_ptr, b_row_ptr;  // CSR of A and B: n_rows + 1 each
+  std::span<const uint32_t> a_col, b_col;
+  std::span<const Fr> a_val, b_val;
+  std::shared_ptr<const void> storage;  // keeps the arrays alive
+
   static ConstraintEvaluator compile(const ZKey& zk);
+  // The evaluator of the zkey at zkey_path from its cache file in cache_dir
+  // (<cache_dir>/<zkey file stem>-<hash of the zkey's path>.csr), made there first when it is missing
+  // or does not belong to the zkey as it is now, or fails its checks (magic, version, sizes, checksums,
+  // indices in range). Concurrent callers, also in other processes, build it once: the builder holds
+  // an flock on <file>.lock and renames a finished temporary file into place. Where the directory
+  // cannot be used (permissions, a full disk), compiles in memory instead and says so in the report.
+  // Throws FormatError for a malformed zkey.
+  static ConstraintEvaluator open_cached(const std::string& zkey_path, const std::string& cache_dir,
+                                         EvaluatorCacheReport* report = nullptr);
   // Fills a, b, c (each domain_size long; c = a o b). Threaded. Throws if w.size() != n_vars.
   void evaluate(const std::vector<Fr>& w, std::vector<Fr>& a, std::vector<Fr>& b, std::vector<Fr>& c) const;
   // The same into caller-owned memory (a shared-memory slot): w has n_vars entries, a/b/c n_rows each.

@@ -9,6 +9,7 @@
 #include "formats.hpp"
 #include "hugepages.hpp"
 #include "parallel.hpp"
+#include "zkey_reader.hpp"
 
 namespace cuzk {
 
@@ -169,10 +170,10 @@ static ZKey zkey_with_header(const Layout& L) {
   return zk;
 }
 
-ZKeyHeader read_zkey_header(const std::string& path) {
-  Reader r(path, "zkey", 1);
-  return parse_layout(r).h;
-}
+ZKeyHeader read_zkey_header(const Reader& r) { return parse_layout(r).h; }
+
+// Only the header and the section table are touched, so the multi-gigabyte key is not read in.
+ZKeyHeader read_zkey_header(const std::string& path) { return read_zkey_header(Reader(path, "zkey", 1, MapMode::Lazy)); }
 
 ZKey read_zkey(const std::string& path, ZKeyMemory mem) {
   Reader r(path, "zkey", 1);
@@ -213,8 +214,12 @@ void wait_points_checked(const ZKey& zk) {
   if (zk.points_checked.valid()) zk.points_checked.get();
 }
 
+// Lazily mapped: section 4 is read as it is decoded, and the point sections not at all.
 ZKey read_zkey_coefficients(const std::string& path) {
-  Reader r(path, "zkey", 1);
+  return read_zkey_coefficients(Reader(path, "zkey", 1, MapMode::Lazy));
+}
+
+ZKey read_zkey_coefficients(const Reader& r) {
   Layout L = parse_layout(r);
   ZKey zk = zkey_with_header(L);
   zk.coefs = decode_coefs(r, L);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -75,11 +76,18 @@ class SynthWorker {
     auto c = std::make_unique<Circuit>();
     c->name = cc.name;
     {
-      ZKey zk = read_zkey_coefficients(cc.zkey);  // the key's points are not needed here
-      c->n_vars = zk.n_vars;
-      c->n_public = zk.n_public;
-      c->domain_size = zk.domain_size;
-      c->ev = ConstraintEvaluator::compile(zk);
+      // Mapped from the cache file that every worker shares (built by the first worker to get here).
+      EvaluatorCacheReport rep;
+      const std::string dir = (std::filesystem::path(cfg_.daemon.state_dir) / "evaluator").string();
+      c->ev = ConstraintEvaluator::open_cached(cc.zkey, dir, &rep);
+      c->n_vars = rep.zkey.n_vars;
+      c->n_public = rep.zkey.n_public;
+      c->domain_size = rep.zkey.domain_size;
+      using O = EvaluatorCacheReport::Outcome;
+      const char* what = rep.outcome == O::Built ? "built" : rep.outcome == O::Hit ? "mapped" : "NOT cached, compiled in memory";
+      if (!rep.reason.empty())
+        std::fprintf(stderr, "cuzk-synth-worker: circuit %s: evaluator %s (%s) in %.0f ms: %s\n", cc.name.c_str(), what,
+                     rep.path.c_str(), rep.ms, rep.reason.c_str());
     }
     if (!cc.r1cs.empty()) {
       c->r1cs = std::make_unique<R1cs>(read_r1cs(cc.r1cs));
@@ -195,23 +203,19 @@ class SynthWorker {
       const auto& hdr = seg->header();
       if (c.n_vars > hdr.max_vars || c.domain_size > hdr.max_domain)
         throw std::runtime_error("circuit " + c.name + " does not fit the slot ring");
+      Fr* w = seg->w(req.slot);  // the witness goes straight into the slot
       if (from_inputs) {
         witness_from_inputs(c, path, *seg, req.slot, h);
       } else {
-        std::vector<Fr> w;
         try {
-          w = read_wtns(path);
+          read_wtns_into(path, w, c.n_vars);
         } catch (const FormatError& e) {
           throw BadInput(e.what());
         } catch (const std::invalid_argument& e) {
           throw BadInput(e.what());
         }
-        if (w.size() != c.n_vars)
-          throw BadInput("witness " + path + " has " + std::to_string(w.size()) + " values, circuit " + c.name +
-                         " expects nVars=" + std::to_string(c.n_vars) + " (a witness of another circuit?)");
-        std::copy(w.begin(), w.end(), seg->w(req.slot));
       }
-      if (c.r1cs) check_satisfied(c, seg->w(req.slot), path);
+      if (c.r1cs) check_satisfied(c, w, path);
       const uint64_t t1 = monotonic_ns();
       witness_ms = double(t1 - tw) / 1e6;
       // Test hook: stretch synthesis so that process tests can kill a worker in the middle of it.
@@ -221,7 +225,7 @@ class SynthWorker {
       }
       check_cancel(h);
       const uint64_t t2 = monotonic_ns();
-      c.ev.evaluate_into(seg->w(req.slot), seg->a(req.slot), seg->b(req.slot), seg->c(req.slot));
+      c.ev.evaluate_into(w, seg->a(req.slot), seg->b(req.slot), seg->c(req.slot));
       eval_ms = double(monotonic_ns() - t2) / 1e6;
       check_cancel(h);
       h.n_vars = c.n_vars;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -15,7 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "groth16/binfile.hpp"
 #include "groth16/formats.hpp"
+#include "groth16/parallel.hpp"
 #include "math/encoding.hpp"
 
 using namespace cuzk;
@@ -538,33 +541,99 @@ TEST(FormatsWtns, ReadsAndRoundTripsReferenceWitnesses) {
   EXPECT_EQ(pub[1], w[2]);
 }
 
+// read_wtns and read_wtns_into reject every malformed witness with the same message.
 TEST(FormatsWtns, RejectsMalformedWitnesses) {
   REQUIRE_REFERENCE();
   const Bytes base = slurp(kCeremony + "/witness.wtns");
+  std::vector<Fr> dest(3972);
+  auto both = [&](const std::string& name, std::initializer_list<std::string> needles) {
+    SCOPED_TRACE(name);
+    std::string msg;
+    expect_format_error([&] { read_wtns(tmp(name)); }, needles);
+    try {
+      read_wtns(tmp(name));
+    } catch (const FormatError& e) {
+      msg = e.what();
+    }
+    expect_format_error([&] { read_wtns_into(tmp(name), dest.data(), dest.size()); }, {msg});
+  };
   auto wcase = [&](const std::string& name, const std::function<void(Container&)>& corrupt,
                    std::initializer_list<std::string> needles) {
     Container c = Container::parse(base);
     corrupt(c);
     spit(tmp(name), c.serialize());
-    SCOPED_TRACE(name);
-    expect_format_error([&] { read_wtns(tmp(name)); }, needles);
+    both(name, needles);
   };
   wcase("prime.wtns", [](Container& c) { c.sec(1)[5] ^= 1; }, {"prime.wtns: section 1 (header)", "prime"});
   wcase("bn.wtns", [](Container& c) { put_limbs(c.sec(1), 4, kBn254R); }, {"bn.wtns: section 1 (header)", "BN254", "not supported"});
   wcase("n8.wtns", [](Container& c) { put<uint32_t>(c.sec(1), 0, 48); }, {"n8.wtns: section 1 (header)"});
   wcase("value.wtns", [](Container& c) { put_limbs(c.sec(2), 3 * 32, FrParams::MOD); },
         {"value.wtns: section 2 (witness): value 3 is not below"});
+  // Two bad values in different blocks of read_wtns_into: the first is named whatever the thread timing.
+  wcase("values.wtns",
+        [](Container& c) {
+          put_limbs(c.sec(2), 3000 * 32, FrParams::MOD);
+          put_limbs(c.sec(2), 10 * 32, FrParams::MOD);
+        },
+        {"values.wtns: section 2 (witness): value 10 is not below"});
   wcase("count.wtns", [](Container& c) { put<uint32_t>(c.sec(1), 36, 3973); },
         {"count.wtns: section 2 (witness): size mismatch: 3973 values"});
   wcase("huge.wtns", [](Container& c) { put<uint32_t>(c.sec(1), 36, 0xffffffffu); }, {"huge.wtns: section 2 (witness): size mismatch"});
   wcase("version.wtns", [](Container& c) { c.version = 1; }, {"version.wtns: header: version 1"});
   wcase("magic.wtns", [](Container& c) { std::memcpy(c.magic, "zkey", 4); }, {"magic.wtns: header: magic"});
   wcase("extra.wtns", [](Container& c) { c.sections.push_back({3, Bytes(4)}); }, {"extra.wtns: section 3: unexpected"});
-  for (size_t len : {size_t(10), size_t(40), size_t(80), base.size() - 1}) {
+  wcase("nohdr.wtns", [](Container& c) { c.sections.erase(c.sections.begin()); }, {"nohdr.wtns: section 1 (header): missing"});
+  for (size_t len : {size_t(0), size_t(10), size_t(40), size_t(80), base.size() / 2, base.size() - 1}) {
     spit(tmp("short.wtns"), Bytes(base.begin(), base.begin() + len));
-    expect_format_error([&] { read_wtns(tmp("short.wtns")); }, {"short.wtns"});
+    both("short.wtns", {"short.wtns"});
     expect_format_error([&] { read_wtns_count(tmp("short.wtns")); }, {"short.wtns"});
   }
+  // Cut inside the values: the section table says so before any value is read.
+  spit(tmp("cut.wtns"), Bytes(base.begin(), base.end() - 32 * 100));
+  both("cut.wtns", {"cut.wtns: section 2: size", "extends past the end of the file"});
+  // Only read_wtns_into is told how many values to expect; a directory is never a witness.
+  spit(tmp("ok.wtns"), base);
+  expect_format_error([&] { read_wtns_into(tmp("ok.wtns"), dest.data(), dest.size() - 1); },
+                      {"ok.wtns: section 1 (header): nWitness is 3972 but 3971 values were expected"});
+  expect_format_error([&] { read_wtns_into(tmp("missing.wtns"), dest.data(), dest.size()); }, {"missing.wtns: open"});
+  expect_format_error([&] { read_wtns_into(tmpdir(), dest.data(), dest.size()); }, {"is a directory"});
+}
+
+// read_wtns_into gives the values read_wtns gives, wherever the block boundaries fall (one thread,
+// and as many threads as there are blocks and more), and writes nothing past n values.
+TEST(FormatsWtns, ReadIntoMatchesReadWtns) {
+  REQUIRE_REFERENCE();
+  for (const std::string& path : {kCeremony + "/witness.wtns", kToxic + "/witness.wtns"}) {
+    const std::vector<Fr> want = read_wtns(path);
+    for (size_t threads : {size_t(1), size_t(3), size_t(16)}) {
+      SCOPED_TRACE(path + ", threads " + std::to_string(threads));
+      const size_t before = thread_count();
+      set_thread_count(threads);
+      std::vector<Fr> got(want.size() + 1, Fr::from_u64(7));
+      read_wtns_into(path, got.data(), want.size());
+      set_thread_count(before);
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin()));
+      EXPECT_EQ(got.back(), Fr::from_u64(7));
+    }
+  }
+  // A larger witness than the fixtures, so that there are several 4096-value blocks and a partial one.
+  std::vector<Fr> big(3 * 4096 + 5);
+  for (size_t i = 0; i < big.size(); i++) big[i] = Fr::from_u64(i * i + 1);
+  write_wtns(tmp("big.wtns"), big);
+  std::vector<Fr> got(big.size());
+  read_wtns_into(tmp("big.wtns"), got.data(), big.size());
+  EXPECT_EQ(got, big);
+}
+
+// A file that ends before the bytes asked for (one that shrank after its header was checked) is an
+// error naming the file, not a crash.
+TEST(FormatsWtns, PreadPastTheEndNamesTheFile) {
+  spit(tmp("ten.bin"), Bytes(10, 1));
+  binfile::PreadFile f(tmp("ten.bin"));
+  uint8_t buf[32];
+  f.read_at(2, 8, buf, "somewhere");
+  expect_format_error([&] { f.read_at(4, 32, buf, "section 2 (witness)"); },
+                      {"ten.bin: section 2 (witness): the file ends at byte 10", "truncated while it was read"});
 }
 
 // ------------------------------------------------------------------------------------------------
