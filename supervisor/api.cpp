@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "supervisor/supervisor.hpp"
+#include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -267,8 +268,12 @@ http::Response Supervisor::submit(const http::Request& req) {
     pending_.insert({int(prio), rec.id, p.index});
   }
   jobs_.emplace(rec.id, std::move(j));
-  event("JOB_SUBMIT", rec.id,
-        "partitions=" + std::to_string(rec.parts.size()) + ",priority=" + to_string(prio) + ",circuit=" + circuit);
+  event(tl::kJobSubmit, rec.id,
+        tl::Kv()
+            .add(tl::kPartitions, rec.parts.size())
+            .add(tl::kPriority, to_string(prio))
+            .add(tl::kCircuit, circuit)
+            .str());
   spdlog::info("job {}: {} x {} ({})", rec.id, rec.parts.size(), circuit, to_string(prio));
   schedule();
   return http::Response::json(201,
