@@ -186,8 +186,8 @@ class SynthWorker {
     done.ms[1] = read_ms;
     done.ms[2] = eval_ms;
     char kv[160];
-    std::snprintf(kv, sizeof kv, ",synth_ms=%.3f,read_ms=%.3f,eval_ms=%.3f,status=%d", synth_ms, read_ms, eval_ms,
-                  done.status);
+    std::snprintf(kv, sizeof kv, ",synth_ms=%.3f,witness_ms=%.3f,eval_ms=%.3f,source=wtns,status=%d", synth_ms,
+                  read_ms, eval_ms, done.status);
     link_.event("SYNTH_END", req.job, req.partition, req.slot, kv_base + kv);
     done.t_ns = monotonic_ns();
     link_.send(done);
