@@ -61,10 +61,12 @@ std::string kv_of(const Worker& w, uint32_t partition, uint32_t slot, int device
       .str();
 }
 
+const char* kind_name(const Worker& w) { return w.kind == Worker::Synth ? tl::kKindSynth : tl::kKindGpu; }
+
 // The keys that name a worker in WORKER_* events: worker, kind and, for a GPU worker, its device.
 tl::Kv worker_kv(const Worker& w) {
   tl::Kv kv;
-  kv.add(tl::kWorker, w.name).add(tl::kKind, w.kind == Worker::Synth ? tl::kKindSynth : tl::kKindGpu);
+  kv.add(tl::kWorker, w.name).add(tl::kKind, kind_name(w));
   if (w.kind == Worker::Gpu) kv.add(tl::kDevice, w.device);
   return kv;
 }
@@ -317,10 +319,10 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
   end_slot_wait(w, 0, "");
   // The task it held, if any, so that the timeline shows which partition the exit interrupted.
   tl::Kv kv;
-  kv.add(tl::kWorker, w.name).add(tl::kKind, w.kind == Worker::Synth ? tl::kKindSynth : tl::kKindGpu);
-  kv.add(tl::kPid, w.pid).add(tl::kStatus, status).add(tl::kSignal, sig);
+  kv.add(tl::kWorker, w.name).add(tl::kPid, w.pid).add(tl::kStatus, status).add(tl::kSignal, sig);
   if (w.task) kv.add(tl::kPartition, w.partition).add(tl::kSlot, w.slot).add(tl::kDevice, w.task_device);
-  else if (w.kind == Worker::Gpu) kv.add(tl::kDevice, w.device);
+  kv.add(tl::kKind, kind_name(w));
+  if (!w.task && w.kind == Worker::Gpu) kv.add(tl::kDevice, w.device);
   event(tl::kWorkerExit, w.task ? w.job : 0, kv.str());
   spdlog::log(stopping_ ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
               w.name, w.pid, status, sig);
