@@ -113,7 +113,8 @@ Roster make_roster(const std::vector<Event>& ev, const std::vector<Interval>& in
   return r;
 }
 
-// Changes of the counters that every GPU lane shares: synthesis running, partitions outstanding.
+// Changes of the counters that every GPU lane shares: synthesis running, and partitions submitted
+// but not yet proved (a partition is done at its GPU_END, or at PROOF_DONE / PARTITION_FAILED).
 void shared_gpu_changes(const std::vector<Event>& ev, const std::vector<Interval>& intervals, size_t synth_counter,
                         size_t outstanding_counter, std::vector<CounterChange>& out) {
   for (const auto& iv : intervals)
@@ -136,7 +137,8 @@ void shared_gpu_changes(const std::vector<Event>& ev, const std::vector<Interval
       submitted[x.job] = n;
       finished[x.job].clear();
       out.push_back({x.ms, outstanding_counter, n});
-    } else if ((x.name == tl::kProofDone || x.name == tl::kPartitionFailed) && submitted.count(x.job)) {
+    } else if ((x.name == tl::kGpuEnd || x.name == tl::kProofDone || x.name == tl::kPartitionFailed) &&
+               submitted.count(x.job)) {
       if (finished[x.job].insert(x.get(tl::kPartition)).second) out.push_back({x.ms, outstanding_counter, -1});
     } else if (x.name == tl::kJobDone && submitted.count(x.job)) {
       const long left = submitted[x.job] - (long)finished[x.job].size();

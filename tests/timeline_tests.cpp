@@ -2,6 +2,7 @@
 // known: every figure asserted below follows from the timestamps of the log above it.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -446,6 +447,19 @@ TEST(Timeline, WaterfallGpuWaitedExactly300msOnSynthesis) {
   EXPECT_NE(s.find("  2             1     1.300     0.500     0.700     0.000     1.000     0.600        0.300"),
             std::string::npos)
       << s;
+}
+
+// The supervisor writes PROOF_DONE after it has read the proof's files: from GPU_END on, nothing is
+// left to synthesize, so that stretch is no work rather than waiting on synthesis.
+TEST(Timeline, WaterfallAProofIsDoneAtItsGpuEnd) {
+  std::string log = kGpuWaits;
+  for (const char* ev : {"TIMELINE,3300.000,PROOF_DONE", "TIMELINE,3300.000,JOB_DONE"})
+    log.replace(log.find(ev), std::strlen("TIMELINE,3300.000"), "TIMELINE,3310.000");
+  auto w = tlc::analyze(parse(log.c_str()));
+  EXPECT_DOUBLE_EQ(w.span_ms, 3310);
+  ASSERT_EQ(w.devices.size(), 1u);
+  EXPECT_DOUBLE_EQ(w.devices[0].idle_waiting_synth_ms, 1300);
+  EXPECT_DOUBLE_EQ(w.devices[0].idle_no_work_ms, 10);
 }
 
 TEST(Timeline, WaterfallSlotWaitsPerWorkerAndJob) {
