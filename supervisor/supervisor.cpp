@@ -160,14 +160,14 @@ void Supervisor::setup_rings() {
 void Supervisor::warn_if_few_slots() const {
   const config::SlotNeeds need = config::slot_needs(cfg_);
   if (cfg_.gpu.slots >= need.minimum || devices_.empty()) return;
-  const uint64_t slot_mib = devices_.front().seg->header().slot_bytes >> 20;
+  const double slot_mib = double(devices_.front().seg->header().slot_bytes) / (1 << 20);
   spdlog::warn(
       "gpu.slots = {} cannot keep the GPU fed: {} synthesis workers over {} device(s) write into up to {} slots of a "
       "device while its GPU proves another, so with fewer slots some workers wait for one while the GPU waits for "
-      "their work; set gpu.slots = {} ({} at least, one more stays READY for the next proof; {} MiB of /dev/shm "
-      "per slot, {} MiB more in all)",
+      "their work; set gpu.slots = {} ({} at least, one more stays READY for the next proof; {:.1f} MiB of /dev/shm "
+      "per slot, {:.1f} MiB more in all)",
       cfg_.gpu.slots, cfg_.synthesis.workers, devices_.size(), need.minimum - 1, need.recommended, need.minimum,
-      slot_mib, uint64_t(need.recommended - cfg_.gpu.slots) * slot_mib * devices_.size());
+      slot_mib, double(need.recommended - cfg_.gpu.slots) * slot_mib * double(devices_.size()));
 }
 
 void Supervisor::recover_jobs() {
