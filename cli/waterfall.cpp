@@ -148,19 +148,18 @@ void shared_gpu_changes(const std::vector<Event>& ev, const std::vector<Interval
   }
 }
 
-// READY slots of a device: SLOT_READY raises, GPU_PICKUP (GPU_START in logs without pickups)
-// lowers, an interrupted proof puts its slot back, a new daemon run empties the ring.
+// Slots of a device that are READY and not yet being proved: SLOT_READY raises, GPU_START lowers
+// (the GPU worker's preparation between GPU_PICKUP and GPU_START is still pickup latency), an
+// interrupted proof puts its slot back, a new daemon run empties the ring.
 void ready_changes(const std::vector<Event>& ev, const std::vector<Interval>& intervals, const Roster& roster,
                    const std::string& dev, size_t counter, std::vector<CounterChange>& out) {
-  bool has_pickup = false;
-  for (const auto& x : ev) has_pickup |= x.name == tl::kGpuPickup;
   size_t run = ev.front().run;
   for (const auto& x : ev) {
     if (x.run != run) {
       run = x.run;
       out.push_back({x.ms, counter, 0, true});
     }
-    const bool up = x.name == tl::kSlotReady, down = x.name == (has_pickup ? tl::kGpuPickup : tl::kGpuStart);
+    const bool up = x.name == tl::kSlotReady, down = x.name == tl::kGpuStart;
     if (!up && !down) continue;
     const std::string d = roster.device_of_event(x);
     if (d == dev || d == "*") out.push_back({x.ms, counter, up ? 1 : -1});

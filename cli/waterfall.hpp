@@ -14,8 +14,8 @@ namespace cuzk::cli::timeline {
 // What a worker is doing at a moment. Synthesis workers: Witness, Eval, SynthOther (the rest of a
 // synthesis: checks, a cut-short one), SlotWait, Starting, Down, NoWork. GPU workers: Proving, or
 // idle because of WaitingOnSynthesis (no READY slot while synthesis runs or partitions are
-// outstanding), PickupLatency (a READY slot not yet picked up), Starting (the GPU worker is
-// starting: loading keys), Down (it exited and is not back yet) or NoWork.
+// outstanding), PickupLatency (a READY slot whose proof has not started), Starting (the GPU worker
+// is starting: loading keys), Down (it exited and is not back yet) or NoWork.
 enum class State { Witness, Eval, SynthOther, SlotWait, Proving, WaitingOnSynthesis, PickupLatency, Starting, Down, NoWork };
 constexpr size_t kStates = 10;
 const char* state_label(State s);  // "witness", ..., "waiting on synthesis", ...

@@ -462,6 +462,25 @@ TEST(Timeline, WaterfallAProofIsDoneAtItsGpuEnd) {
   EXPECT_DOUBLE_EQ(w.devices[0].idle_no_work_ms, 10);
 }
 
+// Pickup latency lasts from SLOT_READY until the proof starts, the GPU worker's own preparation
+// after GPU_PICKUP included.
+TEST(Timeline, WaterfallPickupLatencyEndsAtGpuStart) {
+  auto w = tlc::analyze(parse(R"(TIMELINE,0.000,JOB_SUBMIT,1,partitions=1,priority=normal,circuit=c
+TIMELINE,0.000,SYNTH_START,1,partition=0,worker=synth0,slot=0,device=0
+TIMELINE,100.000,SYNTH_END,1,partition=0,worker=synth0,slot=0,device=0,synth_ms=100.000,witness_ms=50.000,eval_ms=50.000,source=wtns,status=0
+TIMELINE,100.000,SLOT_READY,1,partition=0,worker=synth0,slot=0,device=0
+TIMELINE,150.000,GPU_PICKUP,1,partition=0,worker=gpu0,slot=0,device=0,wait_ms=50.000
+TIMELINE,400.000,GPU_START,1,partition=0,worker=gpu0,slot=0,device=0
+TIMELINE,500.000,GPU_END,1,partition=0,worker=gpu0,slot=0,device=0,prove_ms=100.000,kernel_ms=90.000
+TIMELINE,500.000,PROOF_DONE,1,partition=0,total_ms=500.000
+TIMELINE,500.000,JOB_DONE,1,state=done
+)"));
+  ASSERT_EQ(w.devices.size(), 1u);
+  EXPECT_DOUBLE_EQ(w.devices[0].idle_waiting_synth_ms, 100);
+  EXPECT_DOUBLE_EQ(w.devices[0].idle_ready_ms, 300);
+  EXPECT_DOUBLE_EQ(w.devices[0].busy_ms, 100);
+}
+
 TEST(Timeline, WaterfallSlotWaitsPerWorkerAndJob) {
   auto w = tlc::analyze(parse(kSlotWaits));
   EXPECT_DOUBLE_EQ(w.span_ms, 3500);
