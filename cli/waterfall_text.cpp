@@ -11,6 +11,10 @@ namespace {
 
 double at(const StateMs& ms, State s) { return ms[size_t(s)]; }
 double secs(const StateMs& ms, State s) { return ms[size_t(s)] / 1000; }
+// Witness, eval and the rest of the syntheses, in seconds.
+double synthesis_s(const StateMs& ms) {
+  return (at(ms, State::Witness) + at(ms, State::Eval) + at(ms, State::SynthOther)) / 1000;
+}
 
 // The chart's letter for an idle bucket, by the state that took most of it.
 char idle_char(State s) {
@@ -107,9 +111,8 @@ void print_synth_workers(const Waterfall& w, std::ostream& out) {
   StateMs total{};
   size_t n = 0, done = 0;
   auto line = [&](const std::string& name, const StateMs& ms, size_t tasks) {
-    const double busy = at(ms, State::Witness) + at(ms, State::Eval) + at(ms, State::SynthOther);
     std::snprintf(buf, sizeof buf, "  %-10s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %6zu\n", name.c_str(),
-                  busy / 1000, secs(ms, State::Witness), secs(ms, State::Eval), secs(ms, State::SynthOther),
+                  synthesis_s(ms), secs(ms, State::Witness), secs(ms, State::Eval), secs(ms, State::SynthOther),
                   secs(ms, State::SlotWait), secs(ms, State::Starting), secs(ms, State::Down), secs(ms, State::NoWork),
                   tasks);
     out << buf;
@@ -144,9 +147,7 @@ void print_jobs(const Waterfall& w, std::ostream& out, size_t max_jobs) {
   auto line = [&](const JobStats& j) {
     const StateMs& m = j.ms;
     std::snprintf(buf, sizeof buf, "  %-8s %6zu %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %12.3f %9.3f %9.3f %9.3f\n",
-                  j.job.c_str(), j.proofs,
-                  (at(m, State::Witness) + at(m, State::Eval) + at(m, State::SynthOther)) / 1000,
-                  secs(m, State::Witness), secs(m, State::Eval), secs(m, State::SlotWait), secs(m, State::Proving),
+                  j.job.c_str(), j.proofs, synthesis_s(m), secs(m, State::Witness), secs(m, State::Eval), secs(m, State::SlotWait), secs(m, State::Proving),
                   j.kernel_ms / 1000, secs(m, State::WaitingOnSynthesis), secs(m, State::PickupLatency),
                   secs(m, State::Starting), secs(m, State::Down));
     out << buf;
