@@ -6,6 +6,7 @@
 
 #include "daemon_client.hpp"
 #include "timeline.hpp"
+#include "waterfall.hpp"
 
 namespace cuzk::cli {
 
@@ -20,7 +21,9 @@ struct Opts {
   std::string format = "chrome";
   std::string log;
   std::string out_file;
+  std::string svg_file;
   int width = 72;
+  size_t max_jobs = 30;
 };
 
 #ifdef CUZK_HAVE_HTTP_CLIENT
@@ -89,6 +92,8 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
   auto* wf = app.add_subcommand("waterfall", "waterfall LOG: per-worker chart, GPU utilisation, idle causes, s/proof");
   wf->add_option("log", o->log, "merged timeline log")->required()->check(CLI::ExistingFile);
   wf->add_option("--width", o->width, "chart columns")->check(CLI::Range(10, 1000));
+  wf->add_option("--jobs", o->max_jobs, "rows of the per-job table (0: every job)")->check(CLI::NonNegativeNumber);
+  wf->add_option("--svg", o->svg_file, "also write the waterfall as an SVG chart to this file");
 
   return [=]() -> std::optional<int> {
     if (*tl_export || *wf) {
@@ -109,7 +114,16 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
         timeline::export_chrome(events, f);
         return f.flush() ? 0 : 74;
       }
-      timeline::render_waterfall(timeline::analyze(events), std::cout, o->width);
+      const timeline::Waterfall w = timeline::analyze(events);
+      timeline::render_waterfall(w, std::cout, o->width, o->max_jobs);
+      if (!o->svg_file.empty()) {
+        std::ofstream f(o->svg_file);
+        if (f) timeline::render_svg(w, f);
+        if (!f || !f.flush()) {
+          std::fprintf(stderr, "error: %s: cannot write\n", o->svg_file.c_str());
+          return 74;
+        }
+      }
       return 0;
     }
 #ifdef CUZK_HAVE_HTTP_CLIENT

@@ -291,8 +291,8 @@ int cmd_status(const HttpClient& c, bool json, std::ostream& out, std::ostream& 
                 str_or(s, "pid").c_str(), str_or(s, "state").c_str(), str_or(s, "uptime_s").c_str(),
                 str_or(s, "backend").c_str());
   out << line << "\nworkers\n";
-  std::snprintf(line, sizeof line, "  %-10s %-6s %-8s %-12s %-9s %8s  %s\n", "NAME", "KIND", "PID", "CPUS", "STATE",
-                "RESTARTS", "WORK");
+  std::snprintf(line, sizeof line, "  %-10s %-6s %-6s %-8s %-12s %-9s %8s  %s\n", "NAME", "KIND", "DEVICE", "PID",
+                "CPUS", "STATE", "RESTARTS", "WORK");
   out << line;
   if (s.contains("workers"))
     for (const auto& w : s["workers"]) {
@@ -301,11 +301,9 @@ int cmd_status(const HttpClient& c, bool json, std::ostream& out, std::ostream& 
         work = "job " + str_or(w, "job") + (w.contains("partition") && !w["partition"].is_null()
                                                  ? " p" + str_or(w, "partition")
                                                  : "");
-      std::string kind = str_or(w, "kind");
-      if (kind == "gpu" && w.contains("device")) kind += str_or(w, "device");
-      std::snprintf(line, sizeof line, "  %-10s %-6s %-8s %-12s %-9s %8s  %s\n", str_or(w, "name").c_str(),
-                    kind.c_str(), str_or(w, "pid").c_str(), str_or(w, "cpus").c_str(), str_or(w, "state").c_str(),
-                    str_or(w, "restarts").c_str(), work.c_str());
+      std::snprintf(line, sizeof line, "  %-10s %-6s %-6s %-8s %-12s %-9s %8s  %s\n", str_or(w, "name").c_str(),
+                    str_or(w, "kind").c_str(), str_or(w, "device", "-").c_str(), str_or(w, "pid").c_str(),
+                    str_or(w, "cpus").c_str(), str_or(w, "state").c_str(), str_or(w, "restarts").c_str(), work.c_str());
       out << line;
     }
   if (s.contains("devices") && !s["devices"].empty()) {

@@ -654,6 +654,12 @@ const CircuitConfig* Config::find_circuit(const std::string& name) const {
   return nullptr;
 }
 
+SlotNeeds slot_needs(const Config& c) {
+  const uint32_t devices = std::max<uint32_t>(1, uint32_t(c.gpu.devices.size()));
+  const uint32_t per_device = (c.synthesis.workers + devices - 1) / devices;
+  return {per_device + 1, per_device + 2};
+}
+
 Config parse_config(const std::string& toml_text, const std::string& source, const std::string& base_dir) {
   toml::table root;
   try {

@@ -118,6 +118,16 @@ void validate_cpus(const Config& c);
 // A byte count such as 1073741824, "512MiB", "64GiB", "2TB". Throws ConfigError(key, ...).
 uint64_t parse_bytes(const std::string& text, const std::string& key);
 
+// gpu.slots per device for the configured synthesis workers, which spread over the devices
+// (w = ceil(workers / devices) per device). Below `minimum` (w + 1) some of them can never write
+// while the GPU proves a slot: they wait for slots and the GPU for their work. `recommended`
+// (w + 2) also leaves one slot READY, so that the next proof starts as soon as the last ends even
+// when syntheses finish unevenly.
+struct SlotNeeds {
+  uint32_t minimum = 0, recommended = 0;
+};
+SlotNeeds slot_needs(const Config& c);
+
 // Every key the parser accepts, as dotted paths ("daemon.socket", "circuits[].zkey"), in file order.
 // Used to check that the example config documents all of them.
 std::vector<std::string> known_keys();

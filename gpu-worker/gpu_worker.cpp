@@ -21,6 +21,7 @@
 #include "groth16/verifier.hpp"
 #include "shm/slot_ring.hpp"
 #include "shm/worker_runtime.hpp"
+#include "timeline/events.hpp"
 #ifdef CUZK_HAVE_CUDA
 #include "kernels/gpu_api.hpp"
 #endif
@@ -43,6 +44,15 @@ struct Key {
   std::unique_ptr<ProverBackend> backend;
   VerificationKey vk;
 };
+
+// GPU_END's device-busy keys: kernel_ms, the union of the proof's stage spans (stages on
+// concurrent streams overlap), and kernel_<stage>_ms per stage.
+void add_busy(tl::Kv& kv, const std::vector<StageSpan>& spans) {
+  if (spans.empty()) return;
+  const StageBusy b = summarize_spans(spans);
+  kv.ms(tl::kKernelMs, b.total_ms);
+  for (const auto& [stage, ms] : b.stages) kv.ms(tl::kernel_stage_key(stage), ms);
+}
 
 // Writes a file atomically (temporary name, fsync-free rename): a reader never sees half of it.
 void write_atomic(const fs::path& dst, const std::function<void(const std::string&)>& writer) {
@@ -117,8 +127,12 @@ class GpuWorker {
     done.slot = req.slot;
     done.device = device_;
     done.circuit = req.circuit;
-    const std::string kv = "partition=" + std::to_string(req.partition) + ",worker=gpu" + std::to_string(args_.index) +
-                           ",slot=" + std::to_string(req.slot) + ",device=" + std::to_string(device_);
+    const std::string kv = tl::Kv()
+                               .add(tl::kPartition, req.partition)
+                               .add(tl::kWorker, "gpu" + std::to_string(args_.index))
+                               .add(tl::kSlot, req.slot)
+                               .add(tl::kDevice, device_)
+                               .str();
     bool healthy = true;
     SlotHeader& h = seg_->slot(req.slot);
     if (h.owner_worker != args_.worker_id || h.owner_epoch != args_.epoch || h.job != req.job ||
@@ -128,9 +142,8 @@ class GpuWorker {
       link_.send(done);
       return true;
     }
-    char buf[96];
-    std::snprintf(buf, sizeof buf, ",wait_ms=%.3f", h.synth_end_ns ? double(t0 - h.synth_end_ns) / 1e6 : 0.0);
-    link_.event("GPU_PICKUP", req.job, req.partition, req.slot, kv + buf);
+    link_.event(tl::kGpuPickup, req.job, req.partition, req.slot,
+                tl::Kv().raw(kv).ms(tl::kWaitMs, h.synth_end_ns ? double(t0 - h.synth_end_ns) / 1e6 : 0.0).str());
     try {
       for (int t = 0; t < delay_ms_ && !h.cancel.load(); t += 10)  // test hook: a long proof
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -145,24 +158,23 @@ class GpuWorker {
       Key& k = keys_[req.circuit];
       SynthesizedView v{seg_->w(req.slot), h.n_vars, seg_->a(req.slot), seg_->b(req.slot), seg_->c(req.slot),
                         h.domain_size};
-      link_.event("GPU_START", req.job, req.partition, req.slot, kv);
+      link_.event(tl::kGpuStart, req.job, req.partition, req.slot, kv);
       const uint64_t t1 = monotonic_ns();
       Proof p = k.backend->prove_synthesized(v, {});
       const double prove_ms = double(monotonic_ns() - t1) / 1e6;
-      std::string stages;
+      tl::Kv end;
+      end.raw(kv).ms(tl::kProveMs, prove_ms);
+      add_busy(end, k.backend->last_spans());
 #ifdef CUZK_HAVE_CUDA
       gpu::GpuProver::Timings gt;
-      if (cuda_backend_timings(*k.backend, gt)) {
-        std::snprintf(buf, sizeof buf, ",h_ms=%.3f,msm_ms=%.3f,upload_ms=%.3f", gt.h_stage_ms,
-                      gt.witness_msms_ms + gt.h_msm_ms, gt.upload_ms);
-        stages = buf;
-      }
+      if (cuda_backend_timings(*k.backend, gt))  // host-side wall times of the stages
+        end.ms(tl::kHMs, gt.h_stage_ms).ms(tl::kMsmMs, gt.witness_msms_ms + gt.h_msm_ms).ms(tl::kUploadMs, gt.upload_ms);
 #endif
       std::vector<Fr> pub(v.w + 1, v.w + 1 + k.zk->n_public);
       if (cfg_.gpu.verify && !verify_proof(k.vk, pub, p)) {
         // One more proof with fresh randomness: a passing fault does not repeat, while a witness
         // that does not satisfy the circuit fails every time.
-        link_.event("PROOF_UNVERIFIED", req.job, req.partition, req.slot, kv);
+        link_.event(tl::kProofUnverified, req.job, req.partition, req.slot, kv);
         p = k.backend->prove_synthesized(v, {});
         if (!verify_proof(k.vk, pub, p)) throw Unverified(req.circuit);
       }
@@ -173,8 +185,7 @@ class GpuWorker {
       const std::string stem = std::to_string(req.partition);
       write_atomic(dir / (stem + ".public.json"), [&](const std::string& f) { write_public_json(f, pub); });
       write_atomic(dir / (stem + ".proof.json"), [&](const std::string& f) { write_proof_json(f, p); });
-      std::snprintf(buf, sizeof buf, ",prove_ms=%.3f", prove_ms);
-      link_.event("GPU_END", req.job, req.partition, req.slot, kv + buf + stages);
+      link_.event(tl::kGpuEnd, req.job, req.partition, req.slot, end.str());
       seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
       done.status = kOk;
       done.ms[0] = prove_ms;

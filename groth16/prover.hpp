@@ -9,6 +9,7 @@
 
 #include "formats.hpp"
 #include "hugepages.hpp"
+#include "stage_spans.hpp"
 
 namespace cuzk {
 
@@ -86,6 +87,10 @@ class ProverBackend {
   // The proving stage only (H, MSMs, assembly) from already synthesized vectors; same proof as
   // prove() for the same witness. Throws std::invalid_argument when the sizes do not fit the key.
   virtual Proof prove_synthesized(const SynthesizedView& s, const ProveOptions& opt, RawMsms* raw = nullptr) = 0;
+  // The compute of the last proof, per stage, in ms from its start: where the backend's device
+  // (the CPU, for the cpu backend) was executing it. Spans of concurrent stages may overlap; the
+  // time the device was busy is their union (summarize_spans). Empty before the first proof.
+  virtual std::vector<StageSpan> last_spans() const { return {}; }
 };
 
 // Throws std::invalid_argument unless the key's vectors have the lengths its header promises; a key

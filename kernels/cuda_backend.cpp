@@ -34,6 +34,10 @@ class CudaBackend : public ProverBackend {
     std::lock_guard<std::mutex> lock(mu_);
     return gpu_->last_timings();
   }
+  std::vector<StageSpan> last_spans() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gpu_->last_timings().spans;
+  }
   gpu::PrecomputeInfo precompute_info() const {
     std::lock_guard<std::mutex> lock(mu_);
     return gpu_->precompute_info();

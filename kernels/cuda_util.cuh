@@ -1,5 +1,5 @@
 // CUDA runtime plumbing for the .cu files: checked calls that throw GpuError, owning device and
-// pinned buffers, a device guard.
+// pinned buffers, streams and events, a device guard.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -129,6 +129,29 @@ class Stream {
 
  private:
   cudaStream_t s_ = nullptr;
+};
+
+// An owned CUDA event (timing enabled unless flags say otherwise).
+class Event {
+ public:
+  explicit Event(unsigned flags = cudaEventDefault) { CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&e_, flags)); }
+  ~Event() {
+    if (e_) cudaEventDestroy(e_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return e_; }
+  void record(cudaStream_t s) { CUZK_CUDA_CHECK(cudaEventRecord(e_, s)); }
+  // Milliseconds from `from` to this event, once this one has completed (waits for it).
+  float ms_since(const Event& from) const {
+    CUZK_CUDA_CHECK(cudaEventSynchronize(e_));
+    float ms = 0;
+    CUZK_CUDA_CHECK(cudaEventElapsedTime(&ms, from.e_, e_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t e_ = nullptr;
 };
 
 inline unsigned grid_for(size_t n, unsigned threads) {

@@ -138,6 +138,10 @@ class GpuProver {
     // that is almost nothing; through staging it is the transfer). h_stage_ms includes waiting for
     // a, b, c (run_synthesized) or evaluating them (run).
     double upload_ms = 0, witness_msms_ms = 0, h_stage_ms = 0, h_msm_ms = 0, total_ms = 0;
+    // When the device executed each stage (copy, eval, ntt, msm_plan, msm_a, msm_b1, msm_b2, msm_c,
+    // msm_h), from CUDA events on the stage's stream, in ms from the proof's first operation. The
+    // two lanes' spans overlap; their union is the device's busy time for the proof.
+    std::vector<StageSpan> spans;
   };
   Timings last_timings() const;
   int device() const;

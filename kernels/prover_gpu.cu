@@ -8,6 +8,9 @@
 // Precomputed bases: at upload, the point sets named by PrecomputeOptions get tables of their window
 // copies while device memory allows (MSM scratch reserved first, then headroom); the witness lane
 // runs the sets with tables over one shared plan and the rest over a plain plan of the same w.
+// Every stage of a proof (copies, the H stage, each MSM and its digit plan) runs inside a span of
+// timing events on its stream (stage_events.cuh), so that Timings::spans says when the device was
+// executing the proof.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -20,6 +23,7 @@
 #include "engines.cuh"
 #include "groth16/parallel.hpp"
 #include "host_math.hpp"
+#include "stage_events.cuh"
 
 namespace cuzk {
 namespace gpu {
@@ -180,6 +184,10 @@ struct GpuProver::Impl {
   cudaEvent_t abc_ready[3] = {nullptr, nullptr, nullptr};
   StagedUpload staging;
   Timings t;
+  // Stage spans: `origin` is recorded before a proof's first operation; the witness lane's host
+  // thread records into lane_spans, the other one into spans.
+  Event origin;
+  SpanRecorder spans, lane_spans;
   // Precomputed bases: has_table[set] means that set's buffer above holds its table of window copies
   // (first window = the points, so plain runs read the same buffer).
   bool has_table[kSets] = {};
@@ -299,13 +307,16 @@ struct GpuProver::Impl {
       for (int k : {kSetA, kSetB1, kSetB2, kSetC})
         if (k != kSetC || c_needed()) need[tabled(k) ? 1 : 0] = true;
       out.c = host::g1_infinity();
+      SpanRecorder& sp = lane_spans;
+      cudaStream_t s = s_w.get();
       for (int shared = 1; shared >= 0; shared--) {
         if (!need[shared]) continue;
-        eng_w.plan(w.get(), n_vars, shared ? c_w : 0, shared);
-        if (tabled(kSetA) == (bool)shared) out.a = eng_w.run_g1(a.get());
-        if (tabled(kSetB1) == (bool)shared) out.b1 = eng_w.run_g1(b1.get());
-        if (tabled(kSetB2) == (bool)shared) out.b2 = eng_w.run_g2(b2.get());
-        if (c_needed() && tabled(kSetC) == (bool)shared) out.c = eng_w.run_g1(c.get(), n_public + 1);
+        sp.run("msm_plan", s, [&] { eng_w.plan(w.get(), n_vars, shared ? c_w : 0, shared); });
+        if (tabled(kSetA) == (bool)shared) out.a = sp.run("msm_a", s, [&] { return eng_w.run_g1(a.get()); });
+        if (tabled(kSetB1) == (bool)shared) out.b1 = sp.run("msm_b1", s, [&] { return eng_w.run_g1(b1.get()); });
+        if (tabled(kSetB2) == (bool)shared) out.b2 = sp.run("msm_b2", s, [&] { return eng_w.run_g2(b2.get()); });
+        if (c_needed() && tabled(kSetC) == (bool)shared)
+          out.c = sp.run("msm_c", s, [&] { return eng_w.run_g1(c.get(), n_public + 1); });
       }
       t.witness_msms_ms = ms_since(t1);
     });
@@ -315,9 +326,25 @@ struct GpuProver::Impl {
   void h_msm(RawMsms& out) {
     auto t3 = std::chrono::steady_clock::now();
     bool shared = tabled(kSetH);
-    eng_h.plan(abc.get(), domain, shared ? c_h : 0, shared);
-    out.h = eng_h.run_g1(h.get());
+    spans.run("msm_plan", s_h.get(), [&] { eng_h.plan(abc.get(), domain, shared ? c_h : 0, shared); });
+    out.h = spans.run("msm_h", s_h.get(), [&] { return eng_h.run_g1(h.get()); });
     t.h_msm_ms = ms_since(t3);
+  }
+
+  // A proof starts: the origin of its spans goes on the witness stream, ahead of everything (the
+  // other streams wait on that stream's events before their first stage).
+  void begin_spans() {
+    spans.reset();
+    lane_spans.reset();
+    origin.record(s_w.get());
+  }
+  // Both lanes have ended: the spans of the proof, by start.
+  void end_spans() {
+    t.spans.clear();
+    spans.collect(origin, t.spans);
+    lane_spans.collect(origin, t.spans);
+    std::stable_sort(t.spans.begin(), t.spans.end(),
+                     [](const StageSpan& x, const StageSpan& y) { return x.start_ms < y.start_ms; });
   }
 };
 
@@ -365,7 +392,8 @@ RawMsms GpuProver::run(const std::vector<Fr>& wit) {
                                 std::to_string(m.n_vars));
   auto t0 = std::chrono::steady_clock::now();
   set_device(m.device);
-  m.staging.copy(m.w.get(), wit.data(), wit.size() * sizeof(Fr), m.s_w.get());
+  m.begin_spans();
+  m.spans.run("copy", m.s_w.get(), [&] { m.staging.copy(m.w.get(), wit.data(), wit.size() * sizeof(Fr), m.s_w.get()); });
   CUZK_CUDA_CHECK(cudaEventRecord(m.w_ready, m.s_w.get()));
   m.t.upload_ms = ms_since(t0);  // host side: the last chunk is queued
 
@@ -377,15 +405,18 @@ RawMsms GpuProver::run(const std::vector<Fr>& wit) {
     size_t n = m.domain;
     DFr* a = m.abc.get();
     DFr *b = a + n, *c = b + n;
-    k_eval_abc<<<grid_for(n, kEvalThreads), kEvalThreads, 0, m.s_h.get()>>>(
-        m.a_rp.get(), m.a_col.get(), m.a_val.get(), m.b_rp.get(), m.b_col.get(), m.b_val.get(), m.w.get(), m.domain,
-        a, b, c);
-    CUZK_CUDA_LAUNCHED("k_eval_abc");
-    m.ntt.h_stage(a, b, c, m.log_domain);
+    m.spans.run("eval", m.s_h.get(), [&] {
+      k_eval_abc<<<grid_for(n, kEvalThreads), kEvalThreads, 0, m.s_h.get()>>>(
+          m.a_rp.get(), m.a_col.get(), m.a_val.get(), m.b_rp.get(), m.b_col.get(), m.b_val.get(), m.w.get(),
+          m.domain, a, b, c);
+      CUZK_CUDA_LAUNCHED("k_eval_abc");
+    });
+    m.spans.run("ntt", m.s_h.get(), [&] { m.ntt.h_stage(a, b, c, m.log_domain); });
     m.s_h.sync();
     m.t.h_stage_ms = ms_since(t2);
     m.h_msm(out);
   });
+  m.end_spans();
   m.t.total_ms = ms_since(t0);
   return out;
 }
@@ -406,7 +437,8 @@ RawMsms GpuProver::run_synthesized(const SynthesizedView& sv) {
   const Fr* src[3] = {sv.a, sv.b, sv.c};
 
   // w first, so that the long witness lane starts as early as possible.
-  copy_in(m.staging, m.w.get(), sv.w, sv.n_vars * sizeof(Fr), m.s_w.get());
+  m.begin_spans();
+  m.spans.run("copy", m.s_w.get(), [&] { copy_in(m.staging, m.w.get(), sv.w, sv.n_vars * sizeof(Fr), m.s_w.get()); });
   CUZK_CUDA_CHECK(cudaEventRecord(m.w_ready, m.s_w.get()));
   RawMsms out;
   auto lane = m.witness_lane(out);
@@ -416,17 +448,18 @@ RawMsms GpuProver::run_synthesized(const SynthesizedView& sv) {
     CUZK_CUDA_CHECK(cudaStreamWaitEvent(m.s_up.get(), m.w_ready, 0));
     auto t2 = std::chrono::steady_clock::now();
     for (int i = 0; i < 3; i++) {
-      copy_in(m.staging, dst[i], src[i], n * sizeof(Fr), m.s_up.get());
+      m.spans.run("copy", m.s_up.get(), [&] { copy_in(m.staging, dst[i], src[i], n * sizeof(Fr), m.s_up.get()); });
       CUZK_CUDA_CHECK(cudaEventRecord(m.abc_ready[i], m.s_up.get()));
       CUZK_CUDA_CHECK(cudaStreamWaitEvent(m.s_h.get(), m.abc_ready[i], 0));
-      m.ntt.h_stage_vec(dst[i], m.log_domain);
+      m.spans.run("ntt", m.s_h.get(), [&] { m.ntt.h_stage_vec(dst[i], m.log_domain); });
     }
     m.t.upload_ms = ms_since(t0);  // host side: the last copy is queued
-    m.ntt.h_combine(dst[0], dst[1], dst[2], m.log_domain);
+    m.spans.run("ntt", m.s_h.get(), [&] { m.ntt.h_combine(dst[0], dst[1], dst[2], m.log_domain); });
     m.s_h.sync();
     m.t.h_stage_ms = ms_since(t2);
     m.h_msm(out);
   });
+  m.end_spans();
   m.t.total_ms = ms_since(t0);
   return out;
 }

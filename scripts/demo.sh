@@ -77,14 +77,18 @@ TOML
 echo "== starting cuzk-supervisor ($backend backend, 2 synthesis workers)"
 "$BIN/cuzk-supervisor" --config "$work/cuzk.toml" 2>"$work/supervisor.log" &
 sup_pid=$!
+# Until the socket answers, `cuzk status` prints nothing: only a status it printed is parsed.
+ready=""
 for _ in $(seq 1 600); do
-  "$CUZK" status --socket "$work/cuzk.sock" --json 2>/dev/null |
-    node -e 'const s=JSON.parse(require("fs").readFileSync(0,"utf8")); process.exit(s.workers.every(w=>w.state==="idle")?0:1)' \
-      2>/dev/null &&
+  if st=$("$CUZK" status --socket "$work/cuzk.sock" --json 2>/dev/null) &&
+    node -e 'process.exit(JSON.parse(process.argv[1]).workers.every(w => w.state === "idle") ? 0 : 1)' "$st"; then
+    ready=1
     break
+  fi
   kill -0 "$sup_pid" 2>/dev/null || { cat "$work/supervisor.log"; echo "the daemon did not start" >&2; exit 1; }
   sleep 0.1
 done
+[ -n "$ready" ] || { cat "$work/supervisor.log"; echo "the daemon's workers were not ready after 60 s" >&2; exit 1; }
 "$CUZK" status --socket "$work/cuzk.sock"
 
 echo

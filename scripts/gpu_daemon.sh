@@ -2,7 +2,8 @@
 # On the GPU host: the daemon with the cuda backend and several pinned synthesis workers proves a
 # stream of jobs (a generated 2^K circuit with a cuzk development key, and snarkjs-made circuits),
 # with one kill -9 of the GPU worker mid-stream. Proofs, verification keys, the merged timeline,
-# the waterfall and the status go to $OUT for checking elsewhere (scripts/gpu_daemon_verify.sh).
+# the waterfall (text and SVG) and the status go to $OUT for checking elsewhere
+# (scripts/gpu_daemon_verify.sh).
 #
 #   scripts/gpu_daemon.sh BUNDLE PAYLOAD OUT [K]     (PAYLOAD: the gpu-e2e folder of scripts/gpu_e2e.sh)
 set -euo pipefail
@@ -85,7 +86,7 @@ done
 run cuzk status --socket "$work/cuzk.sock" --json >"$out/status_end.json"
 kill -TERM "$sup"; wait "$sup" || status=1
 cp "$work/state/timeline.log" "$out/"
-run cuzk waterfall "$work/state/timeline.log" >"$out/waterfall.txt" || status=1
+run cuzk waterfall "$work/state/timeline.log" --svg "$out/waterfall.svg" >"$out/waterfall.txt" || status=1
 cp "$payload/poseidon_merkle/vk.json" "$out/poseidon_vk.json"
 cp "$payload/chain_pow2/vk.json" "$out/chain_vk.json"
 cat "$out/waterfall.txt"

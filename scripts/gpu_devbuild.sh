@@ -6,6 +6,9 @@
 # DEVLIBS holds libcuzk_groth16.a, libcuzk_math.a (from build-cuda/lib), libgtest.a, libgtest_main.a
 # and include/gtest; OUT_BUNDLE gets bin/ plus BASE_BUNDLE's run wrapper. The binaries are linked
 # by the GPU host's own (newer) g++, so they use its libstdc++, not the one bundled from here.
+# When DEVLIBS also holds gpu_worker.o (gpu-worker/gpu_worker.cpp compiled with CUZK_HAVE_CUDA=1),
+# libcuzk_config.a, libcuzk_shm.a and libtomlplusplus.so*, the daemon's cuzk-gpu-worker is linked
+# too, and BASE_BUNDLE's other binaries (supervisor, synthesis worker, cuzk) are copied over.
 set -euo pipefail
 libs="$1"; base="$2"; out="$3"
 mkdir -p "$out/obj" "$out/bin"
@@ -24,4 +27,11 @@ objs=$(ls "$out"/obj/*.o | grep -v cuzk_gpu_bench)
 host=("$libs/libcuzk_groth16.a" "$libs/libcuzk_math.a" -lpthread -ldl -lrt)
 nvcc -o "$out/bin/cuzk_gpu_bench" "$out/obj/cuzk_gpu_bench.cpp.o" $objs "${host[@]}"
 nvcc -o "$out/bin/cuzk_gpu_tests" "$out/test.o" $objs "$libs/libgtest_main.a" "$libs/libgtest.a" "${host[@]}"
+if [ -f "$libs/gpu_worker.o" ]; then
+  cp -n "$base"/bin/* "$out/bin/" 2>/dev/null || true
+  cp -n "$base"/lib/* "$out/lib/" 2>/dev/null || true
+  toml=$(ls "$libs"/libtomlplusplus.so* | head -1)
+  nvcc -o "$out/bin/cuzk-gpu-worker" "$libs/gpu_worker.o" $objs "$libs/libcuzk_config.a" "$libs/libcuzk_shm.a" \
+    "$libs/libcuzk_groth16.a" "$libs/libcuzk_math.a" "$toml" -lpthread -ldl -lrt
+fi
 echo "built $out"

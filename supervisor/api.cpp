@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "supervisor/supervisor.hpp"
+#include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -179,9 +180,13 @@ http::Response Supervisor::submit(const http::Request& req) {
     pending_.insert({int(sr.priority), rec.id, p.index});
   }
   jobs_.emplace(rec.id, std::move(j));
-  event("JOB_SUBMIT", rec.id,
-        "partitions=" + std::to_string(rec.parts.size()) + ",priority=" + to_string(sr.priority) +
-            ",circuit=" + cc.name + ",input=" + to_string(sr.kind));
+  event(tl::kJobSubmit, rec.id,
+        tl::Kv()
+            .add(tl::kPartitions, rec.parts.size())
+            .add(tl::kPriority, to_string(sr.priority))
+            .add(tl::kCircuit, cc.name)
+            .add(tl::kInput, to_string(sr.kind))
+            .str());
   spdlog::info("job {}: {} x {} ({}, {})", rec.id, rec.parts.size(), cc.name, to_string(sr.priority),
                to_string(sr.kind));
   schedule();

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "supervisor/generators.hpp"
+#include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -53,8 +54,22 @@ void close_handle(H* h) {
 }
 
 std::string kv_of(const Worker& w, uint32_t partition, uint32_t slot, int device) {
-  return "partition=" + std::to_string(partition) + ",worker=" + w.name + ",slot=" + std::to_string(slot) +
-         ",device=" + std::to_string(device);
+  return tl::Kv()
+      .add(tl::kPartition, partition)
+      .add(tl::kWorker, w.name)
+      .add(tl::kSlot, slot)
+      .add(tl::kDevice, device)
+      .str();
+}
+
+const char* kind_name(const Worker& w) { return w.kind == Worker::Synth ? tl::kKindSynth : tl::kKindGpu; }
+
+// The keys that name a worker in WORKER_* events: worker, kind and, for a GPU worker, its device.
+tl::Kv worker_kv(const Worker& w) {
+  tl::Kv kv;
+  kv.add(tl::kWorker, w.name).add(tl::kKind, kind_name(w));
+  if (w.kind == Worker::Gpu) kv.add(tl::kDevice, w.device);
+  return kv;
 }
 
 }  // namespace
@@ -145,6 +160,21 @@ void Supervisor::setup_rings() {
   }
 }
 
+// Too few slots per device leave synthesis workers idle (nowhere to write) and the GPU waiting for
+// their work: said once at start, with the value to set.
+void Supervisor::warn_if_few_slots() const {
+  const config::SlotNeeds need = config::slot_needs(cfg_);
+  if (cfg_.gpu.slots >= need.minimum || devices_.empty()) return;
+  const double slot_mib = double(devices_.front().seg->header().slot_bytes) / (1 << 20);
+  spdlog::warn(
+      "gpu.slots = {} cannot keep the GPU fed: {} synthesis workers over {} device(s) write into up to {} slots of a "
+      "device while its GPU proves another, so with fewer slots some workers wait for one while the GPU waits for "
+      "their work; set gpu.slots = {} ({} at least, one more stays READY for the next proof; {:.1f} MiB of /dev/shm "
+      "per slot, {:.1f} MiB more in all)",
+      cfg_.gpu.slots, cfg_.synthesis.workers, devices_.size(), need.minimum - 1, need.recommended, need.minimum,
+      slot_mib, double(need.recommended - cfg_.gpu.slots) * slot_mib * double(devices_.size()));
+}
+
 void Supervisor::recover_jobs() {
   for (JobRec& r : store_->recover()) {
     ActiveJob j;
@@ -170,12 +200,20 @@ void Supervisor::recover_jobs() {
       continue;
     }
     j.times.resize(j.rec.parts.size());
+    size_t left = 0;
     for (auto& p : j.rec.parts)
       if (p.state == PState::Queued) {
         pending_.insert({int(j.rec.priority), id, p.index});
         j.times[p.index].queued = shm::monotonic_ns();
+        left++;
       }
-    spdlog::info("job {}: recovered with {} partitions to prove", id, j.rec.parts.size());
+    event(tl::kJobRecovered, id,
+          tl::Kv()
+              .add(tl::kPartitions, left)
+              .add(tl::kPriority, to_string(j.rec.priority))
+              .add(tl::kCircuit, j.rec.circuit)
+              .str());
+    spdlog::info("job {}: recovered with {} partitions to prove", id, left);
     jobs_.emplace(id, std::move(j));
   }
 }
@@ -235,8 +273,8 @@ void Supervisor::spawn(Worker& w) {
     self->on_readable(*static_cast<Worker*>(h->data));
   });
   w.state = "starting";
-  w.last_heard_ns = shm::monotonic_ns();
-  event("WORKER_START", 0, "worker=" + w.name + ",pid=" + std::to_string(w.pid) + ",epoch=" + std::to_string(w.epoch));
+  w.last_heard_ns = w.started_ns = shm::monotonic_ns();
+  event(tl::kWorkerStart, 0, worker_kv(w).add(tl::kPid, w.pid).add(tl::kEpoch, w.epoch).str());
   spdlog::info("{}: started pid {} epoch {}", w.name, w.pid, w.epoch);
 }
 
@@ -271,7 +309,16 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
   switch (shm::MsgType(m.type)) {
     case shm::MsgType::Hello:
       w.hello = m.text;
-      if (w.state == "starting") w.state = w.task ? "busy" : "idle";
+      if (w.state == "starting") {
+        w.state = w.task ? "busy" : "idle";
+        // From spawn to here a GPU worker was loading its keys (and building its tables).
+        event(tl::kWorkerReady, 0,
+              worker_kv(w)
+                  .add(tl::kPid, w.pid)
+                  .add(tl::kEpoch, w.epoch)
+                  .ms(tl::kStartupMs, double(shm::monotonic_ns() - w.started_ns) / 1e6)
+                  .str());
+      }
       spdlog::info("{}: ready ({})", w.name, m.text);
       schedule();
       break;
@@ -286,13 +333,14 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
 }
 
 void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
+  end_slot_wait(w, 0, "");
   // The task it held, if any, so that the timeline shows which partition the exit interrupted.
-  event("WORKER_EXIT", w.task ? w.job : 0,
-        "worker=" + w.name + ",pid=" + std::to_string(w.pid) + ",status=" + std::to_string(status) +
-            ",signal=" + std::to_string(sig) +
-            (w.task ? ",partition=" + std::to_string(w.partition) + ",slot=" + std::to_string(w.slot) +
-                          ",device=" + std::to_string(w.task_device)
-                    : std::string()));
+  tl::Kv kv;
+  kv.add(tl::kWorker, w.name).add(tl::kPid, w.pid).add(tl::kStatus, status).add(tl::kSignal, sig);
+  if (w.task) kv.add(tl::kPartition, w.partition).add(tl::kSlot, w.slot).add(tl::kDevice, w.task_device);
+  kv.add(tl::kKind, kind_name(w));
+  if (!w.task && w.kind == Worker::Gpu) kv.add(tl::kDevice, w.device);
+  event(tl::kWorkerExit, w.task ? w.job : 0, kv.str());
   spdlog::log(stopping_ ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
               w.name, w.pid, status, sig);
   close_handle(w.proc);
@@ -388,7 +436,7 @@ void Supervisor::restart_later(Worker& w) {
     w.failure = std::to_string(w.recent_restarts.size()) + " restarts within " +
                 std::to_string(cfg_.limits.restart_period_s) + " s";
     spdlog::error("{}: marked failed ({})", w.name, w.failure);
-    event("WORKER_FAILED", 0, "worker=" + w.name + ",restarts=" + std::to_string(w.restarts));
+    event(tl::kWorkerFailed, 0, tl::Kv().add(tl::kWorker, w.name).add(tl::kRestarts, w.restarts).str());
     return;
   }
   uint64_t delay = cfg_.limits.restart_backoff_initial_ms;
@@ -419,7 +467,7 @@ void Supervisor::check_heartbeats() {
   for (auto& w : workers_)
     if (w->pid > 0 && now - w->last_heard_ns > limit) {
       spdlog::error("{}: no heartbeat for {} ms, killing pid {}", w->name, (now - w->last_heard_ns) / 1000000, w->pid);
-      event("HEARTBEAT_MISSED", 0, "worker=" + w->name + ",pid=" + std::to_string(w->pid));
+      event(tl::kHeartbeatMissed, 0, tl::Kv().add(tl::kWorker, w->name).add(tl::kPid, w->pid).str());
       ::kill(w->pid, SIGKILL);
       w->last_heard_ns = now;  // one kill per timeout; the exit callback repairs
     }
@@ -445,7 +493,29 @@ void Supervisor::schedule() {
   while (!draining_ && dispatch_synth()) {
   }
   for (auto& d : devices_) dispatch_proofs(d);
+  track_slot_waits();
   maybe_finish_shutdown();
+}
+
+// Called once dispatch_synth has placed what it could: a synthesis worker that is still idle while
+// partitions are queued has no free slot to write into. Its wait is written as one SLOT_WAIT when
+// it ends: at its next dispatch (with the job it takes), or when the queue empties or it stops.
+void Supervisor::track_slot_waits() {
+  const bool queued = !pending_.empty() && !draining_;
+  const uint64_t now = shm::monotonic_ns();
+  for (auto& w : workers_) {
+    if (w->kind != Worker::Synth) continue;
+    const bool waiting = queued && w->state == "idle" && !w->task;
+    if (waiting && !w->slot_wait_ns) w->slot_wait_ns = now;
+    else if (!waiting && w->slot_wait_ns) end_slot_wait(*w, 0, "");
+  }
+}
+
+void Supervisor::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
+  if (!w.slot_wait_ns) return;
+  const double ms = double(shm::monotonic_ns() - w.slot_wait_ns) / 1e6;
+  w.slot_wait_ns = 0;
+  event(tl::kSlotWait, job, tl::Kv().add(tl::kWorker, w.name).ms(tl::kWaitMs, ms).raw(kv).str());
 }
 
 // Assigns the best pending partition to an idle synthesis worker and a free slot. Backpressure:
@@ -497,6 +567,8 @@ bool Supervisor::dispatch_synth() {
   h.cancel.store(0);
   best->seg->transition(best_slot, shm::SlotState::Free, shm::SlotState::Synthesizing);
   best->slots[best_slot] = SlotUse{true, job_id, p, SlotUse::Synth};
+  end_slot_wait(*sw, job_id,
+                tl::Kv().add(tl::kPartition, p).add(tl::kSlot, best_slot).add(tl::kDevice, best->id).str());
   sw->task = true, sw->job = job_id, sw->partition = p, sw->slot = best_slot, sw->task_device = best->id;
   sw->state = "busy";
   j->times[p].synth_start = shm::monotonic_ns();
@@ -571,7 +643,7 @@ void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
       set_pstate(*j, m.partition, PState::Ready);
       d->slots[slot].phase = SlotUse::Ready;
       t.ready = shm::monotonic_ns();
-      event("SLOT_READY", m.job, kv_of(w, m.partition, slot, d->id));
+      event(tl::kSlotReady, m.job, kv_of(w, m.partition, slot, d->id));
     }
   } else {
     if (d) release_slot(d->id, slot);
@@ -653,9 +725,7 @@ void Supervisor::complete_partition(ActiveJob& j, uint32_t p, const std::string&
   pr.error.clear();
   set_pstate(j, p, PState::Done);
   proofs_done_++;
-  char kv[128];
-  std::snprintf(kv, sizeof kv, "partition=%u,total_ms=%.3f", p, ms(t.queued, now));
-  event("PROOF_DONE", j.rec.id, kv);
+  event(tl::kProofDone, j.rec.id, tl::Kv().add(tl::kPartition, p).ms(tl::kTotalMs, ms(t.queued, now)).str());
   bool all = true;
   for (auto& q : j.rec.parts) all = all && q.state == PState::Done;
   if (all) finish_job(j, JState::Done, "");
@@ -665,10 +735,7 @@ void Supervisor::fail_job(ActiveJob& j, uint32_t p, const std::string& why) {
   j.rec.parts[p].error = why;
   set_pstate(j, p, PState::Failed);
   parts_failed_++;
-  std::string reason = why;
-  for (char& c : reason)
-    if (c == ',' || c == ' ' || c == '\n') c = '_';
-  event("PARTITION_FAILED", j.rec.id, "partition=" + std::to_string(p) + ",reason=" + reason);
+  event(tl::kPartitionFailed, j.rec.id, tl::Kv().add(tl::kPartition, p).add(tl::kReason, why).str());
   spdlog::warn("job {} partition {} failed: {}", j.rec.id, p, why);
   finish_job(j, JState::Failed, "partition " + std::to_string(p) + ": " + why);
 }
@@ -696,7 +763,7 @@ void Supervisor::finish_job(ActiveJob& j, JState st, const std::string& error) {
   j.rec.error = error;
   j.rec.finished_ms = wall_ms();
   store_->set_job(id, st, error, j.rec.finished_ms);
-  event("JOB_DONE", id, std::string("state=") + to_string(st));
+  event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
   spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
   std::error_code ec;
   fs::remove_all(fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(id), ec);
@@ -719,6 +786,7 @@ void Supervisor::begin_shutdown(const char* why) {
   spdlog::info("{}: draining (no new work; in-flight work gets {} ms)", why, cfg_.daemon.shutdown_grace_ms);
   sd_notify(0, "STOPPING=1\nSTATUS=draining");
   draining_ = true;
+  track_slot_waits();  // no more synthesis: nobody waits for a slot any longer
   drain_deadline_ns_ = shm::monotonic_ns() + uint64_t(cfg_.daemon.shutdown_grace_ms) * 1000000ull;
   maybe_finish_shutdown();
 }
@@ -754,7 +822,7 @@ void Supervisor::maybe_finish_shutdown() {
   }
   for (auto& w : workers_)
     if (w->pid > 0) return;  // wait for every exit callback
-  event("DAEMON_STOP", 0, "");
+  event(tl::kDaemonStop, 0, "");
   if (timeline_) timeline_->flush(0, 0);
   uv_stop(loop_);
 }
@@ -789,8 +857,10 @@ void Supervisor::tick() {
 int Supervisor::run() {
   loop_->data = this;
   setup_state();
-  event("DAEMON_START", 0, "pid=" + std::to_string(getpid()) + ",instance=" + cfg_.daemon.instance);
+  event(tl::kDaemonStart, 0,
+        tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());
   setup_rings();
+  warn_if_few_slots();
   recover_jobs();
   uint32_t id = 0;
   for (uint32_t i = 0; i < cfg_.synthesis.workers; i++) {

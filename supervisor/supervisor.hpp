@@ -43,6 +43,8 @@ struct Worker {
   uv_timer_t* timer = nullptr;  // restart backoff
   int fd = -1;
   uint64_t last_heard_ns = 0;
+  uint64_t started_ns = 0;    // its last spawn (WORKER_START), for WORKER_READY's startup_ms
+  uint64_t slot_wait_ns = 0;  // synthesis workers: idle with partitions queued and no free slot since then
   bool task = false;  // has a task in flight
   uint64_t job = 0;
   uint32_t partition = 0, slot = 0;
@@ -95,6 +97,7 @@ class Supervisor {
   // start-up
   void setup_state();
   void setup_rings();
+  void warn_if_few_slots() const;
   void recover_jobs();
   void spawn(Worker& w);
   // control plane
@@ -107,6 +110,8 @@ class Supervisor {
   void schedule();
   bool dispatch_synth();
   void dispatch_proofs(Device& d);
+  void track_slot_waits();
+  void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);
   void on_synth_done(Worker& w, const shm::Msg& m);
   void on_prove_done(Worker& w, const shm::Msg& m);
   void requeue(uint64_t job, uint32_t partition, const std::string& why, bool count_attempt);

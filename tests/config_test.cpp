@@ -428,6 +428,22 @@ TEST(CpuSet, RejectsBadForms) {
   }
 }
 
+TEST(SlotNeeds, FollowTheWorkersPerDevice) {
+  Config c;
+  auto needs = [&](uint32_t workers, size_t devices) {
+    c.synthesis.workers = workers;
+    c.gpu.devices.resize(devices);
+    SlotNeeds n = slot_needs(c);
+    return std::make_pair(n.minimum, n.recommended);
+  };
+  EXPECT_EQ(needs(1, 1), std::make_pair(2u, 3u));  // the default 2 slots suffice for one worker
+  EXPECT_EQ(needs(4, 1), std::make_pair(5u, 6u));
+  EXPECT_EQ(needs(4, 2), std::make_pair(3u, 4u));
+  EXPECT_EQ(needs(5, 2), std::make_pair(4u, 5u));  // one device gets three workers
+  EXPECT_EQ(needs(1, 4), std::make_pair(2u, 3u));
+  EXPECT_GE(Config{}.gpu.slots, slot_needs(Config{}).minimum);
+}
+
 TEST(Bytes, Parses) {
   EXPECT_EQ(parse_bytes("0", "k"), 0u);
   EXPECT_EQ(parse_bytes("1073741824", "k"), 1073741824u);

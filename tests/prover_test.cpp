@@ -2,6 +2,7 @@
 // intermediate (A*w, B*w, C, the coset values, the five raw MSMs) and the final proof, exactly.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -151,6 +152,37 @@ TEST(Prover, ProveSynthesizedMatchesSnarkjs) {
   SynthesizedView null_c = v;
   null_c.c = nullptr;
   EXPECT_THROW(backend->prove_synthesized(null_c, opt), std::invalid_argument);
+}
+
+// The cpu backend reports its compute per stage, one stage after another, inside the proof.
+TEST(Prover, CpuBackendReportsStageSpans) {
+  REQUIRE_REFERENCE();
+  const Merkle& m = merkle();
+  auto backend = make_cpu_backend(m.zk);
+  EXPECT_TRUE(backend->last_spans().empty());
+  auto check = [&](const std::vector<std::string>& stages, double wall_ms) {
+    auto spans = backend->last_spans();
+    std::vector<std::string> names;
+    for (const auto& s : spans) {
+      if (names.empty() || names.back() != s.stage) names.push_back(s.stage);
+      EXPECT_LE(s.start_ms, s.end_ms) << s.stage;
+      EXPECT_GE(s.start_ms, 0) << s.stage;
+    }
+    EXPECT_EQ(names, stages);
+    for (size_t i = 1; i < spans.size(); i++) EXPECT_LE(spans[i - 1].end_ms, spans[i].start_ms);
+    StageBusy b = summarize_spans(spans);
+    EXPECT_GT(b.total_ms, 0);
+    EXPECT_LE(b.total_ms, wall_ms);
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  backend->prove(m.w, {});
+  check({"eval", "ntt", "msm"}, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  std::vector<Fr> a, b, c;
+  ConstraintEvaluator::compile(*m.zk).evaluate(m.w, a, b, c);
+  SynthesizedView v{m.w.data(), m.w.size(), a.data(), b.data(), c.data(), a.size()};
+  t0 = std::chrono::steady_clock::now();
+  backend->prove_synthesized(v, {});
+  check({"copy", "ntt", "msm"}, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 // Synthesis reads only the header and the coefficients; the evaluator compiled from them is the

@@ -36,6 +36,7 @@ for (const w of s.workers) {
 if (s.devices[0].free !== 3) throw new Error("slots not all free: " + JSON.stringify(s.devices[0]));
 ' "$WORK/status.json" || die "status JSON: $(cat "$WORK/status.json")"
 cz status --socket "$SOCK" | grep -q synth1 || die "human status lacks synth1"
+cz status --socket "$SOCK" | grep -Eq '^  gpu0 +gpu +0 ' || die "human status: gpu0's kind is not gpu with device 0"
 
 # Metrics in Prometheus text.
 curl_metrics=$(node -e '
@@ -47,9 +48,12 @@ echo "$curl_metrics" | grep -q '^cuzk_partitions_total{state="done"} 9$' || die 
 # The timeline: every stage of every partition, in time order, with partition/worker/slot.
 sleep 0.6  # the merger holds the newest events briefly
 tl="$WORK/state/timeline.log"
-for ev in DAEMON_START WORKER_START JOB_SUBMIT SYNTH_START SYNTH_END SLOT_READY GPU_PICKUP GPU_START GPU_END PROOF_DONE JOB_DONE; do
+for ev in DAEMON_START WORKER_START WORKER_READY JOB_SUBMIT SYNTH_START SYNTH_END SLOT_READY GPU_PICKUP GPU_START GPU_END PROOF_DONE JOB_DONE; do
   grep -q ",$ev," "$tl" || die "timeline lacks $ev"
 done
+grep ',SYNTH_END,' "$tl" | grep -v 'witness_ms=.*eval_ms=.*source=wtns' && die "SYNTH_END without witness_ms/eval_ms/source"
+grep ',GPU_END,' "$tl" | grep -v 'kernel_ms=.*kernel_ntt_ms=.*kernel_msm_ms=' && die "GPU_END without the kernel-busy keys"
+grep -q ',WORKER_READY,.*worker=gpu0,kind=gpu,device=0,.*startup_ms=' "$tl" || die "no WORKER_READY for gpu0"
 [ "$(grep -c ',GPU_END,' "$tl")" -eq 9 ] || die "expected 9 GPU_END events"
 grep ',SYNTH_START,' "$tl" | grep -v 'partition=.*worker=synth[01].*slot=[0-2]' && die "SYNTH_START without partition/worker/slot"
 awk -F, '{ if ($2 + 0 < prev) { print "out of order: " $0; bad = 1 } prev = $2 + 0 } END { exit bad }' "$tl" ||
@@ -57,8 +61,11 @@ awk -F, '{ if ($2 + 0 < prev) { print "out of order: " $0; bad = 1 } prev = $2 +
 cz timeline export --format chrome "$tl" >"$WORK/trace.json" || die "timeline export failed"
 node -e 'const t = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); if (!t.traceEvents || t.traceEvents.length < 20) throw new Error("few events")' "$WORK/trace.json" ||
   die "chrome trace is not valid"
-cz waterfall "$tl" >"$WORK/waterfall.txt" || die "waterfall failed"
+cz waterfall "$tl" --svg "$WORK/waterfall.svg" >"$WORK/waterfall.txt" || die "waterfall failed"
 log "waterfall:"; head -n 30 "$WORK/waterfall.txt"
+grep -q 'kernels busy [0-9.]*%' "$WORK/waterfall.txt" || die "the waterfall lacks kernels busy"
+head -c 5 "$WORK/waterfall.svg" | grep -q '<?xml' && tail -n 1 "$WORK/waterfall.svg" | grep -q '</svg>' ||
+  die "waterfall.svg is not an SVG document"
 
 # SIGTERM: drains and exits 0.
 kill -TERM "$SUP_PID"

@@ -5,10 +5,13 @@
 // Every test skips cleanly when no CUDA device is present.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <sys/mman.h>
@@ -726,6 +729,45 @@ TEST(GpuProver, SynthesizedMatchesCpuBackend) {
 TEST(GpuProver, SynthesizedFromRegisteredMemory) {
   REQUIRE_GPU();
   for (int log_n : {6, 13}) expect_synthesized_matches(generated(log_n, 3000 + rng()() % 1000), true, 2);
+}
+
+// The device spans of a proof: every stage the prover runs, each inside the proof's wall time, and
+// a busy time (their union) no longer than that wall time; both paths alike.
+TEST(GpuProver, StageSpansCoverTheProof) {
+  REQUIRE_GPU();
+  Circuit c = generated(16, 4000 + rng()() % 1000);
+  auto gpu = make_cuda_backend(c.zk, 0);
+  SynthSlot slot(c);
+  EXPECT_TRUE(gpu->last_spans().empty());
+  auto check = [&](std::vector<std::string> want, double wall_ms) {
+    std::vector<StageSpan> spans = gpu->last_spans();
+    std::set<std::string> seen;
+    for (const auto& s : spans) {
+      seen.insert(s.stage);
+      EXPECT_GE(s.start_ms, 0) << s.stage;
+      EXPECT_LE(s.start_ms, s.end_ms) << s.stage;
+      EXPECT_LE(s.end_ms, wall_ms) << s.stage;
+    }
+    for (const auto& st : want) EXPECT_TRUE(seen.count(st)) << st << " has no span";
+    StageBusy b = summarize_spans(spans);
+    EXPECT_GT(b.total_ms, 0);
+    EXPECT_LE(b.total_ms, wall_ms);
+    double sum = 0;
+    for (const auto& [stage, ms] : b.stages) sum += ms;
+    EXPECT_GE(sum + 1e-9, b.total_ms);
+    std::printf("[gpu tests] 2^16 %s: wall %.3f ms, device busy %.3f ms, stage sum %.3f ms\n",
+                seen.count("eval") ? "prove" : "prove_synthesized", wall_ms, b.total_ms, sum);
+  };
+  for (int i = 0; i < 2; i++) {  // the second proof reuses the recorded events
+    auto t0 = std::chrono::steady_clock::now();
+    gpu->prove_synthesized(slot.view(), {});
+    check({"copy", "ntt", "msm_plan", "msm_a", "msm_b1", "msm_b2", "msm_c", "msm_h"},
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    t0 = std::chrono::steady_clock::now();
+    gpu->prove(c.w, {});
+    check({"copy", "eval", "ntt", "msm_plan", "msm_a", "msm_b1", "msm_b2", "msm_c", "msm_h"},
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
 }
 
 TEST(GpuProver, SynthesizedRejectsSizeMismatch) {

@@ -1,0 +1,112 @@
+// The timeline's vocabulary (docs/API.md, "Timeline log"): every event name and key that the
+// supervisor and the workers write and that `cuzk waterfall` / `cuzk timeline export` read, plus a
+// small builder for the "k=v,k=v" part of a line.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <type_traits>
+
+namespace cuzk::tl {
+
+// ---- events ----
+inline constexpr char kDaemonStart[] = "DAEMON_START";      // pid, instance, unix_ms
+inline constexpr char kDaemonStop[] = "DAEMON_STOP";
+inline constexpr char kWorkerStart[] = "WORKER_START";      // worker, kind, pid, epoch, [device]
+inline constexpr char kWorkerReady[] = "WORKER_READY";      // worker, kind, pid, epoch, startup_ms, [device]
+inline constexpr char kWorkerExit[] = "WORKER_EXIT";        // worker, kind, pid, status, signal, [device, task]
+inline constexpr char kWorkerFailed[] = "WORKER_FAILED";    // worker, restarts
+inline constexpr char kHeartbeatMissed[] = "HEARTBEAT_MISSED";  // worker, pid
+inline constexpr char kJobSubmit[] = "JOB_SUBMIT";          // partitions, priority, circuit, input
+inline constexpr char kJobRecovered[] = "JOB_RECOVERED";    // partitions (left to prove), priority, circuit
+inline constexpr char kSynthStart[] = "SYNTH_START";        // partition, worker, slot, device
+inline constexpr char kSynthEnd[] = "SYNTH_END";            // ... synth_ms, witness_ms, eval_ms, source, status
+inline constexpr char kSlotWait[] = "SLOT_WAIT";            // worker, wait_ms, [partition, slot, device]
+inline constexpr char kSlotReady[] = "SLOT_READY";          // partition, worker, slot, device
+inline constexpr char kGpuPickup[] = "GPU_PICKUP";          // ... wait_ms
+inline constexpr char kGpuStart[] = "GPU_START";
+inline constexpr char kGpuEnd[] = "GPU_END";                // ... prove_ms, kernel_ms, kernel_<stage>_ms, ...
+inline constexpr char kProofUnverified[] = "PROOF_UNVERIFIED";  // a proof failed gpu.verify and is made once more
+inline constexpr char kProofDone[] = "PROOF_DONE";          // partition, total_ms
+inline constexpr char kPartitionFailed[] = "PARTITION_FAILED";  // partition, reason
+inline constexpr char kJobDone[] = "JOB_DONE";              // state
+
+// ---- keys ----
+inline constexpr char kWorker[] = "worker";          // synth<i>, gpu<i>
+inline constexpr char kKind[] = "kind";              // synth | gpu
+inline constexpr char kDevice[] = "device";
+inline constexpr char kPartition[] = "partition";
+inline constexpr char kSlot[] = "slot";
+inline constexpr char kPid[] = "pid";
+inline constexpr char kEpoch[] = "epoch";
+inline constexpr char kInstance[] = "instance";
+inline constexpr char kUnixMs[] = "unix_ms";         // wall clock of DAEMON_START, to lay several runs of one log end to end
+inline constexpr char kStatus[] = "status";
+inline constexpr char kSignal[] = "signal";
+inline constexpr char kRestarts[] = "restarts";
+inline constexpr char kPartitions[] = "partitions";
+inline constexpr char kPriority[] = "priority";
+inline constexpr char kCircuit[] = "circuit";
+inline constexpr char kInput[] = "input";            // JOB_SUBMIT: what the job brings, wtns | inputs
+inline constexpr char kStartupMs[] = "startup_ms";   // WORKER_START -> WORKER_READY (a GPU worker loads its keys)
+inline constexpr char kSynthMs[] = "synth_ms";
+inline constexpr char kWitnessMs[] = "witness_ms";   // obtaining the witness: the generator, or reading a .wtns
+inline constexpr char kWitnessMsOld[] = "read_ms";   // the same, in logs from before witness_ms
+inline constexpr char kEvalMs[] = "eval_ms";         // evaluating a, b, c
+inline constexpr char kSource[] = "source";          // inputs | wtns
+inline constexpr char kWaitMs[] = "wait_ms";
+inline constexpr char kProveMs[] = "prove_ms";
+inline constexpr char kKernelMs[] = "kernel_ms";     // union of the device's busy spans for the proof
+inline constexpr char kHMs[] = "h_ms";
+inline constexpr char kMsmMs[] = "msm_ms";
+inline constexpr char kUploadMs[] = "upload_ms";
+inline constexpr char kTotalMs[] = "total_ms";
+inline constexpr char kReason[] = "reason";
+inline constexpr char kState[] = "state";
+
+// GPU_END's per-stage busy time: "kernel_" + stage + "_ms" (stages of a proof from a slot: copy,
+// ntt, msm_plan, msm_a, msm_b1, msm_b2, msm_c, msm_h on the cuda backend; copy, ntt, msm on the cpu
+// one; a backend that evaluates a, b, c itself adds eval).
+inline std::string kernel_stage_key(const std::string& stage) { return "kernel_" + stage + "_ms"; }
+
+// Values of kind= and source=.
+inline constexpr char kKindSynth[] = "synth";
+inline constexpr char kKindGpu[] = "gpu";
+inline constexpr char kSourceInputs[] = "inputs";
+inline constexpr char kSourceWtns[] = "wtns";
+
+// Builds "k=v,k=v". Values never hold the separators: commas, spaces and line breaks become '_'.
+class Kv {
+ public:
+  Kv& add(const std::string& key, const std::string& value) {
+    sep();
+    s_ += key;
+    s_ += '=';
+    for (char c : value) s_ += (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t') ? '_' : c;
+    return *this;
+  }
+  Kv& add(const std::string& key, const char* value) { return add(key, std::string(value)); }
+  template <class T, class = std::enable_if_t<std::is_integral_v<T>>>
+  Kv& add(const std::string& key, T value) {
+    return add(key, std::to_string(value));
+  }
+  // Milliseconds with three decimals (microseconds), as every *_ms key is written.
+  Kv& ms(const std::string& key, double value) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%.3f", value);
+    return add(key, b);
+  }
+  // Appends another list ("k=v,..." without a leading comma).
+  Kv& raw(const std::string& kv) {
+    if (!kv.empty()) sep(), s_ += kv;
+    return *this;
+  }
+  const std::string& str() const { return s_; }
+
+ private:
+  void sep() {
+    if (!s_.empty()) s_ += ',';
+  }
+  std::string s_;
+};
+
+}  // namespace cuzk::tl
