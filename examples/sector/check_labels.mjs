@@ -5,7 +5,8 @@
 //
 //   node check_labels.mjs IN.json CIRCUIT.sym WITNESS.wtns
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { createReadStream, readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 
 const [inPath, symPath, wtnsPath] = process.argv.slice(2);
 if (!wtnsPath) {
@@ -14,9 +15,11 @@ if (!wtnsPath) {
 }
 const input = JSON.parse(readFileSync(inPath, "utf8"));
 
-// .sym lines: labelIndex,witnessIndex,componentIndex,name (witnessIndex -1: eliminated).
+// .sym lines: labelIndex,witnessIndex,componentIndex,name (witnessIndex -1: eliminated). The file
+// outgrows a JavaScript string from about 2^20 constraints: read it line by line.
 const witnessIndex = new Map();
-for (const line of readFileSync(symPath, "utf8").split("\n")) {
+for await (const line of createInterface({ input: createReadStream(symPath), crlfDelay: Infinity })) {
+  if (!line.endsWith("label") && !line.endsWith("commR")) continue;
   const m = line.match(/^\d+,(-?\d+),\d+,(main\.(?:label\[\d+\]\.label|commR))$/);
   if (m) witnessIndex.set(m[2], Number(m[1]));
 }
