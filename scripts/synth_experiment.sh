@@ -66,7 +66,8 @@ while [ $# -gt 0 ]; do
 done
 for w in $workers_list; do posint "--workers entry" "$w"; done
 
-bin="$(cd "$bin" && pwd)" || die "no folder $bin"
+[ -d "$bin" ] || die "no folder $bin"
+bin="$(cd "$bin" && pwd)"
 cuzk="$bin/cuzk"
 sup_bin="$bin/cuzk-supervisor"
 [ -x "$cuzk" ] || die "$cuzk not found (build cuzk first)"
@@ -74,7 +75,8 @@ sup_bin="$bin/cuzk-supervisor"
 command -v node >/dev/null || die "node is needed for the input generator (examples/sector/gen_input.mjs)"
 
 [ -n "$cdir" ] || cdir="$root/examples/sector/build/sector_$size"
-cdir="$(cd "$cdir" && pwd)" || die "no circuit folder (examples/sector/build.sh $size makes it)"
+[ -d "$cdir" ] || die "no folder $cdir (examples/sector/build.sh $size makes it)"
+cdir="$(cd "$cdir" && pwd)"
 name="$(basename "$cdir")"
 r1cs="$cdir/$name.r1cs"
 cpp="$cdir/${name}_cpp"
@@ -119,15 +121,15 @@ for ((i = 0; i < n_inputs; i++)); do
   [ -f "$f" ] || node "$root/examples/sector/gen_input.mjs" --seed "$((1000 + i))" --circuit "$main_src" --out "$f"
 done
 
-# cpu_sets FIRST COUNT W: W disjoint sets of COUNT/W consecutive CPUs from FIRST, as a TOML array
-# body; fails when COUNT < W.
+# cpu_sets FIRST COUNT W: the CPUs FIRST .. FIRST+COUNT-1 split into W disjoint sets of consecutive
+# CPUs whose sizes differ by at most one, as a TOML array body; fails when COUNT < W.
 cpu_sets() {
-  local first="$1" count="$2" w="$3" per i lo sets=""
-  per=$((count / w))
-  [ "$per" -ge 1 ] || return 1
+  local lo="$1" count="$2" w="$3" i n sets=""
+  [ "$count" -ge "$w" ] || return 1
   for ((i = 0; i < w; i++)); do
-    lo=$((first + i * per))
-    sets+="${sets:+, }\"$lo-$((lo + per - 1))\""
+    n=$((count / w + (i < count % w ? 1 : 0)))
+    sets+="${sets:+, }\"$lo-$((lo + n - 1))\""
+    lo=$((lo + n))
   done
   echo "$sets"
 }
