@@ -21,7 +21,7 @@ pragma circom 2.0.0;
 // Public: replicaId, challenge[K] (inputs), commR (output).
 // Private: parents[K][P] and each parent below 2^254, data[K], siblings[K][D - logK].
 // Size: SHA-256 dominates. A label hashes 512 + 256 P bits, padded to floor((576 + 256 P) / 512) + 1
-// blocks of about 30k constraints each; a Merkle level costs 244 constraints and each 254-bit
+// blocks of about 30k constraints each; a Merkle level costs 241 constraints and each 254-bit
 // decomposition 254. README.md lists the measured sizes.
 
 include "circomlib/circuits/sha256/sha256.circom";
