@@ -72,6 +72,9 @@ cuzk="$bin/cuzk"
 sup_bin="$bin/cuzk-supervisor"
 [ -x "$cuzk" ] || die "$cuzk not found (build cuzk first)"
 [ -x "$sup_bin" ] || die "$sup_bin not found (build cuzk first)"
+submit_help="$("$cuzk" submit --help 2>&1 || true)"
+[[ "$submit_help" == *--input* ]] ||
+  die "$cuzk has no 'submit --input': this experiment needs a cuzk with synthesis from inputs"
 command -v node >/dev/null || die "node is needed for the input generator (examples/sector/gen_input.mjs)"
 
 [ -n "$cdir" ] || cdir="$root/examples/sector/build/sector_$size"
@@ -107,8 +110,8 @@ zkey="$cdir/$name.zkey"
 if [ ! -f "$zkey" ] || [ "$zkey" -ot "$r1cs" ]; then
   log "development key for $name (cuzk setup)"
   t0=$SECONDS
-  "$cuzk" setup "$r1cs" "$zkey.tmp" --seed synth-experiment >/dev/null
-  mv "$zkey.tmp" "$zkey"
+  "$cuzk" setup "$r1cs" "$cdir/$name.partial.zkey" --seed synth-experiment >/dev/null
+  mv "$cdir/$name.partial.zkey" "$zkey"
   echo "setup took $((SECONDS - t0)) s"
 fi
 
