@@ -65,7 +65,7 @@ TOML
   local sup=$! i
   for ((i = 0; i < 1200; i++)); do
     st="$(run cuzk status --socket "$sock" --json 2>/dev/null || true)"
-    if [ -n "$st" ] && ! grep -q '"state":"starting"' <<<"$st"; then break; fi
+    if [ -n "$st" ] && grep -q '"workers"' <<<"$st" && ! grep -Eq '"state": ?"starting"' <<<"$st"; then break; fi
     sleep 0.1
   done
   local t1=$SECONDS ids=() k j args
@@ -91,4 +91,4 @@ for w in $workers; do
   [ "$w" -le "$avail" ] || { echo "w$w: skipped ($avail CPUs for synthesis)"; continue; }
   one "w$w" "$w" "$(cpu_sets 0 "$avail" "$w")"
 done
-[ "$overlap_w" -gt 0 ] && one "w$overlap_w-overlap" "$overlap_w" "$(cpu_sets 0 "$ncpu" "$overlap_w")"
+if [ "$overlap_w" -gt 0 ]; then one "w$overlap_w-overlap" "$overlap_w" "$(cpu_sets 0 "$ncpu" "$overlap_w")"; fi
