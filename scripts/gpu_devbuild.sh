@@ -30,8 +30,8 @@ nvcc -o "$out/bin/cuzk_gpu_tests" "$out/test.o" $objs "$libs/libgtest_main.a" "$
 if [ -f "$libs/gpu_worker.o" ]; then
   cp -n "$base"/bin/* "$out/bin/" 2>/dev/null || true
   cp -n "$base"/lib/* "$out/lib/" 2>/dev/null || true
-  toml=$(ls "$libs"/libtomlplusplus.so* | head -1)
+  toml=$(basename "$(ls "$libs"/libtomlplusplus.so* | head -1)")
   nvcc -o "$out/bin/cuzk-gpu-worker" "$libs/gpu_worker.o" $objs "$libs/libcuzk_config.a" "$libs/libcuzk_shm.a" \
-    "$libs/libcuzk_groth16.a" "$libs/libcuzk_math.a" "$toml" -lpthread -ldl -lrt
+    "$libs/libcuzk_groth16.a" "$libs/libcuzk_math.a" -L"$libs" -l:"$toml" -lpthread -ldl -lrt
 fi
 echo "built $out"

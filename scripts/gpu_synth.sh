@@ -5,14 +5,17 @@
 # witness generator an artefact from `cuzk witness build`, and the key is made here with `cuzk setup`.
 #
 #   scripts/gpu_synth.sh BUNDLE R1CS GENERATOR INPUTS_DIR OUT [WORKERS] [PARTITIONS]
+#   scripts/gpu_synth.sh BUNDLE gen:K - - OUT [WORKERS] [PARTITIONS]
 #
+# The second form proves .wtns files instead: a `cuzk gen-circuit K` circuit and its witness,
+# submitted as paths (daemon.input_dirs names their folder).
 # BUNDLE: a folder with `run` and the daemon's binaries (scripts/bundle.sh, scripts/gpu_devbuild.sh);
-# R1CS: the circuit (.r1cs or .r1cs.zst); WORKERS: synthesis worker counts, one run each (default
+# R1CS: the circuit (.r1cs or .r1cs.xz); WORKERS: synthesis worker counts, one run each (default
 # "1 2 4 8 12"), then one run of OVERLAP_W (default 8) workers whose CPU sets include the GPU
 # worker's; PARTITIONS: per run (default 24), in jobs of 4. GPU_CORES (default 2) last cores go to the
 # GPU worker; SLOTS (default: workers + 2) per run.
 set -euo pipefail
-bundle="$(cd "$1" && pwd)"; r1cs="$2"; gen="$(cd "$3" && pwd)"; inputs="$(cd "$4" && pwd)"; out="$5"
+bundle="$(cd "$1" && pwd)"; r1cs="$2"; gen="$3"; inputs="$4"; out="$5"
 workers="${6:-1 2 4 8 12}"; n="${7:-24}"; per_job=4
 gpu_cores="${GPU_CORES:-2}"; overlap_w="${OVERLAP_W:-8}"
 mkdir -p "$out"; out="$(cd "$out" && pwd)"
@@ -20,12 +23,22 @@ run() { "$bundle/run" "$@"; }
 work="$(mktemp -d /tmp/cuzk-gs.XXXXXX)"
 ncpu=$(nproc)
 
-if [[ "$r1cs" == *.zst ]]; then zstd -q -d "$r1cs" -o "$work/circuit.r1cs"; r1cs="$work/circuit.r1cs"; fi
+if [[ "$r1cs" == gen:* ]]; then
+  inputs="$work/wtns"; mkdir -p "$inputs"
+  run cuzk -q gen-circuit "${r1cs#gen:}" "$work/circuit.r1cs" "$inputs/w.wtns" --seed 7
+  r1cs="$work/circuit.r1cs"
+else
+  gen="$(cd "$gen" && pwd)"; inputs="$(cd "$inputs" && pwd)"
+fi
+if [[ "$r1cs" == *.xz ]]; then xz -d -c "$r1cs" >"$work/circuit.r1cs"; r1cs="$work/circuit.r1cs"; fi
 t0=$SECONDS
 run cuzk -q setup "$r1cs" "$work/circuit.zkey" --seed gpu-synth >/dev/null
 run cuzk -q export vk "$work/circuit.zkey" "$out/vk.json"
 echo "setup: $((SECONDS - t0)) s"
-mapfile -t files < <(ls "$inputs"/*.json | head -n "$n")
+# N partitions from the input files, reused in turn when there are fewer files.
+mapfile -t avail_files < <(ls "$inputs"/*.json "$inputs"/*.wtns 2>/dev/null)
+files=()
+for ((i = 0; i < n; i++)); do files+=("${avail_files[$((i % ${#avail_files[@]}))]}"); done
 
 # cpu_sets FIRST COUNT W: COUNT CPUs from FIRST split into W consecutive sets, sizes within one.
 cpu_sets() {
@@ -47,6 +60,7 @@ instance = "gs$tag"
 state_dir = "$work/state-$tag"
 socket = "$sock"
 heartbeat_timeout_ms = 60000
+input_dirs = ["$inputs"]
 [synthesis]
 workers = $w
 cpus = [$sets]
@@ -58,9 +72,9 @@ cpus = ["$((ncpu - gpu_cores))-$((ncpu - 1))"]
 [[circuits]]
 name = "c"
 zkey = "$work/circuit.zkey"
-witness_generator = "$gen"
 max_partitions = $per_job
 TOML
+  [ "$gen" = - ] || echo "witness_generator = \"$gen\"" >>"$work/$tag.toml"
   "$bundle/run" cuzk-supervisor --config "$work/$tag.toml" 2>"$rd/supervisor.log" &
   local sup=$! i
   for ((i = 0; i < 1200; i++)); do
@@ -71,7 +85,9 @@ TOML
   local t1=$SECONDS ids=() k j args
   for ((k = 0; k < ${#files[@]}; k += per_job)); do
     args=()
-    for ((j = k; j < k + per_job && j < ${#files[@]}; j++)); do args+=(--input "${files[$j]}"); done
+    for ((j = k; j < k + per_job && j < ${#files[@]}; j++)); do
+      if [[ "${files[$j]}" == *.wtns ]]; then args+=(--witness "${files[$j]}"); else args+=(--input "${files[$j]}"); fi
+    done
     ids+=("$(run cuzk submit --socket "$sock" --circuit c "${args[@]}")")
   done
   for id in "${ids[@]}"; do run cuzk await --socket "$sock" --out "$work/out-$tag-$id" --timeout 600 "$id" >/dev/null; done
