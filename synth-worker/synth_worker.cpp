@@ -20,6 +20,7 @@
 #include "groth16/prover.hpp"
 #include "shm/slot_ring.hpp"
 #include "shm/worker_runtime.hpp"
+#include "timeline/events.hpp"
 #include "witness/build.hpp"
 #include "witness/generator.hpp"
 #include "witness/inputs.hpp"
@@ -182,10 +183,13 @@ class SynthWorker {
     done.slot = req.slot;
     done.device = req.device;
     done.circuit = req.circuit;
-    const std::string kv_base = "partition=" + std::to_string(req.partition) + ",worker=synth" +
-                                std::to_string(args_.index) + ",slot=" + std::to_string(req.slot) +
-                                ",device=" + std::to_string(req.device);
-    link_.event("SYNTH_START", req.job, req.partition, req.slot, kv_base);
+    const std::string kv_base = tl::Kv()
+                                    .add(tl::kPartition, req.partition)
+                                    .add(tl::kWorker, "synth" + std::to_string(args_.index))
+                                    .add(tl::kSlot, req.slot)
+                                    .add(tl::kDevice, req.device)
+                                    .str();
+    link_.event(tl::kSynthStart, req.job, req.partition, req.slot, kv_base);
     auto seg_it = segments_.find(req.device);
     Segment* seg = seg_it == segments_.end() ? nullptr : seg_it->second.get();
     const bool from_inputs = (req.flags & kMsgFromInputs) != 0;
@@ -251,10 +255,15 @@ class SynthWorker {
     done.ms[0] = synth_ms;
     done.ms[1] = witness_ms;
     done.ms[2] = eval_ms;
-    char kv[200];
-    std::snprintf(kv, sizeof kv, ",synth_ms=%.3f,witness_ms=%.3f,eval_ms=%.3f,source=%s,status=%d", synth_ms,
-                  witness_ms, eval_ms, from_inputs ? "inputs" : "wtns", done.status);
-    link_.event("SYNTH_END", req.job, req.partition, req.slot, kv_base + kv);
+    const std::string kv = tl::Kv()
+                               .raw(kv_base)
+                               .ms(tl::kSynthMs, synth_ms)
+                               .ms(tl::kWitnessMs, witness_ms)
+                               .ms(tl::kEvalMs, eval_ms)
+                               .add(tl::kSource, from_inputs ? tl::kSourceInputs : tl::kSourceWtns)
+                               .add(tl::kStatus, done.status)
+                               .str();
+    link_.event(tl::kSynthEnd, req.job, req.partition, req.slot, kv);
     done.t_ns = monotonic_ns();
     link_.send(done);
   }
