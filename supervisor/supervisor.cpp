@@ -466,6 +466,10 @@ void Supervisor::check_heartbeats() {
   const uint64_t limit = uint64_t(cfg_.daemon.heartbeat_timeout_ms) * 1000000ull;
   for (auto& w : workers_)
     if (w->pid > 0 && now - w->last_heard_ns > limit) {
+      // Read what the worker already sent before judging it: after a stall of this loop (a stopped
+      // or starved supervisor) its heartbeats are queued on the socket, not missing.
+      if (w->fd >= 0) on_readable(*w);
+      if (shm::monotonic_ns() - w->last_heard_ns <= limit) continue;
       spdlog::error("{}: no heartbeat for {} ms, killing pid {}", w->name, (now - w->last_heard_ns) / 1000000, w->pid);
       event(tl::kHeartbeatMissed, 0, tl::Kv().add(tl::kWorker, w->name).add(tl::kPid, w->pid).str());
       ::kill(w->pid, SIGKILL);
