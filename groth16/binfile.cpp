@@ -25,9 +25,10 @@ std::string section_name(uint32_t id, const char* label) {
 // MappedFile
 
 // Opens path read-only, refusing a directory (and, with regular_only, anything but a regular file);
-// st receives its fstat. Throws FormatError naming the file.
+// st receives its fstat. Throws FormatError naming the file. The open itself never blocks (a FIFO
+// with no writer would hold it forever); reads of an accepted pipe block as usual.
 static int open_input(const std::string& path, struct stat& st, bool regular_only) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(path, "open", std::strerror(errno));
   if (::fstat(fd, &st) != 0) {
     int e = errno;
@@ -38,6 +39,7 @@ static int open_input(const std::string& path, struct stat& st, bool regular_onl
     ::close(fd);
     fail(path, "open", S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
   }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
 }
 

@@ -1,6 +1,7 @@
 // The snarkjs file formats: reference files read, byte-identical round trips, and the strict
 // readers' rejections (each must be a FormatError naming the file and the section or field).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -828,4 +829,16 @@ TEST(FormatsJson, RejectsMalformedJson) {
   vcase("v7.json", [](auto& j) { j["vk_alphabeta_12"][0].erase(1); }, {"v7.json: vk_alphabeta_12[0]: has 2 entries"});
   vcase("v8.json", [](auto& j) { j.erase("vk_delta_2"); }, {"v8.json: vk_delta_2: missing"});
   vcase("v9.json", [](auto& j) { j["curve"] = "bn128"; }, {"v9.json: curve"});
+}
+
+// A FIFO where a witness was expected (swapped in after submission, say) is refused at once: the
+// open never waits for a writer, and the readers never block on it.
+TEST(FormatsWtns, FifoIsRefusedWithoutBlocking) {
+  const std::string fifo = ::testing::TempDir() + "/cuzk_fifo_" + std::to_string(::getpid()) + ".wtns";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::vector<Fr> dest(4);
+  expect_format_error([&] { read_wtns_into(fifo, dest.data(), dest.size()); }, {fifo, "is not a regular file"});
+  expect_format_error([&] { read_wtns_count(fifo); }, {fifo});
+  ::unlink(fifo.c_str());
 }
