@@ -19,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -128,12 +129,23 @@ std::string key_of(const Sources& s, const fs::path& scratch) {
   for (const auto& e : fs::directory_iterator(s.dir))
     if (e.is_regular_file()) files.push_back(e.path());
   std::sort(files.begin(), files.end());
+  // Files are hashed in blocks: a large circuit's .sym alone is hundreds of MB.
+  auto add_file = [&](const fs::path& f) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) throw WitnessError(f.string() + ": cannot read");
+    uint64_t n = fs::file_size(f);
+    XXH3_128bits_update(st, &n, sizeof n);
+    std::vector<char> buf(1 << 20);
+    while (in.read(buf.data(), std::streamsize(buf.size())) || in.gcount() > 0)
+      XXH3_128bits_update(st, buf.data(), size_t(in.gcount()));
+  };
   for (const fs::path& f : files) {
     if (f.filename() == "Makefile") continue;
     add(f.filename().string());
-    add(read_file(f));
+    add_file(f);
   }
-  add(s.sym.empty() ? std::string() : read_file(s.sym));
+  if (s.sym.empty()) add(std::string());
+  else add_file(s.sym);
   XXH128_hash_t h = XXH3_128bits_digest(st);
   XXH3_freeState(st);
   char buf[33];
