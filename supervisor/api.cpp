@@ -42,9 +42,9 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
     }
     if (p.rfind("/v1/proofs/", 0) == 0) {
       const std::string id_text = p.substr(11);
-      char* end = nullptr;
-      unsigned long long id = std::strtoull(id_text.c_str(), &end, 10);
-      if (id_text.empty() || *end || id == 0) return r->send(http::Response::error(404, "no job '" + id_text + "'"));
+      const std::optional<uint64_t> parsed = parse_job_id(id_text);
+      if (!parsed) return r->send(http::Response::error(404, "no job '" + id_text + "' (ids are decimal numbers)"));
+      const uint64_t id = *parsed;
       if (req.method == "DELETE") return r->send(cancel(id));
       if (req.method != "GET") return r->send(http::Response::error(405, "use GET or DELETE for " + p));
       double wait = 0;

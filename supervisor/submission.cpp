@@ -16,6 +16,19 @@
 
 namespace cuzk::sup {
 
+std::optional<uint64_t> parse_job_id(const std::string& text) {
+  if (text.empty() || text.size() > 20 || text[0] == '0') return std::nullopt;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const uint64_t d = uint64_t(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return std::nullopt;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+
 using nlohmann::json;
 
 namespace {

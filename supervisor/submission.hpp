@@ -17,6 +17,11 @@
 
 namespace cuzk::sup {
 
+// A job id as it appears in /v1/proofs/{id}: decimal digits only, no sign, no leading zero, no
+// whitespace, within 64 bits and not 0. Anything else names no job (404), so that no spelling other
+// than the canonical one reaches a job.
+std::optional<uint64_t> parse_job_id(const std::string& text);
+
 struct SubmitRequest {
   uint32_t circuit = 0;  // index in config.circuits
   Priority priority = Priority::Normal;

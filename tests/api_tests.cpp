@@ -418,3 +418,13 @@ TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
   }
   fs::remove_all(tmpl);
 }
+
+// Only the canonical spelling of a job id reaches the job: no sign, leading zero, whitespace,
+// embedded NUL or wrap-around.
+TEST(JobIds, ParseStrictly) {
+  EXPECT_EQ(parse_job_id("1"), std::optional<uint64_t>(1));
+  EXPECT_EQ(parse_job_id("18446744073709551615"), std::optional<uint64_t>(UINT64_MAX));
+  const std::vector<std::string> bads = {"", "0", "01", "-1", "+1", " 1", "1 ", std::string("1\0", 2), "1x", "0x1",
+                                "-18446744073709551615", "18446744073709551616", "99999999999999999999999"};
+  for (const std::string& bad : bads) EXPECT_EQ(parse_job_id(bad), std::nullopt) << "'" << bad << "'";
+}
