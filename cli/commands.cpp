@@ -1,12 +1,17 @@
 #include "commands.hpp"
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
 
+#include <unistd.h>
+
+#include "backend/backend.hpp"
 #include "groth16/formats.hpp"
 #include "groth16/parallel.hpp"
 #include "groth16/prover.hpp"
@@ -14,9 +19,6 @@
 #include "groth16/verifier.hpp"
 #include "math/encoding.hpp"
 #include "progress.hpp"
-#ifdef CUZK_HAVE_CUDA
-#include "kernels/gpu_api.hpp"
-#endif
 
 namespace cuzk::cli {
 
@@ -30,23 +32,20 @@ static void parse_fixed_rs(const std::string& s, ProveOptions& opt) {
   opt.s = *sv;
 }
 
-// Picks the proving backend named on the command line; auto means the GPU when one is usable.
-static std::unique_ptr<ProverBackend> make_backend(const std::string& name, std::shared_ptr<const ZKey> zk, int device) {
-#ifdef CUZK_HAVE_CUDA
-  if (name == "cuda" || (name == "auto" && gpu::device_count() > device))
-    return make_cuda_backend(std::move(zk), device);
-#else
-  (void)device;
-#endif
-  return make_cpu_backend(std::move(zk));
+// The prover of the backend named on the command line; auto means cuda when a device is usable.
+static std::unique_ptr<ProverBackend> prover_for(const std::string& name, std::shared_ptr<const ZKey> zk, int device) {
+  BackendOptions opt;
+  opt.device = device;
+  return make_prover(name, std::move(zk), opt);
 }
 
 // Fails fast, before a large key is read, when the backend asked for cannot exist in this build.
 static void check_backend_built(const std::string& name) {
-#ifndef CUZK_HAVE_CUDA
-  if (name == "cuda")
-    throw std::invalid_argument("--backend cuda: this build has no CUDA backend (configure with -DCUZK_CUDA=ON)");
-#endif
+  if (name == "auto") return;
+  for (const std::string& n : backend_names())
+    if (n == name) return;
+  throw std::invalid_argument("--backend " + name + ": not in this build" +
+                              (name == "cuda" ? std::string(" (configure with -DCUZK_CUDA=ON)") : std::string()));
 }
 
 // Loads the key and witness, checks they belong together, and returns the witness.
@@ -72,7 +71,7 @@ int cmd_prove(const ProveArgs& a) {
   p.stage("reading " + a.wtns);
   std::vector<Fr> w = load_witness_for(*zk, a.zkey, a.wtns);
   p.stage("preparing the " + a.backend + " backend");
-  auto backend = make_backend(a.backend, zk, a.device);
+  auto backend = prover_for(a.backend, zk, a.device);
   p.stage(std::string("proving (") + backend->name() + ", " + std::to_string(thread_count()) + " threads, domain 2^" +
           std::to_string(zk->log_domain) + ")");
   Proof proof = backend->prove(w, opt);
@@ -200,7 +199,7 @@ int cmd_demo(const std::string& dir) {
   p.stage("reading the key and witness");
   auto zk = std::make_shared<ZKey>(read_zkey(zkey_path));
   std::vector<Fr> w = load_witness_for(*zk, zkey_path, wtns_path);
-  auto backend = make_backend("auto", zk, 0);
+  auto backend = prover_for("auto", zk, 0);
   p.stage(std::string("proving (") + backend->name() + ")");
   auto t0 = std::chrono::steady_clock::now();
   Proof proof = backend->prove(w, {});
@@ -220,16 +219,28 @@ int cmd_demo(const std::string& dir) {
 }
 
 
+// The GPU benchmarks are a program of their own (cuzk-bench, built with the cuda backend), so that
+// the CLI does not carry them: run the one installed beside this binary.
 int cmd_bench(const std::vector<std::string>& args) {
-#ifdef CUZK_HAVE_CUDA
-  return gpu::bench_main(args);
-#else
-  (void)args;
-  std::fprintf(stderr,
-               "error: cuzk bench times the CUDA backend and this build has none (configure with -DCUZK_CUDA=ON);\n"
-               "       CPU micro-benchmarks: build/bin/cuzk_microbench; CPU vs snarkjs: bash bench/vs_snarkjs.sh\n");
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::filesystem::path bench = (ec ? std::filesystem::path(".") : self.parent_path()) / "cuzk-bench";
+  if (::access(bench.c_str(), X_OK) != 0) {
+    std::fprintf(stderr,
+                 "error: cuzk bench times the cuda backend and %s is not there (configure with -DCUZK_CUDA=ON);\n"
+                 "       CPU micro-benchmarks: build/bin/cuzk_microbench; CPU vs snarkjs: bash bench/vs_snarkjs.sh\n",
+                 bench.c_str());
+    return kUsage;
+  }
+  std::vector<std::string> argv_s = {bench.string()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execv(bench.c_str(), argv.data());
+  std::fprintf(stderr, "error: cannot run %s: %s\n", bench.c_str(), std::strerror(errno));
   return kUsage;
-#endif
 }
 
 }  // namespace cuzk::cli

@@ -332,7 +332,10 @@ const std::vector<std::string> kDaemonKeys = {"instance",   "state_dir",        
                                               "log_level",  "heartbeat_interval_ms", "heartbeat_timeout_ms",
                                               "shutdown_grace_ms", "input_dirs"};
 const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "witness_timeout_s"};
-const std::vector<std::string> kGpuKeys = {"backend", "devices", "slots", "cpus", "threads", "verify", "precompute"};
+const std::vector<std::string> kGpuKeys = {"backend",    "devices",    "slots",
+                                           "cpus",       "threads",    "verify",
+                                           "precompute", "precompute_headroom_mb", "msm_window",
+                                           "ntt_passes"};
 const std::vector<std::string> kCircuitKeys = {"name", "zkey", "r1cs", "max_partitions", "witness_generator"};
 const std::vector<std::string> kLimitsKeys = {"memory_budget",     "restart_backoff_initial_ms", "restart_backoff_max_ms",
                                               "restart_intensity", "restart_period_s",           "max_queued_jobs",
@@ -466,6 +469,11 @@ void parse_gpu(const toml::table& root, GpuConfig& g) {
       pos = e + 1;
     }
   }
+  s.integer("precompute_headroom_mb", g.precompute_headroom_mb, 0, 1 << 24);
+  s.integer("msm_window", g.msm_window, 0, 22);
+  if (g.msm_window != 0 && g.msm_window < 8)
+    fail("gpu.msm_window", "must be 0 (automatic) or 8..22, got " + std::to_string(g.msm_window), s.node("msm_window"));
+  s.integer("ntt_passes", g.ntt_passes, 0, 8);
 }
 
 void parse_circuits(const toml::table& root, const std::string& base_dir, std::vector<CircuitConfig>& out) {

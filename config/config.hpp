@@ -60,9 +60,12 @@ struct GpuConfig {
   uint32_t threads = 0;               // host threads per gpu worker; 0 = the size of its CPU set
   bool verify = true;                 // verify every proof before reporting it (never report one that fails)
   // cuda: precomputed window tables of the resident keys' point sets. "auto" (default: every set
-  // that fits in device memory, CUZK_GPU_PRECOMPUTE may override), "off", or a priority list of
-  // sets such as "h,a" (from a, b1, b2, c, h).
+  // that fits in device memory), "off", or a priority list of sets such as "h,a" (from a, b1, b2,
+  // c, h).
   std::string precompute = "auto";
+  uint32_t precompute_headroom_mb = 2048;  // cuda: device memory (MiB) the tables must leave free
+  uint32_t msm_window = 0;   // cuda: window of the MSMs over precomputed bases, 8..22; 0 automatic
+  uint32_t ntt_passes = 0;   // cuda: at least this many NTT passes, 1..8; 0 automatic
 };
 
 struct CircuitConfig {

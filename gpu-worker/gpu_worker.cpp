@@ -17,14 +17,12 @@
 #include "config/config.hpp"
 #include "groth16/formats.hpp"
 #include "groth16/parallel.hpp"
+#include "backend/backend.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/verifier.hpp"
 #include "shm/slot_ring.hpp"
 #include "shm/worker_runtime.hpp"
 #include "timeline/events.hpp"
-#ifdef CUZK_HAVE_CUDA
-#include "kernels/gpu_api.hpp"
-#endif
 
 using namespace cuzk;
 using namespace cuzk::shm;
@@ -70,38 +68,30 @@ class GpuWorker {
   }
 
   ~GpuWorker() {
-#ifdef CUZK_HAVE_CUDA
-    if (registered_) gpu::unregister_host(seg_->base());
-#endif
+    if (registered_) backend_->unregister_host(seg_->base());
   }
 
   int run() {
     // Heartbeats start first: loading large keys takes a while and is not a hang.
     link_.start_heartbeat();
     seg_ = Segment::open(cfg_.daemon.instance, device_);
+    BackendOptions bo;
+    bo.device = device_;
+    bo.precompute = cfg_.gpu.precompute;
+    bo.precompute_headroom_mb = cfg_.gpu.precompute_headroom_mb;
+    bo.msm_window = (int)cfg_.gpu.msm_window;
+    bo.ntt_passes = (int)cfg_.gpu.ntt_passes;
+    backend_ = make_backend(cfg_.gpu.backend, bo);
     for (const auto& cc : cfg_.circuits) {
       Key k;
       k.zk = std::make_shared<const ZKey>(read_zkey(cc.zkey));
       k.vk = vk_from_zkey(*k.zk);
-#ifdef CUZK_HAVE_CUDA
-      if (cfg_.gpu.backend == "cuda") {
-        gpu::PrecomputeOptions pre = gpu::PrecomputeOptions::from_env();
-        if (cfg_.gpu.precompute == "off") pre.enabled = false;
-        else if (cfg_.gpu.precompute != "auto") pre.enabled = true, pre.sets = cfg_.gpu.precompute;
-        k.backend = make_cuda_backend(k.zk, device_, pre);
-      }
-#endif
-      if (cfg_.gpu.backend == "cpu") k.backend = make_cpu_backend(k.zk);
-      if (!k.backend) throw std::runtime_error("gpu.backend = " + cfg_.gpu.backend + " is not built into this binary");
+      k.backend = backend_->prover(k.zk);
       keys_.push_back(std::move(k));
     }
-#ifdef CUZK_HAVE_CUDA
-    if (cfg_.gpu.backend == "cuda") {
-      // Pinned ring: host-to-device copies of a, b, c run at full PCIe speed, straight from the slot.
-      gpu::register_host(seg_->base(), seg_->size());
-      registered_ = true;
-    }
-#endif
+    // Pinned ring (cuda): host-to-device copies of a, b, c run at full PCIe speed, straight from the slot.
+    backend_->register_host(seg_->base(), seg_->size());
+    registered_ = true;
     Msg hello = link_.make(MsgType::Hello);
     hello.device = device_;
     hello.set_text("backend=" + cfg_.gpu.backend + ",device=" + std::to_string(device_) + ",cpus=" +
@@ -165,11 +155,8 @@ class GpuWorker {
       tl::Kv end;
       end.raw(kv).ms(tl::kProveMs, prove_ms);
       add_busy(end, k.backend->last_spans());
-#ifdef CUZK_HAVE_CUDA
-      gpu::GpuProver::Timings gt;
-      if (cuda_backend_timings(*k.backend, gt))  // host-side wall times of the stages
-        end.ms(tl::kHMs, gt.h_stage_ms).ms(tl::kMsmMs, gt.witness_msms_ms + gt.h_msm_ms).ms(tl::kUploadMs, gt.upload_ms);
-#endif
+      if (auto ht = k.backend->last_host_times())  // host-side wall times of the stages
+        end.ms(tl::kHMs, ht->h_ms).ms(tl::kMsmMs, ht->msm_ms).ms(tl::kUploadMs, ht->upload_ms);
       std::vector<Fr> pub(v.w + 1, v.w + 1 + k.zk->n_public);
       if (cfg_.gpu.verify && !verify_proof(k.vk, pub, p)) {
         // One more proof with fresh randomness: a passing fault does not repeat, while a witness
@@ -229,6 +216,7 @@ class GpuWorker {
   int delay_ms_ = 0;
   bool registered_ = false;
   std::unique_ptr<Segment> seg_;
+  std::unique_ptr<Backend> backend_;
   std::vector<Key> keys_;
 };
 

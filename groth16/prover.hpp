@@ -1,5 +1,5 @@
-// The prover-backend interface. The CPU backend lives in groth16/; the CUDA backend (kernels/)
-// implements the same interface with the key resident on the device.
+// Groth16 proving on the CPU: the constraint evaluator, the prover interface every backend implements
+// (backend/cpu, backend/cuda), the shared proof assembly, and the CPU's H stage, NTT and MSMs.
 #pragma once
 #include <memory>
 #include <optional>
@@ -91,6 +91,12 @@ class ProverBackend {
   // (the CPU, for the cpu backend) was executing it. Spans of concurrent stages may overlap; the
   // time the device was busy is their union (summarize_spans). Empty before the first proof.
   virtual std::vector<StageSpan> last_spans() const { return {}; }
+  // Host wall times of the last proof's stages, for backends whose stages overlap on a device (the
+  // spans above then give the device's view); nullopt where the spans say it all.
+  struct HostTimes {
+    double upload_ms = 0, h_ms = 0, msm_ms = 0;
+  };
+  virtual std::optional<HostTimes> last_host_times() const { return std::nullopt; }
 };
 
 // Throws std::invalid_argument unless the key's vectors have the lengths its header promises; a key
@@ -103,9 +109,6 @@ void check_synthesized(const ZKey& zk, const SynthesizedView& s);
 // The last step of every backend: the proof from the five raw MSMs and the blinding r, s (drawn from
 // the OS CSPRNG where opt leaves them unset), so that all backends give the same proof for one input.
 Proof assemble_proof(const ZKey& zk, const RawMsms& m, const ProveOptions& opt);
-
-// CPU backend: keeps the key and its compiled evaluator; every call to prove reuses them.
-std::unique_ptr<ProverBackend> make_cpu_backend(std::shared_ptr<const ZKey> zk);
 
 // The H stage on the CPU: from a, b, c (domain_size each) to the odd-coset values P = A'B' - C'.
 std::vector<Fr> compute_h_coset(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n);

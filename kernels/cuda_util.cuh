@@ -160,18 +160,5 @@ inline unsigned grid_for(size_t n, unsigned threads) {
   return (unsigned)(g == 0 ? 1 : g);
 }
 
-// A kernel switch, read from the environment at every call so that one build can A/B it
-// (docs/OPERATIONS.md): unset or empty gives `dflt`, "0" false, anything else true.
-inline bool env_switch(const char* name, bool dflt) {
-  const char* e = std::getenv(name);
-  if (!e || !*e) return dflt;
-  return std::strcmp(e, "0") != 0;
-}
-// A numeric kernel setting from the environment; `dflt` when unset or empty.
-inline int env_int(const char* name, int dflt = 0) {
-  const char* e = std::getenv(name);
-  return e && *e ? std::atoi(e) : dflt;
-}
-
 }  // namespace gpu
 }  // namespace cuzk

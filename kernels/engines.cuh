@@ -1,6 +1,7 @@
 // Device-level engines shared by the .cu files: NTT and MSM on device-resident data, each bound to
 // one stream and owning its scratch memory, so that two engines on two streams run concurrently.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -13,7 +14,8 @@ namespace gpu {
 
 class NttEngine {
  public:
-  explicit NttEngine(cudaStream_t s) : s_(s) {}
+  // min_passes: at least this many passes per transform (0: automatic, see ntt_passes_at_least).
+  explicit NttEngine(cudaStream_t s, int min_passes = 0) : s_(s), min_passes_(min_passes) {}
   // Grows the twiddle table to cover transforms of 2^log_n (done lazily by every call too).
   void reserve(int log_n);
   // Natural order in and out, in place on device data.
@@ -27,6 +29,9 @@ class NttEngine {
   void h_stage_vec(DFr* x, int log_n);
   void h_combine(DFr* a, const DFr* b, const DFr* c, int log_n);
   cudaStream_t stream() const { return s_; }
+  // The passes forward / inverse run at 2^log_n (twiddle table of that size), for benchmarks; the
+  // last one has perm_store when the bit reversal is fused into it.
+  int natural_plan(int log_n, bool inverse, NttPass* ps) const;
 
  private:
   enum class Table { CosetFwd, CosetInv, HStage };
@@ -35,10 +40,12 @@ class NttEngine {
   // DIF passes then the bit reversal with s's scale (forward / inverse), fused where possible.
   void permuting_passes(DFr* d, int log_n, bool inverse, const NttScale& s);
   bool fused_perm_passes(DFr* d, int log_n, bool inverse, const NttScale& s);
+  int fused_perm_plan(int log_n, int kt, bool inverse, NttPass* ps) const;
   PowTable pow_table(int log_n, Table kind);
   DFr inv_n(int log_n) const;
 
   cudaStream_t s_;
+  int min_passes_ = 0;
   DevBuf<DFr> tw_;
   DevBuf<DFr> scratch_;  // the fused bit reversal's out-of-place last pass (forward / inverse only)
   int kt_ = 0;
@@ -52,27 +59,19 @@ class NttEngine {
 void msm_precompute_g1(const DG1Affine* d_points, size_t n, int c, DG1Affine* d_table, cudaStream_t s);
 void msm_precompute_g2(const DG2Affine* d_points, size_t n, int c, DG2Affine* d_table, cudaStream_t s);
 
-// How MsmEngine sums G2 buckets (level 0 is the bulk of a G2 MSM): Legacy, one thread per task (XYZZ
-// over Karatsuba Fq2, at the register cap with spills); Pair*, two threads per task, each holding one
-// Fq component of every Fq2 value (msm_pair.cuh), for level 0 and the bucket-side kernels alike;
-// "4": Y3 as one four-term Montgomery sum; "Lb3": level 0 under __launch_bounds__(128, 3), i.e. at
-// most 168 registers. msm_g2_acc_kind() reads CUZK_MSM_G2_ACC (legacy, pair, pair4, pair-lb3,
-// pair4-lb3) at every run, default pair4 (the fastest in the same-build A/B, see docs/PERFORMANCE.md).
-enum class G2AccKind { Legacy, Pair, Pair4, PairLb3, Pair4Lb3 };
-G2AccKind msm_g2_acc_kind();
-void msm_acc0_g2_pair_plain(G2AccKind kind, const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
+// G2 buckets are summed by lane pairs, two threads per task, each holding one Fq component of every
+// Fq2 value (msm_pair.cuh): level 0 for plain and for shared plans, and the bucket-side kernels
+// (k_acc_level, k_chunks and k_group_sum of msm.cu; msm_pair_buckets.cu).
+void msm_acc0_g2_pair_plain(const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
                             const u32* vals, const u32* start, const u32* end, const u32* toff, const u32* map,
                             u32 l0, u32 total, const u32* order, DG2xyzz* out, cudaStream_t s);
-void msm_acc0_g2_pair_shared(G2AccKind kind, const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
+void msm_acc0_g2_pair_shared(const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
                              const u32* vals, const u32* start, const u32* end, const u32* toff, const u32* map,
                              u32 l0, u32 total, const u32* order, DG2xyzz* out, cudaStream_t s);
-// The bucket-side G2 kernels of a Pair* kind (msm_pair_buckets.cu): k_acc_level, k_chunks and
-// k_group_sum of msm.cu on lane pairs.
-void msm_acc_level_g2_pair(G2AccKind kind, const DG2xyzz* in, const u32* in_toff, const u32* in_ntask,
-                           const u32* toff, const u32* map, u32 l1, u32 total, DG2xyzz* out, cudaStream_t s);
-void msm_chunks_g2_pair(G2AccKind kind, const DG2xyzz* buckets, u32 per_window, u32 K, u32 n, DG2xyzz* out,
-                        cudaStream_t s);
-void msm_group_sum_g2_pair(G2AccKind kind, const DG2xyzz* in, u32 gs, u32 n_out, DG2xyzz* out, cudaStream_t s);
+void msm_acc_level_g2_pair(const DG2xyzz* in, const u32* in_toff, const u32* in_ntask, const u32* toff,
+                           const u32* map, u32 l1, u32 total, DG2xyzz* out, cudaStream_t s);
+void msm_chunks_g2_pair(const DG2xyzz* buckets, u32 per_window, u32 K, u32 n, DG2xyzz* out, cudaStream_t s);
+void msm_group_sum_g2_pair(const DG2xyzz* in, u32 gs, u32 n_out, DG2xyzz* out, cudaStream_t s);
 
 class MsmEngine {
  public:
@@ -98,11 +97,10 @@ class MsmEngine {
  private:
   template <class C, class HC>
   Jacobian<HC> run(const Affine<C>* d_points, u32 idx_offset);
-  template <class C, bool Sum2>
+  template <class C>
   void launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32* order, XYZZ<C>* out);
 
-  // Level-0 tasks by decreasing length (CUZK_MSM_TASK_ORDER=g2|all, opt-in), built at the first run
-  // that uses it.
+  // Level-0 tasks by decreasing length, built at the first run of a plan.
   const u32* task_order();
 
   cudaStream_t s_;
@@ -123,6 +121,26 @@ class MsmEngine {
   DevBuf<u32> task_key_[2], task_id_[2];   // sort of the level-0 tasks by length
   const u32* order_ = nullptr;
   bool order_ready_ = false;
+};
+
+// One MSM's points and scalars uploaded to `device` on a stream of their own, with an engine on it
+// (the plain API's one-shot MSMs and the benchmarks).
+template <class DA, class HA>
+struct MsmUpload {
+  Stream st;
+  MsmEngine eng{st.get()};
+  DevBuf<DA> pts;
+  DevBuf<DFr> sc;
+  MsmUpload(int device, const HA* points, const Fr* scalars, size_t n) {
+    static_assert(sizeof(DA) == sizeof(HA), "point layouts differ");
+    set_device(device);
+    pts.resize(std::max<size_t>(n, 1));
+    sc.resize(std::max<size_t>(n, 1));
+    if (n) {
+      CUZK_CUDA_CHECK(cudaMemcpyAsync(pts.get(), points, n * sizeof(DA), cudaMemcpyHostToDevice, st.get()));
+      CUZK_CUDA_CHECK(cudaMemcpyAsync(sc.get(), scalars, n * sizeof(DFr), cudaMemcpyHostToDevice, st.get()));
+    }
+  }
 };
 
 }  // namespace gpu

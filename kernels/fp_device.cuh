@@ -80,7 +80,7 @@ static __constant__ u32 kFrOne32[8] = {CUZK_WORD_LIST4(bls12_381::FrParams::ONE)
 // and ptxas then leaves every reduction row as IMAD.X + IMAD.HI.U32.X pairs (2 + 4 multiply-add pipe
 // cycles per word product on sm_90) instead of the fused IMAD.WIDE.U32.X (4) it makes for Fq, whose m
 // is a multiply. Read from __constant__ memory the factor is opaque, m is one IMAD, and the rows fuse:
-// 65.8e9 against 54.1e9 Fr products/s in registers (docs/PERFORMANCE.md, session 7).
+// 65.8e9 against 54.1e9 Fr products/s in registers on the H200.
 static __constant__ u32 kFrInv32 = (u32)bls12_381::FrParams::INV;
 #endif
 

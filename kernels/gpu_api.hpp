@@ -1,5 +1,5 @@
-// The CUDA backend's plain C++ interface: no CUDA types, so g++-compiled code (the CLI, the prover
-// backend, tests, benchmarks) uses the GPU through this header alone. Everything throws GpuError
+// The CUDA kernels' plain C++ interface: no CUDA types, so g++-compiled code (backend/cuda, tests,
+// benchmarks) uses the GPU through this header alone. Everything throws GpuError
 // on a CUDA failure or when no device is usable.
 #pragma once
 #include <memory>
@@ -55,38 +55,6 @@ G2 msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int w
 G1 msm_g1_precomputed(int device, const G1Affine* points, const Fr* scalars, size_t n, int window = 0);
 G2 msm_g2_precomputed(int device, const G2Affine* points, const Fr* scalars, size_t n, int window = 0);
 
-// Timing of device-resident work with CUDA events: `warmup` untimed runs, then `runs` timed ones.
-struct BenchStats {
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-  int runs = 0;
-  // Estimated physical lower bound on this device: the 32-bit integer multiply-adds the work needs
-  // (field multiplies of the algorithm as run, 2*2*NW^2 each) over SMs x 64 lanes x clock, or the
-  // bytes it must move over the memory bandwidth, whichever is larger.
-  double bound_ms = 0;
-  std::string detail;  // e.g. the window width and digit entries used
-};
-BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs);
-// Fr multiply throughput in registers, one entry per multiply formulation (kernels/field_bench.cu).
-std::vector<BenchStats> bench_field(int device, int warmup, int runs);
-// The fused H stage (three inverse NTTs, coset scaling, three forward NTTs, a*b-c) at 2^log_n.
-BenchStats bench_h_stage(int device, int log_n, int warmup, int runs);
-// Points and scalars are uploaded once; each run is scalar preparation + sort + buckets + reduction.
-BenchStats bench_msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window, int warmup,
-                        int runs);
-BenchStats bench_msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window, int warmup,
-                        int runs);
-// Same-process A/B of the plain MSM (automatic window) and the MSM over precomputed bases (automatic
-// shared window, table built once): 2 * rounds results, plain and precomputed alternating.
-std::vector<BenchStats> bench_msm_g1_ab(int device, const G1Affine* points, const Fr* scalars, size_t n, int warmup,
-                                        int runs, int rounds);
-std::vector<BenchStats> bench_msm_g2_ab(int device, const G2Affine* points, const Fr* scalars, size_t n, int warmup,
-                                        int runs, int rounds);
-
-// The benchmark driver (cuzk_gpu_bench; `cuzk bench` forwards its arguments here): prints one line per
-// measurement and returns a process exit status (0 ok, 1 failure, 2 usage error, 3 no CUDA device).
-int bench_main(const std::vector<std::string>& args);
-const char* bench_usage();
-
 // Precomputed bases for the resident key (msm_*_precomputed): at key upload the prover builds, for
 // the point sets named here and in this order of priority, tables of the window copies 2^(wc) P_i,
 // while device memory allows: a set gets its table only if, after the proving scratch (reserved
@@ -98,10 +66,23 @@ struct PrecomputeOptions {
   bool enabled = true;
   std::string sets = "a,b1,c,h,b2";  // comma-separated subset of a, b1, b2, c, h; priority order
   size_t headroom_bytes = size_t(2) << 30;
-  // CUZK_GPU_PRECOMPUTE: unset, "1", "on" or "auto" -> the defaults; "0", "off" or "none" ->
-  // disabled; otherwise a set list such as "a,h". CUZK_GPU_PRECOMPUTE_HEADROOM_MB overrides the
-  // headroom. Throws std::invalid_argument on an unknown set name or a bad number.
-  static PrecomputeOptions from_env();
+  // From the config's spelling: "auto" -> the defaults, "off" -> disabled, otherwise a priority list
+  // of sets such as "h,a". Throws std::invalid_argument on an unknown or repeated set name.
+  static PrecomputeOptions parse(const std::string& spec, size_t headroom_bytes = size_t(2) << 30);
+};
+
+// The tunables of the GPU prover, in one place: filled from the [gpu] config table (the daemon) or
+// the `cuzk bench` / `cuzk prove` flags. Nothing in the kernels reads the environment.
+struct GpuOptions {
+  PrecomputeOptions precompute;
+  // Window width of the MSMs over precomputed bases, 8..22; 0: the cost model's choice
+  // (msm_auto_window_shared), which is also the width the tables are built for.
+  int msm_window = 0;
+  // NTT passes per transform: at least this many, 1..8; 0: automatic (the fewest below 2^27, 4 from
+  // 2^27).
+  int ntt_passes = 0;
+  // Throws std::invalid_argument naming the field that is out of range.
+  void validate() const;
 };
 
 // What the prover built at key upload (see PrecomputeOptions).
@@ -119,8 +100,7 @@ struct PrecomputeInfo {
 // precomputed bases for the sets that got tables (PrecomputeOptions).
 class GpuProver {
  public:
-  GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device,
-            const PrecomputeOptions& pre = PrecomputeOptions::from_env());
+  GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device, const GpuOptions& opt = GpuOptions());
   ~GpuProver();
   GpuProver(const GpuProver&) = delete;
   GpuProver& operator=(const GpuProver&) = delete;
@@ -156,18 +136,5 @@ class GpuProver {
 };
 
 }  // namespace gpu
-
-// The CUDA prover backend: same interface and same proofs as make_cpu_backend, with the key
-// resident on `device`. Throws gpu::GpuError when the device is missing or too small.
-std::unique_ptr<ProverBackend> make_cuda_backend(std::shared_ptr<const ZKey> zk, int device = 0);
-// The same with explicit precomputed-bases options instead of the environment's.
-std::unique_ptr<ProverBackend> make_cuda_backend(std::shared_ptr<const ZKey> zk, int device,
-                                                 const gpu::PrecomputeOptions& pre);
-// The precomputed tables of a `cuda` backend's key; false for another backend.
-bool cuda_backend_precompute(const ProverBackend& backend, gpu::PrecomputeInfo& out);
-// Switches a `cuda` backend's use of its tables (gpu::GpuProver::use_precomputed); false for another.
-bool cuda_backend_use_precomputed(ProverBackend& backend, bool on);
-// The device-side stage times of a backend's last proof; false for a backend that is not `cuda`.
-bool cuda_backend_timings(const ProverBackend& backend, gpu::GpuProver::Timings& out);
 
 }  // namespace cuzk

@@ -1,14 +1,11 @@
-// MSM kernels and the MsmEngine (see msm_core.cuh for the algorithm); plain-API msm_g1/msm_g2 and
-// their benchmarks.
+// MSM kernels and the MsmEngine (see msm_core.cuh for the algorithm); the plain-API msm_g1/msm_g2.
 #include <cub/cub.cuh>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
-#include "bench_util.cuh"
 #include "engines.cuh"
 #include "host_math.hpp"
 
@@ -106,7 +103,7 @@ __global__ void k_task_len0(const u32* count, const u32* ntask, const u32* toff,
 
 // Shared: the points are a table of window copies (msm_shifted_copies) of `stride` points each, and
 // the values name (window, index) as w * n_scalars + index.
-template <class C, bool Shared, bool Sum2>
+template <class C, bool Shared>
 __global__ void __launch_bounds__(kAccThreads) k_acc0(const Affine<C>* points, u32 idx_offset, u32 n_scalars,
                                                       u32 stride, const u32* vals, const u32* start,
                                                       const u32* end, const u32* toff, const u32* map, u32 l0,
@@ -118,9 +115,9 @@ __global__ void __launch_bounds__(kAccThreads) k_acc0(const Affine<C>* points, u
   u32 begin = start[b] + (t - toff[b]) * l0;
   u32 stop = min(begin + l0, end[b]);
   if constexpr (Shared)
-    store(out + t, msm_acc_entries_shared<C, Sum2>(points, idx_offset, n_scalars, stride, vals, begin, stop));
+    store(out + t, msm_acc_entries_shared<C>(points, idx_offset, n_scalars, stride, vals, begin, stop));
   else
-    store(out + t, msm_acc_entries<C, Sum2>(points, idx_offset, vals, begin, stop));
+    store(out + t, msm_acc_entries<C>(points, idx_offset, vals, begin, stop));
 }
 
 // One point per thread: its nw window copies 2^(wc) P into table[w * n + i].
@@ -193,83 +190,6 @@ void d2h(T* dst, const T* src, size_t n, cudaStream_t s) {
 
 unsigned small_grid(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 256, 132 * 32); }
 
-// CUZK_MSM_PROFILE=1: events between the stages of plan() and run(), printed to stderr per call
-// (one line, milliseconds per stage), for a breakdown of where an MSM's time goes. Off: no events.
-class StageTimer {
- public:
-  StageTimer(cudaStream_t s, const char* what) : s_(s), what_(what) {
-    const char* e = std::getenv("CUZK_MSM_PROFILE");
-    on_ = e && *e && *e != '0';
-    mark("start");
-  }
-  void mark(const char* name) {
-    if (!on_ || n_ == kMax) return;
-    CUZK_CUDA_CHECK(cudaEventCreate(&ev_[n_]));
-    CUZK_CUDA_CHECK(cudaEventRecord(ev_[n_], s_));
-    names_[n_++] = name;
-  }
-  ~StageTimer() {
-    if (!on_) return;
-    cudaEventSynchronize(ev_[n_ - 1]);
-    std::string line = std::string("# msm-profile ") + what_;
-    float total = 0;
-    for (int i = 1; i < n_; i++) {
-      float ms = 0;
-      cudaEventElapsedTime(&ms, ev_[i - 1], ev_[i]);
-      total += ms;
-      char b[64];
-      std::snprintf(b, sizeof b, " %s %.3f", names_[i], ms);
-      line += b;
-    }
-    char b[48];
-    std::snprintf(b, sizeof b, " | total %.3f ms\n", total);
-    line += b;
-    std::fputs(line.c_str(), stderr);
-    for (int i = 0; i < n_; i++) cudaEventDestroy(ev_[i]);
-  }
-
- private:
-  static constexpr int kMax = 24;
-  cudaStream_t s_;
-  const char* what_;
-  bool on_ = false;
-  int n_ = 0;
-  cudaEvent_t ev_[kMax];
-  const char* names_[kMax];
-};
-
-}  // namespace
-
-G2AccKind msm_g2_acc_kind() {
-  const char* e = std::getenv("CUZK_MSM_G2_ACC");
-  if (!e || !*e) return G2AccKind::Pair4;
-  std::string v(e);
-  if (v == "legacy") return G2AccKind::Legacy;
-  if (v == "pair") return G2AccKind::Pair;
-  if (v == "pair4") return G2AccKind::Pair4;
-  if (v == "pair-lb3") return G2AccKind::PairLb3;
-  if (v == "pair4-lb3") return G2AccKind::Pair4Lb3;
-  throw GpuError("CUZK_MSM_G2_ACC=" + v + ": expected legacy, pair, pair4, pair-lb3 or pair4-lb3");
-}
-
-namespace {
-// CUZK_MSM_TASK_ORDER: which curves run their level-0 tasks longest first (MsmEngine::task_order):
-// all (default: G1 2^24 over precomputed bases 120.7 -> 106.4 ms, G2 2^22 95.8 -> 75.9 ms on the
-// H200, docs/PERFORMANCE.md), g2, none.
-bool msm_task_order_for(bool g1) {
-  const char* e = std::getenv("CUZK_MSM_TASK_ORDER");
-  std::string v = e && *e ? e : "all";
-  if (v == "g2") return !g1;
-  if (v == "all") return true;
-  if (v == "none") return false;
-  throw GpuError("CUZK_MSM_TASK_ORDER=" + v + ": expected g2, all or none");
-}
-// CUZK_MSM_G1_SUM2=0: G1's bucket loop uses XYZZ::add_affine as written instead of
-// g1_add_affine_sum2 (Y3 with one reduction for its two products; default).
-bool msm_g1_sum2() { return env_switch("CUZK_MSM_G1_SUM2", true); }
-// CUZK_MSM_TREE=0: the window's chunk totals are summed in serial chains of 32 (the first design)
-// instead of a tree of two-way sums, one addition deep per level (default).
-bool msm_group_tree() { return env_switch("CUZK_MSM_TREE", true); }
 }  // namespace
 
 // A bucket's entries are split into tasks of at most l0, one thread (G2: one lane pair) each, and a
@@ -313,7 +233,6 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
   m_ = 0;
   levels_ = 0;
   if (n == 0) return;
-  StageTimer tm(s_, shared ? "plan-shared" : "plan");
 
   size_t cap = n * (size_t)nw_;
   if (cap >= (size_t(1) << 32)) throw GpuError("GPU MSM: too many digit entries for one plan");
@@ -326,7 +245,6 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
   k_emit<<<grid_for(n, kEmitThreads), kEmitThreads, 0, s_>>>(d_scalars, n, c_, shared ? (u32)n : 0u,
                                                              keys_[0].get(), vals_[0].get(), scalars_d_.get());
   CUZK_CUDA_LAUNCHED("k_emit");
-  tm.mark("emit");
   u32 m = 0;
   d2h(&m, scalars_d_.get(), 1, s_);
   m_ = m;
@@ -344,7 +262,6 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
   cub_tmp_.reserve(std::max({bytes, scan_bytes, max_bytes, size_t(16)}));
   bytes = cub_tmp_.size();
   CUZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_tmp_.get(), bytes, dk, dv, (int)m, 0, end_bit, s_));
-  tm.mark("sort");
   sorted_ = dk.selector;
   if (dv.selector != dk.selector) throw GpuError("GPU MSM: key and value buffers of the sort diverged");
 
@@ -399,7 +316,6 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
     k_task_map<<<small_grid(nb_), 256, 0, s_>>>(ntask_[l].get(), toff_[l].get(), nb_, map_[l].get());
     CUZK_CUDA_LAUNCHED("k_task_map");
   }
-  tm.mark("tasks");
 }
 
 void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
@@ -429,9 +345,9 @@ void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
   for (auto& ch : chunks_) ch.reserve(nchunks * xyzz_bytes);
 }
 
-template <class C, bool Sum2>
+template <class C>
 void MsmEngine::launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32* order, XYZZ<C>* out) {
-  auto kern = shared_ ? k_acc0<C, true, Sum2> : k_acc0<C, false, Sum2>;
+  auto kern = shared_ ? k_acc0<C, true> : k_acc0<C, false>;
   kern<<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
       d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
       toff_[0].get(), map_[0].get(), l0_, totals_[0], order, out);
@@ -467,55 +383,35 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
     lv.toff[l] = toff_[l].get();
     lv.out[l] = outs[l];
   }
-  StageTimer tm(s_, g1 ? "run-g1" : "run-g2");
-  G2AccKind g2k = g1 ? G2AccKind::Legacy : msm_g2_acc_kind();
-  const u32* order = msm_task_order_for(g1) ? task_order() : nullptr;
-  tm.mark("order");
-  if constexpr (!g1) {
-    if (g2k != G2AccKind::Legacy) {
-      auto launch = shared_ ? msm_acc0_g2_pair_shared : msm_acc0_g2_pair_plain;
-      launch(g2k, d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(),
-             end_.get(), toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0], s_);
-    }
+  // Level-0 tasks longest first (task_order): G1 2^24 over precomputed bases 120.7 -> 106.4 ms, G2
+  // 2^22 95.8 -> 75.9 ms on the H200.
+  const u32* order = task_order();
+  if constexpr (g1) {
+    launch_acc0<C>(d_points, idx_offset, order, outs[0]);
+  } else {
+    auto launch = shared_ ? msm_acc0_g2_pair_shared : msm_acc0_g2_pair_plain;
+    launch(d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
+           toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0], s_);
   }
-  if (g2k == G2AccKind::Legacy) {
-    if constexpr (g1) {
-      if (msm_g1_sum2())
-        launch_acc0<C, true>(d_points, idx_offset, order, outs[0]);
-      else
-        launch_acc0<C, false>(d_points, idx_offset, order, outs[0]);
-    } else {
-      launch_acc0<C, false>(d_points, idx_offset, order, outs[0]);
-    }
-  }
-  tm.mark("acc0");
-  // G2 with a Pair* kind: the bucket-side kernels on lane pairs too.
-  [[maybe_unused]] bool pair = false;
-  if constexpr (!g1) pair = g2k != G2AccKind::Legacy;
-  const bool tree = msm_group_tree();
   for (int l = 1; l < levels_; l++) {
     if (totals_[l] == 0) continue;
-    if constexpr (!g1) {
-      if (pair) {
-        msm_acc_level_g2_pair(g2k, outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(),
-                              map_[l].get(), kL1, totals_[l], outs[l], s_);
-        continue;
-      }
+    if constexpr (g1) {
+      k_acc_level<C><<<grid_for(totals_[l], kAccThreads), kAccThreads, 0, s_>>>(
+          outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(), kL1, totals_[l],
+          outs[l]);
+      CUZK_CUDA_LAUNCHED("k_acc_level");
+    } else {
+      msm_acc_level_g2_pair(outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(),
+                            kL1, totals_[l], outs[l], s_);
     }
-    k_acc_level<C><<<grid_for(totals_[l], kAccThreads), kAccThreads, 0, s_>>>(
-        outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(), kL1, totals_[l],
-        outs[l]);
-    CUZK_CUDA_LAUNCHED("k_acc_level");
   }
-  tm.mark("levels");
   buckets_.reserve((size_t)nb_ * sizeof(P));
   P* buckets = reinterpret_cast<P*>(buckets_.get());
   k_finalize<C><<<small_grid(nb_), 256, 0, s_>>>(lv, nb_, buckets);
   CUZK_CUDA_LAUNCHED("k_finalize");
-  tm.mark("finalize");
 
-  // Window sums: chunks of K buckets, then groups of up to 32 chunks until one per window (a single
-  // window of shared buckets over precomputed bases).
+  // Window sums: chunks of K buckets, then pairs of chunks until one per window (a single window of
+  // shared buckets over precomputed bases).
   int nw = shared_ ? 1 : nw_;
   u32 per_window_buckets = nb_ / nw;
   u32 K = std::min<u32>(kChunk, per_window_buckets);
@@ -525,38 +421,26 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
   chunks_[1].reserve((size_t)nchunks * sizeof(P));
   P* cur = reinterpret_cast<P*>(chunks_[0].get());
   P* nxt = reinterpret_cast<P*>(chunks_[1].get());
-  bool launched = false;
-  if constexpr (!g1) {
-    if (pair) {
-      msm_chunks_g2_pair(g2k, buckets, per_window, K, nchunks, cur, s_);
-      launched = true;
-    }
-  }
-  if (!launched) {
+  if constexpr (g1) {
     k_chunks<C><<<grid_for(nchunks, kAccThreads), kAccThreads, 0, s_>>>(buckets, per_window, K, nchunks, cur);
     CUZK_CUDA_LAUNCHED("k_chunks");
+  } else {
+    msm_chunks_g2_pair(buckets, per_window, K, nchunks, cur, s_);
   }
-  tm.mark("chunks");
   while (per_window > 1) {
     // A tree of two-way sums is 14 additions deep over 2^14 chunks, against 3 x 32 for chains of 32
     // (G2 2^22: 2.1 -> 0.41 ms; these kernels run only a few hundred threads, latency-bound).
-    u32 gs = std::min<u32>(tree ? 2 : 32, per_window);
+    u32 gs = std::min<u32>(2, per_window);
     u32 n_out = (per_window / gs) * nw;
-    launched = false;
-    if constexpr (!g1) {
-      if (pair) {
-        msm_group_sum_g2_pair(g2k, cur, gs, n_out, nxt, s_);
-        launched = true;
-      }
-    }
-    if (!launched) {
+    if constexpr (g1) {
       k_group_sum<C><<<grid_for(n_out, kAccThreads), kAccThreads, 0, s_>>>(cur, gs, n_out, nxt);
       CUZK_CUDA_LAUNCHED("k_group_sum");
+    } else {
+      msm_group_sum_g2_pair(cur, gs, n_out, nxt, s_);
     }
     std::swap(cur, nxt);
     per_window /= gs;
   }
-  tm.mark("groups");
   std::vector<P> win(nw);
   d2h(win.data(), cur, nw, s_);
   if constexpr (g1) return host::g1_from_windows(win.data(), nw, c_);
@@ -587,46 +471,14 @@ G2 MsmEngine::run_g2(const DG2Affine* d_points, u32 idx_offset) {
 
 // ---- plain API ----
 
-namespace {
-
-template <class DA, class HA>
-struct OneShot {
-  Stream st;
-  MsmEngine eng{st.get()};
-  DevBuf<DA> pts;
-  DevBuf<DFr> sc;
-  OneShot(int device, const HA* points, const Fr* scalars, size_t n) {
-    static_assert(sizeof(DA) == sizeof(HA), "point layouts differ");
-    set_device(device);
-    pts.resize(std::max<size_t>(n, 1));
-    sc.resize(std::max<size_t>(n, 1));
-    if (n) {
-      CUZK_CUDA_CHECK(cudaMemcpyAsync(pts.get(), points, n * sizeof(DA), cudaMemcpyHostToDevice, st.get()));
-      CUZK_CUDA_CHECK(cudaMemcpyAsync(sc.get(), scalars, n * sizeof(DFr), cudaMemcpyHostToDevice, st.get()));
-    }
-  }
-};
-
-std::string window_detail(const MsmEngine& e) {
-  return "window " + std::to_string(e.window()) + ", " + std::to_string(e.entries()) + " digit entries";
-}
-
-// Mixed additions (8M + 2S) for every digit entry, two full additions (12M + 2S) per bucket.
-double msm_bound_ms(const MsmEngine& e, double base_muls_per_field_mul) {
-  double muls = (double)e.entries() * 10 + (double)e.buckets() * 28;
-  return muls * base_muls_per_field_mul * kFqMulImad / imad_per_ms();
-}
-
-}  // namespace
-
 G1 msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window) {
-  OneShot<DG1Affine, G1Affine> o(device, points, scalars, n);
+  MsmUpload<DG1Affine, G1Affine> o(device, points, scalars, n);
   o.eng.plan(o.sc.get(), n, window);
   return o.eng.run_g1(o.pts.get());
 }
 
 G2 msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window) {
-  OneShot<DG2Affine, G2Affine> o(device, points, scalars, n);
+  MsmUpload<DG2Affine, G2Affine> o(device, points, scalars, n);
   o.eng.plan(o.sc.get(), n, window);
   return o.eng.run_g2(o.pts.get());
 }
@@ -634,7 +486,7 @@ G2 msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int w
 // Precomputed bases: the same one-shot MSM with the window copies built on the device first.
 template <class DA, class HA, class HJ, class Pre, class Run>
 HJ msm_shared(int device, const HA* points, const Fr* scalars, size_t n, int window, Pre pre, Run run) {
-  OneShot<DA, HA> o(device, points, scalars, n);
+  MsmUpload<DA, HA> o(device, points, scalars, n);
   o.eng.plan(o.sc.get(), n, window, true);
   DevBuf<DA> table;
   table.resize(std::max<size_t>(n * msm_windows(o.eng.window()), 1));
@@ -649,71 +501,6 @@ G1 msm_g1_precomputed(int device, const G1Affine* points, const Fr* scalars, siz
 G2 msm_g2_precomputed(int device, const G2Affine* points, const Fr* scalars, size_t n, int window) {
   return msm_shared<DG2Affine, G2Affine, G2>(device, points, scalars, n, window, msm_precompute_g2,
                                             [](MsmEngine& e, const DG2Affine* t) { return e.run_g2(t); });
-}
-
-namespace {
-// Same-process A/B: plain and precomputed-base MSM of the same data, alternating `rounds` times.
-template <class DA, class HA, class Pre, class Run>
-std::vector<BenchStats> bench_ab(int device, const HA* points, const Fr* scalars, size_t n, int warmup, int runs,
-                                 int rounds, double mul_factor, Pre pre, Run run) {
-  OneShot<DA, HA> o(device, points, scalars, n);
-  // The table for the automatic shared window, built once (timed on its own).
-  o.eng.plan(o.sc.get(), n, 0, true);
-  int c = o.eng.window();
-  DevBuf<DA> table;
-  table.resize(n * msm_windows(c));
-  BenchStats tb = time_runs(o.st.get(), 0, 1, [&] { pre(o.pts.get(), n, c, table.get(), o.st.get()); });
-  std::vector<BenchStats> out;
-  for (int r = 0; r < rounds; r++) {
-    for (int shared = 0; shared < 2; shared++) {
-      BenchStats st = time_runs(o.st.get(), warmup, runs, [&] {
-        o.eng.plan(o.sc.get(), n, shared ? c : 0, shared);
-        run(o.eng, shared ? table.get() : o.pts.get());
-      });
-      st.detail = window_detail(o.eng) + (shared ? ", precomputed bases (table of " + std::to_string(msm_windows(c)) +
-                                                       " copies built in " + std::to_string(tb.median_ms) + " ms)"
-                                                 : "");
-      st.bound_ms = msm_bound_ms(o.eng, mul_factor);
-      out.push_back(st);
-    }
-  }
-  return out;
-}
-}  // namespace
-
-std::vector<BenchStats> bench_msm_g1_ab(int device, const G1Affine* points, const Fr* scalars, size_t n, int warmup,
-                                        int runs, int rounds) {
-  return bench_ab<DG1Affine, G1Affine>(device, points, scalars, n, warmup, runs, rounds, 1, msm_precompute_g1,
-                                       [](MsmEngine& e, const DG1Affine* p) { e.run_g1(p); });
-}
-std::vector<BenchStats> bench_msm_g2_ab(int device, const G2Affine* points, const Fr* scalars, size_t n, int warmup,
-                                        int runs, int rounds) {
-  return bench_ab<DG2Affine, G2Affine>(device, points, scalars, n, warmup, runs, rounds, 3, msm_precompute_g2,
-                                       [](MsmEngine& e, const DG2Affine* p) { e.run_g2(p); });
-}
-
-BenchStats bench_msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window, int warmup,
-                        int runs) {
-  OneShot<DG1Affine, G1Affine> o(device, points, scalars, n);
-  BenchStats r = time_runs(o.st.get(), warmup, runs, [&] {
-    o.eng.plan(o.sc.get(), n, window);
-    o.eng.run_g1(o.pts.get());
-  });
-  r.detail = window_detail(o.eng);
-  r.bound_ms = msm_bound_ms(o.eng, 1);
-  return r;
-}
-
-BenchStats bench_msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window, int warmup,
-                        int runs) {
-  OneShot<DG2Affine, G2Affine> o(device, points, scalars, n);
-  BenchStats r = time_runs(o.st.get(), warmup, runs, [&] {
-    o.eng.plan(o.sc.get(), n, window);
-    o.eng.run_g2(o.pts.get());
-  });
-  r.detail = window_detail(o.eng);
-  r.bound_ms = msm_bound_ms(o.eng, 3);  // Karatsuba: an Fq2 multiply is three Fq multiplies
-  return r;
 }
 
 }  // namespace gpu

@@ -215,10 +215,10 @@ CUZK_HD XYZZ<DG1> g1_add_affine_sum2(const XYZZ<DG1>& a, const Affine<DG1>& q) {
   return r;
 }
 
-// The bucket loop's mixed addition: Sum2 picks g1_add_affine_sum2 for G1.
-template <bool Sum2, class C>
+// The bucket loop's mixed addition: g1_add_affine_sum2 for G1.
+template <class C>
 CUZK_HD XYZZ<C> msm_madd(const XYZZ<C>& a, const Affine<C>& q) {
-  if constexpr (Sum2 && std::is_same_v<C, DG1>)
+  if constexpr (std::is_same_v<C, DG1>)
     return g1_add_affine_sum2(a, q);
   else
     return a.add_affine(q);
@@ -249,7 +249,7 @@ CUZK_HD u32 ceil_div(u32 a, u32 b) { return (a + b - 1) / b; }
 // Level-0 task t: sums the affine points of up to L0 sorted entries of one bucket. Entries whose
 // index is below idx_offset are skipped (the C MSM covers only the private wires), the others use
 // points[index - idx_offset]. Points at infinity add nothing.
-template <class C, bool Sum2 = false>
+template <class C>
 CUZK_HD XYZZ<C> msm_acc_entries(const Affine<C>* points, u32 idx_offset, const u32* vals, u32 begin, u32 end) {
   XYZZ<C> acc = XYZZ<C>::infinity();
   for (u32 e = begin; e < end; e++) {
@@ -258,14 +258,14 @@ CUZK_HD XYZZ<C> msm_acc_entries(const Affine<C>* points, u32 idx_offset, const u
     if (idx < idx_offset) continue;
     Affine<C> p = load(points + (idx - idx_offset));
     if (v & kMsmNegBit) p = -p;
-    acc = msm_madd<Sum2>(acc, p);
+    acc = msm_madd(acc, p);
   }
   return acc;
 }
 
 // Level-0 task over shared buckets: value w*n_scalars + i (plus the sign bit) names the window-w copy
 // of point i, stored at table[w*stride + i - idx_offset] (stride = points per window copy).
-template <class C, bool Sum2 = false>
+template <class C>
 CUZK_HD XYZZ<C> msm_acc_entries_shared(const Affine<C>* table, u32 idx_offset, u32 n_scalars, u32 stride,
                                        const u32* vals, u32 begin, u32 end) {
   XYZZ<C> acc = XYZZ<C>::infinity();
@@ -276,7 +276,7 @@ CUZK_HD XYZZ<C> msm_acc_entries_shared(const Affine<C>* table, u32 idx_offset, u
     if (i < idx_offset) continue;
     Affine<C> p = load(table + ((size_t)w * stride + (i - idx_offset)));
     if (v & kMsmNegBit) p = -p;
-    acc = msm_madd<Sum2>(acc, p);
+    acc = msm_madd(acc, p);
   }
   return acc;
 }
@@ -334,14 +334,9 @@ inline int msm_auto_window(size_t n) {
 
 // The same model for precomputed bases (msm_shifted_copies): all windows share one set of 2^(c-1)
 // buckets, so the bucket term no longer grows with the window count and wider windows pay off.
-// Refitted after the level-0 task order (G1 2^24 at c = 20 / 21 / 22: 96.7 / 97.6 / 94.8 ms) to
-// ~0.47 ns per entry and ~3.8 ns per bucket, i.e. a bucket costs ~8 entries: c = 22 at 2^24 and 2^26.
-// CUZK_MSM_SHARED_WINDOW=c (8..22) overrides it everywhere (tables and plans alike), for window sweeps.
+// Fitted on the H200 (G1 2^24 at c = 20 / 21 / 22: 96.7 / 97.6 / 94.8 ms): ~0.47 ns per entry and
+// ~3.8 ns per bucket, i.e. a bucket costs ~8 entries: c = 22 at 2^24 and 2^26.
 inline int msm_auto_window_shared(size_t n) {
-  if (const char* e = std::getenv("CUZK_MSM_SHARED_WINDOW")) {
-    int c = std::atoi(e);
-    if (c >= 8 && c <= 22) return c;
-  }
   int best = 8;
   double best_cost = 1e300;
   for (int c = 8; c <= 22; c++) {

@@ -12,8 +12,8 @@
 // multiplies (Karatsuba) in one thread. Squares: lane 0 (x0 + x1)(x0 - x1), lane 1 (2 x0) x1, one
 // Montgomery multiply each (the one-thread square is two). The words of the second factors are
 // fetched per row from the partner (one shuffle per row), so a product adds one 12-word temporary
-// (the partner's first factor) to what is live. Optional (Sum4): Y3 = R (Q - X3) - Y PPP as one
-// four-term sum with one reduction (4 x 288 + 288 instead of 2 x 864 per lane).
+// (the partner's first factor) to what is live. Y3 = R (Q - X3) - Y PPP is one four-term sum with
+// one reduction (4 x 288 + 288 instead of 2 x 864 per lane).
 //
 // The exchange between the lanes is a template parameter (Ex::swap returns the partner's value of a
 // word; Ex::lane is 0 or 1): __shfl_xor_sync on the device, two host threads in the emulation test.
@@ -112,7 +112,7 @@ CUZK_HD void pair_dbl_affine(Ex& ex, const DFq& qx, const DFq& qy, PairAcc& acc)
 }
 
 // madd-2008-s on the pair (as XYZZ::add_affine): acc += (qx, qy), an affine point not at infinity.
-template <bool Sum4, class Ex>
+template <class Ex>
 CUZK_HD void pair_add_affine(Ex& ex, const DFq& qx, const DFq& qy, PairAcc& acc) {
   if (acc.inf) {
     acc.x = qx;
@@ -137,16 +137,13 @@ CUZK_HD void pair_add_affine(Ex& ex, const DFq& qx, const DFq& qy, PairAcc& acc)
   acc.zzz = pair_mul(ex, acc.zzz, ppp);
   DFq q = pair_mul(ex, acc.x, pp);
   acc.x = pair_sqr(ex, r) - ppp - q.dbl();
-  if constexpr (Sum4)
-    acc.y = pair_mul_sub(ex, r, q - acc.x, acc.y, ppp);
-  else
-    acc.y = pair_mul(ex, r, q - acc.x) - pair_mul(ex, acc.y, ppp);
+  acc.y = pair_mul_sub(ex, r, q - acc.x, acc.y, ppp);
 }
 
 // Level-0 task of G2 on a pair (msm_acc_entries / msm_acc_entries_shared): this lane's components of
 // the bucket's partial sum, written to out (an XYZZ<DG2>, seen as 8 DFq: x0 x1 y0 y1 zz0 zz1 zzz0 zzz1).
 // Shared: values w * n_scalars + i name the window-w copy at table[w * stride + i - idx_offset].
-template <bool Shared, bool Sum4, class Ex>
+template <bool Shared, class Ex>
 CUZK_HD void pair_acc_entries(Ex& ex, const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
                               const u32* vals, u32 begin, u32 end, DG2xyzz* out) {
   PairAcc acc;
@@ -169,7 +166,7 @@ CUZK_HD void pair_acc_entries(Ex& ex, const DG2Affine* points, u32 idx_offset, u
     DFq qx = load(q + lane), qy = load(q + 2 + lane);
     if (pair_all(ex, qx.is_zero() && qy.is_zero())) continue;  // infinity adds nothing
     if (v & kMsmNegBit) qy = -qy;
-    pair_add_affine<Sum4>(ex, qx, qy, acc);
+    pair_add_affine(ex, qx, qy, acc);
   }
   DFq* o = reinterpret_cast<DFq*>(out);
   if (acc.inf) {  // XYZZ::infinity() = (1, 1, 0, 0)
@@ -216,7 +213,7 @@ CUZK_HD void pair_store(Ex& ex, DG2xyzz* p, const PairXYZZ& v) {
 // dbl-2008-s-1 on the pair (XYZZ::dbl). A real call on the device: it has several call sites
 // (inside every addition, and the double-and-add of the chunk sums) and is not the hot path. The
 // exchange comes by value, so that its two words stay in registers.
-template <bool Sum4, class Ex>
+template <class Ex>
 #if defined(__CUDACC__)
 __host__ __device__ __noinline__
 #else
@@ -232,17 +229,14 @@ PairXYZZ pair_dbl(Ex ex, const PairXYZZ& a) {
   DFq m = x2.dbl() + x2;
   PairXYZZ r;
   r.x = pair_sqr(ex, m) - s.dbl();
-  if constexpr (Sum4)
-    r.y = pair_mul_sub(ex, m, s - r.x, w, a.y);
-  else
-    r.y = pair_mul(ex, m, s - r.x) - pair_mul(ex, w, a.y);
+  r.y = pair_mul_sub(ex, m, s - r.x, w, a.y);
   r.zz = pair_mul(ex, v, a.zz);
   r.zzz = pair_mul(ex, w, a.zzz);
   return r;
 }
 
 // add-2008-s on the pair (XYZZ::operator+).
-template <bool Sum4, class Ex>
+template <class Ex>
 CUZK_HD PairXYZZ pair_add(Ex& ex, const PairXYZZ& a, const PairXYZZ& b) {
   static_assert(sizeof(Ex) <= 16, "the exchange is passed by value to pair_dbl");
   if (pair_is_inf(ex, b)) return a;
@@ -251,7 +245,7 @@ CUZK_HD PairXYZZ pair_add(Ex& ex, const PairXYZZ& a, const PairXYZZ& b) {
   DFq p = pair_mul(ex, b.x, a.zz) - u1;
   DFq s1 = pair_mul(ex, a.y, b.zzz);
   DFq r = pair_mul(ex, b.y, a.zzz) - s1;
-  if (pair_all(ex, p.is_zero())) return pair_all(ex, r.is_zero()) ? pair_dbl<Sum4>(ex, a) : pair_infinity(ex);
+  if (pair_all(ex, p.is_zero())) return pair_all(ex, r.is_zero()) ? pair_dbl(ex, a) : pair_infinity(ex);
   DFq pp = pair_sqr(ex, p);
   DFq ppp = pair_mul(ex, p, pp);
   DFq qq = pair_mul(ex, u1, pp);
@@ -259,30 +253,27 @@ CUZK_HD PairXYZZ pair_add(Ex& ex, const PairXYZZ& a, const PairXYZZ& b) {
   o.zz = pair_mul(ex, pair_mul(ex, a.zz, b.zz), pp);
   o.zzz = pair_mul(ex, pair_mul(ex, a.zzz, b.zzz), ppp);
   o.x = pair_sqr(ex, r) - ppp - qq.dbl();
-  if constexpr (Sum4)
-    o.y = pair_mul_sub(ex, r, qq - o.x, s1, ppp);
-  else
-    o.y = pair_mul(ex, r, qq - o.x) - pair_mul(ex, s1, ppp);
+  o.y = pair_mul_sub(ex, r, qq - o.x, s1, ppp);
   return o;
 }
 
 // msm_acc_partials on the pair.
-template <bool Sum4, class Ex>
+template <class Ex>
 CUZK_HD void pair_acc_partials(Ex& ex, const DG2xyzz* in, u32 begin, u32 end, DG2xyzz* out) {
   PairXYZZ acc = pair_infinity(ex);
-  for (u32 e = begin; e < end; e++) acc = pair_add<Sum4>(ex, acc, pair_load(ex, in + e));
+  for (u32 e = begin; e < end; e++) acc = pair_add(ex, acc, pair_load(ex, in + e));
   pair_store(ex, out, acc);
 }
 
 // msm_chunk_sum on the pair: R + jK T for buckets [jK, jK + K), with the additions of the running
 // sums through one call site (t += S_b and r += t alternate).
-template <bool Sum4, class Ex>
+template <class Ex>
 CUZK_HD void pair_chunk_sum(Ex& ex, const DG2xyzz* buckets, u32 j, u32 K, DG2xyzz* out) {
   PairXYZZ t = pair_infinity(ex), r = t;
   for (u32 s = 0; s < 2 * K; s++) {
     bool to_t = (s & 1) == 0;
     PairXYZZ rhs = to_t ? pair_load(ex, buckets + (size_t)j * K + (K - 1 - s / 2)) : t;
-    PairXYZZ sum = pair_add<Sum4>(ex, to_t ? t : r, rhs);
+    PairXYZZ sum = pair_add(ex, to_t ? t : r, rhs);
     if (to_t)
       t = sum;
     else
@@ -292,10 +283,10 @@ CUZK_HD void pair_chunk_sum(Ex& ex, const DG2xyzz* buckets, u32 j, u32 K, DG2xyz
     u32 k = j * K;  // xyzz_mul_small: double-and-add from the top bit
     PairXYZZ acc = pair_infinity(ex);
     for (int bit = 31; bit >= 0; bit--) {
-      acc = pair_dbl<Sum4>(ex, acc);
-      if ((k >> bit) & 1) acc = pair_add<Sum4>(ex, acc, t);
+      acc = pair_dbl(ex, acc);
+      if ((k >> bit) & 1) acc = pair_add(ex, acc, t);
     }
-    r = pair_add<Sum4>(ex, r, acc);
+    r = pair_add(ex, r, acc);
   }
   pair_store(ex, out, r);
 }

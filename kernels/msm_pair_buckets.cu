@@ -1,7 +1,7 @@
 // The bucket-side G2 kernels over lane pairs (msm_pair.cuh): the upper reduction levels
 // (k_acc_level), the chunked running sums (k_chunks) and the chunk-group sums (k_group_sum) of
-// msm.cu, with two threads per task. The legacy one-thread versions sit at 255 registers with 1-1.8 KB
-// of stack, and k_chunks runs only nb/32 threads, so each chain is long and latency-bound.
+// msm.cu, with two threads per task: one thread per G2 task sits at 255 registers with 1-1.8 KB of
+// stack, and k_chunks runs only nb/32 threads, so each chain is long and latency-bound.
 #include "msm_pair_kernels.cuh"
 
 namespace cuzk {
@@ -9,7 +9,6 @@ namespace gpu {
 
 namespace {
 
-template <bool Sum4>
 __global__ void __launch_bounds__(kPairThreads) k_acc_level_pair(const DG2xyzz* in, const u32* in_toff,
                                                                  const u32* in_ntask, const u32* toff, const u32* map,
                                                                  u32 l1, u32 total, DG2xyzz* out) {
@@ -20,58 +19,45 @@ __global__ void __launch_bounds__(kPairThreads) k_acc_level_pair(const DG2xyzz* 
   u32 base = in_toff[b], stop_all = base + in_ntask[b];
   u32 begin = base + (t - toff[b]) * l1;
   u32 stop = min(begin + l1, stop_all);
-  pair_acc_partials<Sum4>(ex, in, begin, stop, out + t);
+  pair_acc_partials(ex, in, begin, stop, out + t);
 }
 
-template <bool Sum4>
 __global__ void __launch_bounds__(kPairThreads) k_chunks_pair(const DG2xyzz* buckets, u32 per_window, u32 K, u32 n,
                                                               DG2xyzz* out) {
   u32 t = (blockIdx.x * blockDim.x + threadIdx.x) >> 1;
   if (t >= n) return;
   DevPairEx ex{threadIdx.x & 1u, 3u << (threadIdx.x & 30u)};
   u32 w = t / per_window, j = t % per_window;
-  pair_chunk_sum<Sum4>(ex, buckets + (size_t)w * per_window * K, j, K, out + t);
+  pair_chunk_sum(ex, buckets + (size_t)w * per_window * K, j, K, out + t);
 }
 
-template <bool Sum4>
 __global__ void __launch_bounds__(kPairThreads) k_group_sum_pair(const DG2xyzz* in, u32 gs, u32 n_out,
                                                                  DG2xyzz* out) {
   u32 t = (blockIdx.x * blockDim.x + threadIdx.x) >> 1;
   if (t >= n_out) return;
   DevPairEx ex{threadIdx.x & 1u, 3u << (threadIdx.x & 30u)};
-  pair_acc_partials<Sum4>(ex, in, t * gs, t * gs + gs, out + t);
+  pair_acc_partials(ex, in, t * gs, t * gs + gs, out + t);
 }
-
-bool sum4(G2AccKind k) { return k == G2AccKind::Pair4 || k == G2AccKind::Pair4Lb3; }
 
 }  // namespace
 
-void msm_acc_level_g2_pair(G2AccKind kind, const DG2xyzz* in, const u32* in_toff, const u32* in_ntask,
+void msm_acc_level_g2_pair(const DG2xyzz* in, const u32* in_toff, const u32* in_ntask,
                            const u32* toff, const u32* map, u32 l1, u32 total, DG2xyzz* out, cudaStream_t s) {
   unsigned grid = grid_for(2 * (size_t)total, kPairThreads);
-  if (sum4(kind))
-    k_acc_level_pair<true><<<grid, kPairThreads, 0, s>>>(in, in_toff, in_ntask, toff, map, l1, total, out);
-  else
-    k_acc_level_pair<false><<<grid, kPairThreads, 0, s>>>(in, in_toff, in_ntask, toff, map, l1, total, out);
+  k_acc_level_pair<<<grid, kPairThreads, 0, s>>>(in, in_toff, in_ntask, toff, map, l1, total, out);
   CUZK_CUDA_LAUNCHED("k_acc_level_pair");
 }
 
-void msm_chunks_g2_pair(G2AccKind kind, const DG2xyzz* buckets, u32 per_window, u32 K, u32 n, DG2xyzz* out,
+void msm_chunks_g2_pair(const DG2xyzz* buckets, u32 per_window, u32 K, u32 n, DG2xyzz* out,
                         cudaStream_t s) {
   unsigned grid = grid_for(2 * (size_t)n, kPairThreads);
-  if (sum4(kind))
-    k_chunks_pair<true><<<grid, kPairThreads, 0, s>>>(buckets, per_window, K, n, out);
-  else
-    k_chunks_pair<false><<<grid, kPairThreads, 0, s>>>(buckets, per_window, K, n, out);
+  k_chunks_pair<<<grid, kPairThreads, 0, s>>>(buckets, per_window, K, n, out);
   CUZK_CUDA_LAUNCHED("k_chunks_pair");
 }
 
-void msm_group_sum_g2_pair(G2AccKind kind, const DG2xyzz* in, u32 gs, u32 n_out, DG2xyzz* out, cudaStream_t s) {
+void msm_group_sum_g2_pair(const DG2xyzz* in, u32 gs, u32 n_out, DG2xyzz* out, cudaStream_t s) {
   unsigned grid = grid_for(2 * (size_t)n_out, kPairThreads);
-  if (sum4(kind))
-    k_group_sum_pair<true><<<grid, kPairThreads, 0, s>>>(in, gs, n_out, out);
-  else
-    k_group_sum_pair<false><<<grid, kPairThreads, 0, s>>>(in, gs, n_out, out);
+  k_group_sum_pair<<<grid, kPairThreads, 0, s>>>(in, gs, n_out, out);
   CUZK_CUDA_LAUNCHED("k_group_sum_pair");
 }
 

@@ -16,8 +16,8 @@ struct DevPairEx {
 
 constexpr int kPairThreads = 128;
 
-template <bool Shared, bool Sum4, int MinBlocks>
-__global__ void __launch_bounds__(kPairThreads, MinBlocks)
+template <bool Shared>
+__global__ void __launch_bounds__(kPairThreads)
     k_acc0_pair(const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride, const u32* vals, const u32* start,
                 const u32* end, const u32* toff, const u32* map, u32 l0, u32 total, const u32* order,
                 DG2xyzz* out) {
@@ -28,24 +28,16 @@ __global__ void __launch_bounds__(kPairThreads, MinBlocks)
   u32 b = map[t];
   u32 begin = start[b] + (t - toff[b]) * l0;
   u32 stop = min(begin + l0, end[b]);
-  pair_acc_entries<Shared, Sum4>(ex, points, idx_offset, n_scalars, stride, vals, begin, stop, out + t);
+  pair_acc_entries<Shared>(ex, points, idx_offset, n_scalars, stride, vals, begin, stop, out + t);
 }
 
 template <bool Shared>
-void launch_acc0_pair(G2AccKind kind, const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
+void launch_acc0_pair(const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
                       const u32* vals, const u32* start, const u32* end, const u32* toff, const u32* map, u32 l0,
                       u32 total, const u32* order, DG2xyzz* out, cudaStream_t s) {
   unsigned grid = grid_for(2 * (size_t)total, kPairThreads);
-#define CUZK_PAIR_LAUNCH(S4, MB)                                                                              \
-  k_acc0_pair<Shared, S4, MB><<<grid, kPairThreads, 0, s>>>(points, idx_offset, n_scalars, stride, vals, start, \
-                                                            end, toff, map, l0, total, order, out)
-  switch (kind) {
-    case G2AccKind::Pair4: CUZK_PAIR_LAUNCH(true, 1); break;
-    case G2AccKind::PairLb3: CUZK_PAIR_LAUNCH(false, 3); break;
-    case G2AccKind::Pair4Lb3: CUZK_PAIR_LAUNCH(true, 3); break;
-    default: CUZK_PAIR_LAUNCH(false, 1); break;
-  }
-#undef CUZK_PAIR_LAUNCH
+  k_acc0_pair<Shared><<<grid, kPairThreads, 0, s>>>(points, idx_offset, n_scalars, stride, vals, start, end, toff,
+                                                    map, l0, total, order, out);
   CUZK_CUDA_LAUNCHED("k_acc0_pair");
 }
 

@@ -1,9 +1,7 @@
-// NTT kernels and the NttEngine; the plain-API entry points ntt(), compute_h_coset(), bench_ntt().
+// NTT kernels and the NttEngine; the plain-API entry points ntt() and compute_h_coset().
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
-#include "bench_util.cuh"
 #include "engines.cuh"
 #include "host_math.hpp"
 #include "ntt_v2_core.cuh"
@@ -25,17 +23,6 @@ __global__ void k_ntt_pass(DFr* data, const DFr* tw, NttPass p) {
   ntt_tile_store(p, data, smem, blockIdx.x, threadIdx.x, blockDim.x);
 }
 
-// The radix-8 pass: the pass's sub-rounds, a barrier between each two.
-__global__ void __launch_bounds__(1u << (kNttR8TileBits - 3), 2) k_ntt_pass_r8(DFr* data, const DFr* tw, NttPass p) {
-  extern __shared__ uint4 smem_raw[];
-  DFr* smem = reinterpret_cast<DFr*>(smem_raw);
-  const int nsr = ntt_subrounds(p.t);
-  for (int sr = 0; sr < nsr; sr++) {
-    if (sr > 0) __syncthreads();
-    ntt_r8_round(p, sr, data, smem, tw, blockIdx.x, threadIdx.x);
-  }
-}
-
 __global__ void __launch_bounds__(kPermThreads) k_ntt_permute_tiled(DFr* data, int k, NttScale s) {
   __shared__ DFr tA[kPermSide * kPermStride], tB[kPermSide * kPermStride];
   ntt_perm_tile(data, k, s, tA, tB, blockIdx.x, threadIdx.x, 0);
@@ -43,50 +30,9 @@ __global__ void __launch_bounds__(kPermThreads) k_ntt_permute_tiled(DFr* data, i
   ntt_perm_tile(data, k, s, tA, tB, blockIdx.x, threadIdx.x, 1);
 }
 
-// Kernel choice, read per call so that one build can A/B each change on its own (docs/PERFORMANCE.md,
-// GPU NTT): CUZK_NTT_R8=1 runs the radix-8 register passes of the first attempt (2^11 tiles, slower,
-// takes precedence), CUZK_NTT_V2 picks the pass kernels, CUZK_NTT_TILED_PERM the bit reversal.
-bool ntt_r8_passes() { return env_switch("CUZK_NTT_R8", false); }
-// The tiled bit reversal is the default since the v2 passes (measured 0.48 ms faster at 2^24);
-// CUZK_NTT_TILED_PERM=0 selects the element-wise swap.
-bool ntt_tiled_perm() { return env_switch("CUZK_NTT_TILED_PERM", true); }
-bool ntt_fuse_scale() { return env_switch("CUZK_NTT_FUSE_SCALE", true); }
-// CUZK_NTT_FUSED_PERM (default on; 0 = the separate bit-reversal kernel): forward / inverse store the
-// last DIF pass's output straight at the bit-reversed positions (ntt_v2_perm_plan), with the inverse's
-// scale; needs the v2 passes, 2+ passes (2^11 and up) and an n-element scratch buffer.
-bool ntt_fused_perm() { return env_switch("CUZK_NTT_FUSED_PERM", true); }
-// CUZK_NTT_LAST_PASS_BITS (fused plans only; unset or 0 = the even split, 8+8+8 at 2^24, 9+9+9 at
-// 2^27): stages of that last pass, G = 2^(10 - bits) groups per tile = the contiguous run of its
-// bit-reversed store (7: 9+8+7 / 10+10+7, 256-byte runs, against 128 / 64 bytes for the even split).
-int ntt_last_pass_bits() { return env_int("CUZK_NTT_LAST_PASS_BITS"); }
-// CUZK_NTT_PASSES=n (v2 passes only; 0 = the fewest, 3 at 2^21..2^30; unset = 4 from 2^27, the
-// fewest below): plans of at least n passes (ntt_plan's min_passes). At 2^27 4 passes (7+7+7+6) beat
-// 9+9+9 by 1.2% (docs/PERFORMANCE.md, session 7); at 2^26 they lose 0.7%.
-int ntt_min_passes(int log_n) { return env_int("CUZK_NTT_PASSES", log_n >= 27 ? 4 : 0); }
-// CUZK_NTT_V2 (read per call): unset or auto = r4plain up to 2^24 and from 2^27, r4b4 at 2^25-2^26 (the
-// fastest measured at each size, docs/PERFORMANCE.md session 7); r4 (radix-4 sub-rounds, r-shaped
-// multiply), r4plain (same, DFr's generic reduction rows), r2 (radix-2 sub-rounds), r4b4 (r4 at 64
-// registers), r4pf (r4, persistent grid with the next tile prefetched), r4i / r4b4i (r4 / r4b4 as
-// before session 7, unfused reduction rows); 0 = the radix-2 passes.
-int ntt_v2_variant(int log_n) {
-  const char* e = std::getenv("CUZK_NTT_V2");
-  if (!e || !*e || !std::strcmp(e, "auto")) return log_n == 25 || log_n == 26 ? kNttV2R4Occ4 : kNttV2R4Plain;
-  if (!std::strcmp(e, "0")) return kNttV2Off;
-  if (!std::strcmp(e, "r4") || !std::strcmp(e, "1")) return kNttV2R4;
-  if (!std::strcmp(e, "r4plain")) return kNttV2R4Plain;
-  if (!std::strcmp(e, "r2")) return kNttV2R2;
-  if (!std::strcmp(e, "r4b4")) return kNttV2R4Occ4;
-  if (!std::strcmp(e, "r4pf")) return kNttV2R4Pf;
-  if (!std::strcmp(e, "r4i")) return kNttV2R4Neg;
-  if (!std::strcmp(e, "r4b4i")) return kNttV2R4Occ4Neg;
-  throw GpuError(std::string("CUZK_NTT_V2=") + e + ": expected auto, 0, r4, r4plain, r2, r4b4, r4pf, r4i or r4b4i");
-}
-
-// The v2 variant for passes with a fused store at this size, or kNttV2Off.
-int fusable_v2(int log_n) {
-  int v = ntt_v2_variant(log_n);
-  return v != kNttV2Off && ntt_v2_fits(log_n, ntt_v2_radix_bits(v)) && !ntt_r8_passes() ? v : kNttV2Off;
-}
+// Passes per transform: at least min_passes when set (> 0), else the fewest below 2^27 and 4 from
+// 2^27, where 7+7+7+6 beat 9+9+9 by 1.2% (at 2^26 the extra pass loses 0.7%).
+int ntt_passes_at_least(int log_n, int min_passes) { return min_passes > 0 ? min_passes : log_n >= 27 ? 4 : 0; }
 
 __global__ void k_ntt_elementwise(DFr* data, int k, NttScale s) {
   size_t n = size_t(1) << k;
@@ -166,25 +112,14 @@ PowTable NttEngine::pow_table(int log_n, Table kind) {
   return PowTable{it->second.get(), it->second.get() + (size_t(1) << m), m};
 }
 
+// The register-tiled passes wherever a tile holds a radix-4 unit (2^2 points and up); the plain
+// radix-2 tile passes for a 2-point transform.
 void NttEngine::passes(DFr* d, int log_n, bool inverse, bool dit) {
   reserve(log_n);
-  NttPass ps[8];
-  const bool r8 = log_n >= 3 && ntt_r8_passes();
-  if (int v = ntt_v2_variant(log_n); !r8 && v != kNttV2Off && ntt_v2_fits(log_n, ntt_v2_radix_bits(v))) {
-    int np = ntt_plan(log_n, kt_, inverse, dit, ps, kNttTileBits, 0, ntt_min_passes(log_n));
-    ntt_v2_launch(v, d, tw_.get(), ps, np, s_);
-    return;
-  }
-  if (r8) {
-    int np = ntt_plan(log_n, kt_, inverse, dit, ps, kNttR8TileBits);
-    for (int i = 0; i < np; i++) {
-      const NttPass& p = ps[i];
-      u32 bytes = ntt_tile_size(p) * (u32)sizeof(DFr);
-      if (bytes > 48 * 1024)
-        CUZK_CUDA_CHECK(cudaFuncSetAttribute(k_ntt_pass_r8, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-      k_ntt_pass_r8<<<(unsigned)ntt_blocks(p), ntt_r8_threads(p), bytes, s_>>>(d, tw_.get(), p);
-      CUZK_CUDA_LAUNCHED("k_ntt_pass_r8");
-    }
+  NttPass ps[kNttMaxPasses];
+  if (ntt_v2_fits(log_n, kNttV2Radix)) {
+    int np = ntt_plan(log_n, kt_, inverse, dit, ps, kNttTileBits, ntt_passes_at_least(log_n, min_passes_));
+    ntt_v2_launch(d, tw_.get(), ps, np, s_);
     return;
   }
   int np = ntt_plan(log_n, kt_, inverse, dit, ps);
@@ -198,7 +133,7 @@ void NttEngine::passes(DFr* d, int log_n, bool inverse, bool dit) {
 }
 
 void NttEngine::elementwise(DFr* d, int log_n, const NttScale& s) {
-  if (s.permute && log_n >= 2 * kPermBits && ntt_tiled_perm()) {
+  if (s.permute && log_n >= 2 * kPermBits) {
     k_ntt_permute_tiled<<<(unsigned)ntt_perm_blocks(log_n), kPermThreads, 0, s_>>>(d, log_n, s);
     CUZK_CUDA_LAUNCHED("k_ntt_permute_tiled");
     return;
@@ -209,15 +144,26 @@ void NttEngine::elementwise(DFr* d, int log_n, const NttScale& s) {
 
 // The natural-order transform's DIF passes and bit reversal with s (permute) fused into the last
 // pass's store; false where that does not apply (then nothing ran).
+int NttEngine::fused_perm_plan(int log_n, int kt, bool inverse, NttPass* ps) const {
+  if (!ntt_v2_fits(log_n, kNttV2Radix)) return 0;
+  return ntt_v2_perm_plan(log_n, kt, inverse, ps, ntt_passes_at_least(log_n, min_passes_));
+}
+
+int NttEngine::natural_plan(int log_n, bool inverse, NttPass* ps) const {
+  int np = fused_perm_plan(log_n, log_n, inverse, ps);
+  if (np) return np;
+  return ntt_v2_fits(log_n, kNttV2Radix)
+             ? ntt_plan(log_n, log_n, inverse, false, ps, kNttTileBits, ntt_passes_at_least(log_n, min_passes_))
+             : ntt_plan(log_n, log_n, inverse, false, ps);
+}
+
 bool NttEngine::fused_perm_passes(DFr* d, int log_n, bool inverse, const NttScale& s) {
-  int v = fusable_v2(log_n);
-  if (v == kNttV2Off || !ntt_fused_perm()) return false;
   reserve(log_n);
-  NttPass ps[8];
-  int np = ntt_v2_perm_plan(log_n, kt_, inverse, ntt_last_pass_bits(), ps, ntt_min_passes(log_n));
+  NttPass ps[kNttMaxPasses];
+  int np = fused_perm_plan(log_n, kt_, inverse, ps);
   if (np == 0) return false;
   scratch_.reserve(size_t(1) << log_n);
-  ntt_v2_launch(v, d, tw_.get(), ps, np, s_, s, scratch_.get());
+  ntt_v2_launch(d, tw_.get(), ps, np, s_, s, scratch_.get());
   return true;
 }
 
@@ -258,19 +204,19 @@ void NttEngine::inverse(DFr* d, int log_n, bool coset) {
 
 // Per vector: inverse DIF (natural -> bit-reversed, unscaled), scale position j by n^-1 g^rev(j),
 // forward DIT (bit-reversed -> natural): no permutation pass at all. Then a*b - c.
-// With the v2 passes (and CUZK_NTT_FUSE_SCALE not 0) the scale is done by the inverse passes' last
-// store: one read and write of the vector less.
+// With the register-tiled passes the scale is done by the inverse passes' last store: one read and
+// write of the vector less.
 void NttEngine::h_stage_vec(DFr* x, int log_n) {
   check_log_n(log_n + 1);
   NttScale s;
   s.mode = NttScale::Table;
   s.rev_exponent = true;
   s.table = pow_table(log_n, Table::HStage);
-  if (int v = fusable_v2(log_n); v != kNttV2Off && ntt_fuse_scale()) {
+  if (ntt_v2_fits(log_n, kNttV2Radix)) {
     reserve(log_n);
-    NttPass ps[8];
-    int np = ntt_plan(log_n, kt_, true, false, ps, kNttTileBits, 0, ntt_min_passes(log_n));
-    ntt_v2_launch(v, x, tw_.get(), ps, np, s_, s);
+    NttPass ps[kNttMaxPasses];
+    int np = ntt_plan(log_n, kt_, true, false, ps, kNttTileBits, ntt_passes_at_least(log_n, min_passes_));
+    ntt_v2_launch(x, tw_.get(), ps, np, s_, s);
   } else {
     passes(x, log_n, true, false);
     elementwise(x, log_n, s);
@@ -328,60 +274,6 @@ std::vector<Fr> compute_h_coset(int device, const std::vector<Fr>& a, const std:
   CUZK_CUDA_CHECK(cudaMemcpyAsync(h.data(), d.get(), n * sizeof(DFr), cudaMemcpyDeviceToHost, st.get()));
   st.sync();
   return h;
-}
-
-BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs) {
-  check_log_n(log_n);
-  set_device(device);
-  size_t n = size_t(1) << log_n;
-  Stream st;
-  NttEngine eng(st.get());
-  eng.reserve(log_n);
-  DevBuf<DFr> d(n);
-  fill_random_fr(d.get(), n, 0x5eed0000 + log_n, st.get());
-  BenchStats r = time_runs(st.get(), warmup, runs, [&] {
-    if (inverse)
-      eng.inverse(d.get(), log_n, false);
-    else
-      eng.forward(d.get(), log_n, false);
-  });
-  NttPass ps[8];
-  int np = fusable_v2(log_n) != kNttV2Off && ntt_fused_perm()
-               ? ntt_v2_perm_plan(log_n, log_n, inverse, ntt_last_pass_bits(), ps, ntt_min_passes(log_n)) : 0;
-  if (np == 0) np = ntt_plan(log_n, log_n, inverse, false, ps);
-  const bool fused = np > 0 && ps[np - 1].perm_store;
-  double compute = ((double)n / 2 * log_n + (inverse ? n : 0)) * kFrMulImad / imad_per_ms();
-  double memory = (2.0 * np + (fused ? 0 : 2)) * n * sizeof(DFr) / kBytesPerMs;
-  r.bound_ms = std::max(compute, memory);
-  r.detail = std::to_string(np) + " passes (";
-  for (int i = 0; i < np; i++) {
-    if (i) r.detail += '+';
-    r.detail += std::to_string(ps[i].t);
-  }
-  r.detail += fused ? " stages), bit reversal in the last pass" : " stages), separate bit reversal";
-  for (const char* name : {"CUZK_NTT_V2", "CUZK_NTT_TILED_PERM", "CUZK_NTT_FUSED_PERM", "CUZK_NTT_LAST_PASS_BITS",
-                           "CUZK_NTT_PASSES"})
-    if (const char* v = std::getenv(name)) r.detail += std::string(", ") + name + "=" + v;
-  return r;
-}
-
-BenchStats bench_h_stage(int device, int log_n, int warmup, int runs) {
-  check_log_n(log_n + 1);
-  set_device(device);
-  size_t n = size_t(1) << log_n;
-  Stream st;
-  NttEngine eng(st.get());
-  eng.reserve(log_n);
-  DevBuf<DFr> d(3 * n);
-  fill_random_fr(d.get(), 3 * n, 0xabc00000 + log_n, st.get());
-  BenchStats r = time_runs(st.get(), warmup, runs, [&] { eng.h_stage(d.get(), d.get() + n, d.get() + 2 * n, log_n); });
-  NttPass ps[8];
-  int np = ntt_plan(log_n, log_n, false, false, ps);
-  double compute = (6.0 * n / 2 * log_n + 4.0 * n) * kFrMulImad / imad_per_ms();
-  double memory = (3 * (4.0 * np + 2) + 4) * n * sizeof(DFr) / kBytesPerMs;
-  r.bound_ms = std::max(compute, memory);
-  r.detail = "3 x (inverse DIF, coset scale, forward DIT) + a*b-c";
-  return r;
 }
 
 }  // namespace gpu

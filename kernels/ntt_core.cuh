@@ -153,104 +153,6 @@ CUZK_HD void h_combine_elem(DFr* a, const DFr* b, const DFr* c, size_t i) {
   store(a + i, load(a + i) * load(b + i) - load(c + i));
 }
 
-// ---- Radix-8 passes (issue 3; opt-in, CUZK_NTT_R8=1: slower than the radix-2 passes on the H200) ----
-// Same pass plan and twiddles as above, but with 2^11-element tiles (64 KB of shared memory, 256
-// threads) and the t stages of a pass run as sub-rounds of up to 3 stages held in registers: each
-// thread takes 8 elements (one radix-8 unit, or 2 radix-4 / 4 radix-2 units in the last sub-round),
-// runs the sub-round's stages on them and writes them back. The first sub-round reads straight from
-// device memory and the last writes straight back, so a pass of t <= 9 stages costs 2 round trips
-// through shared memory and 2 barriers instead of t of each.
-constexpr int kNttR8TileBits = 11;
-constexpr int kNttR8Elems = 8;  // elements per thread
-
-CUZK_HD int ntt_subrounds(int t) { return (t + 2) / 3; }
-// Sub-round sr of a pass covers the row bits [s, s + q): DIT from bit 0 up, DIF from bit t down.
-CUZK_HD void ntt_subround_bits(const NttPass& p, int sr, int& s, int& q) {
-  int a = 3 * sr, b = 3 * sr + 3 < p.t ? 3 * sr + 3 : p.t;
-  q = b - a;
-  s = p.dit ? a : p.t - b;
-}
-CUZK_HD u32 ntt_r8_threads(const NttPass& p) { return ntt_tile_size(p) / kNttR8Elems; }
-
-// One sub-round for thread tid of a block (tile of >= 8 elements; tid < ntt_r8_threads(p)).
-// Reads from data (first sub-round) or smem, writes to data (last) or smem; in between, all of a
-// block's threads must pass a barrier. Within a sub-round each thread touches only its own 8
-// positions, so one barrier between sub-rounds suffices.
-// Q (the sub-round's stage count) and DIT are template parameters so that every register index is
-// a compile-time constant (a run-time index would put x[] in local memory).
-template <int Q, bool DIT>
-CUZK_HD void ntt_r8_round_q(const NttPass& p, int sr, int s, DFr* data, DFr* smem, const DFr* tw, size_t block,
-                            u32 tid) {
-  const int nsr = ntt_subrounds(p.t);
-  constexpr int q = Q;
-  const u32 nthreads = ntt_r8_threads(p);
-  const u32 G = 1u << p.g_log, qmask = (1u << q) - 1;
-  const size_t lomask = (size_t(1) << p.lo) - 1;
-  const size_t half_table = size_t(1) << (p.kt - 1);
-  const bool from_global = sr == 0, to_global = sr == nsr - 1;
-  DFr x[kNttR8Elems];
-  u32 row[kNttR8Elems];
-  size_t gid[kNttR8Elems];
-CUZK_UNROLL
-  for (int m = 0; m < kNttR8Elems; m++) {
-    u32 u = tid + (u32(m) >> q) * nthreads;  // the unit, over the tile's (t - q) + g_log free bits
-    u32 g = u & (G - 1), rest = u >> p.g_log;
-    u32 rb = (rest & ((1u << s) - 1)) | ((rest >> s) << (s + q));
-    row[m] = rb | ((u32(m) & qmask) << s);
-    gid[m] = (block << p.g_log) + g;
-    x[m] = from_global ? load(data + ntt_index(p, gid[m], row[m])) : smem[row[m] * G + g];
-  }
-  // Register stages: pair (m, m | 2^c) differs in row bit s + c. DIF runs c from q-1 down, DIT up.
-CUZK_UNROLL
-  for (int ci = 0; ci < Q; ci++) {
-    const int c = DIT ? ci : Q - 1 - ci;
-    const int hb = s + c, b = p.lo + hb;
-    const u32 h = 1u << hb;
-CUZK_UNROLL
-    for (int m = 0; m < kNttR8Elems; m++) {
-      if (m & (1 << c)) continue;
-      const int m1 = m | (1 << c);
-      DFr u = x[m], v = x[m1];
-      size_t j = (size_t(row[m] & (h - 1)) << p.lo) | (gid[m] & lomask);
-      if (j == 0) {
-        x[m] = u + v;
-        x[m1] = u - v;
-        continue;
-      }
-      size_t e = j << (p.kt - 1 - b);
-      DFr w = load(tw + (p.inverse ? half_table - e : e));  // inverse: w = -omega^-e
-      if (!DIT) {
-        x[m] = u + v;
-        x[m1] = p.inverse ? (v - u) * w : (u - v) * w;
-      } else {
-        DFr t = v * w;
-        x[m] = p.inverse ? u - t : u + t;
-        x[m1] = p.inverse ? u + t : u - t;
-      }
-    }
-  }
-CUZK_UNROLL
-  for (int m = 0; m < kNttR8Elems; m++) {
-    if (to_global)
-      store(data + ntt_index(p, gid[m], row[m]), x[m]);
-    else
-      smem[row[m] * G + (u32(gid[m]) & (G - 1))] = x[m];
-  }
-}
-CUZK_HD void ntt_r8_round(const NttPass& p, int sr, DFr* data, DFr* smem, const DFr* tw, size_t block, u32 tid) {
-  int s, q;
-  ntt_subround_bits(p, sr, s, q);
-  if (p.dit) {
-    if (q == 3) ntt_r8_round_q<3, true>(p, sr, s, data, smem, tw, block, tid);
-    else if (q == 2) ntt_r8_round_q<2, true>(p, sr, s, data, smem, tw, block, tid);
-    else ntt_r8_round_q<1, true>(p, sr, s, data, smem, tw, block, tid);
-  } else {
-    if (q == 3) ntt_r8_round_q<3, false>(p, sr, s, data, smem, tw, block, tid);
-    else if (q == 2) ntt_r8_round_q<2, false>(p, sr, s, data, smem, tw, block, tid);
-    else ntt_r8_round_q<1, false>(p, sr, s, data, smem, tw, block, tid);
-  }
-}
-
 // Bit-reversal permutation (with the optional per-element scale of NttScale, permute = true) by
 // tiles, for k >= 2 kPermBits: index i = (a, m, c) with a the top and c the bottom kPermBits bits;
 // rev(i) = (rev c, rev m, rev a). Block m (taken when m <= rev m) loads the two 16 x 16 tiles
@@ -289,24 +191,16 @@ CUZK_HD void ntt_perm_tile(DFr* data, int k, const NttScale& s, DFr* tA, DFr* tB
 
 // Splits k stages into passes of at most kNttMaxPassBits, as even as possible; DIF passes run from
 // the high bits down, DIT passes from the low bits up. tile_bits: log2 of the elements per block.
-// last_bits > 0: the last pass (in execution order) takes that many stages and the others share the
-// rest evenly, clamped so that the pass count stays (e.g. 2^24, 7: 9+8+7; 2^27, 7: 10+10+7).
+// min_passes: more, shorter passes than the fewest; a pass of t stages at lo > 0 reads runs of
+// G = 2^(tile_bits - t) consecutive elements, so 4 passes of 6 at 2^24 read 512-byte runs where 3 of
+// 8 read 128 bytes, for one more read and write of the data.
 inline int ntt_plan(int k, int kt, bool inverse, bool dit, NttPass* out, int tile_bits = kNttTileBits,
-                    int last_bits = 0, int min_passes = 0) {
-  // min_passes (CUZK_NTT_PASSES): more, shorter passes than the fewest; a pass of t stages at lo > 0
-  // reads runs of G = 2^(tile_bits - t) consecutive elements, so 4 passes of 6 at 2^24 read 512-byte
-  // runs where 3 of 8 read 128 bytes, for one more read and write of the data.
+                    int min_passes = 0) {
   int np = std::max((k + kNttMaxPassBits - 1) / kNttMaxPassBits, std::min(min_passes, std::min(k, kNttMaxPasses)));
-  int even = np;
-  if (last_bits > 0 && np > 1) {
-    last_bits = std::min(std::max(last_bits, k - kNttMaxPassBits * (np - 1)), std::min(kNttMaxPassBits, k - (np - 1)));
-    even = np - 1;
-  }
-  const int rest = even == np ? k : k - last_bits;
-  int base = rest / even, extra = rest % even;
+  int base = k / np, extra = k % np;
   int lo = dit ? 0 : k;
   for (int i = 0; i < np; i++) {
-    int t = i < even ? base + (i < extra ? 1 : 0) : last_bits;
+    int t = base + (i < extra ? 1 : 0);
     NttPass p;
     p.k = k;
     p.t = t;

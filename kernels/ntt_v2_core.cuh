@@ -1,4 +1,4 @@
-// The v2 NTT passes (issue 3, second attempt): kernel bodies as host/device functions, like
+// The register-tiled NTT passes ("v2" passes): kernel bodies as host/device functions, like
 // ntt_core.cuh, so that tests/gpu/kernel_emu_test.cpp runs the same code on the CPU. Included only
 // by ntt.cu, ntt_v2.cu and the tests (not through engines.cuh), so that a change here recompiles
 // only those.
@@ -8,7 +8,6 @@
 namespace cuzk {
 namespace gpu {
 
-// ---- v2 passes (issue 3, second attempt) ----
 // Same pass plan, tiles (2^10 elements) and twiddle table as the radix-2 passes; four changes:
 //  1. Fr multiply for the twiddles that uses the shape of r: r = 1 - 2^32 (mod 2^64), so
 //     -r^-1 = -1 (mod 2^32) and the reduction's products m * r_0 and m * r_1 are plain additions
@@ -30,15 +29,8 @@ namespace gpu {
 // those butterflies are plain add/sub decided at compile time (the radix-4 unit there needs 1
 // multiply instead of 4).
 
-// The v2 variants NttEngine can run (CUZK_NTT_V2 = r4 / r4plain / r2 / r4b4 / r4pf / r4i / r4b4i; 0:
-// the radix-2 passes; unset or auto: see ntt_v2_variant in ntt.cu): radix-4 sub-rounds with the r-shaped multiply
-// (256 threads, registers for 3 blocks per SM), the same with DFr's generic reduction rows, radix-2
-// sub-rounds (one stage per shared round trip, 512 threads) with the r-shaped multiply, r4 with
-// registers capped for 4 blocks per SM, r4 over a persistent grid that prefetches the next tile; r4i /
-// r4b4i: r4 / r4b4 as before session 7 (m = -x0 visible, unfused rows: kFrMulFastNeg).
-constexpr int kNttV2Off = 0, kNttV2R4 = 1, kNttV2R4Plain = 2, kNttV2R2 = 3, kNttV2R4Occ4 = 4, kNttV2R4Pf = 5,
-              kNttV2R4Neg = 6, kNttV2R4Occ4Neg = 7;
-int ntt_v2_radix_bits(int variant);
+// Radix-4 sub-rounds: 4 elements per thread, 256 threads per 2^10-element tile.
+constexpr int kNttV2Radix = 2;
 
 // Words of 2p for the lazy add/sub.
 #if defined(__CUDACC__)
@@ -64,12 +56,16 @@ static_assert(bls12_381::FrParams::MOD[0] == 0xffffffff00000001ULL, "fr_reduce_r
 static_assert((u32)bls12_381::FrParams::INV == 0xffffffffu, "-r^-1 mod 2^32 must be -1");
 static_assert((bls12_381::FrParams::MOD[3] >> 62) == 1, "lazy reduction needs 2p < 2^256 and 2p^2/2^256 + p < 2p");
 
-// The Fr multiply variants: 0 = DFr's generic reduction rows (8 word products per row), 1 = the
-// r-shaped rows below (6 word products and a few additions), 2 = the r-shaped rows with m = -x0 as the
-// visible negation (-r^-1 = -1 mod 2^32) that keeps ptxas from fusing the rows (kFrInv32): the
-// kernels before session 7, kept for A/B. With the rows fused, the generic rows are the faster ones
-// inside the NTT (fewer ALU instructions; docs/PERFORMANCE.md, session 7).
-constexpr int kFrMulGeneric = 0, kFrMulFast = 1, kFrMulFastNeg = 2;
+// The two Fr multiplies of the passes: DFr's generic reduction rows (8 word products per row), and
+// the r-shaped rows below (6 word products and a few additions). Inside the NTT the generic rows are
+// the faster ones (ptxas fuses them into wide multiply-adds, fewer ALU instructions); the r-shaped
+// rows win only at 2^25 and 2^26 under the 64-register cap of 4 blocks per SM (ntt_v2_kernel).
+constexpr int kFrMulGeneric = 0, kFrMulFast = 1;
+
+// The pass kernel at 2^k: generic rows at 3 blocks per SM, or r-shaped rows at 4 blocks per SM at
+// 2^25 and 2^26, the fastest measured at each size on the H200 (docs/PERFORMANCE.md).
+enum class NttV2Kernel { Generic3, Fast4 };
+inline NttV2Kernel ntt_v2_kernel(int k) { return k == 25 || k == 26 ? NttV2Kernel::Fast4 : NttV2Kernel::Generic3; }
 
 // One CIOS reduction row of DFr::operator* (same X/Y even/odd halves), with r_0 = 1, r_1 = 2^32 - 1.
 template <int Mul>
@@ -81,9 +77,8 @@ CUZK_HD void fr_reduce_row(u32* X, u32* Y) {
     return;
   }
   const u32 x0 = X[0];
-  // = -x0, by a multiply with the opaque factor so that the rows below fuse (kFrInv32);
-  // kFrMulFastNeg lets the compiler see the negation (the formulation before session 7).
-  const u32 m = x0 * (Mul == kFrMulFastNeg ? W::INV : W::inv());
+  // = -x0, by a multiply with the opaque factor so that the rows below fuse (kFrInv32).
+  const u32 m = x0 * W::inv();
   Carry c;
   X[0] = add_cc(x0, m, c);  // m * r_0 = m: the low word becomes 0, carry (x0 != 0)
   X[1] = addc_cc(X[1], 0, c);
@@ -187,15 +182,15 @@ CUZK_HD void ntt_v2_sput(u32* sm, u32 tile, u32 f, const DFr& x) {
 // the separate read and write of the data.
 #if defined(__CUDACC__)
 // scratch: n elements, needed by a plan whose last pass has perm_store (ntt_v2_pass_io).
-void ntt_v2_launch(int variant, DFr* d, const DFr* tw, const NttPass* ps, int np, cudaStream_t s,
+void ntt_v2_launch(DFr* d, const DFr* tw, const NttPass* ps, int np, cudaStream_t s,
                    const NttScale& fz = NttScale(), DFr* scratch = nullptr);
 #endif
 
 // The natural-order DIF plan with the bit reversal in the last pass's store (NttEngine::forward /
-// inverse): ntt_plan with last_bits, perm_store on the last pass (lo = 0). 0 where it does not apply:
-// a one-pass plan (the pass would have to run out of place from a copy; those sizes are small).
-inline int ntt_v2_perm_plan(int k, int kt, bool inverse, int last_bits, NttPass* out, int min_passes = 0) {
-  int np = ntt_plan(k, kt, inverse, false, out, kNttTileBits, last_bits, min_passes);
+// inverse): ntt_plan with perm_store on the last pass (lo = 0). 0 where it does not apply: a
+// one-pass plan (the pass would have to run out of place from a copy; those sizes are small).
+inline int ntt_v2_perm_plan(int k, int kt, bool inverse, NttPass* out, int min_passes = 0) {
+  int np = ntt_plan(k, kt, inverse, false, out, kNttTileBits, min_passes);
   if (np < 2) return 0;
   out[np - 1].perm_store = true;
   return np;
@@ -322,50 +317,16 @@ CUZK_UNROLL
 
 template <int R, bool DIT, int Mul>
 CUZK_HD void ntt_v2_round(const NttPass& p, int sr, const DFr* src, DFr* dst, u32* sm, const DFr* tw, u32 block,
-                          u32 tid, const NttScale& fz = NttScale(), bool tile_preloaded = false) {
+                          u32 tid, const NttScale& fz = NttScale()) {
   int s, q;
   ntt_v2_subround_bits(p, R, sr, s, q);
   const int nsr = ntt_v2_subrounds(p.t, R);
-  const bool fg = sr == 0 && !tile_preloaded, tg = sr == nsr - 1;
+  const bool fg = sr == 0, tg = sr == nsr - 1;
   if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Mul>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
   else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Mul>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
   else ntt_v2_round_q<R, 1, DIT, Mul>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
 }
 
-
-// ---- v2 with the next tile prefetched (CUZK_NTT_V2=r4pf) ----
-// A persistent grid: each block runs tiles blockIdx.x, blockIdx.x + gridDim.x, ... over two tile
-// buffers in shared memory (2 x 32 KB); while it works on one tile, the copy engine path of cp.async
-// (16-byte global -> shared copies that bypass the registers) fills the other with the next tile, so
-// the first sub-round reads shared memory instead of waiting for device memory. Tile copy: element f
-// of the tile (row f >> g_log, group f mod G, as the planes are indexed) is copied by thread f mod
-// threads, its two 16-byte halves into the two planes.
-CUZK_HD void ntt_v2_copy16(u32* dst_smem, const u32* src_global) {
-#if defined(__CUDA_ARCH__)
-  unsigned d = (unsigned)__cvta_generic_to_shared(dst_smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src_global) : "memory");
-#else
-  for (int i = 0; i < 4; i++) dst_smem[i] = src_global[i];
-#endif
-}
-CUZK_HD void ntt_v2_copy_commit() {
-#if defined(__CUDA_ARCH__)
-  asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-CUZK_HD void ntt_v2_copy_wait() {
-#if defined(__CUDA_ARCH__)
-  asm volatile("cp.async.wait_group 0;" ::: "memory");
-#endif
-}
-CUZK_HD void ntt_v2_tile_prefetch(const NttPass& p, const DFr* data, u32* sm, u32 block, u32 tid, u32 nthreads) {
-  const u32 tile = ntt_tile_size(p), G = 1u << p.g_log;
-  for (u32 f = tid; f < tile; f += nthreads) {
-    const u32* from = reinterpret_cast<const u32*>(data + ntt_v2_index(p, ntt_v2_gid(p, block, f & (G - 1)), f >> p.g_log));
-    ntt_v2_copy16(sm + 4 * f, from);
-    ntt_v2_copy16(sm + 4 * (tile + f), from + 4);
-  }
-}
 
 }  // namespace gpu
 }  // namespace cuzk

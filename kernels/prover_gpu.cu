@@ -148,24 +148,25 @@ std::string join_sets(const std::vector<int>& v) {
 
 }  // namespace
 
-PrecomputeOptions PrecomputeOptions::from_env() {
+PrecomputeOptions PrecomputeOptions::parse(const std::string& spec, size_t headroom_bytes) {
   PrecomputeOptions o;
-  if (const char* e = std::getenv("CUZK_GPU_PRECOMPUTE")) {
-    std::string v;
-    for (const char* p = e; *p; p++) v += (char)std::tolower((unsigned char)*p);
-    if (v == "0" || v == "off" || v == "none" || v == "no" || v == "false") o.enabled = false;
-    else if (!(v.empty() || v == "1" || v == "on" || v == "auto" || v == "yes" || v == "true")) {
-      parse_sets(v);  // validates
-      o.sets = v;
-    }
-  }
-  if (const char* e = std::getenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB")) {
-    char* end = nullptr;
-    unsigned long long mb = std::strtoull(e, &end, 10);
-    if (!*e || *end) throw std::invalid_argument(std::string("CUZK_GPU_PRECOMPUTE_HEADROOM_MB: not a number: ") + e);
-    o.headroom_bytes = (size_t)mb << 20;
+  o.headroom_bytes = headroom_bytes;
+  if (spec == "off") {
+    o.enabled = false;
+  } else if (spec != "auto") {
+    parse_sets(spec);  // validates
+    o.sets = spec;
   }
   return o;
+}
+
+void GpuOptions::validate() const {
+  parse_sets(precompute.sets);
+  if (msm_window != 0 && (msm_window < 8 || msm_window > 22))
+    throw std::invalid_argument("msm_window " + std::to_string(msm_window) + " is outside 8..22 (0: automatic)");
+  if (ntt_passes < 0 || ntt_passes > kNttMaxPasses)
+    throw std::invalid_argument("ntt_passes " + std::to_string(ntt_passes) + " is outside 1.." +
+                                std::to_string(kNttMaxPasses) + " (0: automatic)");
 }
 
 struct GpuProver::Impl {
@@ -179,7 +180,7 @@ struct GpuProver::Impl {
   DevBuf<DFr> w, abc;
   Stream s_w, s_h, s_up;
   MsmEngine eng_w{s_w.get()}, eng_h{s_h.get()};
-  NttEngine ntt{s_h.get()};
+  NttEngine ntt;
   cudaEvent_t w_ready = nullptr;
   cudaEvent_t abc_ready[3] = {nullptr, nullptr, nullptr};
   StagedUpload staging;
@@ -195,8 +196,16 @@ struct GpuProver::Impl {
   int c_w = 0, c_h = 0;
   PrecomputeInfo pinfo;
 
-  Impl(const ZKey& zk, const ConstraintEvaluator& ev, int dev, const PrecomputeOptions& pre)
-      : device(dev), n_vars(zk.n_vars), n_public(zk.n_public), domain(zk.domain_size), log_domain(zk.log_domain) {
+  int msm_window;  // GpuOptions::msm_window
+
+  Impl(const ZKey& zk, const ConstraintEvaluator& ev, int dev, const GpuOptions& opt)
+      : device(dev),
+        n_vars(zk.n_vars),
+        n_public(zk.n_public),
+        domain(zk.domain_size),
+        log_domain(zk.log_domain),
+        ntt(s_h.get(), opt.ntt_passes),
+        msm_window(opt.msm_window) {
     if (ev.n_rows != domain || ev.n_vars != n_vars)
       throw std::invalid_argument("GPU prover: the constraint evaluator does not belong to this zkey");
     upload(a, zk.a);
@@ -216,7 +225,7 @@ struct GpuProver::Impl {
     CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&w_ready, cudaEventDisableTiming));
     for (auto& e : abc_ready) CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     CUZK_CUDA_CHECK(cudaDeviceSynchronize());  // the point uploads have landed
-    reserve_and_precompute(pre);
+    reserve_and_precompute(opt.precompute);
   }
 
   bool c_needed() const { return n_vars > n_public + 1; }
@@ -231,8 +240,8 @@ struct GpuProver::Impl {
     eng_w.reserve(n_vars, 0, false, sizeof(DG2xyzz));
     eng_h.reserve(domain, 0, false, sizeof(DG1xyzz));
     if (want) {
-      c_w = msm_auto_window_shared(n_vars);
-      c_h = msm_auto_window_shared(domain);
+      c_w = msm_window ? msm_window : msm_auto_window_shared(n_vars);
+      c_h = msm_window ? msm_window : msm_auto_window_shared(domain);
       eng_w.reserve(n_vars, c_w, true, sizeof(DG2xyzz));
       eng_h.reserve(domain, c_h, true, sizeof(DG1xyzz));
     }
@@ -367,10 +376,10 @@ void join_lanes(std::future<void>& lane, Body&& body) {
 
 }  // namespace
 
-GpuProver::GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device, const PrecomputeOptions& pre) {
-  parse_sets(pre.sets);  // an unknown set name is the caller's error, before any device work
+GpuProver::GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device, const GpuOptions& opt) {
+  opt.validate();  // the caller's error, before any device work
   set_device(device);
-  impl_ = std::make_unique<Impl>(zk, ev, device, pre);
+  impl_ = std::make_unique<Impl>(zk, ev, device, opt);
 }
 
 GpuProver::~GpuProver() {

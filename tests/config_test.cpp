@@ -348,6 +348,15 @@ TEST_F(ConfigTest, SynthesisAndGpuValuesAreChecked) {
   EXPECT_EQ(parse(minimal("[gpu]\nprecompute = \"h,b2\"\n")).gpu.precompute, "h,b2");
   EXPECT_EQ(parse(minimal("[gpu]\nprecompute = \"off\"\n")).gpu.precompute, "off");
   EXPECT_EQ(parse(minimal("")).gpu.precompute, "auto");
+  EXPECT_CONFIG_ERROR(minimal("[gpu]\nmsm_window = 7\n"), "gpu.msm_window", "0 (automatic) or 8..22");
+  EXPECT_CONFIG_ERROR(minimal("[gpu]\nmsm_window = 23\n"), "gpu.msm_window", "between 0 and 22");
+  EXPECT_CONFIG_ERROR(minimal("[gpu]\nntt_passes = 9\n"), "gpu.ntt_passes", "between 0 and 8");
+  EXPECT_CONFIG_ERROR(minimal("[gpu]\nprecompute_headroom_mb = -1\n"), "gpu.precompute_headroom_mb", "between 0 and");
+  Config t = parse(minimal("[gpu]\nmsm_window = 20\nntt_passes = 4\nprecompute_headroom_mb = 512\n"));
+  EXPECT_EQ(t.gpu.msm_window, 20u);
+  EXPECT_EQ(t.gpu.ntt_passes, 4u);
+  EXPECT_EQ(t.gpu.precompute_headroom_mb, 512u);
+  EXPECT_EQ(parse(minimal("")).gpu.msm_window, 0u);
   // cpus = [] is "no pinning", whatever the number of workers.
   EXPECT_TRUE(parse(minimal("[synthesis]\nworkers = 3\ncpus = []\n")).synthesis.cpus.empty());
 }

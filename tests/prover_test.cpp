@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "groth16/formats.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/random.hpp"
 #include "groth16/verifier.hpp"
@@ -98,7 +99,7 @@ TEST(Prover, HCosetMatchesSnarkjs) {
 TEST(Prover, DeterministicProofsMatchSnarkjs) {
   REQUIRE_REFERENCE();
   const Merkle& m = merkle();
-  auto backend = make_cpu_backend(m.zk);
+  auto backend = make_cpu_prover(m.zk);
   EXPECT_STREQ(backend->name(), "cpu");
   for (const char* dir : {"det_r0_s0", "det_r7_s11"}) {
     SCOPED_TRACE(dir);
@@ -128,7 +129,7 @@ TEST(Prover, DeterministicProofsMatchSnarkjs) {
 TEST(Prover, ProveSynthesizedMatchesSnarkjs) {
   REQUIRE_REFERENCE();
   const Merkle& m = merkle();
-  auto backend = make_cpu_backend(m.zk);
+  auto backend = make_cpu_prover(m.zk);
   auto ev = ConstraintEvaluator::compile(*m.zk);
   std::vector<Fr> a(m.zk->domain_size), b(a.size()), c(a.size());
   ev.evaluate_into(m.w.data(), a.data(), b.data(), c.data());
@@ -158,7 +159,7 @@ TEST(Prover, ProveSynthesizedMatchesSnarkjs) {
 TEST(Prover, CpuBackendReportsStageSpans) {
   REQUIRE_REFERENCE();
   const Merkle& m = merkle();
-  auto backend = make_cpu_backend(m.zk);
+  auto backend = make_cpu_prover(m.zk);
   EXPECT_TRUE(backend->last_spans().empty());
   auto check = [&](const std::vector<std::string>& stages, double wall_ms) {
     auto spans = backend->last_spans();
@@ -222,7 +223,7 @@ TEST(Prover, CoefficientOnlyReadCompilesTheSameEvaluator) {
 TEST(Prover, RandomizedProofsVerify) {
   REQUIRE_REFERENCE();
   const Merkle& m = merkle();
-  auto backend = make_cpu_backend(m.zk);
+  auto backend = make_cpu_prover(m.zk);
   VerificationKey vk = vk_from_zkey(*m.zk);
   auto pub = public_signals(m.w, m.zk->n_public);
   Proof p1 = backend->prove(m.w, {}, nullptr), p2 = backend->prove(m.w, {}, nullptr);
@@ -237,7 +238,7 @@ TEST(Prover, RandomizedProofsVerify) {
 TEST(Prover, RejectsWrongWitnessLength) {
   REQUIRE_REFERENCE();
   const Merkle& m = merkle();
-  auto backend = make_cpu_backend(m.zk);
+  auto backend = make_cpu_prover(m.zk);
   std::vector<Fr> shorter(m.w.begin(), m.w.end() - 1);
   try {
     backend->prove(shorter, {}, nullptr);
@@ -253,7 +254,7 @@ TEST(Prover, RejectsInconsistentKey) {
   REQUIRE_REFERENCE();
   auto bad = std::make_shared<ZKey>(*merkle().zk);
   bad->h.assign(bad->h.begin(), bad->h.end() - 1);
-  EXPECT_THROW(make_cpu_backend(bad), std::invalid_argument);
+  EXPECT_THROW(make_cpu_prover(bad), std::invalid_argument);
 }
 
 TEST(Random, UniformLooking) {

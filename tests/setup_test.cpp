@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "groth16/parallel.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/verifier.hpp"
@@ -233,7 +234,7 @@ TEST(Setup, ProofWithGeneratedCircuitVerifies) {
     gen_circuit(log_n, 99, r, w);
     auto zk = std::make_shared<const ZKey>(setup_zkey(r, toxic_from_seed(std::nullopt)));
     VerificationKey vk = vk_from_zkey(*zk);
-    Proof proof = make_cpu_backend(zk)->prove(w, {});
+    Proof proof = make_cpu_prover(zk)->prove(w, {});
     std::vector<Fr> pub = public_signals(w, zk->n_public);
     EXPECT_TRUE(verify_proof(vk, pub, proof)) << "log_n = " << log_n;
     pub[1] += Fr::one();

@@ -20,7 +20,9 @@
 #include "groth16/prover.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/verifier.hpp"
-#include "kernels/gpu_api.hpp"
+#include "backend/backend.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cuda/cuda_backend.hpp"
 #include "tests/gpu/ntt_refs.hpp"
 
 using namespace cuzk;
@@ -181,114 +183,27 @@ TEST(GpuNtt, LargestSizesSampledAndRoundTrip) {
   }
 }
 
-// The opt-in kernels of issue 3 (radix-8 register passes, tiled bit-reversal), which are not the
-// default: every plan shape (1..3 passes, sub-rounds of 1..3 stages) both directions, coset, H stage.
-TEST(GpuNtt, OptInRadix8AndTiledPermutationMatchCpu) {
+// Every plan shape NttEngine runs (the radix-2 passes at 2^1; 1..3 register-tiled passes with radix-4
+// sub-rounds of 1 and 2 stages, lo = 0 and lo > 0, 1 to 2^10 groups per tile; the bit reversal
+// element-wise, tiled, or in the last pass's store) against the CPU: forward, inverse, coset forward
+// and inverse, and the H stage. 2^25 and up, where the other Fr multiply runs, are sampled above.
+TEST(GpuNtt, EveryPlanShapeMatchesCpu) {
   REQUIRE_GPU();
-  setenv("CUZK_NTT_R8", "1", 1);
-  setenv("CUZK_NTT_TILED_PERM", "1", 1);
-  for (int k : {1, 2, 3, 4, 7, 8, 10, 11, 16, 17, 20, 21, 23}) {
-    size_t n = size_t(1) << k;
-    std::vector<Fr> x = rand_vec(n);
-    for (int inverse = 0; inverse < 2; inverse++) {
-      std::vector<Fr> ref = x, got = x;
-      ntt(ref.data(), k, inverse);
-      gpu::ntt(0, got.data(), k, inverse);
-      EXPECT_TRUE(ref == got) << "k=" << k << " inverse=" << inverse;
-    }
-    std::vector<Fr> got = x;
-    gpu::ntt(0, got.data(), k, false, true);
-    gpu::ntt(0, got.data(), k, true, true);
-    EXPECT_TRUE(got == x) << "coset round trip k=" << k;
+  for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 20, 21, 22, 24}) {
+    std::vector<Fr> x = rand_vec(size_t(1) << k);
+    NttRefs r(x, k);
+    for (int inverse = 0; inverse < 2; inverse++)
+      for (int coset = 0; coset < 2; coset++) {
+        std::vector<Fr> got = x;
+        gpu::ntt(0, got.data(), k, inverse, coset);
+        EXPECT_TRUE(got == r.ref[inverse][coset]) << "k=" << k << " inverse=" << inverse << " coset=" << coset;
+      }
   }
-  for (int k : {5, 12, 17}) {
+  for (int k : {1, 2, 5, 12, 17}) {
     size_t n = size_t(1) << k;
     std::vector<Fr> a = rand_vec(n), b = rand_vec(n), c = rand_vec(n);
     EXPECT_TRUE(compute_h_coset(a, b, c, k) == gpu::compute_h_coset(0, a, b, c, k)) << "H stage k=" << k;
   }
-  unsetenv("CUZK_NTT_R8");
-  unsetenv("CUZK_NTT_TILED_PERM");
-}
-
-// Every pass kernel and bit reversal NttEngine can pick (the default is CUZK_NTT_V2=auto with the
-// tiled bit reversal): the radix-2 passes with either bit reversal (0 = the default before the v2
-// passes), each v2 variant, r4 with the element-wise bit reversal and with the H stage's scale as a
-// separate kernel. Every plan shape (1..3 passes, sub-rounds of 1 and 2 stages, lo = 0 and lo > 0, 1
-// to 2^10 groups per tile) both directions against the CPU, coset round trip, H stage; r4 and r4b4
-// (the two the default uses) also at 2^24.
-TEST(GpuNtt, V2PassesEveryVariantMatchCpu) {
-  REQUIRE_GPU();
-  struct Variant {
-    const char *name, *v2, *perm, *fuse;
-  };
-  const Variant variants[] = {{"0+elemperm", "0", "0", "1"}, {"0", "0", "1", "1"},  {"r4", "r4", "1", "1"},
-                              {"r4plain", "r4plain", "1", "1"}, {"r2", "r2", "1", "1"}, {"r4b4", "r4b4", "1", "1"},
-                              {"r4pf", "r4pf", "1", "1"}, {"r4+elemperm", "r4", "0", "1"}, {"r4+nofuse", "r4", "1", "0"},
-                              {"r4i", "r4i", "1", "1"},   {"r4b4i", "r4b4i", "1", "1"}};
-  for (const Variant& v : variants) {
-    setenv("CUZK_NTT_V2", v.v2, 1);
-    setenv("CUZK_NTT_TILED_PERM", v.perm, 1);
-    setenv("CUZK_NTT_FUSE_SCALE", v.fuse, 1);
-    std::vector<int> sizes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23};
-    if (!std::strcmp(v.name, "r4") || !std::strcmp(v.name, "r4b4") || !std::strcmp(v.name, "r4plain")) sizes.push_back(24);
-    for (int k : sizes) {
-      size_t n = size_t(1) << k;
-      std::vector<Fr> x = rand_vec(n);
-      for (int inverse = 0; inverse < 2; inverse++) {
-        std::vector<Fr> ref = x, got = x;
-        ntt(ref.data(), k, inverse);
-        gpu::ntt(0, got.data(), k, inverse);
-        EXPECT_TRUE(ref == got) << v.name << " k=" << k << " inverse=" << inverse;
-      }
-      if (k <= 20) {
-        std::vector<Fr> got = x;
-        gpu::ntt(0, got.data(), k, false, true);
-        gpu::ntt(0, got.data(), k, true, true);
-        EXPECT_TRUE(got == x) << v.name << " coset round trip k=" << k;
-      }
-    }
-    for (int k : {1, 2, 5, 12, 17}) {
-      size_t n = size_t(1) << k;
-      std::vector<Fr> a = rand_vec(n), b = rand_vec(n), c = rand_vec(n);
-      EXPECT_TRUE(compute_h_coset(a, b, c, k) == gpu::compute_h_coset(0, a, b, c, k)) << v.name << " H stage k=" << k;
-    }
-  }
-  unsetenv("CUZK_NTT_V2");
-  unsetenv("CUZK_NTT_TILED_PERM");
-  unsetenv("CUZK_NTT_FUSE_SCALE");
-}
-
-// The bit reversal in the last DIF pass's store (default) against the CPU and against the separate
-// bit-reversal kernel (CUZK_NTT_FUSED_PERM=0), every v2 variant, the even split and a 7-stage last
-// pass (CUZK_NTT_LAST_PASS_BITS=7): forward, inverse, coset forward and inverse, every plan shape
-// (one pass: the fallback; 2 and 3 passes; 2^24 for every variant).
-TEST(GpuNtt, FusedPermutationMatchesCpu) {
-  REQUIRE_GPU();
-  const char* variants[] = {"r4", "r4plain", "r2", "r4b4", "r4pf", "r4i", "r4b4i"};
-  for (int k : {1, 2, 3, 8, 10, 11, 12, 13, 16, 17, 20, 21, 22, 24}) {
-    std::vector<Fr> x = rand_vec(size_t(1) << k);
-    NttRefs r(x, k);
-    for (const char* v : variants)
-      for (const char* last : {"0", "7"}) {
-        if (k >= 22 && last[0] == '7' && std::strcmp(v, "r4") && std::strcmp(v, "r4b4") && std::strcmp(v, "r4plain")) continue;
-        setenv("CUZK_NTT_V2", v, 1);
-        setenv("CUZK_NTT_LAST_PASS_BITS", last, 1);
-        for (int inverse = 0; inverse < 2; inverse++)
-          for (int coset = 0; coset < 2; coset++) {
-            std::vector<Fr> fused = x, separate = x;
-            setenv("CUZK_NTT_FUSED_PERM", "1", 1);
-            gpu::ntt(0, fused.data(), k, inverse, coset);
-            setenv("CUZK_NTT_FUSED_PERM", "0", 1);
-            gpu::ntt(0, separate.data(), k, inverse, coset);
-            EXPECT_TRUE(fused == r.ref[inverse][coset])
-                << v << " last=" << last << " k=" << k << " inverse=" << inverse << " coset=" << coset;
-            EXPECT_TRUE(fused == separate) << v << " last=" << last << " k=" << k << " vs FUSED_PERM=0";
-          }
-      }
-  }
-  unsetenv("CUZK_NTT_V2");
-  unsetenv("CUZK_NTT_LAST_PASS_BITS");
-  unsetenv("CUZK_NTT_FUSED_PERM");
 }
 
 TEST(GpuNtt, HStageMatchesCpu) {
@@ -364,52 +279,53 @@ TEST(GpuMsm, G2MatchesCpu) {
   EXPECT_EQ(gpu::msm_g2(0, pts.data(), ones.data(), n, 7).to_affine(), msm_g2(pts.data(), ones.data(), n).to_affine());
 }
 
-// Every G2 accumulation kind (CUZK_MSM_G2_ACC: one thread per task, or lane pairs with and without
-// the four-term Y3 and the 168-register launch bound), with the level-0 task order on and off
-// (CUZK_MSM_TASK_ORDER, G1 too) and the group sums as a tree or as chains (CUZK_MSM_TREE), plain and
-// over precomputed bases, against the CPU.
-TEST(GpuMsm, G2AccumulationKindsMatchCpu) {
+// G2 on lane pairs and G1 with the level-0 tasks longest first and the chunk sums as a tree, plain
+// and over precomputed bases, at sizes and windows that give one and several reduction levels.
+// The backend interface: every primitive of "cuda" against "cpu", chosen by name.
+TEST(GpuBackend, PrimitivesByNameMatchCpu) {
+  REQUIRE_GPU();
+  auto cpu = make_backend("cpu"), cuda = make_backend("cuda");
+  EXPECT_STREQ(cuda->name(), "cuda");
+  EXPECT_STREQ(make_backend("auto")->name(), "cuda");
+  for (size_t n : {1, 77, 4099}) {
+    auto p1 = rand_points<G1Curve>(n, g1_generator());
+    auto p2 = rand_points<G2Curve>(n, g2_generator());
+    auto sc = tricky_scalars(n);
+    EXPECT_EQ(cuda->msm_g1(p1.data(), sc.data(), n).to_affine(), cpu->msm_g1(p1.data(), sc.data(), n).to_affine());
+    EXPECT_EQ(cuda->msm_g2(p2.data(), sc.data(), n).to_affine(), cpu->msm_g2(p2.data(), sc.data(), n).to_affine());
+  }
+  for (int k : {1, 9, 15}) {
+    size_t n = size_t(1) << k;
+    for (int inverse = 0; inverse < 2; inverse++) {
+      std::vector<Fr> x = rand_vec(n), y = x;
+      cpu->ntt(x.data(), k, inverse);
+      cuda->ntt(y.data(), k, inverse);
+      EXPECT_TRUE(x == y) << "k=" << k;
+    }
+    std::vector<Fr> a = rand_vec(n), b = rand_vec(n), c = rand_vec(n);
+    EXPECT_TRUE(cpu->compute_h(a, b, c, k) == cuda->compute_h(a, b, c, k)) << "k=" << k;
+  }
+}
+
+TEST(GpuMsm, ReductionLevelsMatchCpu) {
   REQUIRE_GPU();
   std::vector<std::pair<size_t, int>> cases = {{1, 0}, {300, 0}, {5003, 0}, {1000, 7}, {2049, 12}};
-  std::vector<std::vector<G2Affine>> pts;
-  std::vector<std::vector<Fr>> sc;
-  std::vector<G2> ref;
-  for (auto [n, c] : cases) {
-    pts.push_back(rand_points<G2Curve>(n, g2_generator()));
-    sc.push_back(tricky_scalars(n));
-    if (c == 12)  // one huge bucket: several reduction levels
-      for (size_t i = 0; i < n; i += 2) sc.back()[i] = Fr::one();
-    ref.push_back(msm_g2(pts.back().data(), sc.back().data(), n));
-  }
-  // Task order and tree off (the first design), then on (the defaults).
   size_t n1 = 3001;
   auto p1 = rand_points<G1Curve>(n1, g1_generator());
   auto s1 = tricky_scalars(n1);
   G1 r1 = msm_g1(p1.data(), s1.data(), n1);
-  for (const char* order : {"none", "all"}) {
-    setenv("CUZK_MSM_TASK_ORDER", order, 1);
-    setenv("CUZK_MSM_TREE", order[0] == 'a' ? "1" : "0", 1);
-    ASSERT_EQ(gpu::msm_g1(0, p1.data(), s1.data(), n1).to_affine(), r1.to_affine()) << order;
-    ASSERT_EQ(gpu::msm_g1_precomputed(0, p1.data(), s1.data(), n1).to_affine(), r1.to_affine()) << order;
-    for (const char* kind : {"legacy", "pair", "pair4", "pair-lb3", "pair4-lb3"}) {
-      setenv("CUZK_MSM_G2_ACC", kind, 1);
-      for (size_t k = 0; k < cases.size(); k++) {
-        auto [n, c] = cases[k];
-        ASSERT_EQ(gpu::msm_g2(0, pts[k].data(), sc[k].data(), n, c).to_affine(), ref[k].to_affine())
-            << kind << " order " << order << " n=" << n;
-        ASSERT_EQ(gpu::msm_g2_precomputed(0, pts[k].data(), sc[k].data(), n, c < 8 ? 0 : c).to_affine(),
-                  ref[k].to_affine())
-            << kind << " order " << order << " precomputed n=" << n;
-      }
-    }
+  ASSERT_EQ(gpu::msm_g1(0, p1.data(), s1.data(), n1).to_affine(), r1.to_affine());
+  ASSERT_EQ(gpu::msm_g1_precomputed(0, p1.data(), s1.data(), n1).to_affine(), r1.to_affine());
+  for (auto [n, c] : cases) {
+    auto pts = rand_points<G2Curve>(n, g2_generator());
+    auto sc = tricky_scalars(n);
+    if (c == 12)  // one huge bucket: several reduction levels
+      for (size_t i = 0; i < n; i += 2) sc[i] = Fr::one();
+    G2 ref = msm_g2(pts.data(), sc.data(), n);
+    ASSERT_EQ(gpu::msm_g2(0, pts.data(), sc.data(), n, c).to_affine(), ref.to_affine()) << "n=" << n;
+    ASSERT_EQ(gpu::msm_g2_precomputed(0, pts.data(), sc.data(), n, c < 8 ? 0 : c).to_affine(), ref.to_affine())
+        << "precomputed n=" << n;
   }
-  setenv("CUZK_MSM_G2_ACC", "bogus", 1);
-  EXPECT_THROW(gpu::msm_g2(0, pts[1].data(), sc[1].data(), 300), gpu::GpuError);
-  unsetenv("CUZK_MSM_G2_ACC");
-  setenv("CUZK_MSM_TASK_ORDER", "bogus", 1);
-  EXPECT_THROW(gpu::msm_g2(0, pts[1].data(), sc[1].data(), 300), gpu::GpuError);
-  unsetenv("CUZK_MSM_TASK_ORDER");
-  unsetenv("CUZK_MSM_TREE");
 }
 
 // MSM over precomputed bases (window copies 2^(wc) P built on the device, one set of buckets for all
@@ -471,21 +387,20 @@ Circuit generated(int log_n, uint64_t seed) {
   return {zk, w};
 }
 
-// With CUZK_GPU_PRECOMPUTE unset, a small key gets precomputed tables for all five point sets, so
-// the whole-proof tests below run the MSMs over precomputed bases.
-void expect_all_tables_unless_env(const ProverBackend& gpu) {
+// With the default options a small key gets precomputed tables for all five point sets, so the
+// whole-proof tests below run the MSMs over precomputed bases.
+void expect_all_tables(const ProverBackend& gpu) {
   gpu::PrecomputeInfo pi;
   ASSERT_TRUE(cuda_backend_precompute(gpu, pi));
-  if (std::getenv("CUZK_GPU_PRECOMPUTE") || std::getenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB")) return;
   EXPECT_EQ(pi.sets, "a,b1,c,h,b2");
   EXPECT_EQ(pi.skipped, "");
   EXPECT_GT(pi.table_bytes, 0u);
 }
 
 void expect_same_proofs(const Circuit& c, int proofs) {
-  auto cpu = make_cpu_backend(c.zk);
-  auto gpu = make_cuda_backend(c.zk, 0);
-  expect_all_tables_unless_env(*gpu);
+  auto cpu = make_cpu_prover(c.zk);
+  auto gpu = make_cuda_prover(c.zk);
+  expect_all_tables(*gpu);
   VerificationKey vk = vk_from_zkey(*c.zk);
   std::vector<Fr> pub = public_signals(c.w, c.zk->n_public);
   for (int i = 0; i < proofs; i++) {  // the resident key serves several proofs
@@ -529,7 +444,7 @@ TEST(GpuProver, SnarkjsKeyMatchesCpuAndSnarkjsProof) {
             read_wtns((dir / "witness.wtns").string())};
   expect_same_proofs(c, 2);
   // snarkjs's own deterministic proof with r = 7, s = 11.
-  auto gpu = make_cuda_backend(c.zk, 0);
+  auto gpu = make_cuda_prover(c.zk);
   ProveOptions opt;
   opt.r = Fr::from_u64(7);
   opt.s = Fr::from_u64(11);
@@ -546,7 +461,7 @@ TEST(GpuProver, SnarkjsKeyMatchesCpuAndSnarkjsProof) {
 TEST(GpuProver, PrecomputedTablesOnOffAndPartialGiveSameProofs) {
   REQUIRE_GPU();
   Circuit c = generated(10, 4000 + rng()() % 1000);
-  auto cpu = make_cpu_backend(c.zk);
+  auto cpu = make_cpu_prover(c.zk);
   VerificationKey vk = vk_from_zkey(*c.zk);
   std::vector<Fr> pub = public_signals(c.w, c.zk->n_public);
   ProveOptions opt;
@@ -571,7 +486,9 @@ TEST(GpuProver, PrecomputedTablesOnOffAndPartialGiveSameProofs) {
     po.enabled = v.enabled;
     po.sets = v.sets;
     po.headroom_bytes = v.headroom;
-    auto gpu = make_cuda_backend(c.zk, 0, po);
+    gpu::GpuOptions go;
+    go.precompute = po;
+    auto gpu = make_cuda_prover(c.zk, 0, go);
     gpu::PrecomputeInfo pi;
     ASSERT_TRUE(cuda_backend_precompute(*gpu, pi));
     EXPECT_EQ(pi.sets, v.want_sets);
@@ -594,43 +511,54 @@ TEST(GpuProver, PrecomputedTablesOnOffAndPartialGiveSameProofs) {
   }
 }
 
-TEST(GpuProver, PrecomputeOptionsFromEnvironment) {
-  const char* keep = std::getenv("CUZK_GPU_PRECOMPUTE");
-  std::string kept = keep ? keep : "";
-  const char* keep_h = std::getenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB");
-  std::string kept_h = keep_h ? keep_h : "";
-  unsetenv("CUZK_GPU_PRECOMPUTE");
-  unsetenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB");
-  gpu::PrecomputeOptions d = gpu::PrecomputeOptions::from_env();
+// The options as the config spells them, and their ranges.
+TEST(GpuProver, OptionsParseAndValidate) {
+  gpu::PrecomputeOptions d = gpu::PrecomputeOptions::parse("auto");
   EXPECT_TRUE(d.enabled);
   EXPECT_EQ(d.sets, "a,b1,c,h,b2");
-  for (const char* off : {"0", "off", "OFF", "none"}) {
-    setenv("CUZK_GPU_PRECOMPUTE", off, 1);
-    EXPECT_FALSE(gpu::PrecomputeOptions::from_env().enabled) << off;
+  EXPECT_FALSE(gpu::PrecomputeOptions::parse("off").enabled);
+  EXPECT_EQ(gpu::PrecomputeOptions::parse("h,a").sets, "h,a");
+  EXPECT_EQ(gpu::PrecomputeOptions::parse("h", size_t(512) << 20).headroom_bytes, size_t(512) << 20);
+  EXPECT_THROW(gpu::PrecomputeOptions::parse("a,q"), std::invalid_argument);
+  gpu::GpuOptions o;
+  EXPECT_NO_THROW(o.validate());
+  for (int w : {1, 7, 23}) {
+    o.msm_window = w;
+    EXPECT_THROW(o.validate(), std::invalid_argument) << w;
   }
-  for (const char* on : {"1", "auto", "on"}) {
-    setenv("CUZK_GPU_PRECOMPUTE", on, 1);
-    EXPECT_TRUE(gpu::PrecomputeOptions::from_env().enabled) << on;
-    EXPECT_EQ(gpu::PrecomputeOptions::from_env().sets, "a,b1,c,h,b2") << on;
+  o.msm_window = 20;
+  o.ntt_passes = 9;
+  EXPECT_THROW(o.validate(), std::invalid_argument);
+  o.ntt_passes = 4;
+  EXPECT_NO_THROW(o.validate());
+}
+
+// Whole proofs with the tunables away from their defaults (a fixed MSM window, NTT plans of 4 and 8
+// passes, some sets without tables) are the cpu backend's proofs.
+TEST(GpuProver, TunedOptionsGiveTheSameProofs) {
+  REQUIRE_GPU();
+  Circuit c = generated(12, 21);
+  ProveOptions opt;
+  opt.r = Fr::from_u64(5);
+  opt.s = Fr::from_u64(9);
+  Proof want = make_cpu_prover(c.zk)->prove(c.w, opt);
+  for (int passes : {4, 8}) {
+    gpu::GpuOptions g;
+    g.msm_window = 10;
+    g.ntt_passes = passes;
+    g.precompute = gpu::PrecomputeOptions::parse("h,b2");
+    auto prover = make_cuda_prover(c.zk, 0, g);
+    Proof got = prover->prove(c.w, opt);
+    EXPECT_EQ(got.a, want.a) << passes;
+    EXPECT_EQ(got.b, want.b) << passes;
+    EXPECT_EQ(got.c, want.c) << passes;
   }
-  setenv("CUZK_GPU_PRECOMPUTE", "h,a", 1);
-  EXPECT_EQ(gpu::PrecomputeOptions::from_env().sets, "h,a");
-  setenv("CUZK_GPU_PRECOMPUTE", "a,q", 1);
-  EXPECT_THROW(gpu::PrecomputeOptions::from_env(), std::invalid_argument);
-  unsetenv("CUZK_GPU_PRECOMPUTE");
-  setenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB", "512", 1);
-  EXPECT_EQ(gpu::PrecomputeOptions::from_env().headroom_bytes, size_t(512) << 20);
-  setenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB", "lots", 1);
-  EXPECT_THROW(gpu::PrecomputeOptions::from_env(), std::invalid_argument);
-  unsetenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB");
-  if (keep) setenv("CUZK_GPU_PRECOMPUTE", kept.c_str(), 1);
-  if (keep_h) setenv("CUZK_GPU_PRECOMPUTE_HEADROOM_MB", kept_h.c_str(), 1);
 }
 
 TEST(GpuProver, RejectsWrongWitnessLength) {
   REQUIRE_GPU();
   Circuit c = generated(4, 7);
-  auto gpu = make_cuda_backend(c.zk, 0);
+  auto gpu = make_cuda_prover(c.zk);
   std::vector<Fr> w = c.w;
   w.pop_back();
   EXPECT_THROW(gpu->prove(w, {}), std::invalid_argument);
@@ -668,9 +596,9 @@ void expect_same_raw(const RawMsms& g, const RawMsms& c) {
 }
 
 void expect_synthesized_matches(const Circuit& c, bool registered, int proofs) {
-  auto cpu = make_cpu_backend(c.zk);
-  auto gpu = make_cuda_backend(c.zk, 0);
-  expect_all_tables_unless_env(*gpu);
+  auto cpu = make_cpu_prover(c.zk);
+  auto gpu = make_cuda_prover(c.zk);
+  expect_all_tables(*gpu);
   VerificationKey vk = vk_from_zkey(*c.zk);
   std::vector<Fr> pub = public_signals(c.w, c.zk->n_public);
   SynthSlot slot(c);
@@ -736,7 +664,7 @@ TEST(GpuProver, SynthesizedFromRegisteredMemory) {
 TEST(GpuProver, StageSpansCoverTheProof) {
   REQUIRE_GPU();
   Circuit c = generated(16, 4000 + rng()() % 1000);
-  auto gpu = make_cuda_backend(c.zk, 0);
+  auto gpu = make_cuda_prover(c.zk);
   SynthSlot slot(c);
   EXPECT_TRUE(gpu->last_spans().empty());
   auto check = [&](std::vector<std::string> want, double wall_ms) {
@@ -773,7 +701,7 @@ TEST(GpuProver, StageSpansCoverTheProof) {
 TEST(GpuProver, SynthesizedRejectsSizeMismatch) {
   REQUIRE_GPU();
   Circuit c = generated(5, 11);
-  auto gpu = make_cuda_backend(c.zk, 0);
+  auto gpu = make_cuda_prover(c.zk);
   SynthSlot slot(c);
   SynthesizedView v = slot.view();
   v.n_vars--;
@@ -791,7 +719,7 @@ TEST(GpuProver, SynthesizedRejectsSizeMismatch) {
   ProveOptions opt;
   opt.r = Fr::from_u64(3);
   opt.s = Fr::from_u64(4);
-  auto cpu = make_cpu_backend(c.zk);
+  auto cpu = make_cpu_prover(c.zk);
   EXPECT_EQ(gpu->prove_synthesized(slot.view(), opt).c, cpu->prove(c.w, opt).c);
 }
 
@@ -835,6 +763,6 @@ TEST(GpuDevice, MissingDeviceIsAClearError) {
   EXPECT_THROW(gpu::device_info(n + 3), gpu::GpuError);
   if (n == 0) {
     Circuit c = generated(4, 3);
-    EXPECT_THROW(make_cuda_backend(c.zk, 0), gpu::GpuError);
+    EXPECT_THROW(make_cuda_prover(c.zk), gpu::GpuError);
   }
 }

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <barrier>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -25,6 +27,17 @@ using namespace cuzk::bls12_381;
 using namespace cuzk::gpu;
 
 namespace {
+
+// A generator for one test, seeded from CUZK_TEST_SEED when set (to replay a failure), else at random;
+// the seed is printed and recorded with the test's result either way.
+std::mt19937_64 seeded_rng() {
+  uint64_t seed = std::random_device{}();
+  if (const char* s = std::getenv("CUZK_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  std::printf("[seed] %llu (CUZK_TEST_SEED=%llu replays this test)\n", (unsigned long long)seed,
+              (unsigned long long)seed);
+  return std::mt19937_64(seed);
+}
 
 template <class D, class H>
 std::vector<D> to_dev(const std::vector<H>& v) {
@@ -60,21 +73,19 @@ std::vector<DFr> twiddle_table(int kt) {
   return to_dev<DFr>(t);
 }
 
-// Which kernels the emulation follows: the radix-8 passes and tiled permutation (NttEngine with
-// CUZK_NTT_R8=1 CUZK_NTT_TILED_PERM=1) or the default radix-2 passes and element-wise permutation.
-bool g_legacy = false;
-// Non-zero: the v2 passes of that variant (kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Occ4, kNttV2R4Pf), as
-// NttEngine runs them with CUZK_NTT_V2 set; the permutation then follows g_legacy as above.
-int g_v2 = kNttV2Off;
-NttScale g_fuse;  // the scale the v2 passes fuse into their last store (H stage)
-// emulate_ntt with the v2 passes: the bit reversal in the last pass's store (CUZK_NTT_FUSED_PERM=1),
-// whose plan takes CUZK_NTT_LAST_PASS_BITS = g_last_bits; g_fused_runs counts the transforms that did.
-bool g_fused_perm = false;
-int g_last_bits = 0;
-int g_min_passes = 0;  // CUZK_NTT_PASSES for the v2 plans
-int g_fused_runs = 0;
+// Which path the emulation follows: NttEngine's (the register-tiled passes from 2^2, the bit reversal
+// in the last pass's store where the plan has 2+ passes, the tiled bit reversal from 2^8), or with
+// g_plain the radix-2 tile passes and the element-wise permutation, which NttEngine runs at 2^1 and
+// below 2^8 respectively, here checked at every size.
+bool g_plain = false;
+// The Fr multiply of the register-tiled passes: -1 as NttEngine picks it by size (ntt_v2_kernel), or
+// kFrMulGeneric / kFrMulFast, so that both are checked at sizes an emulation can afford.
+int g_mul = -1;
+NttScale g_fuse;       // the scale the passes fuse into their last store (H stage)
+int g_min_passes = 0;  // GpuOptions::ntt_passes
+int g_fused_runs = 0;  // transforms whose bit reversal ran in the last pass's store
 
-template <int R, int Mul, bool Prefetch = false>
+template <int R, int Mul>
 void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vector<DFr>& tw, const NttScale& fz) {
   // The out-of-place last pass's source, poisoned: a read of an element the pass before did not write shows.
   std::vector<DFr> scratch(ps[np - 1].perm_store ? d.size() : 0, DFr::one());
@@ -88,57 +99,35 @@ void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vecto
     EXPECT_GE(threads, 1u);
     for (size_t b = 0; b < ntt_blocks(p); b++) {
       std::fill(sm.begin(), sm.end(), 0x5a5a5a5au);  // poison: a read of an unwritten slot shows
-      if (Prefetch)  // r4pf: the tile is copied into shared memory first, the first sub-round reads it there
-        for (u32 t = 0; t < threads; t++) ntt_v2_tile_prefetch(p, src, sm.data(), (u32)b, t, threads);
       for (int sr = 0; sr < ntt_v2_subrounds(p.t, R); sr++)
         for (u32 t = 0; t < threads; t++)
           if (p.dit)
-            ntt_v2_round<R, true, Mul>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz, Prefetch);
+            ntt_v2_round<R, true, Mul>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz);
           else
-            ntt_v2_round<R, false, Mul>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz, Prefetch);
+            ntt_v2_round<R, false, Mul>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz);
     }
   }
 }
 
-// The plan through the v2 passes of variant g_v2, as ntt_v2_launch runs it (r4b4 is r4's body); false
-// where NttEngine does not run them (2^k below 2^R points: ntt_v2_fits).
+// The plan through the register-tiled passes, as ntt_v2_launch runs it; false where NttEngine does
+// not run them (2^k below one radix-4 unit: ntt_v2_fits) or g_plain asks for the radix-2 passes.
 bool emulate_v2_plan(std::vector<DFr>& d, int k, const NttPass* ps, int np, const std::vector<DFr>& tw,
                      const NttScale& fz) {
-  const bool r4_fits = k >= 2;
-  switch (g_v2) {
-    case kNttV2R4:
-    case kNttV2R4Occ4: if (r4_fits) emulate_v2<2, kFrMulFast>(d, ps, np, tw, fz); return r4_fits;
-    case kNttV2R4Neg:
-    case kNttV2R4Occ4Neg: if (r4_fits) emulate_v2<2, kFrMulFastNeg>(d, ps, np, tw, fz); return r4_fits;
-    case kNttV2R4Plain: if (r4_fits) emulate_v2<2, kFrMulGeneric>(d, ps, np, tw, fz); return r4_fits;
-    case kNttV2R4Pf: if (r4_fits) emulate_v2<2, kFrMulFast, true>(d, ps, np, tw, fz); return r4_fits;
-    case kNttV2R2: emulate_v2<1, kFrMulFast>(d, ps, np, tw, fz); return true;
-  }
-  return false;
+  if (g_plain || !ntt_v2_fits(k, kNttV2Radix)) return false;
+  int mul = g_mul >= 0 ? g_mul : ntt_v2_kernel(k) == NttV2Kernel::Fast4 ? kFrMulFast : kFrMulGeneric;
+  if (mul == kFrMulFast)
+    emulate_v2<kNttV2Radix, kFrMulFast>(d, ps, np, tw, fz);
+  else
+    emulate_v2<kNttV2Radix, kFrMulGeneric>(d, ps, np, tw, fz);
+  return true;
 }
 
 // Runs every pass as the kernel would: all threads of a block through each phase, then a barrier.
 void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
-  NttPass ps[8];
-  if (g_v2 != kNttV2Off) {
-    int np = ntt_plan(k, kt, inverse, dit, ps, kNttTileBits, 0, g_min_passes);
+  NttPass ps[kNttMaxPasses];
+  if (!g_plain) {
+    int np = ntt_plan(k, kt, inverse, dit, ps, kNttTileBits, g_min_passes);
     if (emulate_v2_plan(d, k, ps, np, tw, g_fuse)) return;
-  }
-  if (!g_legacy && k >= 3) {
-    int np = ntt_plan(k, kt, inverse, dit, ps, kNttR8TileBits);
-    for (int pi = 0; pi < np; pi++) {
-      const NttPass& p = ps[pi];
-      std::vector<DFr> smem(ntt_tile_size(p));
-      u32 threads = ntt_r8_threads(p);
-      EXPECT_LE(threads, 1u << (kNttR8TileBits - 3));
-      // Poison the tile: a sub-round that reads a position nobody wrote shows up as a wrong result.
-      for (size_t b = 0; b < ntt_blocks(p); b++) {
-        for (auto& e : smem) e = DFr::one();
-        for (int sr = 0; sr < ntt_subrounds(p.t); sr++)
-          for (u32 t = 0; t < threads; t++) ntt_r8_round(p, sr, d.data(), smem.data(), tw.data(), b, t);
-      }
-    }
-    return;
   }
   int np = ntt_plan(k, kt, inverse, dit, ps);
   for (int pi = 0; pi < np; pi++) {
@@ -155,7 +144,7 @@ void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& 
 }
 
 void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale& s) {
-  if (s.permute && !g_legacy && k >= 2 * kPermBits) {
+  if (s.permute && !g_plain && k >= 2 * kPermBits) {
     std::vector<DFr> tA(kPermSide * kPermStride), tB(kPermSide * kPermStride);
     for (size_t b = 0; b < ntt_perm_blocks(k); b++)
       for (int phase = 0; phase < 2; phase++)
@@ -167,8 +156,8 @@ void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale& s) {
 
 // A whole natural-order NTT through the emulated kernels, as NttEngine::forward / inverse run it: the
 // coset pre-scale (forward, coset: table of g^i), the DIF passes, and the bit reversal with the
-// inverse's scale (n^-1, or coset: the table of n^-1 g^-i) in the last pass's store (g_fused_perm,
-// where the plan has 2+ passes) or in the element-wise kernel.
+// inverse's scale (n^-1, or coset: the table of n^-1 g^-i) in the last pass's store (where the plan
+// has 2+ passes) or in the element-wise kernel.
 void emulate_ntt(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse,
                  const PowTable* coset = nullptr) {
   NttScale s;
@@ -184,8 +173,8 @@ void emulate_ntt(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw,
     s.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(d.size()).inv()})[0];
   }
   s.permute = true;
-  NttPass ps[8];
-  int np = g_fused_perm && g_v2 != kNttV2Off ? ntt_v2_perm_plan(k, kt, inverse, g_last_bits, ps, g_min_passes) : 0;
+  NttPass ps[kNttMaxPasses];
+  int np = g_plain ? 0 : ntt_v2_perm_plan(k, kt, inverse, ps, g_min_passes);
   if (np && emulate_v2_plan(d, k, ps, np, tw, s)) {
     g_fused_runs++;
     return;
@@ -229,13 +218,16 @@ struct NttCase {
 
 }  // namespace
 
+// NttEngine's path at every size 2^1..2^14 with each of the two multiplies, and the radix-2 passes
+// with the element-wise permutation.
 TEST(GpuKernelEmulation, NttAllSmallSizesBothDirections) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   const int kt = 15;
   auto tw = twiddle_table(kt);
-  for (int legacy = 0; legacy < 2; legacy++)
+  for (int path = 0; path < 3; path++)
   for (int k = 1; k <= 14; k++) {
-    g_legacy = legacy;
+    g_plain = path == 2;
+    g_mul = path == 0 ? kFrMulGeneric : kFrMulFast;
     size_t n = size_t(1) << k;
     std::vector<Fr> x(n);
     for (auto& e : x) e = random_fr(rng);
@@ -245,16 +237,17 @@ TEST(GpuKernelEmulation, NttAllSmallSizesBothDirections) {
       std::vector<DFr> d = to_dev<DFr>(x);
       emulate_ntt(d, k, kt, tw, inverse);
       ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr)))
-          << "k=" << k << " inverse=" << inverse << " legacy=" << legacy;
+          << "k=" << k << " inverse=" << inverse << " path=" << path;
     }
   }
-  g_legacy = false;
+  g_plain = false;
+  g_mul = -1;
 }
 
-// The radix-8 plans of the large sizes: 2 and 3 passes of 8, 9 and 10 stages (sub-rounds 3+3+2,
-// 3+3+3, 3+3+3+1), DIF and DIT, and the tiled permutation at even and odd middle widths.
+// The plans of the larger sizes: 2 and 3 passes of 8, 9 and 10 stages (radix-4 sub-rounds 2+2+2+2,
+// 2+2+2+2+1, 2+2+2+2+2), DIF and DIT, and the tiled permutation at even and odd middle widths.
 TEST(GpuKernelEmulation, NttMultiPassPlansBothOrders) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   const int kt = 22;
   auto tw = twiddle_table(kt);
   for (int k : {16, 17, 21}) {
@@ -287,7 +280,7 @@ TEST(GpuKernelEmulation, NttMultiPassPlansBothOrders) {
 }
 
 TEST(GpuKernelEmulation, CosetNttMatchesShiftedCpu) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   const int kt = 13;
   auto tw = twiddle_table(kt);
   for (int k : {1, 2, 5, 11, 12}) {
@@ -327,7 +320,7 @@ TEST(GpuKernelEmulation, CosetNttMatchesShiftedCpu) {
 }
 
 TEST(GpuKernelEmulation, HStageMatchesCpu) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   const int kt = 13;
   auto tw = twiddle_table(kt);
   for (int k : {1, 3, 10, 11, 12}) {
@@ -358,7 +351,7 @@ TEST(GpuKernelEmulation, HStageMatchesCpu) {
 // The v2 arithmetic: the r-shaped reduction rows and the lazy product / sum / difference on inputs
 // anywhere in [0, 2p) (p - 1, p, 2p - 1, 0, x + p), twiddle-side operands canonical, against the host field.
 TEST(GpuKernelEmulation, NttV2LazyArithmeticMatchesHostField) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   auto raw = [](const Fr& x) { return to_dev<DFr>(std::vector<Fr>{x})[0]; };
   auto plus_p = [](DFr x) {  // x + p (x < p), a valid lazy representative of x
     Carry c;
@@ -383,23 +376,22 @@ TEST(GpuKernelEmulation, NttV2LazyArithmeticMatchesHostField) {
           DFr da = va ? plus_p(raw(a)) : raw(a), db = vb ? plus_p(raw(b)) : raw(b);
           EXPECT_TRUE(canon(fr_mul_lazy<true>(da, raw(b))) == raw(prod)) << i << " " << jj;
           EXPECT_TRUE(canon(fr_mul_lazy<false>(da, raw(b))) == raw(prod)) << i << " " << jj;
-          EXPECT_TRUE(canon(fr_mul_lazy<kFrMulFastNeg>(da, raw(b))) == raw(prod)) << i << " " << jj;
           EXPECT_TRUE(canon(fr_add_lazy(da, db)) == raw(sum)) << i << " " << jj;
           EXPECT_TRUE(canon(fr_sub_lazy(da, db)) == raw(diff)) << i << " " << jj;
         }
     }
 }
 
-// Every v2 variant: all sizes 2^1..2^14 both directions, the multi-pass plans (2 and 3 passes, DIF
-// and DIT, radix-4 sub-rounds of 2+2+..+1 stages), coset round trip and H stage.
+// Both multiplies of the register-tiled passes: all sizes 2^1..2^14 both directions, the multi-pass
+// plans (2 and 3 passes, DIF and DIT, radix-4 sub-rounds of 2+2+..+1 stages), the H stage.
 TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   const int kt = 22;
   auto tw = twiddle_table(kt);
-  for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Pf}) {
-    g_v2 = v;
+  for (int v : {kFrMulGeneric, kFrMulFast}) {
+    g_mul = v;
     for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21}) {
-      if (v != kNttV2R4 && k > 12 && k != 17) continue;  // 2^13..2^21 (3-pass plans) for the default kernel only
+      if (v != kFrMulGeneric && k > 12 && k != 17) continue;  // 2^13..2^21 (3-pass plans): the generic rows
       size_t n = size_t(1) << k;
       std::vector<Fr> x(n);
       for (auto& e : x) e = random_fr(rng);
@@ -462,52 +454,44 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       }
     }
   }
-  g_v2 = kNttV2Off;
+  g_mul = -1;
 }
 
 // NttEngine::forward / inverse with the bit reversal (and n^-1 or the inverse coset scale) in the last
-// DIF pass's store: every v2 variant, the even split and last passes of 7, 1 and 10 stages (G = 8,
-// 512 and 1 groups per tile; clamped where the pass count would change), every size 2^1..2^14 and
-// 2^16, 2^17, 2^21 (fewer variants above 2^14), plain and coset, both directions, bit for bit against
-// the CPU; the fused path must have run exactly where the plan has 2+ passes.
+// DIF pass's store: both multiplies, every size 2^1..2^14 and 2^16, 2^17, 2^21 (the r-shaped rows
+// only at 2^17 above 2^14), plain and coset, both directions, bit for bit against the CPU; the fused
+// path must have run exactly where the plan has 2+ passes.
 TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   const int kt = 22;
   auto tw = twiddle_table(kt);
-  g_fused_perm = true;
   for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21}) {
     NttCase c(rng, k);
-    for (int v : {kNttV2R4, kNttV2R4Plain, kNttV2R2, kNttV2R4Occ4, kNttV2R4Pf, kNttV2R4Neg})
-      for (int last : {0, 7, 1, 10}) {
-        // Above 2^14: r4 with every plan, r4pf and r2 at 2^17 with the even split; the 3-pass plan of
-        // 2^21 (7+7+7) with r4, forward and coset inverse (6 s each).
-        if (k > 14 && v != kNttV2R4 && (last != 0 || k != 17 || v == kNttV2R4Plain || v == kNttV2R4Occ4)) continue;
-        if (k == 21 && (v != kNttV2R4 || last != 0)) continue;
-        g_v2 = v;
-        g_last_bits = last;
+    for (int v : {kFrMulGeneric, kFrMulFast}) {
+        // The 3-pass plan of 2^21 (7+7+7) with the generic rows, forward and coset inverse (6 s each).
+        if (k > 14 && v == kFrMulFast && k != 17) continue;
+        g_mul = v;
         for (int inverse = 0; inverse < 2; inverse++)
           for (int coset = 0; coset < 2; coset++) {
             if (k == 21 && inverse != coset) continue;
             std::vector<DFr> d = to_dev<DFr>(c.x);
             int runs = g_fused_runs;
             emulate_ntt(d, k, kt, tw, inverse, c.coset_table(inverse, coset));
-            const bool fits = v == kNttV2R2 || k >= 2;
-            ASSERT_EQ(g_fused_runs - runs, fits && k > kNttMaxPassBits ? 1 : 0) << "k=" << k << " v2=" << v;
+            ASSERT_EQ(g_fused_runs - runs, k > kNttMaxPassBits ? 1 : 0) << "k=" << k << " mul=" << v;
             ASSERT_EQ(0, std::memcmp(d.data(), c.r.ref[inverse][coset].data(), c.n * sizeof(Fr)))
-                << "k=" << k << " v2=" << v << " last=" << last << " inverse=" << inverse << " coset=" << coset;
+                << "k=" << k << " mul=" << v << " inverse=" << inverse << " coset=" << coset;
           }
-      }
+    }
   }
-  // Plans of more passes than the fewest (CUZK_NTT_PASSES): 4 and 8 passes, r4, with the bit
+  // Plans of more passes than the fewest (GpuOptions::ntt_passes): 4 and 8 passes, with the bit
   // reversal in the last pass and through the H stage's DIF + DIT, every direction and coset.
-  g_v2 = kNttV2R4;
-  g_last_bits = 0;
+  g_mul = -1;
   for (int k : {6, 12, 14}) {
     NttCase c(rng, k);
     for (int passes : {4, 8}) {
       g_min_passes = passes;
       NttPass ps[8];
-      ASSERT_EQ(ntt_v2_perm_plan(k, kt, false, 0, ps, passes), std::min(passes, k));
+      ASSERT_EQ(ntt_v2_perm_plan(k, kt, false, ps, passes), std::min(passes, k));
       for (int inverse = 0; inverse < 2; inverse++)
         for (int coset = 0; coset < 2; coset++) {
           std::vector<DFr> d = to_dev<DFr>(c.x);
@@ -524,16 +508,13 @@ TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
     }
   }
   g_min_passes = 0;
-  g_fused_perm = false;
-  g_last_bits = 0;
-  g_v2 = kNttV2Off;
 }
 
-// The plans CUZK_NTT_LAST_PASS_BITS gives: the stage split, the pass count kept, the last pass at lo = 0.
-TEST(GpuKernelEmulation, NttLastPassBitsPlans) {
-  auto split = [](int k, int last) {
-    NttPass ps[8];
-    int np = ntt_v2_perm_plan(k, k, false, last, ps);
+// The fused plans: the even stage split, the last pass at lo = 0 with the bit-reversed store.
+TEST(GpuKernelEmulation, NttPermPlans) {
+  auto split = [](int k, int min_passes) {
+    NttPass ps[kNttMaxPasses];
+    int np = ntt_v2_perm_plan(k, k, false, ps, min_passes);
     std::string r;
     for (int i = 0; i < np; i++) r += (i ? "+" : "") + std::to_string(ps[i].t);
     if (np) {
@@ -543,20 +524,16 @@ TEST(GpuKernelEmulation, NttLastPassBitsPlans) {
     return r;
   };
   EXPECT_EQ(split(10, 0), "");  // one pass: not fused
+  EXPECT_EQ(split(11, 0), "6+5");
   EXPECT_EQ(split(24, 0), "8+8+8");
-  EXPECT_EQ(split(24, 7), "9+8+7");
-  EXPECT_EQ(split(24, 6), "9+9+6");
+  EXPECT_EQ(split(24, 4), "6+6+6+6");
   EXPECT_EQ(split(27, 0), "9+9+9");
-  EXPECT_EQ(split(27, 7), "10+10+7");
-  EXPECT_EQ(split(27, 8), "10+9+8");
-  EXPECT_EQ(split(27, 5), "10+10+7");  // clamped: 3 passes of <= 10
-  EXPECT_EQ(split(11, 10), "1+10");
-  EXPECT_EQ(split(11, 12), "1+10");
+  EXPECT_EQ(split(27, 4), "7+7+7+6");
   // The coalesced store: in the perm_store pass, row `row` of local group j (lane j mod G) of any tile
   // goes to base + j, base a multiple of G.
-  for (int last : {0, 7}) {
-    NttPass ps[8];
-    int np = ntt_v2_perm_plan(24, 24, false, last, ps);
+  for (int min_passes : {0, 4}) {
+    NttPass ps[kNttMaxPasses];
+    int np = ntt_v2_perm_plan(24, 24, false, ps, min_passes);
     const NttPass& p = ps[np - 1];
     const u32 G = 1u << p.g_log;
     for (u32 block : {0u, 1u, 12345u, (u32)ntt_blocks(p) - 1})
@@ -564,7 +541,7 @@ TEST(GpuKernelEmulation, NttLastPassBitsPlans) {
         size_t base = bit_reverse(ntt_v2_index(p, ntt_v2_gid(p, block, 0), row), p.k);
         ASSERT_EQ(base % G, 0u);
         for (u32 j = 1; j < G; j++)
-          ASSERT_EQ(bit_reverse(ntt_v2_index(p, ntt_v2_gid(p, block, j), row), p.k), base + j) << last;
+          ASSERT_EQ(bit_reverse(ntt_v2_index(p, ntt_v2_gid(p, block, j), row), p.k), base + j) << min_passes;
       }
   }
 }
@@ -574,7 +551,7 @@ TEST(GpuKernelEmulation, NttLastPassBitsPlans) {
 namespace {
 
 TEST(GpuKernelEmulationDigits, SignedDigitsRecomposeEveryScalar) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   Fr r_minus_1 = -Fr::one();
   for (int it = 0; it < 3000; it++) {
     Fr s = it == 0 ? Fr::zero() : it == 1 ? Fr::one() : it == 2 ? r_minus_1 : random_fr(rng);
@@ -654,10 +631,9 @@ Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector
   for (u32 t = 0; t < totals[0]; t++) {
     u32 b = map[0][t];
     u32 begin = start[b] + (t - toff[0][b]) * l0, stop = std::min(begin + l0, end[b]);
-    // Sum2 as on the device (G1's Y3 with one reduction; no effect on G2).
-    outs[0][t] = shared ? msm_acc_entries_shared<C, true>(pts.data(), idx_offset, (u32)sc.size(), stride,
+    outs[0][t] = shared ? msm_acc_entries_shared<C>(pts.data(), idx_offset, (u32)sc.size(), stride,
                                                           vals.data(), begin, stop)
-                        : msm_acc_entries<C, true>(pts.data(), idx_offset, vals.data(), begin, stop);
+                        : msm_acc_entries<C>(pts.data(), idx_offset, vals.data(), begin, stop);
   }
   for (int l = 1; l < levels; l++) {
     outs[l].resize(totals[l]);
@@ -741,7 +717,7 @@ std::vector<Fr> tricky_scalars(std::mt19937_64& rng, size_t n) {
 }  // namespace
 
 TEST(GpuKernelEmulation, MsmG1MatchesCpuAcrossWindowsAndLevels) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   for (size_t n : {1, 2, 3, 100, 777}) {
     auto pts = random_points<G1Curve>(rng, n, g1_generator());
     auto sc = tricky_scalars(rng, n);
@@ -757,7 +733,7 @@ TEST(GpuKernelEmulation, MsmG1MatchesCpuAcrossWindowsAndLevels) {
 // g1_add_affine_sum2 gives XYZZ::add_affine's exact words (both canonical) along random chains that
 // pass through infinity, doublings (P + P) and cancellations (P + -P).
 TEST(GpuKernelEmulation, MsmG1Sum2AdditionMatchesAddAffine) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   auto pts = to_dev<DG1Affine>(random_points<G1Curve>(rng, 400, g1_generator()));
   DG1xyzz a = DG1xyzz::infinity();
   int doublings = 0, cancels = 0;
@@ -778,7 +754,7 @@ TEST(GpuKernelEmulation, MsmG1Sum2AdditionMatchesAddAffine) {
 }
 
 TEST(GpuKernelEmulation, MsmSkewedBucketsAndOffset) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   size_t n = 600;
   auto pts = random_points<G1Curve>(rng, n, g1_generator());
   std::vector<Fr> ones(n, Fr::one());
@@ -794,7 +770,7 @@ TEST(GpuKernelEmulation, MsmSkewedBucketsAndOffset) {
 }
 
 TEST(GpuKernelEmulation, MsmG2MatchesCpu) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   size_t n = 150;
   auto pts = random_points<G2Curve>(rng, n, g2_generator());
   auto sc = tricky_scalars(rng, n);
@@ -805,7 +781,7 @@ TEST(GpuKernelEmulation, MsmG2MatchesCpu) {
 // Precomputed bases: each window copy is 2^(wc) P (infinity stays infinity), and the shared-bucket
 // pipeline gives the CPU's MSM, also with idx_offset and several reduction levels.
 TEST(GpuKernelEmulation, MsmSharedBucketsOverPrecomputedBases) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   {
     auto pts = random_points<G1Curve>(rng, 40, g1_generator());
     auto d = to_dev<DG1Affine>(pts);
@@ -866,7 +842,7 @@ struct HostPairEx {
   }
 };
 
-template <bool Shared, bool Sum4>
+template <bool Shared>
 DG2xyzz pair_task(const std::vector<DG2Affine>& pts, u32 idx_offset, u32 n_scalars, u32 stride,
                   const std::vector<u32>& vals) {
   DG2xyzz out;
@@ -874,7 +850,7 @@ DG2xyzz pair_task(const std::vector<DG2Affine>& pts, u32 idx_offset, u32 n_scala
   HostPairChannel ch;
   auto lane = [&](u32 l) {
     HostPairEx ex{l, &ch};
-    pair_acc_entries<Shared, Sum4>(ex, pts.data(), idx_offset, n_scalars, stride, vals.data(), 0, (u32)vals.size(), &out);
+    pair_acc_entries<Shared>(ex, pts.data(), idx_offset, n_scalars, stride, vals.data(), 0, (u32)vals.size(), &out);
   };
   std::thread other(lane, 1u);
   lane(0);
@@ -903,7 +879,7 @@ void on_pair(F&& f) {
 // canonical values): random entries with repeats (doublings), negations (cancellation to infinity and
 // restart), points at infinity, skipped indices below idx_offset, both Y3 forms, plain and shared.
 TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   size_t n = 40;
   auto pts_h = random_points<G2Curve>(rng, n, g2_generator());
   auto pts = to_dev<DG2Affine>(pts_h);
@@ -928,8 +904,7 @@ TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
     for (u32 off : {0u, 2u}) {
       std::vector<DG2Affine> sub(pts.begin() + off, pts.end());
       DG2xyzz ref = msm_acc_entries(sub.data(), off, v.data(), 0, (u32)v.size());
-      ASSERT_TRUE(same_bytes((pair_task<false, false>(sub, off, (u32)n, (u32)(n - off), v)), ref)) << "list " << li;
-      ASSERT_TRUE(same_bytes((pair_task<false, true>(sub, off, (u32)n, (u32)(n - off), v)), ref)) << "list " << li;
+      ASSERT_TRUE(same_bytes((pair_task<false>(sub, off, (u32)n, (u32)(n - off), v)), ref)) << "list " << li;
     }
   }
   // Shared: value w * n_scalars + i names table[w * stride + i - idx_offset].
@@ -939,8 +914,7 @@ TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
     std::vector<u32> v;
     for (u32 x : lists[li]) v.push_back(((x & ~kMsmNegBit) % (nw * ns)) | (x & kMsmNegBit));
     DG2xyzz ref = msm_acc_entries_shared(table.data(), off, ns, stride, v.data(), 0, (u32)v.size());
-    ASSERT_TRUE(same_bytes((pair_task<true, false>(table, off, ns, stride, v)), ref)) << "shared list " << li;
-    ASSERT_TRUE(same_bytes((pair_task<true, true>(table, off, ns, stride, v)), ref)) << "shared list " << li;
+    ASSERT_TRUE(same_bytes((pair_task<true>(table, off, ns, stride, v)), ref)) << "shared list " << li;
   }
 }
 
@@ -948,7 +922,7 @@ TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
 // of jK T) against msm_acc_partials / msm_chunk_sum, byte for byte: XYZZ inputs with infinities,
 // repeats (doublings) and negations (cancellations).
 TEST(GpuKernelEmulation, MsmG2PairBucketSumsMatchOneThread) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng = seeded_rng();
   auto aff = to_dev<DG2Affine>(random_points<G2Curve>(rng, 24, g2_generator()));
   std::vector<DG2xyzz> b;
   for (size_t i = 0; i < aff.size(); i++) {
@@ -962,26 +936,16 @@ TEST(GpuKernelEmulation, MsmG2PairBucketSumsMatchOneThread) {
   b[20] = b[19];
   for (auto [begin, end] : std::vector<std::pair<u32, u32>>{{0, 0}, {0, 1}, {3, 6}, {7, 11}, {8, 10}, {12, 14}, {11, 14}, {0, 24}}) {
     DG2xyzz ref = msm_acc_partials(b.data(), begin, end);
-    for (int s4 = 0; s4 < 2; s4++) {
-      DG2xyzz got;
-      on_pair([&](HostPairEx& ex) {
-        if (s4) pair_acc_partials<true>(ex, b.data(), begin, end, &got);
-        else pair_acc_partials<false>(ex, b.data(), begin, end, &got);
-      });
-      ASSERT_TRUE(same_bytes(got, ref)) << "partials " << begin << ".." << end << " sum4 " << s4;
-    }
+    DG2xyzz got;
+    on_pair([&](HostPairEx& ex) { pair_acc_partials(ex, b.data(), begin, end, &got); });
+    ASSERT_TRUE(same_bytes(got, ref)) << "partials " << begin << ".." << end;
   }
   for (u32 K : {1u, 4u, 8u}) {
     for (u32 j = 0; j < 24 / K; j++) {
       DG2xyzz ref = msm_chunk_sum(b.data(), j, K);
-      for (int s4 = 0; s4 < 2; s4++) {
-        DG2xyzz got;
-        on_pair([&](HostPairEx& ex) {
-          if (s4) pair_chunk_sum<true>(ex, b.data(), j, K, &got);
-          else pair_chunk_sum<false>(ex, b.data(), j, K, &got);
-        });
-        ASSERT_TRUE(same_bytes(got, ref)) << "chunk " << j << " K " << K << " sum4 " << s4;
-      }
+      DG2xyzz got;
+      on_pair([&](HostPairEx& ex) { pair_chunk_sum(ex, b.data(), j, K, &got); });
+      ASSERT_TRUE(same_bytes(got, ref)) << "chunk " << j << " K " << K;
     }
   }
 }

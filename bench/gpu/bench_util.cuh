@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "cuda_util.cuh"
-#include "fp_device.cuh"
+#include "bench/gpu/gpu_bench.hpp"
+#include "kernels/cuda_util.cuh"
+#include "kernels/fp_device.cuh"
 
 namespace cuzk {
 namespace gpu {

@@ -1,8 +1,8 @@
-// cuzk_gpu_bench: the GPU benchmarks as a standalone program (the driver lives in kernels/gpu_bench.cpp).
+// cuzk-bench: the GPU benchmarks as a program of their own (`cuzk bench` runs it).
 #include <string>
 #include <vector>
 
-#include "kernels/gpu_api.hpp"
+#include "bench/gpu/gpu_bench.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "bench_util.cuh"
-#include "gpu_api.hpp"
-#include "ntt_v2_core.cuh"
+#include "bench/gpu/bench_util.cuh"
+#include "bench/gpu/gpu_bench.hpp"
+#include "kernels/ntt_v2_core.cuh"
 
 namespace cuzk {
 namespace gpu {
@@ -87,10 +87,8 @@ std::vector<BenchStats> bench_field(int device, int warmup, int runs) {
   return {run_field<kFieldCanon, false>("mul canonical (generic rows + final subtraction)", d, t, blocks, iters, s, warmup, runs),
           run_field<kFrMulGeneric, false>("mul lazy, generic rows", d, t, blocks, iters, s, warmup, runs),
           run_field<kFrMulFast, false>("mul lazy, r-shaped rows", d, t, blocks, iters, s, warmup, runs),
-          run_field<kFrMulFastNeg, false>("mul lazy, r-shaped rows, m = -x0 (before session 7)", d, t, blocks, iters, s, warmup, runs),
-          run_field<kFrMulGeneric, true>("DIF butterfly, generic rows (NTT default)", d, t, blocks, iters, s, warmup, runs),
-          run_field<kFrMulFast, true>("DIF butterfly, r-shaped rows", d, t, blocks, iters, s, warmup, runs),
-          run_field<kFrMulFastNeg, true>("DIF butterfly, r-shaped rows, m = -x0", d, t, blocks, iters, s, warmup, runs)};
+          run_field<kFrMulGeneric, true>("DIF butterfly, generic rows", d, t, blocks, iters, s, warmup, runs),
+          run_field<kFrMulFast, true>("DIF butterfly, r-shaped rows", d, t, blocks, iters, s, warmup, runs)};
 }
 
 }  // namespace gpu

@@ -1,9 +1,10 @@
-// The GPU benchmark driver behind `cuzk_gpu_bench` (and `cuzk bench` once the CLI forwards to it):
-// device-resident timings of the CUDA backend (CUDA events, warm-up runs, median of N runs) with
+// The GPU benchmark driver behind `cuzk-bench` (which `cuzk bench` runs): device-resident timings of
+// the CUDA backend (CUDA events, warm-up runs, median of N runs) with
 // the estimated physical bound next to each figure.
 //
 //   [--device D] [--runs N] [--warmup W] [--csv FILE] <what> [--sizes a,b,..]
 //   [--scalars random|witness|both] [--window C]
+//   [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]
 //   what: msm (G1 and G2) | msm-g1 | msm-g2 | msm-g1-ab | msm-g2-ab | ntt | h-stage | prove | prove-ab |
 //         window-sweep | all
 //   (msm-g1-ab / msm-g2-ab: the plain MSM and the MSM over precomputed bases, alternating, same process;
@@ -28,7 +29,8 @@
 
 #include "groth16/parallel.hpp"
 #include "groth16/setup.hpp"
-#include "kernels/gpu_api.hpp"
+#include "backend/cuda/cuda_backend.hpp"
+#include "bench/gpu/gpu_bench.hpp"
 
 namespace cuzk {
 namespace gpu {
@@ -44,7 +46,7 @@ struct UsageError : std::runtime_error {
 struct Args {
   int device = 0, runs = 5, warmup = 1, window = 0;
   std::string what = "all", scalars = "both", csv;
-  std::string ab_env;  // prove-ab --ab-env NAME=VALUE: A/B that variable (tables on) instead of the tables
+  GpuOptions gpu;  // --precompute, --headroom-mb, --msm-window, --ntt-passes: the prover's tunables
   std::vector<int> sizes;
 };
 
@@ -89,15 +91,22 @@ Args parse(const std::vector<std::string>& argv) {
       else if (s == "--csv") a.csv = val();
       else if (s == "--scalars") a.scalars = val();
       else if (s == "--sizes") a.sizes = parse_sizes(val());
-      else if (s == "--ab-env") a.ab_env = val();
+      else if (s == "--precompute") a.gpu.precompute = PrecomputeOptions::parse(val(), a.gpu.precompute.headroom_bytes);
+      else if (s == "--headroom-mb") a.gpu.precompute.headroom_bytes = (size_t)std::stoull(val()) << 20;
+      else if (s == "--msm-window") a.gpu.msm_window = std::stoi(val());
+      else if (s == "--ntt-passes") a.gpu.ntt_passes = std::stoi(val());
       else if (s[0] != '-') a.what = s;
       else usage("unknown option " + s);
-    } catch (const std::invalid_argument&) {
+    } catch (const std::logic_error&) {  // std::stoi's invalid_argument / out_of_range, a bad set list
       usage("bad value for " + s);
     }
   }
   if (a.scalars != "random" && a.scalars != "witness" && a.scalars != "both") usage("--scalars random|witness|both");
-  if (!a.ab_env.empty() && a.ab_env.find('=') == std::string::npos) usage("--ab-env NAME=VALUE");
+  try {
+    a.gpu.validate();
+  } catch (const std::invalid_argument& e) {
+    usage(e.what());
+  }
   return a;
 }
 
@@ -173,24 +182,34 @@ void report(const std::string& op, int k, const std::string& inputs, const Bench
   std::fflush(stdout);
 }
 
-void run_msm_g1(const Args& a, const std::vector<int>& sizes) {
+// One curve's MSMs at each size, with random and/or witness scalars over one set of points.
+template <class C, class Bench>
+void run_msm(const Args& a, const std::vector<int>& sizes, const char* op, const Affine<C>& gen, int seed,
+             Bench bench) {
   int kmax = *std::max_element(sizes.begin(), sizes.end());
   auto t0 = std::chrono::steady_clock::now();
-  auto pts = make_points<G1Curve>(size_t(1) << kmax, g1_generator(), 1);
-  std::printf("# generated 2^%d G1 points in %.1f s\n", kmax,
+  auto pts = make_points<C>(size_t(1) << kmax, gen, seed);
+  std::printf("# generated 2^%d %s points in %.1f s\n", kmax, op,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   for (int k : sizes) {
     size_t n = size_t(1) << k;
     if (a.scalars != "witness") {
-      auto sc = random_scalars(n, 100 + k);
-      report("msm-g1", k, "random", bench_msm_g1(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
+      auto sc = random_scalars(n, 100 * seed + k);
+      report(op, k, "random", bench(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
     }
     if (a.scalars != "random") {
       auto sc = witness_scalars(n);
-      report("msm-g1", k, "witness",
-             bench_msm_g1(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
+      report(op, k, "witness", bench(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
     }
   }
+}
+
+void run_msm_g1(const Args& a, const std::vector<int>& sizes) {
+  run_msm<G1Curve>(a, sizes, "msm-g1", g1_generator(), 1, bench_msm_g1);
+}
+
+void run_msm_g2(const Args& a, const std::vector<int>& sizes) {
+  run_msm<G2Curve>(a, sizes, "msm-g2", g2_generator(), 2, bench_msm_g2);
 }
 
 // G1 MSM with random scalars at several window widths (the automatic choice is marked "auto").
@@ -204,23 +223,6 @@ void run_window_sweep(const Args& a, const std::vector<int>& sizes) {
       if (c != 0 && (c < 8 || c > 23)) continue;
       report("sweep-g1", k, c ? "c=" + std::to_string(c) : "auto",
              bench_msm_g1(a.device, pts.data(), sc.data(), n, c, a.warmup, a.runs));
-    }
-  }
-}
-
-void run_msm_g2(const Args& a, const std::vector<int>& sizes) {
-  int kmax = *std::max_element(sizes.begin(), sizes.end());
-  auto pts = make_points<G2Curve>(size_t(1) << kmax, g2_generator(), 2);
-  for (int k : sizes) {
-    size_t n = size_t(1) << k;
-    if (a.scalars != "witness") {
-      auto sc = random_scalars(n, 200 + k);
-      report("msm-g2", k, "random", bench_msm_g2(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
-    }
-    if (a.scalars != "random") {
-      auto sc = witness_scalars(n);
-      report("msm-g2", k, "witness",
-             bench_msm_g2(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
     }
   }
 }
@@ -286,21 +288,42 @@ std::string gb(size_t bytes) {
   return b;
 }
 
+// Median, min and max of wall times measured on the host.
+BenchStats stats_of(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  BenchStats st;
+  st.runs = (int)ms.size();
+  st.min_ms = ms.front();
+  st.max_ms = ms.back();
+  st.median_ms = ms[ms.size() / 2];
+  return st;
+}
+
+// The gen-circuit R1CS at 2^k constraints, its witness, and a key with random points over it (the
+// timing does not depend on the points); setup_s: the seconds that took.
+struct BenchCircuit {
+  std::shared_ptr<const ZKey> zk;
+  std::vector<Fr> w;
+  double setup_s;
+};
+BenchCircuit bench_circuit(int k) {
+  auto t0 = std::chrono::steady_clock::now();
+  R1cs r;
+  std::vector<Fr> w;
+  gen_circuit(k, 7, r, w);
+  auto zk = bench_key(r, k);
+  return {zk, std::move(w), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+}
+
 // Whole proofs with the key's precomputed tables on and off, same backend, same process: per round,
 // warm-up + runs with the tables, then warm-up + runs without (plain MSMs over the same resident
 // points), two rounds (op prove-pre / prove, inputs gen-circ).
 void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
   for (int k : sizes) {
-    auto t0 = std::chrono::steady_clock::now();
-    R1cs r;
-    std::vector<Fr> w;
-    gen_circuit(k, 7, r, w);
-    auto zk = bench_key(r, k);
-    r = R1cs();
-    double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto [zk, w, setup_s] = bench_circuit(k);
     size_t free0 = device_info(a.device).free_memory;
     auto t1 = std::chrono::steady_clock::now();
-    auto be = make_cuda_backend(zk, a.device);
+    auto be = make_cuda_prover(zk, a.device, a.gpu);
     double upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     size_t free1 = device_info(a.device).free_memory;
     PrecomputeInfo pi;
@@ -314,27 +337,9 @@ void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
     opt.r = Fr::from_u64(3);
     opt.s = Fr::from_u64(5);
     Proof first[2];
-    // --ab-env NAME=VALUE: both halves use the tables; "prove-env" runs with NAME=VALUE set, "prove-pre"
-    // with NAME as it was (a kernel variant chosen by an environment variable, same process and key).
-    std::string env_name, env_value, env_old;
-    bool env_had = false;
-    if (!a.ab_env.empty()) {
-      env_name = a.ab_env.substr(0, a.ab_env.find('='));
-      env_value = a.ab_env.substr(a.ab_env.find('=') + 1);
-      const char* o = std::getenv(env_name.c_str());
-      env_had = o != nullptr;
-      if (o) env_old = o;
-    }
     for (int round = 0; round < 2; round++) {
       for (int pre = 1; pre >= 0; pre--) {
-        if (env_name.empty()) {
-          cuda_backend_use_precomputed(*be, pre != 0);
-        } else if (pre) {
-          if (env_had) setenv(env_name.c_str(), env_old.c_str(), 1);
-          else unsetenv(env_name.c_str());
-        } else {
-          setenv(env_name.c_str(), env_value.c_str(), 1);
-        }
+        cuda_backend_use_precomputed(*be, pre != 0);
         std::vector<double> ms;
         GpuProver::Timings tm{};
         Proof pf;
@@ -346,41 +351,25 @@ void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
           cuda_backend_timings(*be, tm);
         }
         if (round == 0) first[pre] = pf;
-        std::sort(ms.begin(), ms.end());
-        BenchStats st;
-        st.runs = (int)ms.size();
-        st.min_ms = ms.front();
-        st.max_ms = ms.back();
-        st.median_ms = ms[ms.size() / 2];
+        BenchStats st = stats_of(ms);
         char buf[256];
         std::snprintf(buf, sizeof buf, "round %d, last: witness MSMs %.1f, H stage %.1f, H MSM %.1f, device total %.1f ms",
                       round + 1, tm.witness_msms_ms, tm.h_stage_ms, tm.h_msm_ms, tm.total_ms);
         st.detail = buf;
-        report(pre ? "prove-pre" : env_name.empty() ? "prove" : "prove-env", k, "gen-circ", st);
+        report(pre ? "prove-pre" : "prove", k, "gen-circ", st);
       }
     }
-    if (!env_name.empty()) {
-      if (env_had) setenv(env_name.c_str(), env_old.c_str(), 1);
-      else unsetenv(env_name.c_str());
-    }
     bool same = first[0].a == first[1].a && first[0].b == first[1].b && first[0].c == first[1].c;
-    std::printf("# prove-ab 2^%d: proofs %s %s\n", k, env_name.empty() ? "with and without tables" : ("with and without " + a.ab_env).c_str(),
-                same ? "identical" : "DIFFER");
+    std::printf("# prove-ab 2^%d: proofs with and without tables %s\n", k, same ? "identical" : "DIFFER");
     if (!same) throw std::runtime_error("the two halves of prove-ab gave different proofs");
   }
 }
 
 void run_prove(const Args& a, const std::vector<int>& sizes) {
   for (int k : sizes) {
-    auto t0 = std::chrono::steady_clock::now();
-    R1cs r;
-    std::vector<Fr> w;
-    gen_circuit(k, 7, r, w);
-    auto zk = bench_key(r, k);
-    r = R1cs();
-    double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto [zk, w, setup_s] = bench_circuit(k);
     auto t1 = std::chrono::steady_clock::now();
-    auto be = make_cuda_backend(zk, a.device);
+    auto be = make_cuda_prover(zk, a.device, a.gpu);
     double upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     std::printf("# prove 2^%d: circuit + random key %.1f s, key upload %.1f s, %zu coefficients\n", k, setup_s,
                 upload_s, zk->coefs.size());
@@ -397,12 +386,7 @@ void run_prove(const Args& a, const std::vector<int>& sizes) {
         if (i >= a.warmup) ms.push_back(t);
         cuda_backend_timings(*be, tm);
       }
-      std::sort(ms.begin(), ms.end());
-      BenchStats st;
-      st.runs = (int)ms.size();
-      st.min_ms = ms.front();
-      st.max_ms = ms.back();
-      st.median_ms = ms[ms.size() / 2];
+      BenchStats st = stats_of(ms);
       char buf[256];
       std::snprintf(buf, sizeof buf,
                     "last: upload %.1f, witness MSMs %.1f, H stage %.1f, H MSM %.1f, device total %.1f ms", tm.upload_ms,
@@ -439,7 +423,8 @@ void write_csv(const std::string& path) {
 const char* bench_usage() {
   return "[--device D] [--runs N] [--warmup W] [--csv FILE] "
          "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|prove-ab|window-sweep|field|all "
-         "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--window C] [--ab-env NAME=VALUE]";
+         "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--window C]\n"
+         "  [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]";
 }
 
 int bench_main(const std::vector<std::string>& args) {
@@ -470,9 +455,9 @@ int bench_main(const std::vector<std::string>& args) {
       for (const BenchStats& st : bench_field(a.device, a.warmup, a.runs)) report("field", 0, "random", st);
     if (all || a.what == "ntt")
       for (int k : sizes_or({20, 21, 22, 23, 24, 25, 26, 27}))
-        report("ntt", k, "random", bench_ntt(a.device, k, false, a.warmup, a.runs));
+        report("ntt", k, "random", bench_ntt(a.device, k, false, a.warmup, a.runs, a.gpu.ntt_passes));
     if (all || a.what == "h-stage")
-      for (int k : sizes_or({20, 22, 24})) report("h-stage", k, "random", bench_h_stage(a.device, k, a.warmup, a.runs));
+      for (int k : sizes_or({20, 22, 24})) report("h-stage", k, "random", bench_h_stage(a.device, k, a.warmup, a.runs, a.gpu.ntt_passes));
     if (all || msm || a.what == "msm-g1") run_msm_g1(a, sizes_or({20, 22, 24, 26}));
     if (all || msm || a.what == "msm-g2") run_msm_g2(a, sizes_or({20, 22}));
     if (a.what == "msm-g1-ab") run_msm_ab<G1Curve>(a, sizes_or({24}), true);

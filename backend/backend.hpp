@@ -1,0 +1,60 @@
+// The backend interface: one name ("cpu", "cuda") chooses where the primitives and whole proofs run.
+// A backend gives the three primitives of Groth16 proving (MSM over G1 and G2, the NTT and the H
+// stage) and a prover that keeps one key resident. Every backend computes exactly what the cpu
+// backend computes, so that a device result can always be checked against it.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "groth16/prover.hpp"
+
+namespace cuzk {
+
+// The tunables of a backend, from the [gpu] config table or command-line flags. A backend ignores
+// the fields that are not its own (the cpu backend reads none of them).
+struct BackendOptions {
+  int device = 0;                     // cuda: the CUDA device
+  std::string precompute = "auto";    // cuda: precomputed bases, "auto", "off" or a list such as "h,a"
+  size_t precompute_headroom_mb = 2048;  // cuda: device memory the tables must leave free
+  int msm_window = 0;                 // cuda: window of the MSMs over precomputed bases, 8..22; 0 automatic
+  int ntt_passes = 0;                 // cuda: at least this many NTT passes, 1..8; 0 automatic
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  // sum scalars[i] * points[i]; points at infinity and any scalars allowed.
+  virtual G1 msm_g1(const G1Affine* points, const Fr* scalars, size_t n) = 0;
+  virtual G2 msm_g2(const G2Affine* points, const Fr* scalars, size_t n) = 0;
+  // In place, natural order in and out, snarkjs's roots; inverse includes the 1/n factor.
+  virtual void ntt(Fr* data, int log_n, bool inverse) = 0;
+  // The H stage: a, b, c (2^log_n each) to the odd-coset values of A'B' - C'.
+  virtual std::vector<Fr> compute_h(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n) = 0;
+  // A prover with zk resident (on the device, for cuda), its stage timings in last_spans().
+  // Throws std::invalid_argument for a key the backend cannot hold.
+  virtual std::unique_ptr<ProverBackend> prover(std::shared_ptr<const ZKey> zk) = 0;
+  // Prepares host memory that provers will read in place (a shared-memory slot ring) for fast
+  // transfers: cuda page-locks it (read-only mappings too); cpu has nothing to do. Throws
+  // std::runtime_error with the reason when the range cannot be registered.
+  virtual void register_host(void* p, size_t bytes) { (void)p, (void)bytes; }
+  // Undoes register_host(p, ...).
+  virtual void unregister_host(void* p) noexcept { (void)p; }
+};
+
+// The backend called `name`; "auto" is cuda where this build has it and opt.device exists, else cpu.
+// Throws std::invalid_argument for a name this build does not know (the
+// message lists the known ones) and std::runtime_error when the backend cannot start here (no CUDA
+// device, a build without CUDA).
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt = {});
+
+// The backends this build has, e.g. {"cpu", "cuda"}.
+std::vector<std::string> backend_names();
+
+// Shorthand for make_backend(name, opt)->prover(zk).
+std::unique_ptr<ProverBackend> make_prover(const std::string& name, std::shared_ptr<const ZKey> zk,
+                                           const BackendOptions& opt = {});
+
+}  // namespace cuzk

@@ -1,0 +1,169 @@
+// The cuda backend: the one-shot primitives of kernels/gpu_api.hpp, and a prover over a resident
+// gpu::GpuProver that computes the five raw MSMs on the device while the host assembles the proof
+// (assemble_proof), as the cpu backend does.
+#include "backend/cuda/cuda_backend.hpp"
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace cuzk {
+namespace {
+
+// The generic key checks plus the CUDA backend's range of domain sizes.
+void check_key(const ZKey& zk) {
+  check_proving_key(zk);
+  if (zk.log_domain < 1 || zk.log_domain > 27)
+    throw std::invalid_argument("zkey domainSize=" + std::to_string(zk.domain_size) +
+                                " is not 2^k with 1 <= k <= 27 (the CUDA backend's range)");
+}
+
+class CudaProver : public ProverBackend {
+ public:
+  CudaProver(std::shared_ptr<const ZKey> zk, int device, const gpu::GpuOptions& opt) : zk_(std::move(zk)) {
+    if (!zk_) throw std::invalid_argument("CUDA backend needs a proving key");
+    check_key(*zk_);
+    if (gpu::device_count() == 0) throw gpu::GpuError("CUDA backend: no CUDA device is available");
+    ConstraintEvaluator ev = ConstraintEvaluator::compile(*zk_);
+    wait_points_checked(*zk_);  // the points are uploaded next
+    gpu_ = std::make_unique<gpu::GpuProver>(*zk_, ev, device, opt);  // matrices and tables live on the device
+  }
+
+  const char* name() const override { return "cuda"; }
+  gpu::GpuProver::Timings timings() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gpu_->last_timings();
+  }
+  std::vector<StageSpan> last_spans() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gpu_->last_timings().spans;
+  }
+  std::optional<HostTimes> last_host_times() const override {
+    gpu::GpuProver::Timings t = timings();
+    return HostTimes{t.upload_ms, t.h_stage_ms, t.witness_msms_ms + t.h_msm_ms};
+  }
+  gpu::PrecomputeInfo precompute_info() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gpu_->precompute_info();
+  }
+  void use_precomputed(bool on) {
+    std::lock_guard<std::mutex> lock(mu_);
+    gpu_->use_precomputed(on);
+  }
+
+  Proof prove(const std::vector<Fr>& w, const ProveOptions& opt, RawMsms* raw) override {
+    const ZKey& zk = *zk_;
+    if (w.size() != zk.n_vars)
+      throw std::invalid_argument("witness has " + std::to_string(w.size()) + " values, the zkey expects nVars=" +
+                                  std::to_string(zk.n_vars));
+    RawMsms m;
+    {
+      // One proof at a time per backend: the device engines and scratch are shared.
+      std::lock_guard<std::mutex> lock(mu_);
+      m = gpu_->run(w);
+    }
+    if (raw) *raw = m;
+    return assemble_proof(zk, m, opt);
+  }
+
+  // The proving stage alone: w, a, b, c are read from the caller's memory (a shared-memory slot,
+  // ideally registered with gpu::register_host) and the matrices are not evaluated again.
+  Proof prove_synthesized(const SynthesizedView& s, const ProveOptions& opt, RawMsms* raw) override {
+    check_synthesized(*zk_, s);
+    RawMsms m;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      m = gpu_->run_synthesized(s);
+    }
+    if (raw) *raw = m;
+    return assemble_proof(*zk_, m, opt);
+  }
+
+ private:
+  std::shared_ptr<const ZKey> zk_;
+  std::unique_ptr<gpu::GpuProver> gpu_;
+  mutable std::mutex mu_;
+};
+
+class CudaBackend : public Backend {
+ public:
+  explicit CudaBackend(const BackendOptions& opt) : opt_(opt), gopt_(gpu_options(opt)) {
+    gopt_.validate();
+    if (gpu::device_count() == 0) throw gpu::GpuError("cuda backend: no CUDA device is available");
+    if (opt.device < 0 || opt.device >= gpu::device_count())
+      throw std::invalid_argument("cuda backend: device " + std::to_string(opt.device) + " does not exist (" +
+                                  std::to_string(gpu::device_count()) + " CUDA devices)");
+  }
+  const char* name() const override { return "cuda"; }
+  G1 msm_g1(const G1Affine* points, const Fr* scalars, size_t n) override {
+    return gpu::msm_g1(opt_.device, points, scalars, n);
+  }
+  G2 msm_g2(const G2Affine* points, const Fr* scalars, size_t n) override {
+    return gpu::msm_g2(opt_.device, points, scalars, n);
+  }
+  void ntt(Fr* data, int log_n, bool inverse) override { gpu::ntt(opt_.device, data, log_n, inverse); }
+  std::vector<Fr> compute_h(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n) override {
+    return gpu::compute_h_coset(opt_.device, a, b, c, log_n);
+  }
+  std::unique_ptr<ProverBackend> prover(std::shared_ptr<const ZKey> zk) override {
+    return std::make_unique<CudaProver>(std::move(zk), opt_.device, gopt_);
+  }
+  void register_host(void* p, size_t bytes) override { gpu::register_host(p, bytes); }
+  void unregister_host(void* p) noexcept override {
+    try {
+      gpu::unregister_host(p);
+    } catch (const gpu::GpuError&) {  // not registered: nothing to undo
+    }
+  }
+
+ private:
+  BackendOptions opt_;
+  gpu::GpuOptions gopt_;
+};
+
+}  // namespace
+
+bool cuda_backend_built() { return true; }
+int cuda_device_count() noexcept { return gpu::device_count(); }
+
+gpu::GpuOptions gpu_options(const BackendOptions& opt) {
+  gpu::GpuOptions g;
+  g.precompute = gpu::PrecomputeOptions::parse(opt.precompute, opt.precompute_headroom_mb << 20);
+  g.msm_window = opt.msm_window;
+  g.ntt_passes = opt.ntt_passes;
+  return g;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opt) { return std::make_unique<CudaBackend>(opt); }
+
+std::unique_ptr<ProverBackend> make_cuda_prover(std::shared_ptr<const ZKey> zk, const BackendOptions& opt) {
+  return make_cuda_backend(opt)->prover(std::move(zk));
+}
+
+std::unique_ptr<ProverBackend> make_cuda_prover(std::shared_ptr<const ZKey> zk, int device,
+                                                const gpu::GpuOptions& opt) {
+  return std::make_unique<CudaProver>(std::move(zk), device, opt);
+}
+
+bool cuda_backend_precompute(const ProverBackend& prover, gpu::PrecomputeInfo& out) {
+  auto* b = dynamic_cast<const CudaProver*>(&prover);
+  if (!b) return false;
+  out = b->precompute_info();
+  return true;
+}
+
+bool cuda_backend_use_precomputed(ProverBackend& prover, bool on) {
+  auto* b = dynamic_cast<CudaProver*>(&prover);
+  if (!b) return false;
+  b->use_precomputed(on);
+  return true;
+}
+
+bool cuda_backend_timings(const ProverBackend& prover, gpu::GpuProver::Timings& out) {
+  auto* b = dynamic_cast<const CudaProver*>(&prover);
+  if (!b) return false;
+  out = b->timings();
+  return true;
+}
+
+}  // namespace cuzk

@@ -1,0 +1,32 @@
+// The cuda backend: the primitives on a CUDA device (kernels/) and a prover that keeps the key, its
+// compiled matrices and its precomputed bases resident there. The host assembles each proof exactly
+// as the cpu backend does, so both give the same proof for the same witness, r and s.
+#pragma once
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "kernels/gpu_api.hpp"
+
+namespace cuzk {
+
+// Whether this build has the cuda backend (configured with -DCUZK_CUDA=ON).
+bool cuda_backend_built();
+// Usable CUDA devices; 0 without a driver, a device or CUDA in the build. Never throws.
+int cuda_device_count() noexcept;
+// Throws std::runtime_error in a build without CUDA or where no CUDA device is usable, and
+// std::invalid_argument for options out of range.
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opt = {});
+std::unique_ptr<ProverBackend> make_cuda_prover(std::shared_ptr<const ZKey> zk, const BackendOptions& opt = {});
+// The same from the kernels' own options (benchmarks, device tests).
+std::unique_ptr<ProverBackend> make_cuda_prover(std::shared_ptr<const ZKey> zk, int device,
+                                                const gpu::GpuOptions& opt);
+gpu::GpuOptions gpu_options(const BackendOptions& opt);
+
+// What a cuda prover's key got: its precomputed tables; false for another backend's prover.
+bool cuda_backend_precompute(const ProverBackend& prover, gpu::PrecomputeInfo& out);
+// Switches a cuda prover's use of its tables (gpu::GpuProver::use_precomputed); false for another.
+bool cuda_backend_use_precomputed(ProverBackend& prover, bool on);
+// The device-side stage times of a cuda prover's last proof; false for another backend's prover.
+bool cuda_backend_timings(const ProverBackend& prover, gpu::GpuProver::Timings& out);
+
+}  // namespace cuzk

@@ -1,0 +1,47 @@
+// The GPU benchmarks (cuzk-bench): device-resident timings of the kernels and of whole proofs through
+// the `cuda` backend. Plain C++: gpu_bench.cpp is compiled by the host compiler.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kernels/gpu_api.hpp"
+
+namespace cuzk {
+namespace gpu {
+
+// Timing of device-resident work with CUDA events: `warmup` untimed runs, then `runs` timed ones.
+struct BenchStats {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int runs = 0;
+  // Estimated physical lower bound on this device: the 32-bit integer multiply-adds the work needs
+  // (field multiplies of the algorithm as run, 2*2*NW^2 each) over SMs x 64 lanes x clock, or the
+  // bytes it must move over the memory bandwidth, whichever is larger.
+  double bound_ms = 0;
+  std::string detail;  // e.g. the window width and digit entries used
+};
+
+// ntt_passes: GpuOptions::ntt_passes (0: automatic).
+BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs, int ntt_passes);
+// The fused H stage (three inverse NTTs, coset scaling, three forward NTTs, a*b-c) at 2^log_n.
+BenchStats bench_h_stage(int device, int log_n, int warmup, int runs, int ntt_passes);
+// Fr multiply throughput in registers, one entry per multiply formulation (field_bench.cu).
+std::vector<BenchStats> bench_field(int device, int warmup, int runs);
+// Points and scalars are uploaded once; each run is scalar preparation + sort + buckets + reduction.
+BenchStats bench_msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window, int warmup,
+                        int runs);
+BenchStats bench_msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window, int warmup,
+                        int runs);
+// Same-process A/B of the plain MSM (automatic window) and the MSM over precomputed bases (automatic
+// shared window, table built once): 2 * rounds results, plain and precomputed alternating.
+std::vector<BenchStats> bench_msm_g1_ab(int device, const G1Affine* points, const Fr* scalars, size_t n, int warmup,
+                                        int runs, int rounds);
+std::vector<BenchStats> bench_msm_g2_ab(int device, const G2Affine* points, const Fr* scalars, size_t n, int warmup,
+                                        int runs, int rounds);
+
+// The benchmark driver: prints one line per measurement and returns a process exit status (0 ok,
+// 1 failure, 2 usage error, 3 no CUDA device).
+int bench_main(const std::vector<std::string>& args);
+const char* bench_usage();
+
+}  // namespace gpu
+}  // namespace cuzk
