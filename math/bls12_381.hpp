@@ -41,11 +41,7 @@ using Fr = Fp<FrParams>;
 using Fq2 = Fp2<Fq>;
 
 // Primitive 2^k-th root of unity (k <= 32) in snarkjs's convention: w32^(2^(32-k)).
-inline Fr root_of_unity(int k) {
-  Fr w = Fr::from_mont_limbs(FrParams::ROOT_OF_UNITY);
-  for (int i = k; i < FrParams::TWO_ADICITY; i++) w = w.sqr();
-  return w;
-}
+inline Fr root_of_unity(int k) { return two_adic_root<Fr>(k); }
 
 // Curve E: y^2 = x^3 + 4 over Fq, and its sextic twist E': y^2 = x^3 + 4(1+u) over Fq2.
 struct G1Curve {

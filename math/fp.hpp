@@ -559,4 +559,13 @@ void batch_inverse(F* v, size_t n, F* scratch) {
   }
 }
 
+// The primitive 2^k-th root of unity of a field with a root of order 2^TWO_ADICITY in its params
+// (k <= TWO_ADICITY): ROOT_OF_UNITY squared TWO_ADICITY - k times.
+template <class F>
+F two_adic_root(int k) {
+  F w = F::from_mont_limbs(F::Params::ROOT_OF_UNITY);
+  for (int i = k; i < F::Params::TWO_ADICITY; i++) w = w.sqr();
+  return w;
+}
+
 }  // namespace cuzk

@@ -1,12 +1,15 @@
-// Quadratic extension F[u]/(u^2 + 1), the base field of G2 for BLS12-381 (q = 3 mod 4, so -1 is a non-square).
+// Quadratic extension F[u]/(u^2 + 1), the base field of G2 for BLS12-381 and BN254 (q = 3 mod 4 for
+// both, so -1 is a non-square). XiA names the non-residue xi = XiA + u that the towers above build on:
+// 1 for BLS12-381, 9 for BN254.
 #pragma once
 #include "fp.hpp"
 
 namespace cuzk {
 
-template <class F>
+template <class F, int XiA = 1>
 struct Fp2 {
   using Base = F;
+  static constexpr int kXiA = XiA;
   F c0, c1;
 
   CUZK_HD static Fp2 zero() { return {F::zero(), F::zero()}; }
@@ -32,8 +35,17 @@ struct Fp2 {
   CUZK_HD Fp2& operator-=(const Fp2& b) { return *this = *this - b; }
   CUZK_HD Fp2& operator*=(const Fp2& b) { return *this = *this * b; }
   CUZK_HD Fp2 conj() const { return {c0, -c1}; }
-  // Multiply by the sextic non-residue xi = 1 + u used to build Fq6.
-  CUZK_HD Fp2 mul_by_xi() const { return {c0 - c1, c0 + c1}; }
+  // Multiply by the sextic non-residue xi = a + u used to build Fq6:
+  // (c0 + c1 u)(a + u) = (a c0 - c1) + (c0 + a c1) u, with a c0 as additions (a is 1 or 9).
+  CUZK_HD Fp2 mul_by_xi() const {
+    if constexpr (XiA == 1) {
+      return {c0 - c1, c0 + c1};
+    } else {
+      static_assert(XiA == 9, "mul_by_xi: xi = 1 + u or 9 + u");
+      F a0 = c0.dbl().dbl().dbl() + c0, a1 = c1.dbl().dbl().dbl() + c1;  // 9x = 8x + x
+      return {a0 - c1, c0 + a1};
+    }
+  }
   // 1/(a0 + a1 u) = (a0 - a1 u)/(a0^2 + a1^2): one base inversion.
   CUZK_HD Fp2 inv() const {
     F t = (c0.sqr() + c1.sqr()).inv();

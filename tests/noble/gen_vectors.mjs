@@ -1,6 +1,7 @@
-// Generates BLS12-381 test vectors with @noble/curves (an independent, audited implementation) for
-// tests/noble_test.cpp: field arithmetic in Fq, Fr, Fq2 and Fq12, G1/G2 scalar multiplication and
-// addition, compressed encodings (valid and corrupted), and pairings.
+// Generates test vectors with @noble/curves (an independent, audited implementation) for
+// tests/noble_test.cpp. BLS12-381: field arithmetic in Fq, Fr, Fq2 and Fq12, G1/G2 scalar
+// multiplication and addition, compressed encodings (valid and corrupted), and pairings. BN254 (under
+// "bn254"): Fq, Fr, Fq2, the generators, G1/G2 scalar multiplication and addition.
 //
 // usage: node tests/noble/gen_vectors.mjs OUT.json [SEED]
 // Every random value derives from SEED (hex or any string; fresh randomness when omitted), which is
@@ -13,6 +14,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { bls12_381 as bls } from '@noble/curves/bls12-381.js';
+import { bn254 } from '@noble/curves/bn254.js';
 
 const [outPath, seedArg] = process.argv.slice(2);
 if (!outPath) {
@@ -41,19 +43,25 @@ function randBig(bits) {
 }
 const randFq = () => randBig(381) % q;
 const randFr = () => randBig(255) % r;
-const randScalar = () => 1n + (randBig(255) % (r - 1n)); // in [1, r-1], what noble's multiply accepts
+const randScalarBls = () => 1n + (randBig(255) % (r - 1n)); // in [1, r-1], what noble's multiply accepts
+const randScalar = randScalarBls;
+// The same for BN254's fields.
+const bnq = bn254.fields.Fp.ORDER, bnr = bn254.fields.Fr.ORDER;
+const randBnFq = () => randBig(254) % bnq;
+const randBnFr = () => randBig(254) % bnr;
+const randBnScalar = () => 1n + (randBig(254) % (bnr - 1n));
 
 const dec = (x) => x.toString();
 const fq2 = (x) => [dec(x.c0), dec(x.c1)];
 const mkFq2 = (c0, c1) => Fp2.create({ c0, c1 });
 const randFq2 = () => mkFq2(randFq(), randFq());
+const g1pt = (P) => (P.is0() ? null : [dec(P.toAffine().x), dec(P.toAffine().y)]);
+const g2pt = (P) => (P.is0() ? null : [fq2(P.toAffine().x), fq2(P.toAffine().y)]);
 const fq6 = (x) => [fq2(x.c0), fq2(x.c1), fq2(x.c2)];
 const fq12 = (x) => [fq6(x.c0), fq6(x.c1)];
 const randFq6 = () => Fp6.create({ c0: randFq2(), c1: randFq2(), c2: randFq2() });
 const randFq12 = () => Fp12.create({ c0: randFq6(), c1: randFq6() });
 const hex = (b) => Buffer.from(b).toString('hex');
-const g1pt = (P) => (P.is0() ? null : [dec(P.toAffine().x), dec(P.toAffine().y)]);
-const g2pt = (P) => (P.is0() ? null : [fq2(P.toAffine().x), fq2(P.toAffine().y)]);
 // k*P for any k in [0, r), including 0 which noble's safe multiply rejects.
 const mul = (P, k) => (k === 0n ? P.multiplyUnsafe(0n) : P.multiply(k));
 const trySqrt = (F, a) => {
@@ -91,9 +99,12 @@ function primeFieldCases(F, rand) {
   });
 }
 
-function fq2Cases() {
+// Fq2 over a base field of order p.
+function fq2Cases(Fp2, p, randFq) {
+  const mkFq2 = (c0, c1) => Fp2.create({ c0, c1 });
+  const randFq2 = () => mkFq2(randFq(), randFq());
   const zero = Fp2.ZERO, one = Fp2.ONE;
-  const edges = [zero, one, Fp2.neg(one), mkFq2(0n, 1n), mkFq2(q - 1n, q - 1n), mkFq2(1n, 1n), mkFq2(randFq(), 0n),
+  const edges = [zero, one, Fp2.neg(one), mkFq2(0n, 1n), mkFq2(p - 1n, p - 1n), mkFq2(1n, 1n), mkFq2(randFq(), 0n),
     mkFq2(0n, randFq())];
   const pairs = [];
   for (const a of edges) pairs.push([a, randFq2()]);
@@ -132,7 +143,9 @@ function fq12Cases() {
   return out;
 }
 
-function curveCases(G, pt) {
+// Scalar multiplication and addition on a group G of order r; with encodings, the compressed forms
+// (BLS12-381's zcash encoding).
+function curveCases(G, pt, r = bls.fields.Fr.ORDER, randScalar = randScalarBls, encodings = true) {
   const scalars = [0n, 1n, 2n, 3n, r - 1n, r - 2n, (r - 1n) / 2n];
   for (let i = 0; i < 10; i++) scalars.push(randScalar());
   const bases = [G.BASE, G.BASE.multiply(randScalar()), G.BASE.multiply(randScalar())];
@@ -150,6 +163,7 @@ function curveCases(G, pt) {
     [P, Q.negate()], [P.double(), P],
   ];
   for (const [a, b] of addPairs) adds.push({ p: pt(a), q: pt(b), sum: pt(a.add(b)) });
+  if (!encodings) return { mul: muls, add: adds };
   // Compressed encodings, with both signs of y, and corrupted encodings with noble's verdict.
   const enc = [];
   const encPoints = [G.ZERO, G.BASE, G.BASE.negate(), P, P.negate(), Q, Q.negate()];
@@ -206,11 +220,19 @@ const vectors = {
   seed,
   fq: primeFieldCases(Fp, randFq),
   fr: primeFieldCases(Fr, randFr),
-  fq2: fq2Cases(),
+  fq2: fq2Cases(Fp2, q, randFq),
   fq12: fq12Cases(),
   g1: curveCases(G1, g1pt),
   g2: curveCases(G2, g2pt),
   pairing: pairingCases(),
+  bn254: {
+    fq: primeFieldCases(bn254.fields.Fp, randBnFq),
+    fr: primeFieldCases(bn254.fields.Fr, randBnFr),
+    fq2: fq2Cases(bn254.fields.Fp2, bnq, randBnFq),
+    generators: { g1: g1pt(bn254.G1.Point.BASE), g2: g2pt(bn254.G2.Point.BASE) },
+    g1: curveCases(bn254.G1.Point, g1pt, bnr, randBnScalar, false),
+    g2: curveCases(bn254.G2.Point, g2pt, bnr, randBnScalar, false),
+  },
 };
 writeFileSync(outPath, JSON.stringify(vectors, null, 1));
 console.log(`wrote ${outPath} (seed ${seed})`);

@@ -1,0 +1,24 @@
+// BN254's generators.
+#include "bn254.hpp"
+
+#include "encoding.hpp"
+
+namespace cuzk::bn254 {
+
+static Fq fq(const char* s) { return *field_from_decimal<Fq>(s); }
+
+G1Affine g1_generator() {
+  static const G1Affine g{Fq::from_u64(1), Fq::from_u64(2)};
+  return g;
+}
+
+G2Affine g2_generator() {
+  static const G2Affine g{
+      {fq("10857046999023057135944570762232829481370756359578518086990519993285655852781"),
+       fq("11559732032986387107991004021392285783925812861821192530917403151452391805634")},
+      {fq("8495653923123431417604973247489272438418190587263600148770280649306958101930"),
+       fq("4082367875863433681332203403145435568316851327593401208105741076214120093531")}};
+  return g;
+}
+
+}  // namespace cuzk::bn254
