@@ -5,16 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "common/exit_codes.hpp"
+
 namespace cuzk::cli {
 
-// Exit codes shared by every subcommand.
+// Exit codes shared by every subcommand (their values: common/exit_codes.hpp).
 enum Exit : int {
-  kOk = 0,
-  kInvalid = 1,     // the proof did not verify, or a self-check failed
-  kBadInput = 2,    // an input file is malformed or does not fit
-  kUsage = 64,      // EX_USAGE
-  kSoftware = 70,   // EX_SOFTWARE: a circuit's generated witness code crashed
-  kIoError = 74,    // EX_IOERR
+  kOk = exit_status::kOk,
+  kInvalid = exit_status::kFailure,     // the proof did not verify, or a self-check failed
+  kBadInput = exit_status::kBadInput,   // an input file is malformed or does not fit
+  kUsage = exit_status::kUsage,
+  kSoftware = exit_status::kSoftware,   // a circuit's generated witness code crashed
+  kIoError = exit_status::kIoError,
 };
 
 struct ProveArgs {

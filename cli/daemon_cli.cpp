@@ -38,7 +38,7 @@ void add_endpoint(CLI::App* sub, Opts& o) {
 int check_endpoint(const Opts& o) {
   if (o.ep.unix_path.empty() && o.ep.tcp.empty()) {
     std::fprintf(stderr, "error: --socket PATH (or --tcp HOST:PORT) is required\n");
-    return 64;
+    return exit_status::kUsage;
   }
   return 0;
 }
@@ -109,7 +109,7 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
         std::ofstream f(o->out_file);
         if (!f) {
           std::fprintf(stderr, "error: %s: cannot create\n", o->out_file.c_str());
-          return 74;
+          return exit_status::kIoError;
         }
         timeline::export_chrome(events, f);
         return f.flush() ? 0 : 74;
@@ -121,7 +121,7 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
         if (f) timeline::render_svg(w, f);
         if (!f || !f.flush()) {
           std::fprintf(stderr, "error: %s: cannot write\n", o->svg_file.c_str());
-          return 74;
+          return exit_status::kIoError;
         }
       }
       return 0;
@@ -134,7 +134,7 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
     if (used == submit) {
       if (o->submit.witnesses.empty() && o->submit.inputs.empty()) {
         std::fprintf(stderr, "error: submit needs --witness FILE or --input FILE (one per partition)\n");
-        return 64;
+        return exit_status::kUsage;
       }
       return cmd_submit(client, o->submit);
     }

@@ -87,10 +87,10 @@ std::string str_or(const ojson& j, const char* key, const std::string& dflt = "-
 }  // namespace
 
 int exit_code_for_status(int status) {
-  if (status >= 200 && status < 300) return 0;
+  if (status >= 200 && status < 300) return exit_status::kOk;
   if (status == 401 || status == 403) return kNoPermission;
   if (status == 429 || status == 503) return kTryLater;
-  if (status >= 400 && status < 500) return 2;
+  if (status >= 400 && status < 500) return exit_status::kBadInput;
   return kServerError;
 }
 
@@ -124,7 +124,7 @@ int cmd_submit(const HttpClient& c, const SubmitArgs& a, std::ostream& out, std:
     }
   } catch (const std::invalid_argument& e) {
     err << "error: " << e.what() << "\n";
-    return 2;
+    return exit_status::kBadInput;
   }
   if (!a.priority.empty()) body["priority"] = a.priority;
   if (!a.request_id.empty()) body["request_id"] = a.request_id;
@@ -133,7 +133,7 @@ int cmd_submit(const HttpClient& c, const SubmitArgs& a, std::ostream& out, std:
     r = c.request("POST", "/v1/proofs", body.dump());
   } catch (const ConnectError& e) {
     err << "error: " << e.what() << "\n";
-    return 74;
+    return exit_status::kIoError;
   }
   if (r.status != 200 && r.status != 201) {
     err << "error: " << error_message(r) << "\n";
@@ -145,7 +145,7 @@ int cmd_submit(const HttpClient& c, const SubmitArgs& a, std::ostream& out, std:
     id = j.at("id").get<std::string>();
   } catch (const std::exception& e) {
     err << "error: unexpected answer from the daemon: " << r.body.substr(0, 200) << "\n";
-    return 74;
+    return exit_status::kIoError;
   }
   out << id << "\n";
   out.flush();
@@ -166,7 +166,7 @@ int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
   fs::create_directories(a.out_dir, ec);
   if (ec) {
     err << "error: " << a.out_dir << ": " << ec.message() << "\n";
-    return 74;
+    return exit_status::kIoError;
   }
   const std::string target_base = "/v1/proofs/" + url_encode(a.job) + "?wait=";
   for (bool first = true;; first = false) {
@@ -198,7 +198,7 @@ int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
       }
       if (down >= a.reconnect_s) {
         err << "error: " << why << "\n";
-        return 74;
+        return exit_status::kIoError;
       }
       if (!warned) {
         err << "cuzk await: " << why << "; retrying\n";
@@ -222,7 +222,7 @@ int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
       job = ojson::parse(r.body);
     } catch (const std::exception& e) {
       err << "error: unexpected answer from the daemon: " << e.what() << "\n";
-      return 74;
+      return exit_status::kIoError;
     }
     last_state = str_or(job, "state", "unknown");
     if (!is_final(last_state)) {
@@ -247,7 +247,7 @@ int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
       }
     } catch (const std::exception& e) {
       err << "error: writing the proofs to " << a.out_dir << ": " << e.what() << "\n";
-      return 74;
+      return exit_status::kIoError;
     }
     if (last_state == "done") {
       if (written != parts || parts == 0) {
@@ -269,7 +269,7 @@ int cmd_status(const HttpClient& c, bool json, std::ostream& out, std::ostream& 
     r = c.request("GET", "/v1/status", "", 30.0);
   } catch (const ConnectError& e) {
     err << "error: " << e.what() << "\n";
-    return 74;
+    return exit_status::kIoError;
   }
   if (r.status != 200) {
     err << "error: " << error_message(r) << "\n";
@@ -280,7 +280,7 @@ int cmd_status(const HttpClient& c, bool json, std::ostream& out, std::ostream& 
     s = ojson::parse(r.body);
   } catch (const std::exception& e) {
     err << "error: unexpected answer from the daemon: " << e.what() << "\n";
-    return 74;
+    return exit_status::kIoError;
   }
   if (json) {
     out << s.dump(2) << "\n";
@@ -333,7 +333,7 @@ int cmd_cancel(const HttpClient& c, const std::string& job, std::ostream& out, s
     r = c.request("DELETE", "/v1/proofs/" + url_encode(job), "", 60.0);
   } catch (const ConnectError& e) {
     err << "error: " << e.what() << "\n";
-    return 74;
+    return exit_status::kIoError;
   }
   if (r.status != 200) {
     err << "error: " << error_message(r) << "\n";

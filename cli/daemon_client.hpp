@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/exit_codes.hpp"
 #include "http_client.hpp"
 
 namespace CLI {
@@ -15,14 +16,14 @@ class App;
 
 namespace cuzk::cli {
 
-// Exit codes of the daemon client, beyond those in commands.hpp (0 ok, 1 job failed, 2 bad input,
-// 64 usage, 74 daemon unreachable).
+// Exit codes of the daemon client, beyond those in commands.hpp (0 ok, 2 bad input or a refused
+// request, 64 usage, 74 daemon unreachable); their values are in common/exit_codes.hpp.
 enum ClientExit : int {
-  kJobFailed = 1,      // await: the job failed or was cancelled
-  kServerError = 70,   // EX_SOFTWARE: the daemon answered 5xx
-  kTryLater = 75,      // EX_TEMPFAIL: 429 (queue full) or 503 (draining)
-  kNoPermission = 77,  // EX_NOPERM: 401/403 (TCP token)
-  kTimedOut = 124,     // await: the timeout passed first (like timeout(1))
+  kJobFailed = exit_status::kFailure,         // await: the job failed or was cancelled
+  kServerError = exit_status::kSoftware,      // the daemon answered 5xx
+  kTryLater = exit_status::kTryLater,         // 429 (queue full) or 503 (draining)
+  kNoPermission = exit_status::kNoPermission, // 401/403 (TCP token)
+  kTimedOut = exit_status::kTimedOut,         // await: the timeout passed first (like timeout(1))
 };
 
 // Maps an HTTP status that is not 2xx to an exit code.

@@ -8,9 +8,6 @@
 
 namespace cuzk::config {
 
-// sysexits.h EX_CONFIG: a worker or the supervisor that exits with it is never respawned.
-constexpr int kExitConfig = 78;
-
 // A configuration error. `key` is the dotted TOML path ("synthesis.cpus[1]", "circuits[0].zkey").
 struct ConfigError : std::runtime_error {
   std::string key;

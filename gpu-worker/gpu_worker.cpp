@@ -1,5 +1,6 @@
 // cuzk-gpu-worker: one per device. Loads every configured proving key once and keeps it resident
-// (on the GPU for the cuda backend), then proves slots of its device's ring in place.
+// (on the GPU for the cuda backend), then proves slots of its device's ring in place. Its main()
+// and message loop are worker/worker_main.hpp's; this file holds its work.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,18 +15,21 @@
 #include <thread>
 #include <vector>
 
+#include "backend/backend.hpp"
 #include "config/config.hpp"
 #include "groth16/formats.hpp"
 #include "groth16/parallel.hpp"
-#include "backend/backend.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/verifier.hpp"
 #include "shm/slot_ring.hpp"
-#include "shm/worker_runtime.hpp"
 #include "timeline/events.hpp"
+#include "worker/worker_main.hpp"
 
 using namespace cuzk;
 using namespace cuzk::shm;
+using cuzk::worker::WorkerArgs;
+using cuzk::worker::WorkerLink;
+using cuzk::worker::current_affinity;
 namespace fs = std::filesystem;
 
 namespace {
@@ -96,15 +100,8 @@ class GpuWorker {
     hello.device = device_;
     hello.set_text("backend=" + cfg_.gpu.backend + ",device=" + std::to_string(device_) + ",cpus=" +
                    current_affinity() + ",threads=" + std::to_string(thread_count()));
-    link_.send(hello);
-    Msg m;
-    while (link_.recv(m)) {
-      if (m.type == uint16_t(MsgType::Shutdown)) return 0;
-      if (m.type == uint16_t(MsgType::Prove)) {
-        if (!handle(m)) return 1;  // a device error: restart with a fresh context
-      }
-    }
-    return 0;
+    // handle() is false after a device error: the worker exits 1 to restart with a fresh context.
+    return worker::serve(link_, hello, MsgType::Prove, [this](const Msg& m) { return handle(m); });
   }
 
  private:
@@ -223,34 +220,12 @@ class GpuWorker {
 }  // namespace
 
 int main(int argc, char** argv) {
-  WorkerArgs args = parse_worker_args(argc, argv, "cuzk-gpu-worker");
-  die_with_parent();
-  config::Config cfg;
-  try {
-    cfg = config::load_config(args.config);
-  } catch (const config::ConfigError& e) {
-    std::fprintf(stderr, "cuzk-gpu-worker: %s\n", e.what());
-    return config::kExitConfig;
-  }
-  if (args.index >= cfg.gpu.devices.size()) {
-    std::fprintf(stderr, "cuzk-gpu-worker: --index %u but gpu.devices has %zu entries\n", args.index,
-                 cfg.gpu.devices.size());
-    return config::kExitConfig;
-  }
-  size_t threads = 0;
-  try {
-    threads = pin_worker(cfg.gpu.cpus.empty() ? std::vector<int>{} : cfg.gpu.cpus[args.index].cpus,
-                         cfg.gpu.threads);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cuzk-gpu-worker: gpu.cpus[%u]: %s\n", args.index, e.what());
-    return config::kExitConfig;
-  }
-  if (threads) set_thread_count(threads);
-  try {
-    GpuWorker w(std::move(cfg), args);
-    return w.run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cuzk-gpu-worker: %s\n", e.what());
-    return 1;
-  }
+  worker::WorkerProgram program;
+  program.name = "cuzk-gpu-worker";
+  program.placement = [](const config::Config& c) {
+    return worker::Placement{c.gpu.devices.size(), "gpu.devices has " + std::to_string(c.gpu.devices.size()) + " entries",
+                             &c.gpu.cpus, "gpu.cpus", c.gpu.threads};
+  };
+  program.run = [](config::Config cfg, const WorkerArgs& args) { return GpuWorker(std::move(cfg), args).run(); };
+  return worker::worker_main(argc, argv, program);
 }

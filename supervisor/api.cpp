@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "supervisor/helpers.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -18,11 +19,6 @@ namespace cuzk::sup {
 namespace {
 
 constexpr double kMaxWaitS = 3600;
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // What a long-poll timer needs when it fires.
 struct WaitCtx {
@@ -246,17 +242,17 @@ json Supervisor::status_json() {
   json workers = json::array();
   for (auto& w : workers_) {
     json wj = {{"name", w->name},
-               {"kind", w->kind == Worker::Synth ? "synth" : "gpu"},
+               {"kind", w->kind == WorkerKind::Synth ? "synth" : "gpu"},
                {"index", w->index},
                {"pid", w->pid ? json(w->pid) : json(nullptr)},
                {"cpus", w->cpus},
-               {"state", w->state},
+               {"state", to_string(w->state)},
                {"restarts", w->restarts},
                {"epoch", w->epoch},
                {"job", w->task ? json(std::to_string(w->job)) : json(nullptr)},
                {"partition", w->task ? json(w->partition) : json(nullptr)},
                {"reported", w->hello}};
-    if (w->kind == Worker::Gpu) wj["device"] = w->device;
+    if (w->kind == WorkerKind::Gpu) wj["device"] = w->device;
     if (!w->failure.empty()) wj["failure"] = w->failure;
     workers.push_back(std::move(wj));
   }
@@ -313,7 +309,7 @@ std::string Supervisor::metrics_text() {
   line("# HELP cuzk_worker_up 1 when the worker is running and ready.");
   line("# TYPE cuzk_worker_up gauge");
   for (auto& w : workers_)
-    line("cuzk_worker_up{worker=\"" + w->name + "\"} " + (w->state == "idle" || w->state == "busy" ? "1" : "0"));
+    line("cuzk_worker_up{worker=\"" + w->name + "\"} " + (is_up(w->state) ? "1" : "0"));
   line("# HELP cuzk_slots Slots of each device ring by state.");
   line("# TYPE cuzk_slots gauge");
   for (auto& d : devices_) {

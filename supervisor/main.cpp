@@ -7,6 +7,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "common/exit_codes.hpp"
 #include "config/config.hpp"
 #include "supervisor/supervisor.hpp"
 
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : 64;
+    return rc == 0 ? cuzk::exit_status::kOk : cuzk::exit_status::kUsage;
   }
   auto logger = spdlog::stderr_color_mt("cuzk");
   spdlog::set_default_logger(logger);
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
     cuzk::config::validate_cpus(cfg);
   } catch (const cuzk::config::ConfigError& e) {
     std::fprintf(stderr, "cuzk-supervisor: %s: %s\n", config_path.c_str(), e.what());
-    return cuzk::config::kExitConfig;
+    return cuzk::exit_status::kConfig;
   }
   spdlog::set_level(spdlog::level::from_str(cfg.daemon.log_level));
   if (check_only) {
@@ -45,9 +46,9 @@ int main(int argc, char** argv) {
     return s.run();
   } catch (const cuzk::config::ConfigError& e) {
     std::fprintf(stderr, "cuzk-supervisor: %s: %s\n", config_path.c_str(), e.what());
-    return cuzk::config::kExitConfig;
+    return cuzk::exit_status::kConfig;
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
-    return 1;
+    return cuzk::exit_status::kFailure;
   }
 }

@@ -1,5 +1,6 @@
 // The supervisor: owns the config, the slot rings, the job store and the workers. One libuv loop
-// runs everything; it never initialises CUDA and never does heavy compute.
+// runs everything; it never initialises CUDA and never does heavy compute. The class is declared
+// here and defined across the files its sections name.
 #pragma once
 #include <uv.h>
 
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/exit_codes.hpp"
 #include "config/config.hpp"
 #include "groth16/formats.hpp"
 #include "shm/messages.hpp"
@@ -22,20 +24,21 @@
 #include "supervisor/job_store.hpp"
 #include "supervisor/submission.hpp"
 #include "supervisor/timeline.hpp"
+#include "supervisor/worker_state.hpp"
 #include "witness/manifest.hpp"
 
 namespace cuzk::sup {
 
 struct Worker {
-  enum Kind { Synth, Gpu } kind = Synth;
+  WorkerKind kind = WorkerKind::Synth;
   uint32_t index = 0;  // position in its config list
   uint32_t id = 0;     // unique across kinds
   int device = 0;      // gpu workers: the device id
   std::string name, cpus;
   uint32_t epoch = 0;
   int pid = 0;
-  std::string state = "starting";  // starting, idle, busy, backoff, failed, stopped
-  std::string failure;             // why it is failed
+  WorkerState state = WorkerState::Starting;  // changed only by Supervisor::set_state
+  std::string failure;                        // why it is failed
   uint32_t restarts = 0;
   std::deque<uint64_t> recent_restarts;  // ns stamps within limits.restart_period_s
   uv_process_t* proc = nullptr;
@@ -94,33 +97,40 @@ class Supervisor {
  private:
   using Key = std::tuple<int, uint64_t, uint32_t>;  // priority, job id (age), partition
 
-  // start-up
+  // start-up (startup.cpp)
   void setup_state();
   void setup_rings();
   void warn_if_few_slots() const;
   void recover_jobs();
+  void create_workers();
+  // worker processes (worker_lifecycle.cpp)
+  void set_state(Worker& w, WorkerState to, const char* why);
   void spawn(Worker& w);
-  // control plane
   void on_readable(Worker& w);
   void on_message(Worker& w, const shm::Msg& m);
   void on_exit(Worker& w, int64_t status, int signal);
   void restart_later(Worker& w);
   void check_heartbeats();
-  // scheduling
+  // crash repair (crash_repair.cpp)
+  void repair_task(Worker& w);
+  void resynthesize_device_slots(Device& d);
+  // scheduling (dispatch.cpp)
   void schedule();
   bool dispatch_synth();
   void dispatch_proofs(Device& d);
   void track_slot_waits();
   void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);
+  void release_slot(int device, uint32_t slot);
+  // reports, retries and the end of jobs (completion.cpp)
+  bool end_task(Worker& w, const shm::Msg& m, const char* why);
   void on_synth_done(Worker& w, const shm::Msg& m);
   void on_prove_done(Worker& w, const shm::Msg& m);
   void requeue(uint64_t job, uint32_t partition, const std::string& why, bool count_attempt);
   void complete_partition(ActiveJob& j, uint32_t p, const std::string& result_dir);
   void fail_job(ActiveJob& j, uint32_t p, const std::string& why);
   void finish_job(ActiveJob& j, JState st, const std::string& error);
-  void release_slot(int device, uint32_t slot);
   void set_pstate(ActiveJob& j, uint32_t p, PState s);
-  // api
+  // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
   http::Response submit(const http::Request& req);
   http::Response cancel(uint64_t id);
@@ -128,9 +138,10 @@ class Supervisor {
   nlohmann::json status_json();
   std::string metrics_text();
   void notify_waiters(ActiveJob& j);
-  // lifecycle
+  // draining and stopping (shutdown.cpp)
   void begin_shutdown(const char* why);
   void maybe_finish_shutdown();
+  // the loop's tick and lookups (supervisor.cpp)
   void tick();
   void event(const std::string& name, uint64_t job, const std::string& kv);
   Device* device(int id);
@@ -156,7 +167,7 @@ class Supervisor {
   uv_timer_t tick_timer_{};
   bool draining_ = false, stopping_ = false;
   uint64_t drain_deadline_ns_ = 0;
-  int exit_status_ = 0;
+  int exit_status_ = exit_status::kOk;
   uint64_t upload_seq_ = 0;
   // metrics
   uint64_t proofs_done_ = 0, parts_failed_ = 0;

@@ -1,5 +1,6 @@
 // cuzk-synth-worker: turns a witness into w, a = A*w, b = B*w, c = a o b, written straight into a
-// shared-memory slot, for the device's GPU worker to prove from in place.
+// shared-memory slot, for the device's GPU worker to prove from in place. Its main() and message
+// loop are worker/worker_main.hpp's; this file holds its work.
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,14 +20,17 @@
 #include "groth16/parallel.hpp"
 #include "groth16/prover.hpp"
 #include "shm/slot_ring.hpp"
-#include "shm/worker_runtime.hpp"
 #include "timeline/events.hpp"
 #include "witness/build.hpp"
 #include "witness/generator.hpp"
 #include "witness/inputs.hpp"
+#include "worker/worker_main.hpp"
 
 using namespace cuzk;
 using namespace cuzk::shm;
+using cuzk::worker::WorkerArgs;
+using cuzk::worker::WorkerLink;
+using cuzk::worker::current_affinity;
 
 namespace {
 
@@ -58,13 +62,10 @@ class SynthWorker {
     link_.start_heartbeat();
     Msg hello = link_.make(MsgType::Hello);
     hello.set_text("cpus=" + current_affinity() + ",threads=" + std::to_string(thread_count()));
-    link_.send(hello);
-    Msg m;
-    while (link_.recv(m)) {
-      if (m.type == uint16_t(MsgType::Shutdown)) return 0;
-      if (m.type == uint16_t(MsgType::Synthesize)) handle(m);
-    }
-    return 0;  // the supervisor closed the channel
+    return worker::serve(link_, hello, MsgType::Synthesize, [this](const Msg& m) {
+      handle(m);
+      return true;
+    });
   }
 
  private:
@@ -279,35 +280,12 @@ class SynthWorker {
 }  // namespace
 
 int main(int argc, char** argv) {
-  WorkerArgs args = parse_worker_args(argc, argv, "cuzk-synth-worker");
-  die_with_parent();
-  config::Config cfg;
-  try {
-    cfg = config::load_config(args.config);
-  } catch (const config::ConfigError& e) {
-    std::fprintf(stderr, "cuzk-synth-worker: %s\n", e.what());
-    return config::kExitConfig;
-  }
-  if (args.index >= cfg.synthesis.workers) {
-    std::fprintf(stderr, "cuzk-synth-worker: --index %u but synthesis.workers = %u\n", args.index,
-                 cfg.synthesis.workers);
-    return config::kExitConfig;
-  }
-  // Pin before any thread exists, so that every thread inherits the set.
-  size_t threads = 0;
-  try {
-    threads = pin_worker(cfg.synthesis.cpus.empty() ? std::vector<int>{} : cfg.synthesis.cpus[args.index].cpus,
-                         cfg.synthesis.threads);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cuzk-synth-worker: synthesis.cpus[%u]: %s\n", args.index, e.what());
-    return config::kExitConfig;
-  }
-  if (threads) set_thread_count(threads);
-  try {
-    SynthWorker w(std::move(cfg), args);
-    return w.run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cuzk-synth-worker: %s\n", e.what());
-    return 1;
-  }
+  worker::WorkerProgram program;
+  program.name = "cuzk-synth-worker";
+  program.placement = [](const config::Config& c) {
+    return worker::Placement{c.synthesis.workers, "synthesis.workers = " + std::to_string(c.synthesis.workers),
+                             &c.synthesis.cpus, "synthesis.cpus", c.synthesis.threads};
+  };
+  program.run = [](config::Config cfg, const WorkerArgs& args) { return SynthWorker(std::move(cfg), args).run(); };
+  return worker::worker_main(argc, argv, program);
 }

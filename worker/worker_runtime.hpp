@@ -1,5 +1,6 @@
-// What every worker process does the same way: die with the supervisor, pin itself before any
-// thread exists, heartbeat from its own thread, and stamp timeline events onto its channel.
+// What every worker process does the same way: read the command line the supervisor gives it, die
+// with the supervisor, pin itself before any thread exists, heartbeat from its own thread, and
+// stamp timeline events onto its channel. worker_main.hpp puts these together into a worker's main().
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -10,7 +11,7 @@
 
 #include "shm/messages.hpp"
 
-namespace cuzk::shm {
+namespace cuzk::worker {
 
 // Command-line contract between the supervisor and a worker:
 //   <worker> --config FILE --index I --worker-id W --epoch E [--fd N]
@@ -22,7 +23,7 @@ struct WorkerArgs {
   uint32_t epoch = 0;
   int fd = 3;
 };
-// Parses argv; on a usage error prints it and exits 64.
+// Parses argv; on a usage error prints it and exits 64 (--help prints the usage and exits 0).
 WorkerArgs parse_worker_args(int argc, char** argv, const char* prog);
 
 // PR_SET_PDEATHSIG(SIGKILL), and exit at once if the parent is already gone.
@@ -42,9 +43,9 @@ class WorkerLink {
   WorkerLink(const WorkerArgs& a, uint32_t heartbeat_ms);
   ~WorkerLink();
   // A message stamped with this worker's id, epoch and pid.
-  Msg make(MsgType t) const;
-  bool send(const Msg& m) { return ch_.send(m); }
-  bool recv(Msg& m) { return ch_.recv(m); }
+  shm::Msg make(shm::MsgType t) const;
+  bool send(const shm::Msg& m) { return ch_.send(m); }
+  bool recv(shm::Msg& m) { return ch_.recv(m); }
   // A timeline event: name plus "k=v,..." (no spaces or commas inside values).
   void event(const char* name, uint64_t job, uint32_t partition, uint32_t slot, const std::string& kv);
   void start_heartbeat();
@@ -52,9 +53,9 @@ class WorkerLink {
  private:
   WorkerArgs args_;
   uint32_t heartbeat_ms_;
-  Channel ch_;
+  shm::Channel ch_;
   std::atomic<bool> stop_{false};
   std::thread hb_;
 };
 
-}  // namespace cuzk::shm
+}  // namespace cuzk::worker

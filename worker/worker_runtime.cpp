@@ -1,5 +1,6 @@
-// The worker side of the control plane.
-#include "shm/worker_runtime.hpp"
+// The worker side of the control plane: arguments, parent death, CPU pinning, the link to the
+// supervisor and its heartbeat thread.
+#include "worker/worker_runtime.hpp"
 
 #include <sched.h>
 #include <signal.h>
@@ -13,41 +14,38 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace cuzk::shm {
+#include <CLI/CLI.hpp>
+
+#include "common/exit_codes.hpp"
+
+namespace cuzk::worker {
+
+using shm::Msg;
+using shm::MsgType;
 
 WorkerArgs parse_worker_args(int argc, char** argv, const char* prog) {
   WorkerArgs a;
-  bool have_config = false;
-  auto usage = [&](const std::string& why) {
-    std::fprintf(stderr, "%s: %s\nusage: %s --config FILE --index I --worker-id W --epoch E [--fd N]\n", prog,
-                 why.c_str(), prog);
-    std::exit(64);
-  };
-  auto num = [&](const char* flag, const char* v) -> uint32_t {
-    char* end = nullptr;
-    unsigned long x = std::strtoul(v, &end, 10);
-    if (!*v || *end || x > 0xffffffffUL) usage(std::string(flag) + " needs a non-negative integer, got '" + v + "'");
-    return uint32_t(x);
-  };
-  for (int i = 1; i < argc; i++) {
-    std::string f = argv[i];
-    if (i + 1 >= argc) usage(f + " needs a value");
-    const char* v = argv[++i];
-    if (f == "--config") a.config = v, have_config = true;
-    else if (f == "--index") a.index = num("--index", v);
-    else if (f == "--worker-id") a.worker_id = num("--worker-id", v);
-    else if (f == "--epoch") a.epoch = num("--epoch", v);
-    else if (f == "--fd") a.fd = int(num("--fd", v));
-    else usage("unknown option " + f);
+  CLI::App app{std::string(prog) + ": a worker process of the cuzk daemon, started by cuzk-supervisor"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--config", a.config, "the daemon's TOML configuration file")->required();
+  app.add_option("--index", a.index, "position in the config: synthesis worker i, or device i of gpu.devices");
+  app.add_option("--worker-id", a.worker_id, "the supervisor's id for this worker");
+  app.add_option("--epoch", a.epoch, "this spawn's epoch; messages of another epoch are ignored");
+  app.add_option("--fd", a.fd, "the control socket, inherited from the supervisor")->check(CLI::NonNegativeNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) std::exit(app.exit(e));  // --help: the usage, on stdout
+    std::fprintf(stderr, "%s: %s (%s --help lists the options)\n", prog, e.what(), prog);
+    std::exit(exit_status::kUsage);
   }
-  if (!have_config) usage("--config is required");
   return a;
 }
 
 void die_with_parent() {
   pid_t parent = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent || parent == 1) _exit(70);  // the parent died before prctl took effect
+  if (getppid() != parent || parent == 1) _exit(exit_status::kSoftware);  // the parent died before prctl took effect
 }
 
 void pin_to_cpus(const std::vector<int>& cpus) {
@@ -97,7 +95,7 @@ Msg WorkerLink::make(MsgType t) const {
   m.worker = args_.worker_id;
   m.epoch = args_.epoch;
   m.pid = uint32_t(getpid());
-  m.t_ns = monotonic_ns();
+  m.t_ns = shm::monotonic_ns();
   return m;
 }
 
@@ -116,11 +114,11 @@ void WorkerLink::start_heartbeat() {
     // The supervisor reads a missed heartbeat as a crash, so this thread must never block on work;
     // it only sleeps and sends. A dead channel means the supervisor is gone: exit.
     while (!stop_) {
-      if (!ch_.send(make(MsgType::Heartbeat))) _exit(0);
+      if (!ch_.send(make(MsgType::Heartbeat))) _exit(exit_status::kOk);
       for (uint32_t t = 0; t < heartbeat_ms_ && !stop_; t += 50)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
 }
 
-}  // namespace cuzk::shm
+}  // namespace cuzk::worker

@@ -1,0 +1,205 @@
+// What happens to a partition after its work: the workers' reports (SynthDone, ProveDone), retries
+// up to kMaxAttempts, completion from the result files, and the end of a job, done, failed or
+// cancelled.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "supervisor/helpers.hpp"
+#include "supervisor/supervisor.hpp"
+#include "timeline/events.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace cuzk::sup {
+
+namespace {
+
+constexpr uint32_t kMaxAttempts = 3;  // a partition failing this often for non-input reasons fails its job
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + p.string());
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string kv_of(const Worker& w, uint32_t partition, uint32_t slot, int device) {
+  return tl::Kv()
+      .add(tl::kPartition, partition)
+      .add(tl::kWorker, w.name)
+      .add(tl::kSlot, slot)
+      .add(tl::kDevice, device)
+      .str();
+}
+
+}  // namespace
+
+void Supervisor::set_pstate(ActiveJob& j, uint32_t p, PState s) {
+  j.rec.parts[p].state = s;
+  store_->set_partition(j.rec.id, j.rec.parts[p]);
+}
+
+// A worker's report ends the task it holds, and a busy worker is idle again. False for a stale
+// report: one of a task the worker no longer holds.
+bool Supervisor::end_task(Worker& w, const shm::Msg& m, const char* why) {
+  if (!w.task || w.job != m.job || w.partition != m.partition) return false;
+  w.task = false;
+  if (w.state == WorkerState::Busy) set_state(w, WorkerState::Idle, why);
+  return true;
+}
+
+void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
+  if (!end_task(w, m, "synthesis reported")) return;
+  Device* d = device(w.task_device);
+  ActiveJob* j = active(m.job);
+  const uint32_t slot = w.slot;
+  if (!j || is_final(j->rec.state)) {
+    // Cancelled or failed meanwhile: whatever the worker left, the slot is ours to free.
+    if (d) release_slot(d->id, slot);
+    schedule();
+    return;
+  }
+  PartTimes& t = j->times[m.partition];
+  t.synth_ms = m.ms[0];
+  synth_sum_s_ += m.ms[0] / 1000, synth_count_++;
+  if (m.status == shm::kOk) {
+    if (!d || d->seg->state(slot) != shm::SlotState::Ready) {
+      if (d) release_slot(d->id, slot);
+      requeue(m.job, m.partition, "slot was not READY after synthesis", true);
+    } else {
+      set_pstate(*j, m.partition, PState::Ready);
+      d->slots[slot].phase = SlotUse::Ready;
+      t.ready = shm::monotonic_ns();
+      event(tl::kSlotReady, m.job, kv_of(w, m.partition, slot, d->id));
+    }
+  } else {
+    if (d) release_slot(d->id, slot);
+    if (m.status == shm::kBadInput) fail_job(*j, m.partition, m.text);
+    else if (m.status == shm::kCancelled) requeue(m.job, m.partition, "cancelled by the worker", false);
+    else requeue(m.job, m.partition, std::string(w.name) + ": " + m.text, true);
+  }
+  schedule();
+}
+
+void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
+  if (!end_task(w, m, "proof reported")) return;
+  Device* d = device(w.task_device);
+  ActiveJob* j = active(m.job);
+  const uint32_t slot = w.slot;
+  if (!j || is_final(j->rec.state)) {
+    if (d && d->seg->state(slot) != shm::SlotState::Proving) release_slot(d->id, slot);
+    schedule();
+    return;
+  }
+  if (m.status == shm::kOk) {
+    if (d) d->slots[slot] = SlotUse{};  // the worker has set it FREE
+    j->times[m.partition].prove_ms = m.ms[0];
+    prove_sum_s_ += m.ms[0] / 1000;
+    complete_partition(*j, m.partition, m.text);
+  } else if (m.status == shm::kFailed && d && d->seg->state(slot) == shm::SlotState::Ready) {
+    // Prove again from the same slot (the worker restarts itself after a device error).
+    d->slots[slot].phase = SlotUse::Ready;
+    auto& p = j->rec.parts[m.partition];
+    p.attempts++;
+    p.error = m.text;
+    if (p.attempts >= kMaxAttempts) {
+      release_slot(d->id, slot);
+      fail_job(*j, m.partition, std::string("proving failed ") + std::to_string(p.attempts) + " times: " + m.text);
+    } else {
+      set_pstate(*j, m.partition, PState::Ready);
+    }
+  } else {
+    if (d) release_slot(d->id, slot);
+    if (m.status == shm::kBadInput) fail_job(*j, m.partition, m.text);
+    else requeue(m.job, m.partition, std::string(w.name) + ": " + m.text, m.status != shm::kCancelled);
+  }
+  schedule();
+}
+
+void Supervisor::requeue(uint64_t job, uint32_t p, const std::string& why, bool count_attempt) {
+  ActiveJob* j = active(job);
+  if (!j || is_final(j->rec.state)) return;
+  PartitionRec& pr = j->rec.parts[p];
+  if (count_attempt) pr.attempts++;
+  pr.error = why;
+  if (pr.attempts >= kMaxAttempts) return fail_job(*j, p, "gave up after " + std::to_string(pr.attempts) +
+                                                            " attempts; last: " + why);
+  set_pstate(*j, p, PState::Queued);
+  pending_.insert({int(j->rec.priority), job, p});
+  spdlog::info("job {} partition {}: requeued ({})", job, p, why);
+}
+
+void Supervisor::complete_partition(ActiveJob& j, uint32_t p, const std::string& result_dir) {
+  PartitionRec& pr = j.rec.parts[p];
+  const std::string stem = std::to_string(p);
+  try {
+    pr.proof = read_file(fs::path(result_dir) / (stem + ".proof.json"));
+    pr.pub = read_file(fs::path(result_dir) / (stem + ".public.json"));
+  } catch (const std::exception& e) {
+    return requeue(j.rec.id, p, std::string("result lost: ") + e.what(), true);
+  }
+  const PartTimes& t = j.times[p];
+  const uint64_t now = shm::monotonic_ns();
+  auto ms = [](uint64_t a, uint64_t b) { return a && b > a ? double(b - a) / 1e6 : 0.0; };
+  json tj = {{"queue_ms", ms(t.queued, t.synth_start)},
+             {"synth_ms", t.synth_ms},
+             {"wait_ms", ms(t.ready, t.prove_start)},
+             {"prove_ms", t.prove_ms},
+             {"total_ms", ms(t.queued, now)}};
+  pr.timings = tj.dump();
+  pr.error.clear();
+  set_pstate(j, p, PState::Done);
+  proofs_done_++;
+  event(tl::kProofDone, j.rec.id, tl::Kv().add(tl::kPartition, p).ms(tl::kTotalMs, ms(t.queued, now)).str());
+  bool all = true;
+  for (auto& q : j.rec.parts) all = all && q.state == PState::Done;
+  if (all) finish_job(j, JState::Done, "");
+}
+
+void Supervisor::fail_job(ActiveJob& j, uint32_t p, const std::string& why) {
+  j.rec.parts[p].error = why;
+  set_pstate(j, p, PState::Failed);
+  parts_failed_++;
+  event(tl::kPartitionFailed, j.rec.id, tl::Kv().add(tl::kPartition, p).add(tl::kReason, why).str());
+  spdlog::warn("job {} partition {} failed: {}", j.rec.id, p, why);
+  finish_job(j, JState::Failed, "partition " + std::to_string(p) + ": " + why);
+}
+
+// Final state: stored, remaining partitions stopped (their slots' cancel flags set), waiters answered.
+void Supervisor::finish_job(ActiveJob& j, JState st, const std::string& error) {
+  const uint64_t id = j.rec.id;
+  for (auto& pr : j.rec.parts)
+    if (!is_final(pr.state)) {
+      pr.state = PState::Cancelled;
+      store_->set_partition(id, pr);
+    }
+  for (auto it = pending_.begin(); it != pending_.end();)
+    it = std::get<1>(*it) == id ? pending_.erase(it) : std::next(it);
+  for (auto& d : devices_)
+    for (uint32_t s = 0; s < d.slots.size(); s++) {
+      SlotUse& u = d.slots[s];
+      if (!u.used || u.job != id) continue;
+      if (u.phase == SlotUse::Ready && d.seg->transition(s, shm::SlotState::Ready, shm::SlotState::Free))
+        u = SlotUse{};  // nobody holds it: free now
+      else
+        d.seg->slot(s).cancel.store(1, std::memory_order_release);  // its owner frees it
+    }
+  j.rec.state = st;
+  j.rec.error = error;
+  j.rec.finished_ms = wall_ms();
+  store_->set_job(id, st, error, j.rec.finished_ms);
+  event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
+  spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
+  std::error_code ec;
+  fs::remove_all(fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(id), ec);
+  if (!j.upload_dir.empty()) fs::remove_all(j.upload_dir, ec);
+  notify_waiters(j);
+  jobs_.erase(id);
+}
+
+}  // namespace cuzk::sup

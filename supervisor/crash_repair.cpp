@@ -1,0 +1,119 @@
+// Crash repair: the table of what to do with a dead worker's task, and the supervisor code that
+// applies a row of it, or hands a failed GPU worker's ready partitions back to synthesis.
+#include "supervisor/crash_repair.hpp"
+
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+#include "supervisor/supervisor.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cuzk::sup {
+
+namespace {
+
+using K = WorkerKind;
+using St = shm::SlotState;
+
+constexpr RepairRule kRules[] = {
+    {K::Synth, St::Free, Repair::Resynthesize,
+     "synthesis freed the slot (cancelled, or a failure) but died before reporting it", "died during synthesis"},
+    {K::Synth, St::Synthesizing, Repair::Resynthesize, "synthesis was writing the slot: its contents are partial",
+     "died during synthesis"},
+    {K::Synth, St::Ready, Repair::AdoptSynthesis,
+     "synthesis finished writing the slot and died before reporting it: a, b, c are complete", ""},
+    {K::Synth, St::Proving, Repair::Resynthesize,
+     "a slot being proved is not a synthesis worker's task: nothing in it can be trusted as its work",
+     "died during synthesis"},
+    {K::Gpu, St::Free, Repair::CompleteFromResults,
+     "the GPU worker frees the slot only after writing both result files, or after a failure that wrote none",
+     "died after freeing its slot"},
+    {K::Gpu, St::Synthesizing, Repair::CompleteFromResults,
+     "a slot being synthesized is not a GPU worker's task: only complete result files count",
+     "died after freeing its slot"},
+    {K::Gpu, St::Ready, Repair::ProveAgain,
+     "the GPU worker died before it took the slot: a, b, c are intact in shared memory", ""},
+    {K::Gpu, St::Proving, Repair::ProveAgain,
+     "the GPU worker died while proving: a, b, c are intact in shared memory, so no new synthesis is needed", ""},
+};
+
+}  // namespace
+
+std::span<const RepairRule> repair_table() { return kRules; }
+
+RepairRule repair_rule(WorkerKind kind, shm::SlotState slot, bool slot_is_its, bool job_live) {
+  if (!slot_is_its)
+    return {kind, slot, Repair::Nothing, "the slot was freed and given to another task meanwhile", ""};
+  if (!job_live) return {kind, slot, Repair::Release, "the task's job was cancelled or failed meanwhile", ""};
+  for (const RepairRule& r : kRules)
+    if (r.kind == kind && r.slot == slot) return r;
+  // A word outside the four states (a damaged header): nothing of the task in the slot can be used.
+  RepairRule r = repair_rule(kind, kind == K::Synth ? St::Synthesizing : St::Free, true, true);
+  r.slot = slot;
+  return r;
+}
+
+// Puts back the task that `w` held when its process exited.
+void Supervisor::repair_task(Worker& w) {
+  w.task = false;
+  Device* d = device(w.task_device);
+  if (!d || w.slot >= d->slots.size()) return;
+  ActiveJob* j = active(w.job);
+  SlotUse& u = d->slots[w.slot];
+  const bool its = u.used && u.job == w.job && u.partition == w.partition;
+  const RepairRule rule = repair_rule(w.kind, d->seg->state(w.slot), its, j && !is_final(j->rec.state));
+  spdlog::debug("{}: job {} partition {} slot {} ({}): {}", w.name, w.job, w.partition, w.slot,
+                shm::to_string(rule.slot), rule.reason);
+  switch (rule.action) {
+    case Repair::Nothing: return;
+    case Repair::Release: release_slot(d->id, w.slot); return;
+    case Repair::Resynthesize:
+      release_slot(d->id, w.slot);
+      requeue(w.job, w.partition, w.name + " " + rule.requeue_why, false);
+      return;
+    case Repair::AdoptSynthesis: {
+      // Reported on the worker's behalf, exactly as its SynthDone would have been.
+      shm::Msg m{};
+      m.job = w.job, m.partition = w.partition, m.slot = w.slot, m.device = w.task_device, m.status = shm::kOk;
+      m.t_ns = shm::monotonic_ns();
+      w.task = true;
+      on_synth_done(w, m);
+      w.task = false;
+      return;
+    }
+    case Repair::ProveAgain:
+      d->seg->force(w.slot, shm::SlotState::Ready);
+      u.phase = SlotUse::Ready;
+      set_pstate(*j, w.partition, PState::Ready);
+      spdlog::info("job {} partition {}: slot {} back to READY after {} died", w.job, w.partition, w.slot, w.name);
+      return;
+    case Repair::CompleteFromResults: {
+      const fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(w.job);
+      const std::string stem = std::to_string(w.partition);
+      if (fs::exists(dir / (stem + ".proof.json")) && fs::exists(dir / (stem + ".public.json"))) {
+        u.used = false;
+        complete_partition(*j, w.partition, dir.string());
+      } else {
+        release_slot(d->id, w.slot);
+        requeue(w.job, w.partition, w.name + " " + rule.requeue_why, false);
+      }
+      return;
+    }
+  }
+}
+
+// Nobody will prove the device's READY slots while its GPU worker is failed: their partitions go
+// back to synthesis, for the devices that still have a working GPU worker.
+void Supervisor::resynthesize_device_slots(Device& d) {
+  for (uint32_t s = 0; s < d.slots.size(); s++)
+    if (d.slots[s].used && d.slots[s].phase != SlotUse::Synth) {
+      const uint64_t job = d.slots[s].job;
+      const uint32_t p = d.slots[s].partition;
+      release_slot(d.id, s);
+      requeue(job, p, "device " + std::to_string(d.id) + " has no working GPU worker", false);
+    }
+}
+
+}  // namespace cuzk::sup

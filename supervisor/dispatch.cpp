@@ -1,0 +1,151 @@
+// Scheduling: pairs queued partitions with idle synthesis workers and free slots, and READY slots
+// with their device's idle GPU worker. A partition is synthesized only into a free slot, which is
+// the backpressure that keeps synthesis from running ahead of the GPUs.
+#include <sys/socket.h>
+
+#include <spdlog/spdlog.h>
+
+#include "supervisor/supervisor.hpp"
+#include "timeline/events.hpp"
+
+namespace cuzk::sup {
+
+void Supervisor::release_slot(int dev, uint32_t slot) {
+  Device* d = device(dev);
+  if (!d || slot >= d->slots.size()) return;
+  d->slots[slot] = SlotUse{};
+  d->seg->force(slot, shm::SlotState::Free);
+}
+
+void Supervisor::schedule() {
+  if (stopping_) return;
+  while (!draining_ && dispatch_synth()) {
+  }
+  for (auto& d : devices_) dispatch_proofs(d);
+  track_slot_waits();
+  maybe_finish_shutdown();
+}
+
+// Called once dispatch_synth has placed what it could: a synthesis worker that is still idle while
+// partitions are queued has no free slot to write into. Its wait is written as one SLOT_WAIT when
+// it ends: at its next dispatch (with the job it takes), or when the queue empties or it stops.
+void Supervisor::track_slot_waits() {
+  const bool queued = !pending_.empty() && !draining_;
+  const uint64_t now = shm::monotonic_ns();
+  for (auto& w : workers_) {
+    if (w->kind != WorkerKind::Synth) continue;
+    const bool waiting = queued && w->state == WorkerState::Idle && !w->task;
+    if (waiting && !w->slot_wait_ns) w->slot_wait_ns = now;
+    else if (!waiting && w->slot_wait_ns) end_slot_wait(*w, 0, "");
+  }
+}
+
+void Supervisor::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
+  if (!w.slot_wait_ns) return;
+  const double ms = double(shm::monotonic_ns() - w.slot_wait_ns) / 1e6;
+  w.slot_wait_ns = 0;
+  event(tl::kSlotWait, job, tl::Kv().add(tl::kWorker, w.name).ms(tl::kWaitMs, ms).raw(kv).str());
+}
+
+// Assigns the best pending partition to an idle synthesis worker and a free slot. Backpressure:
+// nothing is synthesized without a free slot to put it in.
+bool Supervisor::dispatch_synth() {
+  if (pending_.empty()) return false;
+  Worker* sw = nullptr;
+  for (auto& w : workers_)
+    if (w->kind == WorkerKind::Synth && w->state == WorkerState::Idle && !w->task) {
+      sw = w.get();
+      break;
+    }
+  if (!sw) return false;
+  // The device with the most free slots whose GPU worker is not failed.
+  Device* best = nullptr;
+  uint32_t best_slot = 0;
+  size_t best_free = 0;
+  for (auto& d : devices_) {
+    if (!d.gpu || d.gpu->state == WorkerState::Failed) continue;
+    size_t n = 0;
+    uint32_t first = 0;
+    for (uint32_t s = 0; s < d.slots.size(); s++)
+      if (!d.slots[s].used && d.seg->state(s) == shm::SlotState::Free) {
+        if (n++ == 0) first = s;
+      }
+    if (n > best_free) best = &d, best_slot = first, best_free = n;
+  }
+  if (!best) return false;
+  auto [prio, job_id, p] = *pending_.begin();
+  pending_.erase(pending_.begin());
+  ActiveJob* j = active(job_id);
+  if (!j || is_final(j->rec.state) || j->rec.parts[p].state != PState::Queued) return true;
+  // Durable first: the store says synthesizing before the worker hears of it.
+  set_pstate(*j, p, PState::Synthesizing);
+  if (j->rec.state == JState::Queued) {
+    j->rec.state = JState::Running;
+    store_->set_job(job_id, JState::Running, "", 0);
+  }
+  shm::SlotHeader& h = best->seg->slot(best_slot);
+  h.owner_worker = sw->id;
+  h.owner_epoch = sw->epoch;
+  h.job = job_id;
+  h.partition = p;
+  h.circuit = j->circuit;
+  h.generation++;
+  h.n_vars = 0;
+  h.domain_size = 0;
+  h.synth_end_ns = 0;
+  h.cancel.store(0);
+  best->seg->transition(best_slot, shm::SlotState::Free, shm::SlotState::Synthesizing);
+  best->slots[best_slot] = SlotUse{true, job_id, p, SlotUse::Synth};
+  end_slot_wait(*sw, job_id,
+                tl::Kv().add(tl::kPartition, p).add(tl::kSlot, best_slot).add(tl::kDevice, best->id).str());
+  sw->task = true, sw->job = job_id, sw->partition = p, sw->slot = best_slot, sw->task_device = best->id;
+  set_state(*sw, WorkerState::Busy, "a partition to synthesize");
+  j->times[p].synth_start = shm::monotonic_ns();
+  shm::Msg m{};
+  m.type = uint16_t(shm::MsgType::Synthesize);
+  m.worker = sw->id, m.epoch = sw->epoch, m.job = job_id, m.partition = p, m.slot = best_slot;
+  m.circuit = j->circuit, m.device = best->id, m.t_ns = shm::monotonic_ns();
+  m.flags = j->rec.input == InputKind::Inputs ? shm::kMsgFromInputs : 0;
+  m.set_text(j->rec.parts[p].witness);
+  if (::send(sw->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
+    spdlog::warn("{}: could not send work (its exit will requeue it)", sw->name);
+  return true;
+}
+
+// Hands the device's best READY slot to its GPU worker when that worker is idle.
+void Supervisor::dispatch_proofs(Device& d) {
+  Worker* g = d.gpu;
+  if (!g || g->state != WorkerState::Idle || g->task) return;
+  int best = -1;
+  Key best_key{};
+  for (uint32_t s = 0; s < d.slots.size(); s++) {
+    const SlotUse& u = d.slots[s];
+    if (!u.used || u.phase != SlotUse::Ready) continue;
+    ActiveJob* j = active(u.job);
+    if (!j) {
+      release_slot(d.id, s);
+      continue;
+    }
+    Key k{int(j->rec.priority), u.job, u.partition};
+    if (best < 0 || k < best_key) best = int(s), best_key = k;
+  }
+  if (best < 0) return;
+  SlotUse& u = d.slots[best];
+  ActiveJob& j = *active(u.job);
+  set_pstate(j, u.partition, PState::Proving);
+  shm::SlotHeader& h = d.seg->slot(uint32_t(best));
+  h.owner_worker = g->id;
+  h.owner_epoch = g->epoch;
+  u.phase = SlotUse::Proving;
+  g->task = true, g->job = u.job, g->partition = u.partition, g->slot = uint32_t(best), g->task_device = d.id;
+  set_state(*g, WorkerState::Busy, "a slot to prove");
+  j.times[u.partition].prove_start = shm::monotonic_ns();
+  shm::Msg m{};
+  m.type = uint16_t(shm::MsgType::Prove);
+  m.worker = g->id, m.epoch = g->epoch, m.job = u.job, m.partition = u.partition, m.slot = uint32_t(best);
+  m.circuit = j.circuit, m.device = d.id, m.t_ns = shm::monotonic_ns();
+  if (::send(g->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
+    spdlog::warn("{}: could not send work (its exit will repair the slot)", g->name);
+}
+
+}  // namespace cuzk::sup

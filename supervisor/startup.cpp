@@ -1,0 +1,146 @@
+// Start-up: the state folder, job store and timeline, the circuits' dimensions and witness
+// generators, the slot rings in /dev/shm, the jobs an earlier run left unfinished, and the worker
+// records. Supervisor::run calls these in order before the loop starts.
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+#include "supervisor/generators.hpp"
+#include "supervisor/helpers.hpp"
+#include "supervisor/supervisor.hpp"
+#include "timeline/events.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cuzk::sup {
+
+void Supervisor::setup_state() {
+  fs::create_directories(cfg_.daemon.state_dir);
+  fs::create_directories(fs::path(cfg_.daemon.state_dir) / "results");
+  fs::create_directories(fs::path(cfg_.daemon.state_dir) / "uploads");
+  store_ = std::make_unique<JobStore>((fs::path(cfg_.daemon.state_dir) / "jobs.sqlite").string());
+  if (cfg_.timeline.enabled) {
+    std::string path = cfg_.timeline.path.empty() ? (fs::path(cfg_.daemon.state_dir) / "timeline.log").string()
+                                                  : cfg_.timeline.path;
+    timeline_ = std::make_unique<Timeline>(path, t0_ns_, cfg_.timeline.also_stderr);
+  }
+  for (const auto& c : cfg_.circuits) dims_.push_back(read_zkey_header(c.zkey));
+  generators_ = open_generators(cfg_, dims_);
+  std::vector<uint32_t> n_vars;
+  for (const auto& d : dims_) n_vars.push_back(d.n_vars);
+  validator_ = std::make_unique<SubmitValidator>(cfg_, std::move(n_vars), generators_);
+}
+
+void Supervisor::setup_rings() {
+  uint64_t max_vars = 1, max_domain = 1;
+  for (const auto& d : dims_) {
+    max_vars = std::max<uint64_t>(max_vars, d.n_vars);
+    max_domain = std::max<uint64_t>(max_domain, d.domain_size);
+  }
+  const uint64_t per_ring = shm::segment_bytes_for(cfg_.gpu.slots, max_vars, max_domain);
+  const uint64_t total = per_ring * cfg_.gpu.devices.size();
+  if (cfg_.limits.memory_budget && total > cfg_.limits.memory_budget)
+    throw config::ConfigError("limits.memory_budget",
+                              std::to_string(cfg_.limits.memory_budget) + " bytes cannot hold the slot rings (" +
+                                  std::to_string(cfg_.gpu.devices.size()) + " devices x " +
+                                  std::to_string(cfg_.gpu.slots) + " slots = " + std::to_string(total) +
+                                  " bytes); lower gpu.slots or raise the budget");
+  // Segments of an earlier run of this instance, including devices no longer configured.
+  const std::string prefix = "cuzk." + cfg_.daemon.instance + ".dev";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/dev/shm", ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0 && n.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
+      spdlog::info("removing the stale segment /{}", n);
+      fs::remove(e.path(), ec);
+    }
+  }
+  for (int id : cfg_.gpu.devices) {
+    Device d;
+    d.id = id;
+    d.seg = shm::Segment::create(cfg_.daemon.instance, id, cfg_.gpu.slots, max_vars, max_domain);
+    d.slots.resize(cfg_.gpu.slots);
+    spdlog::info("slot ring /{}: {} slots of {} MiB", d.seg->name(), cfg_.gpu.slots,
+                 d.seg->header().slot_bytes >> 20);
+    devices_.push_back(std::move(d));
+  }
+}
+
+// Too few slots per device leave synthesis workers idle (nowhere to write) and the GPU waiting for
+// their work: said once at start, with the value to set.
+void Supervisor::warn_if_few_slots() const {
+  const config::SlotNeeds need = config::slot_needs(cfg_);
+  if (cfg_.gpu.slots >= need.minimum || devices_.empty()) return;
+  const double slot_mib = double(devices_.front().seg->header().slot_bytes) / (1 << 20);
+  spdlog::warn(
+      "gpu.slots = {} cannot keep the GPU fed: {} synthesis workers over {} device(s) write into up to {} slots of a "
+      "device while its GPU proves another, so with fewer slots some workers wait for one while the GPU waits for "
+      "their work; set gpu.slots = {} ({} at least, one more stays READY for the next proof; {:.1f} MiB of /dev/shm "
+      "per slot, {:.1f} MiB more in all)",
+      cfg_.gpu.slots, cfg_.synthesis.workers, devices_.size(), need.minimum - 1, need.recommended, need.minimum,
+      slot_mib, double(need.recommended - cfg_.gpu.slots) * slot_mib * double(devices_.size()));
+}
+
+void Supervisor::recover_jobs() {
+  for (JobRec& r : store_->recover()) {
+    ActiveJob j;
+    j.rec = std::move(r);
+    bool known = false;
+    for (uint32_t i = 0; i < cfg_.circuits.size(); i++)
+      if (cfg_.circuits[i].name == j.rec.circuit) j.circuit = i, known = true;
+    const uint64_t id = j.rec.id;
+    // Content the request carried lives in <state_dir>/uploads/<folder>/: removed with the job.
+    const fs::path uploads = fs::path(cfg_.daemon.state_dir) / "uploads";
+    for (const auto& p : j.rec.parts) {
+      const fs::path folder = fs::path(p.witness).parent_path();
+      if (folder.parent_path() == uploads) j.upload_dir = folder.string();
+    }
+    std::string gone;
+    if (!known) gone = "circuit " + j.rec.circuit + " is no longer configured";
+    else if (j.rec.input == InputKind::Inputs && !generators_[j.circuit])
+      gone = "circuit " + j.rec.circuit + " no longer has a witness_generator for the job's inputs";
+    if (!gone.empty()) {
+      store_->set_job(id, JState::Failed, gone, wall_ms());
+      std::error_code ec;
+      if (!j.upload_dir.empty()) fs::remove_all(j.upload_dir, ec);
+      continue;
+    }
+    j.times.resize(j.rec.parts.size());
+    size_t left = 0;
+    for (auto& p : j.rec.parts)
+      if (p.state == PState::Queued) {
+        pending_.insert({int(j.rec.priority), id, p.index});
+        j.times[p.index].queued = shm::monotonic_ns();
+        left++;
+      }
+    event(tl::kJobRecovered, id,
+          tl::Kv()
+              .add(tl::kPartitions, left)
+              .add(tl::kPriority, to_string(j.rec.priority))
+              .add(tl::kCircuit, j.rec.circuit)
+              .str());
+    spdlog::info("job {}: recovered with {} partitions to prove", id, left);
+    jobs_.emplace(id, std::move(j));
+  }
+}
+
+// One record per synthesis worker, then one per device's GPU worker; ids are unique across kinds.
+void Supervisor::create_workers() {
+  uint32_t id = 0;
+  for (uint32_t i = 0; i < cfg_.synthesis.workers; i++) {
+    auto w = std::make_unique<Worker>();
+    w->kind = WorkerKind::Synth, w->index = i, w->id = id++, w->name = "synth" + std::to_string(i);
+    w->cpus = cfg_.synthesis.cpus.empty() ? "all" : cfg_.synthesis.cpus[i].text;
+    workers_.push_back(std::move(w));
+  }
+  for (uint32_t i = 0; i < cfg_.gpu.devices.size(); i++) {
+    auto w = std::make_unique<Worker>();
+    w->kind = WorkerKind::Gpu, w->index = i, w->id = id++, w->device = cfg_.gpu.devices[i];
+    w->name = "gpu" + std::to_string(i);
+    w->cpus = cfg_.gpu.cpus.empty() ? "all" : cfg_.gpu.cpus[i].text;
+    device(w->device)->gpu = w.get();
+    workers_.push_back(std::move(w));
+  }
+}
+
+}  // namespace cuzk::sup

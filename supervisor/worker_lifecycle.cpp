@@ -1,0 +1,251 @@
+// Worker processes: their state changes, spawning with a fresh control socket and epoch, reading
+// their messages, their exits (repaired by crash_repair.cpp), restarts with backoff, and the
+// heartbeat check that kills a worker which stopped answering.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cassert>
+#include <cerrno>
+
+#include <spdlog/spdlog.h>
+
+#include "common/exit_codes.hpp"
+#include "supervisor/helpers.hpp"
+#include "supervisor/supervisor.hpp"
+#include "timeline/events.hpp"
+
+namespace cuzk::sup {
+
+namespace {
+
+const char* kind_name(const Worker& w) { return w.kind == WorkerKind::Synth ? tl::kKindSynth : tl::kKindGpu; }
+
+// The keys that name a worker in WORKER_* events: worker, kind and, for a GPU worker, its device.
+tl::Kv worker_kv(const Worker& w) {
+  tl::Kv kv;
+  kv.add(tl::kWorker, w.name).add(tl::kKind, kind_name(w));
+  if (w.kind == WorkerKind::Gpu) kv.add(tl::kDevice, w.device);
+  return kv;
+}
+
+}  // namespace
+
+// Every change of a worker's state passes here. A change the table in worker_state.cpp does not
+// allow is a bug in the supervisor: it is logged (and stops a debug build) where it happens.
+void Supervisor::set_state(Worker& w, WorkerState to, const char* why) {
+  if (!transition_allowed(w.state, to)) {
+    spdlog::error("{}: unexpected state change {} -> {} ({})", w.name, to_string(w.state), to_string(to), why);
+    assert(!"worker state change outside the table in worker_state.cpp");
+  }
+  spdlog::debug("{}: {} -> {} ({})", w.name, to_string(w.state), to_string(to), why);
+  w.state = to;
+}
+
+// Spawns (or respawns) one worker with a fresh socketpair and the next epoch.
+void Supervisor::spawn(Worker& w) {
+  int fds[2];
+  shm::make_socketpair(fds);
+  w.epoch++;
+  const std::string exe =
+      worker_dir_ + (w.kind == WorkerKind::Synth ? "/cuzk-synth-worker" : "/cuzk-gpu-worker");
+  std::vector<std::string> args = {exe,         "--config", config_path_, "--index", std::to_string(w.index),
+                                   "--worker-id", std::to_string(w.id), "--epoch", std::to_string(w.epoch),
+                                   "--fd",        "3"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  uv_stdio_container_t stdio[4];
+  stdio[0].flags = UV_IGNORE;
+  stdio[1].flags = UV_INHERIT_FD;
+  stdio[1].data.fd = 1;
+  stdio[2].flags = UV_INHERIT_FD;
+  stdio[2].data.fd = 2;
+  stdio[3].flags = UV_INHERIT_FD;
+  stdio[3].data.fd = fds[1];
+  uv_process_options_t opt{};
+  opt.file = exe.c_str();
+  opt.args = argv.data();
+  opt.stdio = stdio;
+  opt.stdio_count = 4;
+  opt.exit_cb = [](uv_process_t* p, int64_t status, int sig) {
+    auto* self = static_cast<Supervisor*>(p->loop->data);
+    for (auto& w : self->workers_)
+      if (w->proc == p) return self->on_exit(*w, status, sig);
+    close_handle(p);
+  };
+  w.proc = new uv_process_t{};
+  int rc = uv_spawn(loop_, w.proc, &opt);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    delete w.proc;
+    w.proc = nullptr;
+    spdlog::error("{}: cannot start {}: {}", w.name, exe, uv_strerror(rc));
+    w.failure = std::string("cannot start ") + exe + ": " + uv_strerror(rc);
+    restart_later(w);
+    return;
+  }
+  w.pid = w.proc->pid;
+  w.fd = fds[0];
+  fcntl(w.fd, F_SETFL, fcntl(w.fd, F_GETFL) | O_NONBLOCK);
+  w.poll = new uv_poll_t{};
+  uv_poll_init(loop_, w.poll, w.fd);
+  w.poll->data = &w;
+  uv_poll_start(w.poll, UV_READABLE, [](uv_poll_t* h, int status, int) {
+    auto* self = static_cast<Supervisor*>(h->loop->data);
+    self->on_readable(*static_cast<Worker*>(h->data));
+  });
+  set_state(w, WorkerState::Starting, "spawned");
+  w.last_heard_ns = w.started_ns = shm::monotonic_ns();
+  event(tl::kWorkerStart, 0, worker_kv(w).add(tl::kPid, w.pid).add(tl::kEpoch, w.epoch).str());
+  spdlog::info("{}: started pid {} epoch {}", w.name, w.pid, w.epoch);
+}
+
+void Supervisor::on_readable(Worker& w) {
+  alignas(8) char buf[sizeof(shm::Msg) + 16];
+  for (;;) {
+    ssize_t n = ::recv(w.fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {  // EOF: the worker is gone; its exit callback does the repair
+      if (w.poll) uv_poll_stop(w.poll);
+      return;
+    }
+    shm::Msg m;
+    if (!shm::decode_msg(buf, size_t(n), m)) {
+      spdlog::warn("{}: dropped a malformed control message ({} bytes)", w.name, n);
+      continue;
+    }
+    if (m.worker != w.id || m.epoch != w.epoch) {
+      spdlog::warn("{}: dropped a message of epoch {} (current {})", w.name, m.epoch, w.epoch);
+      continue;
+    }
+    w.last_heard_ns = shm::monotonic_ns();
+    on_message(w, m);
+  }
+}
+
+void Supervisor::on_message(Worker& w, const shm::Msg& m) {
+  switch (shm::MsgType(m.type)) {
+    case shm::MsgType::Hello:
+      w.hello = m.text;
+      if (w.state == WorkerState::Starting) {
+        set_state(w, w.task ? WorkerState::Busy : WorkerState::Idle, "its Hello");
+        // From spawn to here a GPU worker was loading its keys (and building its tables).
+        event(tl::kWorkerReady, 0,
+              worker_kv(w)
+                  .add(tl::kPid, w.pid)
+                  .add(tl::kEpoch, w.epoch)
+                  .ms(tl::kStartupMs, double(shm::monotonic_ns() - w.started_ns) / 1e6)
+                  .str());
+      }
+      spdlog::info("{}: ready ({})", w.name, m.text);
+      schedule();
+      break;
+    case shm::MsgType::Heartbeat: break;
+    case shm::MsgType::Event:
+      if (timeline_) timeline_->add(m.t_ns, m.name, m.job, m.text);
+      break;
+    case shm::MsgType::SynthDone: on_synth_done(w, m); break;
+    case shm::MsgType::ProveDone: on_prove_done(w, m); break;
+    default: spdlog::warn("{}: unexpected message {}", w.name, shm::to_string(shm::MsgType(m.type)));
+  }
+}
+
+void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
+  end_slot_wait(w, 0, "");
+  // The task it held, if any, so that the timeline shows which partition the exit interrupted.
+  tl::Kv kv;
+  kv.add(tl::kWorker, w.name).add(tl::kPid, w.pid).add(tl::kStatus, status).add(tl::kSignal, sig);
+  if (w.task) kv.add(tl::kPartition, w.partition).add(tl::kSlot, w.slot).add(tl::kDevice, w.task_device);
+  kv.add(tl::kKind, kind_name(w));
+  if (!w.task && w.kind == WorkerKind::Gpu) kv.add(tl::kDevice, w.device);
+  event(tl::kWorkerExit, w.task ? w.job : 0, kv.str());
+  spdlog::log(stopping_ ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
+              w.name, w.pid, status, sig);
+  close_handle(w.proc);
+  w.proc = nullptr;
+  set_state(w, WorkerState::Exited, "its process exited");  // never dispatched to until respawned
+  if (w.poll) {
+    uv_poll_stop(w.poll);
+    close_handle(w.poll);
+    w.poll = nullptr;
+  }
+  if (w.fd >= 0) ::close(w.fd);
+  w.fd = -1;
+  w.pid = 0;
+  // What the dead worker held goes back where it can be redone (crash_repair.cpp).
+  if (w.task) repair_task(w);
+  if (stopping_) {
+    set_state(w, WorkerState::Stopped, "the daemon is stopping");
+    maybe_finish_shutdown();
+    return;
+  }
+  if (status == exit_status::kConfig) {
+    set_state(w, WorkerState::Failed, "a configuration error");
+    w.failure = "exited 78 (configuration error): not restarted";
+    spdlog::error("{}: {}", w.name, w.failure);
+  } else {
+    restart_later(w);
+  }
+  if (w.kind == WorkerKind::Gpu && w.state == WorkerState::Failed) {
+    if (Device* d = device(w.device)) resynthesize_device_slots(*d);
+  }
+  schedule();
+}
+
+// Exponential backoff from restart_backoff_initial_ms, doubling per recent restart, capped at
+// restart_backoff_max_ms; more than restart_intensity restarts within restart_period_s: failed.
+void Supervisor::restart_later(Worker& w) {
+  const uint64_t now = shm::monotonic_ns();
+  const uint64_t period = uint64_t(cfg_.limits.restart_period_s) * 1000000000ull;
+  while (!w.recent_restarts.empty() && w.recent_restarts.front() + period < now) w.recent_restarts.pop_front();
+  if (w.recent_restarts.size() >= cfg_.limits.restart_intensity) {
+    set_state(w, WorkerState::Failed, "too many restarts");
+    w.failure = std::to_string(w.recent_restarts.size()) + " restarts within " +
+                std::to_string(cfg_.limits.restart_period_s) + " s";
+    spdlog::error("{}: marked failed ({})", w.name, w.failure);
+    event(tl::kWorkerFailed, 0, tl::Kv().add(tl::kWorker, w.name).add(tl::kRestarts, w.restarts).str());
+    return;
+  }
+  uint64_t delay = cfg_.limits.restart_backoff_initial_ms;
+  for (size_t i = 0; i < w.recent_restarts.size() && delay < cfg_.limits.restart_backoff_max_ms; i++) delay *= 2;
+  delay = std::min<uint64_t>(delay, cfg_.limits.restart_backoff_max_ms);
+  w.recent_restarts.push_back(now);
+  w.restarts++;
+  set_state(w, WorkerState::Backoff, "restart after a delay");
+  if (!w.timer) {
+    w.timer = new uv_timer_t{};
+    uv_timer_init(loop_, w.timer);
+    w.timer->data = &w;
+  }
+  spdlog::info("{}: restarting in {} ms (restart {})", w.name, delay, w.restarts);
+  uv_timer_start(
+      w.timer,
+      [](uv_timer_t* t) {
+        auto* self = static_cast<Supervisor*>(t->loop->data);
+        Worker& w = *static_cast<Worker*>(t->data);
+        if (!self->stopping_ && w.state == WorkerState::Backoff) self->spawn(w);
+      },
+      delay, 0);
+}
+
+void Supervisor::check_heartbeats() {
+  const uint64_t now = shm::monotonic_ns();
+  const uint64_t limit = uint64_t(cfg_.daemon.heartbeat_timeout_ms) * 1000000ull;
+  for (auto& w : workers_)
+    if (w->pid > 0 && now - w->last_heard_ns > limit) {
+      // Read what the worker already sent before judging it: after a stall of this loop (a stopped
+      // or starved supervisor) its heartbeats are queued on the socket, not missing.
+      if (w->fd >= 0) on_readable(*w);
+      if (shm::monotonic_ns() - w->last_heard_ns <= limit) continue;
+      spdlog::error("{}: no heartbeat for {} ms, killing pid {}", w->name, (now - w->last_heard_ns) / 1000000, w->pid);
+      event(tl::kHeartbeatMissed, 0, tl::Kv().add(tl::kWorker, w->name).add(tl::kPid, w->pid).str());
+      ::kill(w->pid, SIGKILL);
+      w->last_heard_ns = now;  // one kill per timeout; the exit callback repairs
+    }
+}
+
+}  // namespace cuzk::sup

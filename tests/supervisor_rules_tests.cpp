@@ -1,0 +1,109 @@
+// The supervisor's two rule tables, without processes: which worker state may follow which
+// (worker_state.cpp), and what crash repair does by worker kind and slot state (crash_repair.cpp).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include "supervisor/crash_repair.hpp"
+#include "supervisor/worker_state.hpp"
+
+using namespace cuzk::sup;
+using cuzk::shm::SlotState;
+
+namespace {
+
+constexpr WorkerState kStates[] = {WorkerState::Starting, WorkerState::Idle,   WorkerState::Busy,
+                                   WorkerState::Exited,   WorkerState::Backoff, WorkerState::Failed,
+                                   WorkerState::Stopped};
+constexpr SlotState kSlotStates[] = {SlotState::Free, SlotState::Synthesizing, SlotState::Ready, SlotState::Proving};
+constexpr WorkerKind kKinds[] = {WorkerKind::Synth, WorkerKind::Gpu};
+
+}  // namespace
+
+TEST(WorkerState, NamesAreThoseTheApiReports) {
+  std::set<std::string> names;
+  for (WorkerState s : kStates) names.insert(to_string(s));
+  EXPECT_EQ(names, (std::set<std::string>{"starting", "idle", "busy", "exited", "backoff", "failed", "stopped"}));
+}
+
+TEST(WorkerState, TheLifeOfAWorker) {
+  using S = WorkerState;
+  // spawn, ready, a task, its report, a crash, a restart, a config error, the daemon's stop
+  const std::pair<S, S> path[] = {{S::Starting, S::Starting}, {S::Starting, S::Idle}, {S::Idle, S::Busy},
+                                  {S::Busy, S::Idle},         {S::Idle, S::Busy},     {S::Busy, S::Exited},
+                                  {S::Exited, S::Backoff},    {S::Backoff, S::Starting}, {S::Starting, S::Exited},
+                                  {S::Exited, S::Failed},     {S::Failed, S::Stopped}};
+  for (auto [from, to] : path) EXPECT_TRUE(transition_allowed(from, to)) << to_string(from) << " -> " << to_string(to);
+}
+
+TEST(WorkerState, ChangesTheSchedulerNeverMakes) {
+  using S = WorkerState;
+  const std::pair<S, S> never[] = {
+      {S::Busy, S::Busy},        // a second task to a busy worker
+      {S::Starting, S::Busy},    // a task before the worker said Hello
+      {S::Backoff, S::Idle},     // work for a worker with no process
+      {S::Exited, S::Idle},      {S::Exited, S::Starting},  // respawned without the backoff
+      {S::Failed, S::Starting},  {S::Failed, S::Backoff},   // a failed worker is not restarted
+      {S::Stopped, S::Starting}, {S::Stopped, S::Backoff},  // nor a stopped one
+      {S::Idle, S::Stopped},     {S::Busy, S::Stopped},     // a running worker stops through its exit
+      {S::Idle, S::Failed},      {S::Busy, S::Backoff},
+  };
+  for (auto [from, to] : never) EXPECT_FALSE(transition_allowed(from, to)) << to_string(from) << " -> " << to_string(to);
+}
+
+TEST(WorkerState, OnlyIdleAndBusyAreUp) {
+  for (WorkerState s : kStates)
+    EXPECT_EQ(is_up(s), s == WorkerState::Idle || s == WorkerState::Busy) << to_string(s);
+}
+
+TEST(CrashRepair, OneRowPerKindAndSlotState) {
+  std::set<std::pair<WorkerKind, SlotState>> keys;
+  for (const RepairRule& r : repair_table()) {
+    EXPECT_TRUE(keys.insert({r.kind, r.slot}).second) << "two rows for one key";
+    EXPECT_NE(std::string(r.reason), "");
+    EXPECT_NE(r.action, Repair::Nothing);
+    EXPECT_NE(r.action, Repair::Release);
+    const bool requeues = r.action == Repair::Resynthesize || r.action == Repair::CompleteFromResults;
+    EXPECT_EQ(std::string(r.requeue_why).empty(), !requeues) << r.reason;
+  }
+  EXPECT_EQ(keys.size(), std::size(kKinds) * std::size(kSlotStates));
+}
+
+TEST(CrashRepair, TheLookupReturnsTheRow) {
+  for (WorkerKind k : kKinds)
+    for (SlotState s : kSlotStates) {
+      const RepairRule r = repair_rule(k, s, true, true);
+      EXPECT_EQ(r.kind, k);
+      EXPECT_EQ(r.slot, s);
+    }
+}
+
+TEST(CrashRepair, WorkIsRedoneFromTheFurthestIntactStep) {
+  using K = WorkerKind;
+  EXPECT_EQ(repair_rule(K::Synth, SlotState::Synthesizing, true, true).action, Repair::Resynthesize);
+  EXPECT_EQ(repair_rule(K::Synth, SlotState::Free, true, true).action, Repair::Resynthesize);
+  EXPECT_EQ(repair_rule(K::Synth, SlotState::Ready, true, true).action, Repair::AdoptSynthesis);
+  EXPECT_EQ(repair_rule(K::Gpu, SlotState::Ready, true, true).action, Repair::ProveAgain);
+  EXPECT_EQ(repair_rule(K::Gpu, SlotState::Proving, true, true).action, Repair::ProveAgain);
+  EXPECT_EQ(repair_rule(K::Gpu, SlotState::Free, true, true).action, Repair::CompleteFromResults);
+  EXPECT_STREQ(repair_rule(K::Synth, SlotState::Synthesizing, true, true).requeue_why, "died during synthesis");
+  EXPECT_STREQ(repair_rule(K::Gpu, SlotState::Free, true, true).requeue_why, "died after freeing its slot");
+}
+
+TEST(CrashRepair, AnotherTasksSlotIsLeftAloneAndAnEndedJobsSlotFreed) {
+  for (WorkerKind k : kKinds)
+    for (SlotState s : kSlotStates) {
+      EXPECT_EQ(repair_rule(k, s, false, true).action, Repair::Nothing);
+      EXPECT_EQ(repair_rule(k, s, false, false).action, Repair::Nothing);
+      EXPECT_EQ(repair_rule(k, s, true, false).action, Repair::Release);
+    }
+}
+
+TEST(CrashRepair, ADamagedSlotWordTrustsNothingInTheSlot) {
+  const SlotState damaged = SlotState(7);
+  EXPECT_EQ(repair_rule(WorkerKind::Synth, damaged, true, true).action, Repair::Resynthesize);
+  EXPECT_EQ(repair_rule(WorkerKind::Gpu, damaged, true, true).action, Repair::CompleteFromResults);
+  EXPECT_EQ(repair_rule(WorkerKind::Gpu, damaged, true, true).slot, damaged);
+}
