@@ -27,6 +27,7 @@ TARBALL="$DEV/bundle.tar.xz"
 OUT="${OUT:-$ROOT/gpu-out}"
 B="${CUZK_BUNDLE_DIR:-/tmp/cuzk-bundle}"  # the unpacked bundle on the GPU host
 CUDA_BINS=(cuzk_gpu_tests cuzk_gpu_bench)
+BACKEND="${CUZK_DEVICE_BACKEND:-cuda}"    # cpu: a dry run of e2e/daemon/synth without a GPU
 
 SUP=""   # a supervisor this script started
 TMPS=()  # scratch folders of this script
@@ -54,8 +55,9 @@ bundle [--build DIR] [--devlibs] [--no-strip] [BIN...]                          
 devbuild                                                                                      GPU
     Compiles kernels/, the gpu tests and the GPU benchmark with the host's nvcc on all its cores
     and links cuzk_gpu_tests, cuzk_gpu_bench and cuzk-gpu-worker into the bundle (objects whose
-    preprocessed source is unchanged are reused from build-device/obj). check, bench, e2e, daemon
-    and synth do this on their own when the bundle has devlibs but no CUDA binaries.
+    preprocessed source is unchanged are reused from build-device/obj, which stays while the host
+    does). check, bench, e2e, daemon and synth do this first whenever the bundle brought devlibs
+    and no CUDA binaries.
 check [--sanitize] [GTEST_FILTER]                                                              GPU
     Every gpu test (or the filter), the kernels' register and stack use, and with --sanitize
     compute-sanitizer memcheck and racecheck over a few small tests.
@@ -87,7 +89,8 @@ synth gen:LOG2 - - [WORKERS] [PARTITIONS]
     the second submits .wtns files of a gen-circuit. GPU_CORES (default 2) last cores go to the
     GPU worker.
 
-The GPU host runs these from the repository root with .devbundle carried, e.g.
+CUZK_DEVICE_BACKEND=cpu makes e2e prove, daemon and synth a dry run on the cpu backend, for a
+machine without a GPU. The GPU host runs these from the repository root with .devbundle carried:
     scripts/device.sh bundle --build build-cuda cuzk cuzk_gpu_tests    # here
     scripts/device.sh check && scripts/device.sh bench                  # GPU host
 EOF
@@ -205,9 +208,13 @@ open_bundle() {
     echo "$(nproc) CPUs; bundle $(head -1 "$B/MANIFEST" 2>/dev/null)"
   } >"$OUT/machine.txt"
   cat "$OUT/machine.txt"
-  if [ ! -x "$B/bin/cuzk_gpu_tests" ] && [ -d "$B/devlibs" ]; then devbuild_logged; fi
+  # A bundle of host libraries is built against this tree's kernels on every call (unchanged
+  # objects come from the cache), so an edited kernel never runs as a stale binary.
+  if [ -d "$B/devlibs" ] && ! grep -q '^bin/cuzk_gpu_tests ' "$B/MANIFEST"; then devbuild_logged; fi
 }
+DEVBUILT=0
 devbuild_logged() {
+  DEVBUILT=1
   devbuild >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; die "devbuild failed (log: $OUT/build.log)"; }
   tail -1 "$OUT/build.log"
 }
@@ -269,7 +276,6 @@ devbuild() {
       "$L/libcuzk_groth16.a" "$L/libcuzk_math.a" "$B/lib/$toml" -lpthread -ldl -lrt "${rp[@]}" || return 1
     built+=" cuzk-gpu-worker"
   fi
-  echo "$built" >"$B/DEVBUILT"
   echo "devbuild: $built" \
     "in $(since "$t0") ($(find "$obj" -name '*.reused' | wc -l) of $(find "$obj" -name '*.o' | wc -l) objects reused)"
 }
@@ -326,9 +332,8 @@ pack_out() {
 # The GPU host: subcommands.
 
 cmd_devbuild() {
-  [ -n "${CUZK_BUNDLE_DIR:-}" ] || rm -f "$B/.tarball"  # a fresh unpack
-  open_bundle                                           # builds when the bundle has no CUDA binaries
-  [ -f "$B/DEVBUILT" ] || devbuild_logged
+  open_bundle  # builds when the bundle brought host libraries only
+  [ $DEVBUILT = 1 ] || devbuild_logged
 }
 
 cmd_check() {
@@ -410,9 +415,9 @@ cmd_e2e_prove() {
     key_case "$d" "$c" || { echo "$c: SETUP FAILED"; fail=1; continue; }
     cp "$d/vk.json" "$p/vk.json"
     [ -f "$d/snarkjs_public.json" ] && cp "$d/snarkjs_public.json" "$p/"
-    if run cuzk prove "$d/circuit.zkey" "$d/witness.wtns" "$p/proof.json" "$p/public.json" --backend cuda --verify \
+    if run cuzk prove "$d/circuit.zkey" "$d/witness.wtns" "$p/proof.json" "$p/public.json" --backend "$BACKEND" --verify \
       >"$p/prove.log" 2>&1; then
-      echo "$c: proved on the GPU, cuzk verify OK ($(grep -o 'proving[^:]*: [0-9.]* s' "$p/prove.log" | tail -1))"
+      echo "$c: proved ($BACKEND backend), cuzk verify OK ($(grep -o 'proving[^:]*: [0-9.]* s' "$p/prove.log" | tail -1))"
     else
       echo "$c: PROVE FAILED"; tail -3 "$p/prove.log"; fail=1
     fi
@@ -426,7 +431,7 @@ key_case() {
   local d="$1" c="$2"
   [ -f "$d/circuit.zkey" ] && return 0
   xz -dc "$d/circuit.r1cs.xz" >"$d/circuit.r1cs" &&
-    run cuzk -q setup "$d/circuit.r1cs" "$d/circuit.zkey" --seed "$c" >/dev/null &&
+    run cuzk -q setup "$d/circuit.r1cs" "$d/circuit.zkey" --seed "$c" >/dev/null 2>&1 &&
     run cuzk -q export vk "$d/circuit.zkey" "$d/vk.json"
 }
 
@@ -485,9 +490,11 @@ cmd_daemon() {
   work="$(scratch daemon)" && TMPS+=("$work")
   say "generated circuit 2^$k and its development key"
   local t0=$SECONDS
-  run cuzk -q gen-circuit "$k" "$work/gen.r1cs" "$work/gen.wtns" --seed 7
-  run cuzk -q setup "$work/gen.r1cs" "$work/gen.zkey" --seed gpu-daemon >/dev/null
-  run cuzk -q export vk "$work/gen.zkey" "$work/gen_vk.json"
+  local g="$work/gen"  # also an input folder: apart from the daemon's state
+  mkdir -p "$g"
+  run cuzk -q gen-circuit "$k" "$g/gen.r1cs" "$g/gen.wtns" --seed 7
+  run cuzk -q setup "$g/gen.r1cs" "$g/gen.zkey" --seed gpu-daemon >/dev/null 2>&1 || die "setup failed"
+  run cuzk -q export vk "$g/gen.zkey" "$g/gen_vk.json"
   mkdir -p "$OUT/proofs"
   echo "setup took $(since $t0)"
   # Four synthesis workers on equal CPU sets, the GPU worker's host side on the last two CPUs.
@@ -495,30 +502,36 @@ cmd_daemon() {
   ncpu="$(nproc)"
   {
     daemon_table "$work" d
+    echo "input_dirs = [\"$g\", \"$payload\"]"
     printf '[synthesis]\nworkers = 4\n'
     [ "$ncpu" -ge 8 ] && echo "cpus = [$(cpu_sets 0 $((ncpu - 2)) 4)]"
-    printf '[gpu]\nbackend = "cuda"\ndevices = [0]\nslots = 6\n'
+    printf '[gpu]\nbackend = "%s"\ndevices = [0]\nslots = 6\n' "$BACKEND"
     [ "$ncpu" -ge 8 ] && echo "cpus = [\"$((ncpu - 2))-$((ncpu - 1))\"]"
-    printf '[[circuits]]\nname = "gen"\nzkey = "%s/gen.zkey"\nr1cs = "%s/gen.r1cs"\n' "$work" "$work"
+    printf '[[circuits]]\nname = "gen"\nzkey = "%s/gen.zkey"\nr1cs = "%s/gen.r1cs"\n' "$g" "$g"
     for c in "${cases[@]}"; do printf '[[circuits]]\nname = "%s"\nzkey = "%s"\n' "$c" "$payload/$c/circuit.zkey"; done
   } >"$work/cuzk.toml"
   cp "$work/cuzk.toml" "$OUT/"
   start_daemon "$work/cuzk.toml" "$OUT/supervisor.log"
   local sock="$work/d.sock" jobs=() i
-  gen_job() { jobs+=("gen:$(run cuzk submit --socket "$sock" --circuit gen --witness "$work/gen.wtns" \
-    --witness "$work/gen.wtns" --witness "$work/gen.wtns" --witness "$work/gen.wtns")"); }
+  submit() {  # submit CIRCUIT ARGS...: queues a job, recorded as CIRCUIT:ID
+    local id
+    id="$(run cuzk submit --socket "$sock" --circuit "$@")"
+    [ -n "$id" ] || die "submitting to $1 failed"
+    jobs+=("$1:$id")
+  }
+  gen_job() { submit gen --witness "$g/gen.wtns" --witness "$g/gen.wtns" --witness "$g/gen.wtns" --witness "$g/gen.wtns"; }
   say "a stream of jobs, with kill -9 of the GPU worker after 1.5 s"
   for i in 1 2 3 4 5 6; do gen_job; done
   local prio
   for i in "${!cases[@]}"; do  # two partitions per case; the last case's job jumps the queue
     c="${cases[$i]}" prio=normal
     [ "$i" = $((${#cases[@]} - 1)) ] && prio=high
-    jobs+=("$c:$(run cuzk submit --socket "$sock" --circuit "$c" --witness "$payload/$c/witness.wtns" \
-      --witness "$payload/$c/witness.wtns" --priority $prio)")
+    submit "$c" --witness "$payload/$c/witness.wtns" --witness "$payload/$c/witness.wtns" --priority $prio
   done
   sleep 1.5
   local gpid
-  gpid="$(run cuzk status --socket "$sock" --json | grep -o '"name": *"gpu0"[^}]*"pid": *[0-9]*' | grep -o '[0-9]*$')"
+  gpid="$(run cuzk status --socket "$sock" --json | tr -d ' \n' | grep -o '"name":"gpu0","partition":[^,]*,"pid":[0-9]*' |
+    grep -o '[0-9]*$')"
   if [ -n "$gpid" ]; then echo "kill -9 gpu0 (pid $gpid)"; kill -9 "$gpid"; else echo "gpu0's pid not found" >&2; status=1; fi
   gen_job
   gen_job
@@ -526,7 +539,7 @@ cmd_daemon() {
   for e in "${jobs[@]}"; do
     c="${e%%:*}" j="${e#*:}"
     run cuzk await --socket "$sock" --out "$OUT/proofs/${c}_$j" --timeout 400 "$j" >/dev/null || status=1
-    if [ "$c" = gen ]; then cp "$work/gen_vk.json" "$OUT/proofs/${c}_$j/vk.json"; else cp "$payload/$c/vk.json" "$OUT/proofs/${c}_$j/"; fi
+    if [ "$c" = gen ]; then cp "$g/gen_vk.json" "$OUT/proofs/${c}_$j/vk.json"; else cp "$payload/$c/vk.json" "$OUT/proofs/${c}_$j/"; fi
   done
   run cuzk status --socket "$sock" --json >"$OUT/status.json"
   stop_daemon "$work/state-d" "$OUT" || status=1
@@ -553,7 +566,7 @@ cmd_synth() {
   fi
   if [[ "$r1cs" == *.xz ]]; then xz -dc "$r1cs" >"$work/circuit.r1cs" && r1cs="$work/circuit.r1cs"; fi
   local t0=$SECONDS
-  run cuzk -q setup "$r1cs" "$work/circuit.zkey" --seed gpu-synth >/dev/null || die "setup failed"
+  run cuzk -q setup "$r1cs" "$work/circuit.zkey" --seed gpu-synth >/dev/null 2>&1 || die "setup failed"
   echo "setup: $(since $t0)"
   # N partitions from the input files, reused in turn when there are fewer files.
   local avail_files files=() i
@@ -569,7 +582,7 @@ cmd_synth() {
       daemon_table "$work" "$tag"
       echo "input_dirs = [\"$inputs\"]"
       printf '[synthesis]\nworkers = %s\ncpus = [%s]\n' "$w" "$sets"
-      printf '[gpu]\nbackend = "cuda"\ndevices = [0]\nslots = %s\ncpus = ["%s-%s"]\n' $((w + 2)) \
+      printf '[gpu]\nbackend = "%s"\ndevices = [0]\nslots = %s\ncpus = ["%s-%s"]\n' "$BACKEND" $((w + 2)) \
         $((ncpu - gpu_cores)) $((ncpu - 1))
       printf '[[circuits]]\nname = "c"\nzkey = "%s/circuit.zkey"\nmax_partitions = %s\n' "$work" $per_job
       [ "$gen" = - ] || echo "witness_generator = \"$gen\""
@@ -582,11 +595,13 @@ cmd_synth() {
         if [[ "${files[$j]}" == *.wtns ]]; then args+=(--witness "${files[$j]}"); else args+=(--input "${files[$j]}"); fi
       done
       ids+=("$(run cuzk submit --socket "$sock" --circuit c "${args[@]}")")
+      [ -n "${ids[-1]}" ] || die "submitting to the $tag daemon failed"
     done
     for j in "${ids[@]}"; do run cuzk await --socket "$sock" --out "$work/out-$tag-$j" --timeout 600 "$j" >/dev/null; done
     local wall=$((SECONDS - t1))
     stop_daemon "$work/state-$tag" "$rd"
-    echo "$tag: workers=$w sets=[$sets] partitions=${#files[@]} wall=${wall}s" | tee -a "$OUT/summary.txt"
+    echo "$tag: workers=$w sets=[$sets] partitions=${#files[@]} wall=${wall}s;" \
+      "$(grep -m1 '^span' "$rd/waterfall.txt")" | tee -a "$OUT/summary.txt"
     # One proof per run goes back for snarkjs.
     mkdir -p "$OUT/proofs/$tag"
     cp "$work/out-$tag-${ids[0]}/proof_0.json" "$work/out-$tag-${ids[0]}/public_0.json" "$OUT/runs/vk.json" \
