@@ -273,7 +273,7 @@ devbuild() {
     toml="$(find "$B/lib" -name 'libtomlplusplus.so*' -printf '%f\n' | head -1)"
     [ -n "$toml" ] || die "no libtomlplusplus in the bundle (bundle cuzk-gpu-worker too)"
     nvcc -o "$B/bin/cuzk-gpu-worker" "$L/gpu_worker.o" "${kern[@]}" "$L/libcuzk_config.a" "$L/libcuzk_shm.a" \
-      "$L/libcuzk_groth16.a" "$L/libcuzk_math.a" "$B/lib/$toml" -lpthread -ldl -lrt "${rp[@]}" || return 1
+      "$L/libcuzk_groth16.a" "$L/libcuzk_math.a" -L"$B/lib" -l:"$toml" -lpthread -ldl -lrt "${rp[@]}" || return 1
     built+=" cuzk-gpu-worker"
   fi
   echo "devbuild: $built" \
