@@ -19,6 +19,7 @@
 #include "groth16/formats.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/random.hpp"
+#include "tests/test_seed.hpp"
 
 using namespace cuzk;
 namespace fs = std::filesystem;
@@ -109,7 +110,7 @@ size_t temporaries_in(const std::string& dir) {
 }  // namespace
 
 TEST_F(EvaluatorCache, RoundTripGivesTheCompiledEvaluatorsResults) {
-  write_zkey(path("k.zkey"), random_zkey(1));
+  write_zkey(path("k.zkey"), random_zkey(cuzk::test::test_seed()));
   EvaluatorCacheReport rep;
   ConstraintEvaluator ev = ConstraintEvaluator::open_cached(path("k.zkey"), cache_dir(), &rep);
   EXPECT_EQ(rep.outcome, Outcome::Built);
@@ -140,7 +141,7 @@ TEST_F(EvaluatorCache, RoundTripGivesTheCompiledEvaluatorsResults) {
 
 // Each damage to the file is found, named in the report, and repaired by a rebuild.
 TEST_F(EvaluatorCache, DamagedFilesAreRebuiltNeverUsed) {
-  write_zkey(path("k.zkey"), random_zkey(2));
+  write_zkey(path("k.zkey"), random_zkey(cuzk::test::test_seed()));
   EvaluatorCacheReport rep;
   ConstraintEvaluator::open_cached(path("k.zkey"), cache_dir(), &rep);
   const std::string file = rep.path;
@@ -206,13 +207,13 @@ TEST_F(EvaluatorCache, DamagedFilesAreRebuiltNeverUsed) {
 // A zkey replaced at the same path (another circuit, or the same circuit's new key) is noticed by
 // its content; a key at another path has a file of its own.
 TEST_F(EvaluatorCache, ChangedZkeyInvalidatesTheFile) {
-  write_zkey(path("k.zkey"), random_zkey(3));
+  write_zkey(path("k.zkey"), random_zkey(cuzk::test::test_seed()));
   EvaluatorCacheReport rep;
   ConstraintEvaluator::open_cached(path("k.zkey"), cache_dir(), &rep);
   const std::string first = rep.path;
 
   // One coefficient changed, nothing else: same sizes, same counts.
-  ZKey zk = random_zkey(3);
+  ZKey zk = random_zkey(cuzk::test::test_seed());
   zk.coefs[17].value += Fr::one();
   write_zkey(path("k.zkey"), zk);
   ConstraintEvaluator ev = ConstraintEvaluator::open_cached(path("k.zkey"), cache_dir(), &rep);
@@ -228,7 +229,7 @@ TEST_F(EvaluatorCache, ChangedZkeyInvalidatesTheFile) {
   EXPECT_EQ(rep.outcome, Outcome::Built);
 
   // A different circuit under another name: its own file, the first one untouched.
-  write_zkey(path("other.zkey"), random_zkey(4, 1 << 9, 300));
+  write_zkey(path("other.zkey"), random_zkey(cuzk::test::test_seed("other"), 1 << 9, 300));
   ConstraintEvaluator o = ConstraintEvaluator::open_cached(path("other.zkey"), cache_dir(), &rep);
   EXPECT_EQ(rep.outcome, Outcome::Built);
   EXPECT_NE(rep.path, first);
@@ -239,7 +240,7 @@ TEST_F(EvaluatorCache, ChangedZkeyInvalidatesTheFile) {
 
 // Processes that start together build the file once; the others wait for it and map it.
 TEST_F(EvaluatorCache, ConcurrentProcessesBuildOneFile) {
-  write_zkey(path("k.zkey"), random_zkey(5, 1 << 14, 9000));
+  write_zkey(path("k.zkey"), random_zkey(cuzk::test::test_seed(), 1 << 14, 9000));
   constexpr int kProcs = 4;
   int gate[2];
   ASSERT_EQ(::pipe(gate), 0);
@@ -284,7 +285,7 @@ TEST_F(EvaluatorCache, ConcurrentProcessesBuildOneFile) {
 
 // A temporary file left by a builder that died is cleared by the next build.
 TEST_F(EvaluatorCache, LeftoverTemporaryIsRemoved) {
-  write_zkey(path("k.zkey"), random_zkey(6));
+  write_zkey(path("k.zkey"), random_zkey(cuzk::test::test_seed()));
   EvaluatorCacheReport rep;
   ConstraintEvaluator::open_cached(path("k.zkey"), cache_dir(), &rep);
   fs::remove(rep.path);
@@ -296,7 +297,7 @@ TEST_F(EvaluatorCache, LeftoverTemporaryIsRemoved) {
 
 // Where the directory cannot be made, the evaluator is compiled in memory and the report says why.
 TEST_F(EvaluatorCache, UnusableDirectoryFallsBackToMemory) {
-  write_zkey(path("k.zkey"), random_zkey(7));
+  write_zkey(path("k.zkey"), random_zkey(cuzk::test::test_seed()));
   spit(path("file"), Bytes(3, 0));
   EvaluatorCacheReport rep;
   ConstraintEvaluator ev = ConstraintEvaluator::open_cached(path("k.zkey"), path("file") + "/cache", &rep);
@@ -307,7 +308,7 @@ TEST_F(EvaluatorCache, UnusableDirectoryFallsBackToMemory) {
 
 // A malformed zkey is the caller's error, as from read_zkey_coefficients.
 TEST_F(EvaluatorCache, MalformedZkeyThrows) {
-  write_zkey(path("k.zkey"), random_zkey(8));
+  write_zkey(path("k.zkey"), random_zkey(cuzk::test::test_seed()));
   Bytes b = slurp(path("k.zkey"));
   b.resize(b.size() - 10);
   spit(path("k.zkey"), b);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "math/bls12_381.hpp"
+#include "tests/test_seed.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -97,8 +98,7 @@ std::vector<typename F::Repr> samples(std::mt19937_64& rng, size_t n_random) {
 }
 
 template <class F>
-void check_field(uint64_t seed) {
-  std::mt19937_64 rng(seed);
+void check_field(std::mt19937_64 rng) {
   auto v = samples<F>(rng, 40);
   for (const auto& a : v) {
     F fa = F::from_plain(a);
@@ -122,8 +122,8 @@ void check_field(uint64_t seed) {
 
 }  // namespace
 
-TEST(FieldArithmetic, FqMatchesBitSerialReference) { check_field<Fq>(1); }
-TEST(FieldArithmetic, FrMatchesBitSerialReference) { check_field<Fr>(2); }
+TEST(FieldArithmetic, FqMatchesBitSerialReference) { check_field<Fq>(cuzk::test::test_rng()); }
+TEST(FieldArithmetic, FrMatchesBitSerialReference) { check_field<Fr>(cuzk::test::test_rng()); }
 
 // Doubling and negation go through the same add/sub paths; spot-check them on edge values too.
 TEST(FieldArithmetic, DoubleAndNegate) {
@@ -161,7 +161,7 @@ bool below_2p(const F& a) {
 // elsewhere): the result must be below 2p and congruent to the canonical product, also for the
 // largest inputs 2p-1, and when chained the way batch inversion chains it.
 TEST(FieldArithmetic, LazyMultiplyStaysBelow2p) {
-  std::mt19937_64 rng(7);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   auto v = samples<Fq>(rng, 60);
   std::vector<Fq> xs;
   for (const auto& a : v) {
@@ -196,8 +196,7 @@ TEST(FieldArithmetic, LazyMultiplyStaysBelow2p) {
 // The variable-time binary inverse against Fermat's x^(p-2), on edge values (0, 1, p-1, powers of
 // two, which strip many twos at once), uniform values, and a non-canonical x + p.
 template <class F>
-void check_inv_vartime(uint64_t seed) {
-  std::mt19937_64 rng(seed);
+void check_inv_vartime(std::mt19937_64 rng) {
   auto v = samples<F>(rng, 200);
   for (int k = 0; k < F::N * 64 - 2; k += 7) {
     typename F::Repr r{};
@@ -218,6 +217,6 @@ void check_inv_vartime(uint64_t seed) {
 }
 
 TEST(FieldArithmetic, InverseVartimeMatchesFermat) {
-  check_inv_vartime<Fq>(11);
-  check_inv_vartime<Fr>(12);
+  check_inv_vartime<Fq>(cuzk::test::test_rng("Fq"));
+  check_inv_vartime<Fr>(cuzk::test::test_rng("Fr"));
 }

@@ -4,6 +4,7 @@
 
 #include "groth16/parallel.hpp"
 #include "groth16/setup.hpp"
+#include "tests/test_seed.hpp"
 
 using namespace cuzk;
 
@@ -46,10 +47,11 @@ bool same(const R1cs& x, const R1cs& y) {
 // Satisfiable, domain exactly 2^log_n, wires in range, at sizes below, at and across the
 // generator's 4096-row blocks.
 TEST(GenCircuit, SatisfiedAndFillsTheDomain) {
+  const uint64_t seed = cuzk::test::test_seed();
   for (int log_n : {4, 5, 8, 12, 13, 14}) {
     R1cs r;
     std::vector<Fr> w;
-    gen_circuit(log_n, 42, r, w);
+    gen_circuit(log_n, seed, r, w);
     SCOPED_TRACE("log_n = " + std::to_string(log_n));
     ASSERT_EQ(w.size(), r.n_wires);
     EXPECT_EQ(w[0], Fr::one());
@@ -78,7 +80,7 @@ TEST(GenCircuit, SatisfiedAndFillsTheDomain) {
 TEST(GenCircuit, LooksLikeACircomCircuit) {
   R1cs r;
   std::vector<Fr> w;
-  gen_circuit(14, 7, r, w);
+  gen_circuit(14, cuzk::test::test_seed(), r, w);
   size_t zero_one = 0, small = 0, terms = 0, lcs = 0, dense = 0;
   for (const Fr& x : w) {
     if (x.is_zero() || x == Fr::one())
@@ -109,12 +111,13 @@ TEST(GenCircuit, LooksLikeACircomCircuit) {
 TEST(GenCircuit, DeterministicInTheSeed) {
   R1cs a, b, c;
   std::vector<Fr> wa, wb, wc;
+  const uint64_t seed = cuzk::test::test_seed();
   set_thread_count(1);
-  gen_circuit(13, 5, a, wa);
+  gen_circuit(13, seed, a, wa);
   set_thread_count(3);
-  gen_circuit(13, 5, b, wb);
+  gen_circuit(13, seed, b, wb);
   set_thread_count(0);
-  gen_circuit(13, 6, c, wc);
+  gen_circuit(13, seed + 1, c, wc);
   EXPECT_TRUE(same(a, b));
   EXPECT_TRUE(wa == wb);
   EXPECT_FALSE(same(a, c));
@@ -132,7 +135,7 @@ TEST(GenCircuit, RejectsSizesOutOfRange) {
 TEST(GenCircuit, SetupAcceptsIt) {
   R1cs r;
   std::vector<Fr> w;
-  gen_circuit(6, 1, r, w);
+  gen_circuit(6, cuzk::test::test_seed(), r, w);
   ZKey zk = setup_zkey(r, toxic_from_seed(std::string("gen")));
   EXPECT_EQ(zk.domain_size, 64u);
   EXPECT_EQ(zk.n_vars, r.n_wires);

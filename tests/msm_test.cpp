@@ -9,6 +9,7 @@
 #include "groth16/prover.hpp"
 #include "groth16/random.hpp"
 #include "math/msm.hpp"
+#include "tests/test_seed.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -92,7 +93,7 @@ Jacobian<C> naive(const std::vector<Affine<C>>& p, const std::vector<Fr>& s) {
 }  // namespace
 
 TEST(MsmBlocks, SignedDigitsRecomposeTheScalar) {
-  std::mt19937_64 rng(7);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   for (int c : {2, 5, 8, 13, 16, 21}) {
     for (int it = 0; it < 50; it++) {
       Scalar k;
@@ -113,7 +114,7 @@ TEST(MsmBlocks, SignedDigitsRecomposeTheScalar) {
 }
 
 TEST(MsmBlocks, XyzzMatchesJacobian) {
-  std::mt19937_64 rng(8);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   G1 g = G1::from_affine(g1_generator());
   G1 p = g.mul(rand_fr(rng).to_plain()), q = g.mul(rand_fr(rng).to_plain());
   G1Affine pa = p.to_affine(), qa = q.to_affine();
@@ -137,7 +138,7 @@ TEST(MsmBlocks, XyzzMatchesJacobian) {
 }
 
 TEST(Msm, G1MatchesKnownLogs) {
-  std::mt19937_64 rng(1);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   G1Affine gen = g1_generator();
   for (size_t n : {1, 2, 3, 17, 1000, 4097}) {
     auto kp = known_points<G1Curve>(n, gen, rng);
@@ -147,7 +148,7 @@ TEST(Msm, G1MatchesKnownLogs) {
 }
 
 TEST(Msm, G2MatchesKnownLogs) {
-  std::mt19937_64 rng(2);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   G2Affine gen = g2_generator();
   for (size_t n : {1, 2, 3, 17, 1000, 4097}) {
     auto kp = known_points<G2Curve>(n, gen, rng);
@@ -158,7 +159,7 @@ TEST(Msm, G2MatchesKnownLogs) {
 
 // An independent check of the reference itself: plain sums of scalar multiplications.
 TEST(Msm, MatchesNaiveSum) {
-  std::mt19937_64 rng(3);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   for (size_t n : {1, 5, 40}) {
     auto k1 = known_points<G1Curve>(n, g1_generator(), rng);
     auto k2 = known_points<G2Curve>(n, g2_generator(), rng);
@@ -171,7 +172,7 @@ TEST(Msm, MatchesNaiveSum) {
 // Witness-like inputs: almost all scalars 0 or 1 (one window, one huge bucket), all equal points,
 // and every scalar r-1.
 TEST(Msm, DegenerateInputs) {
-  std::mt19937_64 rng(4);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   G1Affine gen = g1_generator();
   size_t n = 3000;
   auto kp = known_points<G1Curve>(n, gen, rng);
@@ -191,7 +192,7 @@ TEST(Msm, DegenerateInputs) {
 
 // The thread count must not change the result (tasks split points and windows differently).
 TEST(Msm, ThreadCountInvariant) {
-  std::mt19937_64 rng(5);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   G1Affine gen = g1_generator();
   size_t n = 2500;
   auto kp = known_points<G1Curve>(n, gen, rng);
@@ -206,7 +207,7 @@ TEST(Msm, ThreadCountInvariant) {
 
 // Prepared scalars with an offset, as the prover uses for the C MSM.
 TEST(Msm, PreparedWithOffset) {
-  std::mt19937_64 rng(6);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   G1Affine gen = g1_generator();
   size_t n = 700, off = 3;
   auto kp = known_points<G1Curve>(n - off, gen, rng);

@@ -7,6 +7,7 @@
 #include "groth16/parallel.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/random.hpp"
+#include "tests/test_seed.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -45,7 +46,7 @@ TEST(Ntt, RootsAreSnarkjs) {
 }
 
 TEST(Ntt, ForwardMatchesDefinition) {
-  std::mt19937_64 rng(11);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   for (int log_n : {0, 1, 2, 3, 5, 8}) {
     size_t n = size_t(1) << log_n;
     auto x = rand_vec(n, rng);
@@ -58,7 +59,7 @@ TEST(Ntt, ForwardMatchesDefinition) {
 
 // Sizes above the cache block (2^12) exercise the whole-array stages; all thread counts agree.
 TEST(Ntt, RoundTripAndThreads) {
-  std::mt19937_64 rng(12);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   for (int log_n : {4, 12, 13, 15}) {
     size_t n = size_t(1) << log_n;
     auto x = rand_vec(n, rng);
@@ -97,7 +98,7 @@ TEST(Ntt, RejectsBadSizes) {
 // H stage: P[i] = A(g_i) B(g_i) - C(g_i) at the odd points g_i = inc w^i of the 2n domain, where
 // A, B, C interpolate a, b, c on the n domain.
 TEST(Ntt, HCosetMatchesDirectEvaluation) {
-  std::mt19937_64 rng(13);
+  std::mt19937_64 rng = cuzk::test::test_rng();
   for (int log_n : {0, 3, 13}) {
     size_t n = size_t(1) << log_n;
     auto a = rand_vec(n, rng), b = rand_vec(n, rng), c = rand_vec(n, rng);

@@ -12,6 +12,7 @@
 #include "math/encoding.hpp"
 #include "math/pairing.hpp"
 #include "math/subgroup.hpp"
+#include "tests/test_seed.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -93,10 +94,7 @@ BigInt<N> to_bigint(const Big& a) {
 Big q_big() { return big_from(FqParams::MOD, 6); }
 Big r_big() { return big_from(FrParams::MOD, 4); }
 
-std::mt19937_64& rng() {
-  static std::mt19937_64 g(0x5eed1234);
-  return g;
-}
+std::mt19937_64& rng() { return cuzk::test::shared_test_rng(); }
 // Random element: random Montgomery limbs below 2^380 < q (a uniformly random residue is not needed).
 Fq rand_fq() {
   u64 l[6];

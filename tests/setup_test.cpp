@@ -3,13 +3,16 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 #include "groth16/parallel.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "groth16/prover.hpp"
+#include "groth16/random.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/verifier.hpp"
 #include "math/encoding.hpp"
+#include "tests/test_seed.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -226,15 +229,20 @@ TEST(Setup, ToxicFromSeedIsDeterministic) {
 }
 
 // A key for a fresh circuit works end to end: the CPU prover's proof with random r, s verifies,
-// and fails for a wrong public input. Domains 2^6 and 2^13 (two generator blocks).
+// and fails for a wrong public input. Domains 2^6 and 2^13 (two generator blocks). The circuit,
+// the toxic waste and r, s all come from the test's seed.
 TEST(Setup, ProofWithGeneratedCircuitVerifies) {
+  std::mt19937_64 rng = cuzk::test::test_rng();
   for (int log_n : {6, 13}) {
     R1cs r;
     std::vector<Fr> w;
-    gen_circuit(log_n, 99, r, w);
-    auto zk = std::make_shared<const ZKey>(setup_zkey(r, toxic_from_seed(std::nullopt)));
+    gen_circuit(log_n, rng(), r, w);
+    auto zk = std::make_shared<const ZKey>(setup_zkey(r, toxic_from_seed(std::to_string(rng()))));
     VerificationKey vk = vk_from_zkey(*zk);
-    Proof proof = make_cpu_prover(zk)->prove(w, {});
+    ProveOptions rs;
+    rs.r = random_fr(rng);
+    rs.s = random_fr(rng);
+    Proof proof = make_cpu_prover(zk)->prove(w, rs);
     std::vector<Fr> pub = public_signals(w, zk->n_public);
     EXPECT_TRUE(verify_proof(vk, pub, proof)) << "log_n = " << log_n;
     pub[1] += Fr::one();

@@ -24,6 +24,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "tests/gpu/ntt_refs.hpp"
+#include "tests/test_seed.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -34,15 +35,8 @@ namespace {
 #define REQUIRE_GPU() \
   if (gpu::device_count() == 0) GTEST_SKIP() << "no CUDA device"
 
-std::mt19937_64& rng() {
-  static std::mt19937_64 r([] {
-    uint64_t seed = std::random_device{}();
-    if (const char* s = std::getenv("CUZK_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
-    std::printf("[gpu tests] random seed %llu (set CUZK_TEST_SEED to replay)\n", (unsigned long long)seed);
-    return seed;
-  }());
-  return r;
-}
+// Each test's own stream of the process seed (tests/test_seed.hpp: printed, CUZK_TEST_SEED replays).
+std::mt19937_64& rng() { return test::shared_test_rng(); }
 
 Fr rand_fr() {
   for (;;) {

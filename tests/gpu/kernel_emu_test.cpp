@@ -21,6 +21,7 @@
 #include "kernels/ntt_core.cuh"
 #include "kernels/ntt_v2_core.cuh"
 #include "tests/gpu/ntt_refs.hpp"
+#include "tests/test_seed.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -28,16 +29,6 @@ using namespace cuzk::gpu;
 
 namespace {
 
-// A generator for one test, seeded from CUZK_TEST_SEED when set (to replay a failure), else at random;
-// the seed is printed and recorded with the test's result either way.
-std::mt19937_64 seeded_rng() {
-  uint64_t seed = std::random_device{}();
-  if (const char* s = std::getenv("CUZK_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
-  ::testing::Test::RecordProperty("seed", std::to_string(seed));
-  std::printf("[seed] %llu (CUZK_TEST_SEED=%llu replays this test)\n", (unsigned long long)seed,
-              (unsigned long long)seed);
-  return std::mt19937_64(seed);
-}
 
 template <class D, class H>
 std::vector<D> to_dev(const std::vector<H>& v) {
@@ -221,7 +212,7 @@ struct NttCase {
 // NttEngine's path at every size 2^1..2^14 with each of the two multiplies, and the radix-2 passes
 // with the element-wise permutation.
 TEST(GpuKernelEmulation, NttAllSmallSizesBothDirections) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   const int kt = 15;
   auto tw = twiddle_table(kt);
   for (int path = 0; path < 3; path++)
@@ -247,7 +238,7 @@ TEST(GpuKernelEmulation, NttAllSmallSizesBothDirections) {
 // The plans of the larger sizes: 2 and 3 passes of 8, 9 and 10 stages (radix-4 sub-rounds 2+2+2+2,
 // 2+2+2+2+1, 2+2+2+2+2), DIF and DIT, and the tiled permutation at even and odd middle widths.
 TEST(GpuKernelEmulation, NttMultiPassPlansBothOrders) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   const int kt = 22;
   auto tw = twiddle_table(kt);
   for (int k : {16, 17, 21}) {
@@ -280,7 +271,7 @@ TEST(GpuKernelEmulation, NttMultiPassPlansBothOrders) {
 }
 
 TEST(GpuKernelEmulation, CosetNttMatchesShiftedCpu) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   const int kt = 13;
   auto tw = twiddle_table(kt);
   for (int k : {1, 2, 5, 11, 12}) {
@@ -320,7 +311,7 @@ TEST(GpuKernelEmulation, CosetNttMatchesShiftedCpu) {
 }
 
 TEST(GpuKernelEmulation, HStageMatchesCpu) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   const int kt = 13;
   auto tw = twiddle_table(kt);
   for (int k : {1, 3, 10, 11, 12}) {
@@ -351,7 +342,7 @@ TEST(GpuKernelEmulation, HStageMatchesCpu) {
 // The v2 arithmetic: the r-shaped reduction rows and the lazy product / sum / difference on inputs
 // anywhere in [0, 2p) (p - 1, p, 2p - 1, 0, x + p), twiddle-side operands canonical, against the host field.
 TEST(GpuKernelEmulation, NttV2LazyArithmeticMatchesHostField) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   auto raw = [](const Fr& x) { return to_dev<DFr>(std::vector<Fr>{x})[0]; };
   auto plus_p = [](DFr x) {  // x + p (x < p), a valid lazy representative of x
     Carry c;
@@ -385,7 +376,7 @@ TEST(GpuKernelEmulation, NttV2LazyArithmeticMatchesHostField) {
 // Both multiplies of the register-tiled passes: all sizes 2^1..2^14 both directions, the multi-pass
 // plans (2 and 3 passes, DIF and DIT, radix-4 sub-rounds of 2+2+..+1 stages), the H stage.
 TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   const int kt = 22;
   auto tw = twiddle_table(kt);
   for (int v : {kFrMulGeneric, kFrMulFast}) {
@@ -462,7 +453,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
 // only at 2^17 above 2^14), plain and coset, both directions, bit for bit against the CPU; the fused
 // path must have run exactly where the plan has 2+ passes.
 TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   const int kt = 22;
   auto tw = twiddle_table(kt);
   for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21}) {
@@ -551,7 +542,7 @@ TEST(GpuKernelEmulation, NttPermPlans) {
 namespace {
 
 TEST(GpuKernelEmulationDigits, SignedDigitsRecomposeEveryScalar) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   Fr r_minus_1 = -Fr::one();
   for (int it = 0; it < 3000; it++) {
     Fr s = it == 0 ? Fr::zero() : it == 1 ? Fr::one() : it == 2 ? r_minus_1 : random_fr(rng);
@@ -717,7 +708,7 @@ std::vector<Fr> tricky_scalars(std::mt19937_64& rng, size_t n) {
 }  // namespace
 
 TEST(GpuKernelEmulation, MsmG1MatchesCpuAcrossWindowsAndLevels) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   for (size_t n : {1, 2, 3, 100, 777}) {
     auto pts = random_points<G1Curve>(rng, n, g1_generator());
     auto sc = tricky_scalars(rng, n);
@@ -733,7 +724,7 @@ TEST(GpuKernelEmulation, MsmG1MatchesCpuAcrossWindowsAndLevels) {
 // g1_add_affine_sum2 gives XYZZ::add_affine's exact words (both canonical) along random chains that
 // pass through infinity, doublings (P + P) and cancellations (P + -P).
 TEST(GpuKernelEmulation, MsmG1Sum2AdditionMatchesAddAffine) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   auto pts = to_dev<DG1Affine>(random_points<G1Curve>(rng, 400, g1_generator()));
   DG1xyzz a = DG1xyzz::infinity();
   int doublings = 0, cancels = 0;
@@ -754,7 +745,7 @@ TEST(GpuKernelEmulation, MsmG1Sum2AdditionMatchesAddAffine) {
 }
 
 TEST(GpuKernelEmulation, MsmSkewedBucketsAndOffset) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   size_t n = 600;
   auto pts = random_points<G1Curve>(rng, n, g1_generator());
   std::vector<Fr> ones(n, Fr::one());
@@ -770,7 +761,7 @@ TEST(GpuKernelEmulation, MsmSkewedBucketsAndOffset) {
 }
 
 TEST(GpuKernelEmulation, MsmG2MatchesCpu) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   size_t n = 150;
   auto pts = random_points<G2Curve>(rng, n, g2_generator());
   auto sc = tricky_scalars(rng, n);
@@ -781,7 +772,7 @@ TEST(GpuKernelEmulation, MsmG2MatchesCpu) {
 // Precomputed bases: each window copy is 2^(wc) P (infinity stays infinity), and the shared-bucket
 // pipeline gives the CPU's MSM, also with idx_offset and several reduction levels.
 TEST(GpuKernelEmulation, MsmSharedBucketsOverPrecomputedBases) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   {
     auto pts = random_points<G1Curve>(rng, 40, g1_generator());
     auto d = to_dev<DG1Affine>(pts);
@@ -879,7 +870,7 @@ void on_pair(F&& f) {
 // canonical values): random entries with repeats (doublings), negations (cancellation to infinity and
 // restart), points at infinity, skipped indices below idx_offset, both Y3 forms, plain and shared.
 TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   size_t n = 40;
   auto pts_h = random_points<G2Curve>(rng, n, g2_generator());
   auto pts = to_dev<DG2Affine>(pts_h);
@@ -922,7 +913,7 @@ TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
 // of jK T) against msm_acc_partials / msm_chunk_sum, byte for byte: XYZZ inputs with infinities,
 // repeats (doublings) and negations (cancellations).
 TEST(GpuKernelEmulation, MsmG2PairBucketSumsMatchOneThread) {
-  std::mt19937_64 rng = seeded_rng();
+  std::mt19937_64 rng = test::test_rng();
   auto aff = to_dev<DG2Affine>(random_points<G2Curve>(rng, 24, g2_generator()));
   std::vector<DG2xyzz> b;
   for (size_t i = 0; i < aff.size(); i++) {

@@ -1,5 +1,5 @@
 # Cross-check against @noble/curves: a fixture writes fresh random vectors with node (seed printed in
-# the log; set CUZK_NOBLE_SEED to replay one), then the Noble.* GoogleTests (cuzk_noble_tests) run on them.
+# the log; CUZK_NOBLE_SEED, else CUZK_TEST_SEED, replays one), then the Noble.* GoogleTests (cuzk_noble_tests) run on them.
 set(CUZK_NOBLE_VECTORS ${CMAKE_BINARY_DIR}/noble_vectors.json)
 add_test(NAME noble.vectors
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/run.sh gen ${PROJECT_SOURCE_DIR} ${CUZK_NOBLE_VECTORS})

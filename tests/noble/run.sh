@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest driver for the @noble/curves cross-check (see noble.cmake).
-#   run.sh gen  SRC VECTORS          write fresh vectors with node (seed from CUZK_NOBLE_SEED, else random)
+#   run.sh gen  SRC VECTORS          write fresh vectors with node (seed from CUZK_NOBLE_SEED, else
+#                                    CUZK_TEST_SEED, else random; the log and the file name it)
 #   run.sh test VECTORS TESTBIN      run the Noble* GoogleTests on them
 # Exit 77 means skipped (node or @noble/curves missing); under CI (CI set) that is a failure instead,
 # so that a broken npm install never passes as "skipped".
@@ -18,7 +19,8 @@ case "$mode" in
     rm -f "$out"
     command -v node >/dev/null 2>&1 || skip_or_fail "node is not installed"
     [ -d "$src/node_modules/@noble/curves" ] || skip_or_fail "@noble/curves missing under $src/node_modules (run npm ci in $src)"
-    exec node "$src/tests/noble/gen_vectors.mjs" "$out" ${CUZK_NOBLE_SEED:+"$CUZK_NOBLE_SEED"}
+    seed="${CUZK_NOBLE_SEED:-${CUZK_TEST_SEED:-}}"
+    exec node "$src/tests/noble/gen_vectors.mjs" "$out" ${seed:+"$seed"}
     ;;
   test)
     vectors=$2 bin=$3

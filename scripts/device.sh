@@ -1,0 +1,731 @@
+#!/usr/bin/env bash
+# The GPU-host workflow: what is built here, carried to a GPU host, run there, and brought back.
+#
+# The GPU host has nvcc, CMake and 16 cores but none of cuzk's Debian packages and no node. So
+# binaries (or the host-only libraries the CUDA parts are linked with) travel as one xz'd tarball,
+# .devbundle/bundle.tar.xz, together with any payload under .devbundle/; the host unpacks it, runs,
+# and leaves its logs in $OUT (./gpu-out when OUT is unset), at most 8 files two folders deep.
+# Proofs come back as proofs.tgz and snarkjs verifies them here.
+#
+#   here    scripts/device.sh bundle [--build DIR] [--devlibs] [--no-strip] [BIN...]
+#   GPU     scripts/device.sh devbuild
+#   GPU     scripts/device.sh check [--sanitize] [GTEST_FILTER]
+#   GPU     scripts/device.sh bench [--base TARBALL] [prove LOG2 | CUZK_BENCH_ARGS...]
+#   here    scripts/device.sh e2e payload [--e2e-work DIR] [--gen LOG2]
+#   GPU     scripts/device.sh e2e prove
+#   here    scripts/device.sh e2e verify proofs.tgz
+#   GPU     scripts/device.sh daemon [LOG2 [CASE...]]
+#   GPU     scripts/device.sh synth R1CS GENERATOR INPUTS_DIR [WORKERS] [PARTITIONS]
+#   GPU     scripts/device.sh synth gen:LOG2 - - [WORKERS] [PARTITIONS]
+#
+# `scripts/device.sh help` describes each subcommand.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+DEV="$ROOT/.devbundle"               # carried to the GPU host (ignored by git)
+TARBALL="$DEV/bundle.tar.xz"
+OUT="${OUT:-$ROOT/gpu-out}"
+B="${CUZK_BUNDLE_DIR:-/tmp/cuzk-bundle}"  # the unpacked bundle on the GPU host
+CUDA_BINS=(cuzk_gpu_tests cuzk-bench)
+BACKEND="${CUZK_DEVICE_BACKEND:-cuda}"    # cpu: a dry run of e2e/daemon/synth without a GPU
+
+SUP=""   # a supervisor this script started
+TMPS=()  # scratch folders of this script
+cleanup() {
+  [ -z "$SUP" ] || kill -9 "$SUP" 2>/dev/null
+  [ ${#TMPS[@]} -eq 0 ] || rm -rf "${TMPS[@]}"
+}
+trap cleanup EXIT
+scratch() { mktemp -d "/tmp/cuzk-$1.XXXXXX" || die "mktemp failed"; }
+
+say() { echo "== $*"; }
+die() { echo "device.sh: $*" >&2; exit 1; }
+since() { echo "$((SECONDS - ${1:-0})) s"; }
+
+usage() {
+  cat <<'EOF'
+scripts/device.sh SUBCOMMAND ...    (here = this machine, GPU = the GPU host; logs under $OUT there)
+
+bundle [--build DIR] [--devlibs] [--no-strip] [BIN...]                                        here
+    Packs BUILD's executables (default: every cuzk executable there) with the shared libraries
+    they need, minus the C runtime and the NVIDIA driver, into .devbundle/bundle.tar.xz, with a
+    `run` wrapper that points the loader at them. DIR defaults to build-cuda, else build.
+    --devlibs adds what `devbuild` links against: cuzk's host-only static libraries, GoogleTest,
+    and the GPU worker's object compiled for the cuda backend; a CPU-only build is enough then.
+devbuild                                                                                      GPU
+    Compiles kernels/, the gpu tests and the GPU benchmark with the host's nvcc on all its cores
+    and links cuzk_gpu_tests, cuzk-bench and cuzk-gpu-worker into the bundle (objects whose
+    preprocessed source is unchanged are reused from build-device/obj, which stays while the host
+    does). check, bench, e2e, daemon and synth do this first whenever the bundle brought devlibs
+    and no CUDA binaries.
+check [--sanitize] [GTEST_FILTER]                                                              GPU
+    Every gpu test (or the filter), the kernels' register and stack use, and with --sanitize
+    compute-sanitizer memcheck and racecheck over a few small tests.
+bench [--base TARBALL] [prove LOG2 | CUZK_BENCH_ARGS...]                                       GPU
+    Without arguments, every figure of docs/PERFORMANCE.md's GPU table. `prove LOG2` times whole
+    proofs at 2^LOG2; anything else is passed to `cuzk bench` as it is. --base TARBALL runs the
+    same benchmarks with a second bundle too, alternating, two rounds each (a same-run A/B).
+e2e payload [--e2e-work DIR] [--gen LOG2]                                                     here
+    Cases no test has seen, into .devbundle/e2e: the e2e circuits with fresh random inputs, the
+    Poseidon Merkle circuit with its e2e input (snarkjs computes witnesses and public signals; keys
+    from the e2e ceremony in DIR, default build/e2e, made by the e2e tests), and a `cuzk
+    gen-circuit LOG2` circuit (default 16, 0 for none) with a fresh seed, keyed on the GPU host.
+e2e prove                                                                                      GPU
+    `cuzk prove --backend cuda --verify` for every payload case; proofs into $OUT/proofs.tgz.
+e2e verify FILE                                                                               here
+    snarkjs verifies every proof in a proofs.tgz (from e2e prove or daemon) against its vk.json,
+    and each public.json equals snarkjs's where the payload had one.
+daemon [LOG2 [CASE...]]                                                                        GPU
+    The daemon on the cuda backend with four pinned synthesis workers proves a stream of jobs (8 x 4
+    partitions of a gen-circuit 2^LOG2, default 18, and 2 of each payload CASE, default every case
+    with a snarkjs key, the last at high priority), with a kill -9 of the GPU worker mid-stream;
+    proofs, timeline and waterfall into $OUT (needs `e2e payload`).
+synth R1CS GENERATOR INPUTS_DIR [WORKERS] [PARTITIONS]                                         GPU
+synth gen:LOG2 - - [WORKERS] [PARTITIONS]
+    The daemon proves PARTITIONS (default 24, in jobs of 4) for each count of pinned synthesis
+    workers in WORKERS (default "1 2 4 8 12"), then once with OVERLAP_W (default 8) workers whose
+    CPU sets include the GPU worker's; one waterfall per run. The first form generates witnesses
+    from circuit inputs (a `cuzk witness build` artefact and input JSON files under .devbundle),
+    the second submits .wtns files of a gen-circuit. GPU_CORES (default 2) last cores go to the
+    GPU worker.
+
+CUZK_DEVICE_BACKEND=cpu makes e2e prove, daemon and synth a dry run on the cpu backend, for a
+machine without a GPU. The GPU host runs these from the repository root with .devbundle carried:
+    scripts/device.sh bundle --build build-cuda cuzk cuzk_gpu_tests    # here
+    scripts/device.sh check && scripts/device.sh bench                  # GPU host
+EOF
+}
+
+# ---------------------------------------------------------------------------------------------
+# Here: the bundle.
+
+# Copies the shared libraries BIN needs into DIR, except the C runtime and the driver, which the
+# GPU host provides (the driver must match its kernel module; cudart is linked statically).
+copy_libs() {
+  local bin="$1" dir="$2" lib
+  ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so* | libm.so* | libpthread.so* | libdl.so* | librt.so* | ld-linux* | libcuda.so* | libnvidia*) ;;
+      *) cp -Ln "$lib" "$dir/" ;;
+    esac
+  done
+}
+
+# The host-only pieces `devbuild` links with the kernels compiled on the GPU host.
+pack_devlibs() {
+  local build="$1" d="$2" f
+  mkdir -p "$d/include"
+  for f in libcuzk_groth16.a libcuzk_math.a libcuzk_config.a libcuzk_shm.a libcuzk_worker.a; do
+    [ -f "$build/lib/$f" ] || die "$build/lib/$f not found (build the project first)"
+    cp "$build/lib/$f" "$d/"
+  done
+  for f in libgtest.a libgtest_main.a; do
+    cp "$(find /usr/lib /usr/local/lib -name "$f" -print -quit 2>/dev/null)" "$d/" || die "$f not found (apt-get install libgtest-dev)"
+  done
+  cp -r /usr/include/gtest "$d/include/"
+  # The GPU worker's own object: it reaches the GPU through backend/, which devbuild compiles there.
+  "${CXX:-c++}" -O3 -DNDEBUG -std=gnu++20 -I"$ROOT" -DBOOST_ALL_NO_LIB -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 \
+    -c "$ROOT/gpu-worker/gpu_worker.cpp" -o "$d/gpu_worker.o" || die "compiling gpu_worker.o failed"
+}
+
+cmd_bundle() {
+  local build="" devlibs=0 strip=1 bins=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --build) build="$2"; shift 2 ;;
+      --devlibs) devlibs=1; shift ;;
+      --no-strip) strip=0; shift ;;
+      -*) die "bundle: unknown option $1" ;;
+      *) bins+=("$1"); shift ;;
+    esac
+  done
+  if [ -z "$build" ]; then
+    build="$ROOT/build"
+    [ -d "$ROOT/build-cuda/bin" ] && build="$ROOT/build-cuda"
+  fi
+  [ -d "$build/bin" ] || die "$build/bin not found: build first (-DCUZK_CUDA=ON for the kernels, or use --devlibs)"
+  [ ${#bins[@]} -gt 0 ] || bins=(cuzk cuzk-supervisor cuzk-synth-worker cuzk-gpu-worker "${CUDA_BINS[@]}")
+  local tmp b n=0 name
+  tmp="$(scratch bundle)" && TMPS+=("$tmp")
+  b="$tmp/bundle"
+  mkdir -p "$b/bin" "$b/lib"
+  for name in "${bins[@]}"; do
+    [ -x "$build/bin/$name" ] || continue
+    cp "$build/bin/$name" "$b/bin/"
+    copy_libs "$build/bin/$name" "$b/lib"
+    n=$((n + 1))
+  done
+  [ $n -gt 0 ] || die "none of ${bins[*]} in $build/bin"
+  [ $strip = 1 ] && strip "$b"/bin/* 2>/dev/null
+  [ $devlibs = 1 ] && pack_devlibs "$build" "$b/devlibs"
+  cat >"$b/run" <<'RUN'
+#!/usr/bin/env bash
+# Runs one bundled executable with the bundled libraries: run NAME [ARGS...]
+here="$(cd "$(dirname "$0")" && pwd)"
+name="$1"; shift
+export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+exec "$here/bin/$name" "$@"
+RUN
+  chmod +x "$b/run"
+  {
+    echo "built $(date -u +%FT%TZ) from $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
+      git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+    (cd "$b" && find bin lib devlibs -maxdepth 1 -type f -printf '%p %s\n' 2>/dev/null | sort)
+  } >"$b/MANIFEST"
+  mkdir -p "$DEV"
+  tar -C "$tmp" -cf - bundle | xz -T0 -6 >"$TARBALL" || die "packing failed"
+  echo "$TARBALL: $(du -h "$TARBALL" | cut -f1) ($n executables$([ $devlibs = 1 ] && echo ', devlibs'))"
+  [ "$(stat -c %s "$TARBALL")" -lt $((60 << 20)) ] || echo "warning: over 60 MiB; a device call carries 64 MiB in all" >&2
+}
+
+# ---------------------------------------------------------------------------------------------
+# The GPU host: unpacking, building, and what every run shares.
+
+# Unpacks TARBALL into DIR, in place of whatever was there.
+unpack() {
+  rm -rf "$2"
+  mkdir -p "$2" || die "cannot make $2"
+  xz -dc "$1" | tar -x -C "$2" --strip-components=1 || die "unpacking $1 failed"
+}
+
+# Unpacks .devbundle/bundle.tar.xz into $B (once per tarball), starts $OUT and records the machine.
+# CUZK_BUNDLE_DIR names an unpacked bundle to use instead.
+open_bundle() {
+  mkdir -p "$OUT"
+  if [ -z "${CUZK_BUNDLE_DIR:-}" ]; then
+    [ -f "$TARBALL" ] || die "no $TARBALL: make it with 'scripts/device.sh bundle' and carry .devbundle"
+    local sum
+    sum="$(sha256sum "$TARBALL" | cut -c1-16)"
+    if [ "$(cat "$B/.tarball" 2>/dev/null)" != "$sum" ]; then
+      unpack "$TARBALL" "$B"
+      echo "$sum" >"$B/.tarball"
+    fi
+  fi
+  [ -x "$B/run" ] || die "no bundle at $B"
+  {
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,memory.total \
+      --format=csv 2>&1
+    echo "$(nproc) CPUs; bundle $(head -1 "$B/MANIFEST" 2>/dev/null)"
+  } >"$OUT/machine.txt"
+  cat "$OUT/machine.txt"
+  # A bundle of host libraries is built against this tree's kernels on every call (unchanged
+  # objects come from the cache), so an edited kernel never runs as a stale binary.
+  if [ -d "$B/devlibs" ] && ! grep -q '^bin/cuzk_gpu_tests ' "$B/MANIFEST"; then devbuild_logged; fi
+}
+DEVBUILT=0
+devbuild_logged() {
+  DEVBUILT=1
+  devbuild >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; die "devbuild failed (log: $OUT/build.log)"; }
+  tail -1 "$OUT/build.log"
+}
+run() { "$B/run" "$@"; }
+
+# Compiles SRC to OBJ with nvcc (extra flags after), reusing a cached object when the
+# preprocessed text and the flags are the same as when it was made.
+compile_unit() {
+  local src="$1" obj="$2" cache="$3" key=""
+  shift 3
+  local arch="${CUZK_CUDA_ARCH:-90}"
+  local nv=(nvcc -O3 -DNDEBUG "--generate-code=arch=compute_$arch,code=[compute_$arch,sm_$arch]"
+    --expt-relaxed-constexpr -Xcudafe=--diag_suppress=177 -std=c++20 -I"$ROOT" "$@")
+  if "${nv[@]}" -E "$src" -o "$obj.i" 2>/dev/null; then
+    key="$({ echo "${nv[*]}"; grep -v '^#' "$obj.i"; } | sha256sum | cut -c1-40)"
+  fi
+  rm -f "$obj.i"
+  if [ -n "$key" ] && [ -f "$cache/$key.o" ]; then
+    cp "$cache/$key.o" "$obj" && touch "$obj.reused" && echo "reused $src"
+  else
+    "${nv[@]}" -c "$src" -o "$obj" || return 1
+    [ -z "$key" ] || cp "$obj" "$cache/$key.o"
+    echo "compiled $src"
+  fi
+}
+
+# Builds the CUDA executables into $B/bin from the kernels here and $B/devlibs, with the GPU
+# host's own compilers on all its cores.
+devbuild() {
+  local L="$B/devlibs" cache="${CUZK_DEVBUILD_CACHE:-$ROOT/build-device/obj}" obj="$B/obj" t0=$SECONDS
+  [ -d "$L" ] || die "the bundle has no devlibs (make it with 'scripts/device.sh bundle --devlibs')"
+  command -v nvcc >/dev/null || die "no nvcc on this host"
+  mkdir -p "$cache" "$obj"
+  rm -f "$obj"/*
+  local src jobs="${CUZK_DEVBUILD_JOBS:-$(nproc)}"
+  for src in "$ROOT"/kernels/*.cu "$ROOT"/kernels/*.cpp "$ROOT"/backend/backend.cpp "$ROOT"/backend/cpu/*.cpp \
+    "$ROOT"/backend/cuda/cuda_backend.cpp "$ROOT"/bench/gpu/*.cu "$ROOT"/bench/gpu/*.cpp "$ROOT"/tests/gpu/*_test.cpp; do
+    src="${src#"$ROOT"/}"
+    case "$src" in *_emu_test.cpp) continue ;; esac
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    (cd "$ROOT" || exit 1
+     compile_unit "$src" "$obj/${src//\//_}.o" "$cache" -I"$L/include" -DCUZK_SOURCE_DIR="\"$ROOT\"" \
+       -DCUZK_BINARY_DIR="\"$B\"" || touch "$obj/FAILED") &
+  done
+  wait
+  [ ! -f "$obj/FAILED" ] || return 1
+  # Linked by the host's g++ against its own (newer) C++ runtime: an RPATH to that runtime comes
+  # before the bundle's lib/ in LD_LIBRARY_PATH, also when the supervisor starts the GPU worker.
+  local kern=("$obj"/kernels_*.o "$obj"/backend_*.o) host=("$L/libcuzk_groth16.a" "$L/libcuzk_math.a" -lpthread -ldl -lrt) rp=() cxx
+  cxx="$(g++ -print-file-name=libstdc++.so.6 2>/dev/null)"
+  [[ "$cxx" == /* ]] && rp=(-Xlinker --disable-new-dtags -Xlinker "-rpath=$(dirname "$(readlink -f "$cxx")")")
+  nvcc -o "$B/bin/cuzk-bench" "$obj"/bench_gpu_*.o "${kern[@]}" "${host[@]}" "${rp[@]}" || return 1
+  nvcc -o "$B/bin/cuzk_gpu_tests" "$obj"/tests_gpu_*.o "${kern[@]}" "$L/libgtest_main.a" "$L/libgtest.a" \
+    "${host[@]}" "${rp[@]}" || return 1
+  local built="cuzk-bench cuzk_gpu_tests" toml
+  if [ -f "$L/gpu_worker.o" ]; then
+    toml="$(find "$B/lib" -name 'libtomlplusplus.so*' -printf '%f\n' | head -1)"
+    [ -n "$toml" ] || die "no libtomlplusplus in the bundle (bundle cuzk-gpu-worker too)"
+    nvcc -o "$B/bin/cuzk-gpu-worker" "$L/gpu_worker.o" "$L/libcuzk_worker.a" "${kern[@]}" "$L/libcuzk_config.a" "$L/libcuzk_shm.a" \
+      "$L/libcuzk_groth16.a" "$L/libcuzk_math.a" -L"$B/lib" -l:"$toml" -lpthread -ldl -lrt "${rp[@]}" || return 1
+    built+=" cuzk-gpu-worker"
+  fi
+  echo "devbuild: $built" \
+    "in $(since "$t0") ($(find "$obj" -name '*.reused' | wc -l) of $(find "$obj" -name '*.o' | wc -l) objects reused)"
+}
+
+# Runs the gpu tests (filter $1) into $OUT/LOG ($2); prints the seed and the verdict.
+gpu_tests() {
+  local filter="${1:-*}" log="$OUT/$2" t
+  timeout "${TEST_TIMEOUT:-300}" "$B/run" cuzk_gpu_tests --gtest_color=no --gtest_filter="$filter" >"$log" 2>&1
+  t=$?
+  grep -E "random seed|^\[ *(FAILED|PASSED) *\]|Failure|Expected|Which is|tests? from .* ran" "$log" | head -40
+  echo "gpu tests ($filter): exit status $t"
+  return $t
+}
+
+# Runs `cuzk-bench ARGS` (what `cuzk bench` runs) with bundle DIR, output
+# appended to $OUT/LOG and printed with TAG in front.
+bench_run() {
+  local dir="$1" log="$2" tag="$3"
+  shift 3
+  local exe=(cuzk-bench)
+  echo "# ${exe[*]} $*" >>"$OUT/$log"
+  timeout "${BENCH_TIMEOUT:-300}" "$dir/run" "${exe[@]}" "$@" 2>&1 | tee -a "$OUT/$log" | grep -v '^# device' |
+    sed "s/^/$tag/"
+  return "${PIPESTATUS[0]}"
+}
+
+# The benchmarks behind docs/PERFORMANCE.md's GPU table, one `cuzk bench` line each.
+HEADLINE=(
+  "--runs 7 --warmup 2 ntt --sizes 20..27"
+  "--runs 5 --warmup 1 h-stage --sizes 20,22,24"
+  "--runs 5 --warmup 1 prove --sizes 20"
+  "--runs 5 --warmup 1 prove --sizes 22"
+  "--runs 5 --warmup 1 prove --sizes 24"
+  "--runs 5 --warmup 1 msm-g1-ab --sizes 20,22,24 --scalars both"
+  "--runs 5 --warmup 1 msm-g2-ab --sizes 20,22 --scalars both"
+  "--runs 3 --warmup 1 msm-g1-ab --sizes 26 --scalars both"
+)
+
+# At most 8 files, two folders deep, come back from $OUT: pack the rest into results.tar.xz.
+pack_out() {
+  local n deep
+  n="$(find "$OUT" -type f | wc -l)"
+  deep="$(find "$OUT" -mindepth 3 -type f | head -1)"
+  if [ "$n" -gt 8 ] || [ -n "$deep" ]; then
+    local keep=(machine.txt summary.txt proofs.tgz)
+    (cd "$OUT" && find . -type f ! -name machine.txt ! -name summary.txt ! -name proofs.tgz -printf '%P\n' |
+      tar -cJf results.tar.xz -T - --remove-files && find . -mindepth 1 -type d -empty -delete)
+    echo "$OUT: packed into results.tar.xz (the rest: ${keep[*]})"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# The GPU host: subcommands.
+
+cmd_devbuild() {
+  open_bundle  # builds when the bundle brought host libraries only
+  [ $DEVBUILT = 1 ] || devbuild_logged
+}
+
+cmd_check() {
+  local sanitize=0 filter="*" rc=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --sanitize) sanitize=1; shift ;;
+      *) filter="$1"; shift ;;
+    esac
+  done
+  open_bundle
+  if command -v cuobjdump >/dev/null; then
+    cuobjdump -res-usage "$B/bin/cuzk_gpu_tests" 2>/dev/null | grep -A1 "Function" |
+      grep -oE "REG:[0-9]+|STACK:[0-9]+|LOCAL:[0-9]+|SHARED:[0-9]+|Function [^:]*" | paste -sd' ' |
+      sed 's/Function /\n/g' | sed 's/^_ZN4cuzk3gpu[0-9A-Za-z_]*_cu_[0-9a-f]*//' >"$OUT/res_usage.txt"
+    echo "register and stack use: $(grep -c . "$OUT/res_usage.txt") kernels in res_usage.txt;" \
+      "with a stack: $(grep -cE 'STACK:[1-9]' "$OUT/res_usage.txt")"
+  fi
+  say "gpu tests"
+  gpu_tests "$filter" tests.log || rc=1
+  if [ $sanitize = 1 ]; then
+    local tool s
+    for tool in memcheck racecheck; do
+      say "compute-sanitizer --tool $tool"
+      timeout "${SAN_TIMEOUT:-120}" compute-sanitizer --tool $tool --error-exitcode 9 "$B/run" cuzk_gpu_tests \
+        --gtest_filter="${SAN_FILTER:-GpuMsm.G1EveryWindowWidth:GpuMsm.G2MatchesCpu:GpuNtt.HStageMatchesCpu}" \
+        >"$OUT/sanitize_$tool.log" 2>&1
+      s=$?
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$OUT/sanitize_$tool.log" | tail -3
+      echo "$tool: exit status $s"
+      [ $s = 0 ] || rc=1
+    done
+  fi
+  return $rc
+}
+
+cmd_bench() {
+  local base="" rc=0
+  if [ "${1:-}" = --base ]; then base="$2"; shift 2; fi
+  local lines=()
+  if [ $# -eq 0 ]; then
+    lines=("${HEADLINE[@]}")
+  elif [ "$1" = prove ] && [[ "${2:-}" =~ ^[0-9]+$ ]]; then
+    lines=("--runs ${RUNS:-5} --warmup 1 prove --sizes $2 ${*:3}")
+  else
+    lines=("$*")
+  fi
+  open_bundle
+  local dirs=("$B") tags=("")
+  if [ -n "$base" ]; then
+    local nb="$B-base"
+    unpack "$base" "$nb"
+    # devbuild compiles this tree's kernels, so a base must bring its own CUDA binaries.
+    [ -x "$nb/bin/cuzk-bench" ] || [ -x "$nb/bin/cuzk_gpu_tests" ] ||
+      die "$base holds no CUDA binaries (bundle a -DCUZK_CUDA=ON build for a base)"
+    dirs=("$nb" "$B" "$nb" "$B") tags=("[base] " "[new] " "[base] " "[new] ")
+  fi
+  local line i args
+  for line in "${lines[@]}"; do
+    read -r -a args <<<"$line"
+    for i in "${!dirs[@]}"; do
+      bench_run "${dirs[$i]}" bench.log "${tags[$i]}" "${args[@]}" || rc=1
+    done
+  done
+  return $rc
+}
+
+# e2e prove: every payload case with `cuzk prove --backend cuda --verify`, keyed here when the
+# payload brought an R1CS instead of a key.
+cmd_e2e_prove() {
+  open_bundle
+  local payload="$DEV/e2e" fail=0 d c p
+  [ -d "$payload" ] || die "no payload at $payload (scripts/device.sh e2e payload, here)"
+  mkdir -p "$OUT/proofs"
+  for d in "$payload"/*/; do
+    c="$(basename "$d")"
+    p="$OUT/proofs/$c"
+    mkdir -p "$p"
+    key_case "$d" "$c" || { echo "$c: SETUP FAILED"; fail=1; continue; }
+    cp "$d/vk.json" "$p/vk.json"
+    [ -f "$d/snarkjs_public.json" ] && cp "$d/snarkjs_public.json" "$p/"
+    if run cuzk prove "$d/circuit.zkey" "$d/witness.wtns" "$p/proof.json" "$p/public.json" --backend "$BACKEND" --verify \
+      >"$p/prove.log" 2>&1; then
+      echo "$c: proved ($BACKEND backend), cuzk verify OK ($(grep -o 'proving[^:]*: [0-9.]* s' "$p/prove.log" | tail -1))"
+    else
+      echo "$c: PROVE FAILED"; tail -3 "$p/prove.log"; fail=1
+    fi
+  done
+  tar -C "$OUT" -czf "$OUT/proofs.tgz" proofs && rm -rf "$OUT/proofs"
+  return $fail
+}
+
+# A payload case that brought circuit.r1cs.xz gets its key here (`cuzk setup`, development key).
+key_case() {
+  local d="$1" c="$2"
+  [ -f "$d/circuit.zkey" ] && return 0
+  xz -dc "$d/circuit.r1cs.xz" >"$d/circuit.r1cs" &&
+    run cuzk -q setup "$d/circuit.r1cs" "$d/circuit.zkey" --seed "$c" >/dev/null 2>&1 &&
+    run cuzk -q export vk "$d/circuit.zkey" "$d/vk.json"
+}
+
+# CPU sets for W workers: COUNT CPUs from FIRST in W consecutive sets, sizes within one.
+cpu_sets() {
+  local lo="$1" count="$2" w="$3" i k sets=""
+  for ((i = 0; i < w; i++)); do
+    k=$((count / w + (i < count % w ? 1 : 0)))
+    sets+="${sets:+, }\"$lo-$((lo + k - 1))\""
+    lo=$((lo + k))
+  done
+  echo "$sets"
+}
+
+# Starts the supervisor on CONFIG (stderr to LOG) and waits until every worker has started.
+start_daemon() {
+  local config="$1" log="$2" sock i st
+  sock="$(sed -n 's/^socket = "\(.*\)"/\1/p' "$config")"
+  "$B/run" cuzk-supervisor --config "$config" 2>"$log" &  # run execs: $! is the supervisor
+  SUP=$!
+  for ((i = 0; i < 1200; i++)); do
+    st="$(run cuzk status --socket "$sock" --json 2>/dev/null)"
+    if grep -q '"workers"' <<<"$st" && ! grep -Eq '"state": ?"starting"' <<<"$st"; then return 0; fi
+    kill -0 "$SUP" 2>/dev/null || break
+    sleep 0.1
+  done
+  tail -20 "$log"
+  die "the daemon did not start (config $config)"
+}
+# Stops it with SIGTERM (drain) and writes its timeline and waterfall (text and SVG) into DIR.
+stop_daemon() {
+  local state="$1" dir="$2" rc=0
+  kill -TERM "$SUP" && wait "$SUP" || rc=1
+  SUP=""
+  cp "$state/timeline.log" "$dir/"
+  run cuzk waterfall "$state/timeline.log" --svg "$dir/waterfall.svg" >"$dir/waterfall.txt" 2>&1 || rc=1
+  return $rc
+}
+
+# The [daemon] table of a run's configuration.
+daemon_table() {  # daemon_table WORK TAG
+  printf '[daemon]\ninstance = "dev%s"\nstate_dir = "%s/state-%s"\nsocket = "%s/%s.sock"\nheartbeat_timeout_ms = 60000\n' \
+    "$2" "$1" "$2" "$1" "$2"
+}
+
+cmd_daemon() {
+  local k="${1:-18}" payload="$DEV/e2e" work status=0 cases=() d c
+  shift
+  # The payload cases to prove beside the generated circuit: those named, else every one with a key.
+  if [ $# -gt 0 ]; then
+    for d in "$@"; do [ -f "$payload/$d/circuit.zkey" ] || die "no keyed payload case $d"; cases+=("$d"); done
+  else
+    for d in "$payload"/*/; do [ -f "$d/circuit.zkey" ] && cases+=("$(basename "$d")"); done
+  fi
+  open_bundle
+  work="$(scratch daemon)" && TMPS+=("$work")
+  say "generated circuit 2^$k and its development key"
+  local t0=$SECONDS
+  local g="$work/gen"  # also an input folder: apart from the daemon's state
+  mkdir -p "$g"
+  run cuzk -q gen-circuit "$k" "$g/gen.r1cs" "$g/gen.wtns" --seed 7
+  run cuzk -q setup "$g/gen.r1cs" "$g/gen.zkey" --seed gpu-daemon >/dev/null 2>&1 || die "setup failed"
+  run cuzk -q export vk "$g/gen.zkey" "$g/gen_vk.json"
+  mkdir -p "$OUT/proofs"
+  echo "setup took $(since $t0)"
+  # Four synthesis workers on equal CPU sets, the GPU worker's host side on the last two CPUs.
+  local ncpu
+  ncpu="$(nproc)"
+  {
+    daemon_table "$work" d
+    echo "input_dirs = [\"$g\", \"$payload\"]"
+    printf '[synthesis]\nworkers = 4\n'
+    [ "$ncpu" -ge 8 ] && echo "cpus = [$(cpu_sets 0 $((ncpu - 2)) 4)]"
+    printf '[gpu]\nbackend = "%s"\ndevices = [0]\nslots = 6\n' "$BACKEND"
+    [ "$ncpu" -ge 8 ] && echo "cpus = [\"$((ncpu - 2))-$((ncpu - 1))\"]"
+    printf '[[circuits]]\nname = "gen"\nzkey = "%s/gen.zkey"\nr1cs = "%s/gen.r1cs"\n' "$g" "$g"
+    for c in "${cases[@]}"; do printf '[[circuits]]\nname = "%s"\nzkey = "%s"\n' "$c" "$payload/$c/circuit.zkey"; done
+  } >"$work/cuzk.toml"
+  cp "$work/cuzk.toml" "$OUT/"
+  start_daemon "$work/cuzk.toml" "$OUT/supervisor.log"
+  local sock="$work/d.sock" jobs=() i
+  submit() {  # submit CIRCUIT ARGS...: queues a job, recorded as CIRCUIT:ID
+    local id
+    id="$(run cuzk submit --socket "$sock" --circuit "$@")"
+    [ -n "$id" ] || die "submitting to $1 failed"
+    jobs+=("$1:$id")
+  }
+  gen_job() { submit gen --witness "$g/gen.wtns" --witness "$g/gen.wtns" --witness "$g/gen.wtns" --witness "$g/gen.wtns"; }
+  say "a stream of jobs, with kill -9 of the GPU worker after 1.5 s"
+  for i in 1 2 3 4 5 6; do gen_job; done
+  local prio
+  for i in "${!cases[@]}"; do  # two partitions per case; the last case's job jumps the queue
+    c="${cases[$i]}" prio=normal
+    [ "$i" = $((${#cases[@]} - 1)) ] && prio=high
+    submit "$c" --witness "$payload/$c/witness.wtns" --witness "$payload/$c/witness.wtns" --priority $prio
+  done
+  sleep 1.5
+  local gpid
+  gpid="$(run cuzk status --socket "$sock" --json | tr -d ' \n' | grep -o '"name":"gpu0","partition":[^,]*,"pid":[0-9]*' |
+    grep -o '[0-9]*$')"
+  if [ -n "$gpid" ]; then echo "kill -9 gpu0 (pid $gpid)"; kill -9 "$gpid"; else echo "gpu0's pid not found" >&2; status=1; fi
+  gen_job
+  gen_job
+  local e j
+  for e in "${jobs[@]}"; do
+    c="${e%%:*}" j="${e#*:}"
+    run cuzk await --socket "$sock" --out "$OUT/proofs/${c}_$j" --timeout 400 "$j" >/dev/null || status=1
+    if [ "$c" = gen ]; then cp "$g/gen_vk.json" "$OUT/proofs/${c}_$j/vk.json"; else cp "$payload/$c/vk.json" "$OUT/proofs/${c}_$j/"; fi
+  done
+  run cuzk status --socket "$sock" --json >"$OUT/status.json"
+  stop_daemon "$work/state-d" "$OUT" || status=1
+  cat "$OUT/waterfall.txt"
+  tar -C "$OUT" -czf "$OUT/proofs.tgz" proofs && rm -rf "$OUT/proofs"
+  echo "proofs: $OUT/proofs.tgz (here: scripts/device.sh e2e verify proofs.tgz)"
+  return $status
+}
+
+cmd_synth() {
+  [ $# -ge 3 ] || die "synth R1CS GENERATOR INPUTS_DIR [WORKERS] [PARTITIONS] (see: scripts/device.sh help)"
+  local r1cs="$1" gen="$2" inputs="$3" workers="${4:-1 2 4 8 12}" n="${5:-24}" per_job=4
+  local gpu_cores="${GPU_CORES:-2}" overlap_w="${OVERLAP_W:-8}" work ncpu
+  open_bundle
+  work="$(scratch synth)" && TMPS+=("$work")
+  ncpu="$(nproc)"
+  if [[ "$r1cs" == gen:* ]]; then
+    inputs="$work/wtns" gen=-
+    mkdir -p "$inputs"
+    run cuzk -q gen-circuit "${r1cs#gen:}" "$work/circuit.r1cs" "$inputs/w.wtns" --seed 7
+    r1cs="$work/circuit.r1cs"
+  else
+    gen="$(cd "$gen" && pwd)" inputs="$(cd "$inputs" && pwd)" || die "no generator or inputs folder"
+  fi
+  if [[ "$r1cs" == *.xz ]]; then xz -dc "$r1cs" >"$work/circuit.r1cs" && r1cs="$work/circuit.r1cs"; fi
+  local t0=$SECONDS
+  run cuzk -q setup "$r1cs" "$work/circuit.zkey" --seed gpu-synth >/dev/null 2>&1 || die "setup failed"
+  echo "setup: $(since $t0)"
+  # N partitions from the input files, reused in turn when there are fewer files.
+  local avail_files files=() i
+  mapfile -t avail_files < <(ls "$inputs"/*.json "$inputs"/*.wtns 2>/dev/null)
+  [ ${#avail_files[@]} -gt 0 ] || die "no .json or .wtns files in $inputs"
+  for ((i = 0; i < n; i++)); do files+=("${avail_files[$((i % ${#avail_files[@]}))]}"); done
+  mkdir -p "$OUT/runs"
+  run cuzk -q export vk "$work/circuit.zkey" "$OUT/runs/vk.json"
+  synth_run() {  # synth_run TAG W SYNTH_SETS
+    local tag="$1" w="$2" sets="$3" rd="$OUT/runs/$1" sock="$work/$1.sock" ids=() k j args
+    mkdir -p "$rd"
+    {
+      daemon_table "$work" "$tag"
+      echo "input_dirs = [\"$inputs\"]"
+      printf '[synthesis]\nworkers = %s\ncpus = [%s]\n' "$w" "$sets"
+      printf '[gpu]\nbackend = "%s"\ndevices = [0]\nslots = %s\ncpus = ["%s-%s"]\n' "$BACKEND" $((w + 2)) \
+        $((ncpu - gpu_cores)) $((ncpu - 1))
+      printf '[[circuits]]\nname = "c"\nzkey = "%s/circuit.zkey"\nmax_partitions = %s\n' "$work" $per_job
+      [ "$gen" = - ] || echo "witness_generator = \"$gen\""
+    } >"$work/$tag.toml"
+    start_daemon "$work/$tag.toml" "$rd/supervisor.log"
+    local t1=$SECONDS
+    for ((k = 0; k < ${#files[@]}; k += per_job)); do
+      args=()
+      for ((j = k; j < k + per_job && j < ${#files[@]}; j++)); do
+        if [[ "${files[$j]}" == *.wtns ]]; then args+=(--witness "${files[$j]}"); else args+=(--input "${files[$j]}"); fi
+      done
+      ids+=("$(run cuzk submit --socket "$sock" --circuit c "${args[@]}")")
+      [ -n "${ids[-1]}" ] || die "submitting to the $tag daemon failed"
+    done
+    for j in "${ids[@]}"; do run cuzk await --socket "$sock" --out "$work/out-$tag-$j" --timeout 600 "$j" >/dev/null; done
+    local wall=$((SECONDS - t1))
+    stop_daemon "$work/state-$tag" "$rd"
+    echo "$tag: workers=$w sets=[$sets] partitions=${#files[@]} wall=${wall}s;" \
+      "$(grep -m1 '^span' "$rd/waterfall.txt")" | tee -a "$OUT/summary.txt"
+    # One proof per run goes back for snarkjs.
+    mkdir -p "$OUT/proofs/$tag"
+    cp "$work/out-$tag-${ids[0]}/proof_0.json" "$work/out-$tag-${ids[0]}/public_0.json" "$OUT/runs/vk.json" \
+      "$OUT/proofs/$tag/"
+  }
+  local w avail=$((ncpu - gpu_cores))
+  for w in $workers; do
+    [ "$w" -le "$avail" ] || { echo "w$w: skipped ($avail CPUs for synthesis)"; continue; }
+    synth_run "w$w" "$w" "$(cpu_sets 0 "$avail" "$w")"
+  done
+  [ "$overlap_w" -gt 0 ] && synth_run "w$overlap_w-overlap" "$overlap_w" "$(cpu_sets 0 "$ncpu" "$overlap_w")"
+  tar -C "$OUT" -czf "$OUT/proofs.tgz" proofs && rm -rf "$OUT/proofs"
+  return 0
+}
+
+# ---------------------------------------------------------------------------------------------
+# Here: the e2e payload and snarkjs verification.
+
+snarkjs() { node "$ROOT/node_modules/snarkjs/build/cli.cjs" "$@"; }
+
+# A uniformly random field element below r, as a decimal string.
+rand_fr() {
+  node -e 'const r = 52435875175126190479447740508185965837690552500527637822603658699938581184513n;
+    const b = require("crypto").randomBytes(40); let v = 0n; for (const x of b) v = (v << 8n) | BigInt(x);
+    console.log((v % r).toString());'
+}
+
+cmd_e2e_payload() {
+  local work="$ROOT/build/e2e" gen=16
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --e2e-work) work="$2"; shift 2 ;;
+      --gen) gen="$2"; shift 2 ;;
+      *) die "e2e payload: unknown argument $1" ;;
+    esac
+  done
+  [ -d "$work/circuits" ] || die "no e2e circuits under $work (run the e2e tests: ctest -L e2e)"
+  local cuzk
+  cuzk="$(dirname "$work")/bin/cuzk"
+  [ -x "$cuzk" ] || die "no cuzk binary at $cuzk"
+  local out="$DEV/e2e"
+  rm -rf "$out" && mkdir -p "$out"
+  make_case() {  # make_case NAME CIRCUIT INPUT_JSON: witness and snarkjs's own public signals
+    local d="$out/$1" c="$work/circuits/$2"
+    mkdir -p "$d"
+    echo "$3" >"$d/input.json"
+    snarkjs wtns calculate "$c/circuit.wasm" "$d/input.json" "$d/witness.wtns" >/dev/null || die "$1: witness failed"
+    snarkjs groth16 prove "$c/circuit.zkey" "$d/witness.wtns" "$d/snarkjs_proof.json" "$d/snarkjs_public.json" \
+      >/dev/null || die "$1: snarkjs prove failed"
+    rm "$d/snarkjs_proof.json"
+    cp "$c/circuit.zkey" "$c/vk.json" "$d/"
+    echo "$1: $2, input $(head -c 60 "$d/input.json")..."
+  }
+  make_case fresh_multiplier multiplier "{\"a\": \"$(rand_fr)\", \"b\": \"$(rand_fr)\"}"
+  make_case fresh_no_public no_public "{\"a\": \"$(rand_fr)\", \"b\": \"$(rand_fr)\"}"
+  make_case fresh_chain_pow2 chain_pow2 "{\"x\": \"$(rand_fr)\"}"
+  make_case fresh_chain_pow2_plus1 chain_pow2_plus1 "{\"x\": \"$(rand_fr)\"}"
+  local xs="" i
+  for i in $(seq 40); do xs="$xs${xs:+, }\"$(rand_fr)\""; done
+  make_case fresh_many_public many_public "{\"x\": [$xs], \"k\": \"$(rand_fr)\"}"
+  # A Merkle root must match its path, so this one keeps the e2e tests' input.
+  make_case poseidon_merkle poseidon_merkle "$(cat "$ROOT/tests/e2e/inputs/poseidon_merkle.json")"
+  if [ "$gen" != 0 ]; then
+    local d="$out/fresh_gen$gen"
+    mkdir -p "$d"
+    "$cuzk" -q gen-circuit "$gen" "$d/circuit.r1cs" "$d/witness.wtns" --seed "$RANDOM$RANDOM" || die "gen-circuit failed"
+    xz -T2 -1 "$d/circuit.r1cs"
+    echo "fresh_gen$gen: gen-circuit 2^$gen with a fresh seed (keyed on the GPU host)"
+  fi
+  du -sh "$out"
+}
+
+# Verifies every proof of a proofs.tgz: proofs/<case>/proof[_<i>].json against that folder's vk.json.
+cmd_e2e_verify() {
+  local file="${1:?e2e verify FILE (a proofs.tgz from the GPU host)}" tmp fail=0 n=0 p dir pub msg
+  tmp="$(scratch verify)" && TMPS+=("$tmp")
+  tar -C "$tmp" -xzf "$file" || die "cannot read $file"
+  for p in "$tmp"/proofs/*/proof*.json; do
+    dir="$(dirname "$p")" pub="$(basename "$p")"
+    pub="$dir/${pub/proof/public}"
+    msg="$(basename "$dir")/$(basename "$p"): "
+    if snarkjs groth16 verify "$dir/vk.json" "$pub" "$p" 2>&1 | grep -q "OK!"; then
+      msg+="snarkjs verify OK"; n=$((n + 1))
+    else
+      msg+="snarkjs verify FAILED"; fail=1
+    fi
+    if [ -f "$dir/snarkjs_public.json" ]; then
+      if node "$ROOT/tests/e2e/json_tool.mjs" equal "$pub" "$dir/snarkjs_public.json" >/dev/null 2>&1; then
+        msg+=", public signals equal snarkjs's"
+      else
+        msg+=", public signals DIFFER from snarkjs's"; fail=1
+      fi
+    fi
+    echo "$msg"
+  done
+  [ $n -gt 0 ] || { echo "no proofs in $file" >&2; return 1; }
+  echo "snarkjs accepted $n proofs"
+  return $fail
+}
+
+# ---------------------------------------------------------------------------------------------
+
+main() {
+  local cmd="${1:-help}" rc
+  shift
+  case "$cmd" in
+    bundle) cmd_bundle "$@"; return ;;
+    e2e)
+      case "${1:-}" in
+        payload) shift; cmd_e2e_payload "$@"; return ;;
+        verify) shift; cmd_e2e_verify "$@"; return ;;
+        prove) shift; cmd_e2e_prove "$@"; rc=$? ;;
+        *) die "e2e payload|prove|verify" ;;
+      esac ;;
+    devbuild) cmd_devbuild "$@"; rc=$? ;;
+    check) cmd_check "$@"; rc=$? ;;
+    bench) cmd_bench "$@"; rc=$? ;;
+    daemon) cmd_daemon "$@"; rc=$? ;;
+    synth) cmd_synth "$@"; rc=$? ;;
+    help | -h | --help) usage; return 0 ;;
+    *) usage >&2; return 2 ;;
+  esac
+  pack_out
+  return $rc
+}
+
+main "$@"
