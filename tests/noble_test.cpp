@@ -15,6 +15,7 @@
 
 #include "groth16/formats.hpp"
 #include "math/bn254.hpp"
+#include "math/bn254_pairing.hpp"
 #include "math/encoding.hpp"
 #include "math/pairing.hpp"
 #include "math/subgroup.hpp"
@@ -58,8 +59,13 @@ F2 ext2(const json& j) {
   return {field<typename F2::Base>(j[0]), field<typename F2::Base>(j[1])};
 }
 Fq2 fq2(const json& j) { return ext2<Fq2>(j); }
-Fq6 fq6(const json& j) { return {fq2(j[0]), fq2(j[1]), fq2(j[2])}; }
-Fq12 fq12(const json& j) { return {fq6(j[0]), fq6(j[1])}; }
+template <class F12>
+F12 ext12(const json& j) {
+  using F2 = typename F12::F2;
+  auto f6 = [](const json& k) { return typename F12::F6{ext2<F2>(k[0]), ext2<F2>(k[1]), ext2<F2>(k[2])}; };
+  return {f6(j[0]), f6(j[1])};
+}
+Fq12 fq12(const json& j) { return ext12<Fq12>(j); }
 G1Affine g1(const json& j) { return j.is_null() ? G1Affine::infinity() : G1Affine{field<Fq>(j[0]), field<Fq>(j[1])}; }
 G2Affine g2(const json& j) { return j.is_null() ? G2Affine::infinity() : G2Affine{fq2(j[0]), fq2(j[1])}; }
 Scalar scalar(const json& s) {
@@ -195,6 +201,50 @@ void check_fq2(const json& cases) {
   }
 }
 
+template <class F12, class FinalExp>
+void check_fq12(const json& cases, FinalExp final_exp) {
+  for (const auto& c : cases) {
+    F12 a = ext12<F12>(c["a"]), b = ext12<F12>(c["b"]);
+    EXPECT_EQ(a * b, ext12<F12>(c["mul"]));
+    EXPECT_EQ(a.sqr(), ext12<F12>(c["sqr"]));
+    EXPECT_EQ(a.inv(), ext12<F12>(c["inv"]));
+    EXPECT_EQ(a.frobenius(), ext12<F12>(c["frobenius"]));
+    EXPECT_EQ(a.frobenius_map(2), ext12<F12>(c["frobenius2"]));
+    EXPECT_EQ(final_exp(a), ext12<F12>(c["final_exponentiation"]));
+  }
+}
+
+// e(aG1, bG2) against noble and against e(G1, G2)^(ab); a product of pairings that is one, and is
+// not once a point is negated.
+template <class C1, class C2, class Pair, class ProductIsOne>
+void check_pairing(const json& pv, const Affine<C1>& g1gen, const Affine<C2>& g2gen, Pair pair,
+                   ProductIsOne product_is_one) {
+  using Aff1 = Affine<C1>;
+  using Aff2 = Affine<C2>;
+  using Jac1 = Jacobian<C1>;
+  using Jac2 = Jacobian<C2>;
+  auto base = pair(g1gen, g2gen);
+  for (const auto& c : pv["cases"]) {
+    SCOPED_TRACE("a = " + c["a"].get<std::string>() + ", b = " + c["b"].get<std::string>());
+    Scalar a = scalar(c["a"]), b = scalar(c["b"]);
+    Aff1 p = point<C1>(c["p"]);
+    Aff2 q = point<C2>(c["q"]);
+    EXPECT_EQ(Jac1::from_affine(g1gen).mul(a).to_affine(), p);
+    EXPECT_EQ(Jac2::from_affine(g2gen).mul(b).to_affine(), q);
+    auto e = pair(p, q);
+    EXPECT_EQ(e, ext12<decltype(e)>(c["e"]));
+    EXPECT_EQ(e, base.pow(a).pow(b));
+  }
+  const json& po = pv["product_one"];
+  std::vector<Aff1> ps;
+  std::vector<Aff2> qs;
+  for (const auto& p : po["ps"]) ps.push_back(point<C1>(p));
+  for (const auto& q : po["qs"]) qs.push_back(point<C2>(q));
+  EXPECT_TRUE(product_is_one(ps.data(), qs.data(), ps.size()));
+  ps[0] = -ps[0];
+  EXPECT_FALSE(product_is_one(ps.data(), qs.data(), ps.size()));
+}
+
 }  // namespace
 
 TEST(Noble, FqArithmetic) {
@@ -215,15 +265,7 @@ TEST(Noble, Fq2Arithmetic) {
 
 TEST(Noble, Fq12Arithmetic) {
   NOBLE_VECTORS_REQUIRED(v);
-  for (const auto& c : (*v)["fq12"]) {
-    Fq12 a = fq12(c["a"]), b = fq12(c["b"]);
-    EXPECT_EQ(a * b, fq12(c["mul"]));
-    EXPECT_EQ(a.sqr(), fq12(c["sqr"]));
-    EXPECT_EQ(a.inv(), fq12(c["inv"]));
-    EXPECT_EQ(a.frobenius(), fq12(c["frobenius"]));
-    EXPECT_EQ(a.frobenius_map(2), fq12(c["frobenius2"]));
-    EXPECT_EQ(final_exponentiation(a), fq12(c["final_exponentiation"]));
-  }
+  check_fq12<Fq12>((*v)["fq12"], final_exponentiation);
 }
 
 TEST(Noble, G1) {
@@ -238,27 +280,7 @@ TEST(Noble, G2) {
 
 TEST(Noble, Pairing) {
   NOBLE_VECTORS_REQUIRED(v);
-  const json& pv = (*v)["pairing"];
-  Fq12 base = pairing(g1_generator(), g2_generator());
-  for (const auto& c : pv["cases"]) {
-    SCOPED_TRACE("a = " + c["a"].get<std::string>() + ", b = " + c["b"].get<std::string>());
-    Scalar a = scalar(c["a"]), b = scalar(c["b"]);
-    G1Affine p = g1(c["p"]);
-    G2Affine q = g2(c["q"]);
-    EXPECT_EQ(G1::from_affine(g1_generator()).mul(a).to_affine(), p);
-    EXPECT_EQ(G2::from_affine(g2_generator()).mul(b).to_affine(), q);
-    Fq12 e = pairing(p, q);
-    EXPECT_EQ(e, fq12(c["e"]));
-    EXPECT_EQ(e, base.pow((Fr::from_plain(a) * Fr::from_plain(b)).to_plain()));
-  }
-  const json& po = pv["product_one"];
-  std::vector<G1Affine> ps;
-  std::vector<G2Affine> qs;
-  for (const auto& p : po["ps"]) ps.push_back(g1(p));
-  for (const auto& q : po["qs"]) qs.push_back(g2(q));
-  EXPECT_TRUE(pairing_product_is_one(ps.data(), qs.data(), ps.size()));
-  ps[0] = -ps[0];
-  EXPECT_FALSE(pairing_product_is_one(ps.data(), qs.data(), ps.size()));
+  check_pairing<G1Curve, G2Curve>((*v)["pairing"], g1_generator(), g2_generator(), pairing, pairing_product_is_one);
 }
 
 // ---- BN254 ----
@@ -290,4 +312,13 @@ TEST(Noble, Bn254Groups) {
   check_group_law<bn::G2Affine, bn::G2>(b["g2"], point<bn::G2Curve>, [&](const bn::G2Affine& q) {
     return q.on_curve() && bn::G2::from_affine(q).mul(r).is_inf();
   });
+}
+
+TEST(Noble, Bn254Pairing) {
+  NOBLE_VECTORS_REQUIRED(v);
+  const json& b = (*v)["bn254"];
+  namespace bn = cuzk::bn254;
+  check_fq12<bn::Fq12>(b["fq12"], bn::final_exponentiation);
+  check_pairing<bn::G1Curve, bn::G2Curve>(b["pairing"], bn::g1_generator(), bn::g2_generator(), bn::pairing,
+                                bn::pairing_product_is_one);
 }

@@ -59,8 +59,12 @@ const g1pt = (P) => (P.is0() ? null : [dec(P.toAffine().x), dec(P.toAffine().y)]
 const g2pt = (P) => (P.is0() ? null : [fq2(P.toAffine().x), fq2(P.toAffine().y)]);
 const fq6 = (x) => [fq2(x.c0), fq2(x.c1), fq2(x.c2)];
 const fq12 = (x) => [fq6(x.c0), fq6(x.c1)];
-const randFq6 = () => Fp6.create({ c0: randFq2(), c1: randFq2(), c2: randFq2() });
-const randFq12 = () => Fp12.create({ c0: randFq6(), c1: randFq6() });
+// A random Fq12 of a curve's tower, from a random base-field element generator.
+const randFq12Of = (fields, randBase) => {
+  const r2 = () => fields.Fp2.create({ c0: randBase(), c1: randBase() });
+  const r6 = () => fields.Fp6.create({ c0: r2(), c1: r2(), c2: r2() });
+  return fields.Fp12.create({ c0: r6(), c1: r6() });
+};
 const hex = (b) => Buffer.from(b).toString('hex');
 // k*P for any k in [0, r), including 0 which noble's safe multiply rejects.
 const mul = (P, k) => (k === 0n ? P.multiplyUnsafe(0n) : P.multiply(k));
@@ -125,7 +129,9 @@ function fq2Cases(Fp2, p, randFq) {
   });
 }
 
-function fq12Cases() {
+function fq12Cases(fields = bls.fields, randBase = randFq) {
+  const Fp12 = fields.Fp12;
+  const randFq12 = () => randFq12Of(fields, randBase);
   const out = [];
   for (let i = 0; i < 4; i++) {
     const a = randFq12(), b = randFq12();
@@ -193,14 +199,19 @@ function curveCases(G, pt, r = bls.fields.Fr.ORDER, randScalar = randScalarBls, 
   return { mul: muls, add: adds, compressed: enc, decode: decodes };
 }
 
-function pairingCases() {
-  const base = bls.pairing(G1.BASE, G2.BASE);
+// e(aG1, bG2) at fixed and random a, b (each checked for bilinearity by noble first), and a product
+// of two pairings that is one.
+function pairingCases(curve = bls, randScalar = randScalarBls) {
+  const { Fr, Fp12 } = curve.fields;
+  const G1 = curve.G1.Point, G2 = curve.G2.Point;
+  const r = Fr.ORDER;
+  const base = curve.pairing(G1.BASE, G2.BASE);
   const out = [];
   const pairs = [[1n, 1n], [2n, 3n], [r - 1n, 1n]];
   for (let i = 0; i < 4; i++) pairs.push([randScalar(), randScalar()]);
   for (const [a, b] of pairs) {
     const P = G1.BASE.multiply(a), Q = G2.BASE.multiply(b);
-    const e = bls.pairing(P, Q);
+    const e = curve.pairing(P, Q);
     const ab = Fr.mul(a, b);
     const bilinear = Fp12.eql(e, Fp12.pow(base, ab));
     if (!bilinear) throw new Error('noble pairing is not bilinear?');
@@ -210,7 +221,7 @@ function pairingCases() {
   const a = randScalar(), b = randScalar();
   const ps = [G1.BASE.multiply(a), G1.BASE.multiply(Fr.mul(a, b)).negate()];
   const qs = [G2.BASE.multiply(b), G2.BASE];
-  const prod = bls.pairingBatch(ps.map((g1, i) => ({ g1, g2: qs[i] })));
+  const prod = curve.pairingBatch(ps.map((g1, i) => ({ g1, g2: qs[i] })));
   if (!Fp12.eql(prod, Fp12.ONE)) throw new Error('noble product is not one?');
   return { cases: out, product_one: { ps: ps.map(g1pt), qs: qs.map(g2pt) } };
 }
@@ -232,6 +243,8 @@ const vectors = {
     generators: { g1: g1pt(bn254.G1.Point.BASE), g2: g2pt(bn254.G2.Point.BASE) },
     g1: curveCases(bn254.G1.Point, g1pt, bnr, randBnScalar, false),
     g2: curveCases(bn254.G2.Point, g2pt, bnr, randBnScalar, false),
+    fq12: fq12Cases(bn254.fields, randBnFq),
+    pairing: pairingCases(bn254, randBnScalar),
   },
 };
 writeFileSync(outPath, JSON.stringify(vectors, null, 1));
