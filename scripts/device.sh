@@ -91,7 +91,7 @@ synth gen:LOG2 - - [WORKERS] [PARTITIONS]
 
 CUZK_DEVICE_BACKEND=cpu makes e2e prove, daemon and synth a dry run on the cpu backend, for a
 machine without a GPU. The GPU host runs these from the repository root with .devbundle carried:
-    scripts/device.sh bundle --build build-cuda cuzk cuzk_gpu_tests    # here
+    scripts/device.sh bundle --build build-cuda cuzk cuzk-bench cuzk_gpu_tests    # here
     scripts/device.sh check && scripts/device.sh bench                  # GPU host
 EOF
 }
