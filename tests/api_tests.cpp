@@ -224,6 +224,11 @@ TEST_F(Api, InputsFilesAreReadInsideInputDirs) {
   // Not JSON: the position of the error, never the text around it.
   EXPECT_REFUSED(inputs({json{{"path", (in / "shadow_copy").string()}}}), 400, "is not valid JSON (syntax error at byte");
   EXPECT_NO_ECHO(inputs({json{{"path", (in / "shadow_copy").string()}}}));
+  // A number too large for a double: refused as a client error, without quoting it (it used to
+  // escape as nlohmann's out_of_range, answered 500 with the number in the message).
+  write_file(in / "huge.json", R"({"alpha": 1e400123, "vec": [1, 2, 3, 4]})");
+  EXPECT_REFUSED(inputs({json{{"path", (in / "huge.json").string()}}}), 400, "has a number out of range");
+  EXPECT_EQ(refusal(inputs({json{{"path", (in / "huge.json").string()}}})).second.find("400123"), std::string::npos);
   EXPECT_REFUSED(inputs({json{{"path", (out / "shadow").string()}}}), 403, "outside daemon.input_dirs");
   EXPECT_REFUSED(inputs({json{{"path", (in / "link_out").string()}}}), 403, "resolves outside daemon.input_dirs");
   EXPECT_REFUSED(inputs({json{{"path", (in / "dir").string()}}}), 400, "is a directory");

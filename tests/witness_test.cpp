@@ -174,6 +174,9 @@ TEST(Witness, InputsFileIsBoundedAndRegular) {
   EXPECT_EQ(err(f, 1 << 20), f + ": not JSON (byte 7)");
   std::ofstream(f) << "{\"a\": 1}";
   EXPECT_EQ(err(f, 1 << 20), f + ": missing input signals 'in' (6 values), 's.x'");
+  // A number too large for a double used to escape as nlohmann's out_of_range, not an InputError.
+  std::ofstream(f) << "{\"a\": 1e400}";
+  EXPECT_EQ(err(f, 1 << 20), f + ": a number is out of range (give large values as decimal strings)");
   std::filesystem::remove_all(dir);
 }
 

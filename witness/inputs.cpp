@@ -219,6 +219,8 @@ std::vector<Value> read_inputs_file(const std::string& path, const Manifest& m, 
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(path + ": not JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const json::out_of_range&) {  // a number literal too large for a double, such as 1e400
+    throw InputError(path + ": a number is out of range (give large values as decimal strings)");
   }
   try {
     return parse_inputs(j, m);
