@@ -719,7 +719,9 @@ size_t RequestParser::feed(const char* data, size_t n) {
       m.reject_message = err == HPE_HEADER_OVERFLOW ? "request headers too large"
                                                     : std::string("malformed HTTP request: ") + http_errno_description(err);
     }
-  } else if (m.parser.upgrade) {
+  } else if (m.parser.upgrade && !m.in_message) {
+    // http-parser sets `upgrade` at the headers already; a request with a body is still being read
+    // until it completes, and only what follows it is not HTTP/1.1.
     m.state = State::Upgrade;
   }
   return done;

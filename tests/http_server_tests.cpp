@@ -383,3 +383,24 @@ TEST(RequestParser, SameRequestsWhateverTheReads) {
   EXPECT_EQ(small.state(), cuzk::http::RequestParser::State::Failed);
   EXPECT_EQ(small.error_status(), 413);
 }
+
+// "Connection: Upgrade" with a body: http-parser flags the upgrade as soon as the headers are read.
+// The server took that flag, with the body still to come in a later read, for an upgrade and closed
+// the connection without an answer; in one read the same request was answered.
+TEST(RequestParser, UpgradeRequestWithABodyInTwoReads) {
+  const std::string bytes =
+      "POST /v1/proofs HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Length: 4\r\n\r\nbodyrest";
+  for (size_t split : {bytes.size(), bytes.size() - 6}) {
+    std::vector<std::string> bodies;
+    cuzk::http::RequestParser p({1024, 1024, ""}, false, [&](cuzk::http::RequestParser::Complete& c) {
+      bodies.push_back(c.request.body);
+      EXPECT_FALSE(c.keep_alive);  // nothing after an upgrade is parsed
+      return c.keep_alive;
+    });
+    p.feed(bytes.data(), split);
+    if (p.state() == cuzk::http::RequestParser::State::Ok) p.feed(bytes.data() + split, bytes.size() - split);
+    ASSERT_EQ(bodies.size(), 1u) << split;
+    EXPECT_EQ(bodies[0], "body");
+    EXPECT_EQ(p.state(), cuzk::http::RequestParser::State::Stopped);
+  }
+}
