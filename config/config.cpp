@@ -310,12 +310,24 @@ uint32_t socket_mode(const std::string& key, const toml::node& n) {
   return m;
 }
 
+// The first line of a regular file, read no further than kMaxTokenLine bytes: a device such as
+// /dev/zero would otherwise be read without end, and a FIFO or /dev/stdin would block the start.
+constexpr size_t kMaxTokenLine = 4096;
+
 std::string read_token_file(const std::string& key, const std::string& path, const toml::node* n) {
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    fail(key, "token file " + quote(path) + " is not a regular file", n);
   std::ifstream f(path);
   if (!f) fail(key, "cannot read token file " + quote(path) + ": " + std::strerror(errno), n);
-  std::string line;
-  std::getline(f, line);
-  line = trim(line);
+  char buf[kMaxTokenLine];
+  f.read(buf, sizeof buf);
+  const std::string head(buf, size_t(f.gcount()));
+  const size_t nl = head.find('\n');
+  if (nl == std::string::npos && head.size() == sizeof buf)
+    fail(key, "token file " + quote(path) + ": its first line is longer than " + std::to_string(kMaxTokenLine) + " bytes",
+         n);
+  std::string line = trim(head.substr(0, nl));
   if (line.empty()) fail(key, "token file " + quote(path) + " is empty (its first line is the token)", n);
   return line;
 }

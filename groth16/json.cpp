@@ -76,7 +76,8 @@ json parse_file(const std::string& path) {
   if (in.bad()) throw FormatError(path + ": read: " + std::strerror(errno));
   try {
     return json::parse(ss.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // A syntax error (parse_error), or a number the parser cannot hold such as 1e400 (out_of_range).
     std::string what = e.what();
     // nlohmann's messages start with "[json.exception.parse_error.101] "; keep the useful part.
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);

@@ -79,7 +79,8 @@ class Channel {
   uint64_t dropped_ = 0;
 };
 
-// Checks a received datagram; on success copies it into m.
+// Checks a received datagram; on success copies it into m, with text and name NUL-terminated and
+// made valid UTF-8 (a byte outside a well-formed sequence becomes '?').
 bool decode_msg(const void* data, size_t len, Msg& m);
 
 }  // namespace cuzk::shm

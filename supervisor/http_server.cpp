@@ -142,7 +142,6 @@ struct Core {
   bool listening = false;
   bool unix_bound = false;
   std::unordered_set<Conn*> conns;
-  http_parser_settings settings{};
 
   Core(uv_loop_t* l, ServerOptions o, Handler h) : loop(l), opt(std::move(o)), handler(std::move(h)) {}
   void close_all();
@@ -178,21 +177,10 @@ struct Conn {
   bool reading = false;
   bool paused = false;      // parser paused: too many pipelined requests waiting for answers
   bool eof_seen = false;
-  bool in_message = false;  // a request has begun and is not complete
   std::string backlog;      // unparsed bytes kept while paused
-  http_parser parser;
+  std::unique_ptr<RequestParser> parser;
   char buf[kReadBuffer];
   std::deque<std::shared_ptr<Slot>> slots;
-
-  // The request being parsed.
-  Request req;
-  std::string url;
-  std::string field, value;
-  bool last_was_value = false;
-  uint64_t header_bytes = 0;
-  bool authorized = true;
-  int reject_status = 0;  // set by a parser callback to stop with this status
-  std::string reject_message;
 
   bool closed() const { return phase == Phase::Closed; }
 };
@@ -246,7 +234,7 @@ void on_idle_timeout(uv_timer_t* t) {
       arm_idle(c);
       return;
     }
-  if (c->in_message) fail_connection(c, 408, "request not completed in time");
+  if (c->parser->in_message()) fail_connection(c, 408, "request not completed in time");
   else conn_close(c);
 }
 
@@ -335,154 +323,21 @@ void fail_connection(Conn* c, int status, const std::string& msg) {
   flush(c);
 }
 
-Conn* of(http_parser* p) { return static_cast<Conn*>(p->data); }
-
-bool add_header_bytes(Conn* c, size_t n) {
-  c->header_bytes += n;
-  if (c->srv && c->header_bytes > c->srv->opt.max_header) {
-    c->reject_status = 431;
-    c->reject_message = "request headers exceed " + std::to_string(c->srv->opt.max_header) + " bytes";
-    return false;
-  }
-  return true;
-}
-
-void commit_header(Conn* c) {
-  if (c->field.empty()) return;
-  std::string name = lower(c->field);
-  auto it = c->req.headers.find(name);
-  if (it == c->req.headers.end()) c->req.headers.emplace(name, c->value);
-  else it->second += ", " + c->value;
-  c->field.clear();
-  c->value.clear();
-}
-
-int cb_message_begin(http_parser* p) {
-  Conn* c = of(p);
-  c->req = Request{};
-  c->req.via_tcp = c->via_tcp;
-  c->url.clear();
-  c->field.clear();
-  c->value.clear();
-  c->last_was_value = false;
-  c->header_bytes = 0;
-  c->authorized = true;
-  c->in_message = true;
-  return 0;
-}
-
-int cb_url(http_parser* p, const char* at, size_t n) {
-  Conn* c = of(p);
-  if (!add_header_bytes(c, n)) return -1;
-  c->url.append(at, n);
-  return 0;
-}
-
-int cb_header_field(http_parser* p, const char* at, size_t n) {
-  Conn* c = of(p);
-  if (!add_header_bytes(c, n)) return -1;
-  if (c->last_was_value) commit_header(c);
-  c->last_was_value = false;
-  c->field.append(at, n);
-  return 0;
-}
-
-int cb_header_value(http_parser* p, const char* at, size_t n) {
-  Conn* c = of(p);
-  if (!add_header_bytes(c, n)) return -1;
-  c->last_was_value = true;
-  c->value.append(at, n);
-  return 0;
-}
-
-bool parse_target(Conn* c) {
-  http_parser_url u;
-  http_parser_url_init(&u);
-  if (http_parser_parse_url(c->url.data(), c->url.size(), 0, &u) != 0) return false;
-  if (u.field_set & (1 << UF_PATH)) {
-    if (!url_decode(c->url.data() + u.field_data[UF_PATH].off, u.field_data[UF_PATH].len, false, c->req.path))
-      return false;
-  } else {
-    c->req.path = "/";
-  }
-  if (u.field_set & (1 << UF_QUERY)) {
-    const char* q = c->url.data() + u.field_data[UF_QUERY].off;
-    size_t n = u.field_data[UF_QUERY].len, i = 0;
-    while (i <= n) {
-      size_t j = i;
-      while (j < n && q[j] != '&') j++;
-      if (j > i) {
-        size_t eq = i;
-        while (eq < j && q[eq] != '=') eq++;
-        std::string k, v;
-        if (!url_decode(q + i, eq - i, true, k)) return false;
-        if (eq < j && !url_decode(q + eq + 1, j - eq - 1, true, v)) return false;
-        c->req.query[k] = v;
-      }
-      i = j + 1;
-    }
-  }
-  return true;
-}
-
-int cb_headers_complete(http_parser* p) {
-  Conn* c = of(p);
-  if (c->last_was_value) commit_header(c);
-  if (!c->srv) return -1;
-  c->req.method = http_method_str((http_method)p->method);
-  if (!parse_target(c)) {
-    c->reject_status = 400;
-    c->reject_message = "malformed request target (bad URL or percent-encoding)";
-    return -1;
-  }
-  const auto& opt = c->srv->opt;
-  if (p->content_length != ULLONG_MAX && p->content_length > opt.max_body) {
-    c->reject_status = 413;
-    c->reject_message = "request body exceeds " + std::to_string(opt.max_body) + " bytes";
-    return -1;
-  }
-  if (c->via_tcp) {
-    auto it = c->req.headers.find("authorization");
-    std::string presented;
-    if (it != c->req.headers.end() && it->second.size() > 7 && lower(it->second.substr(0, 7)) == "bearer ")
-      presented = it->second.substr(7);
-    c->authorized = !opt.token.empty() && secret_equal(presented, opt.token);
-  }
-  // "Expect: 100-continue": say so at once when no earlier answer is still owed.
-  auto ex = c->req.headers.find("expect");
-  if (ex != c->req.headers.end() && lower(ex->second) == "100-continue" && c->authorized && c->slots.empty())
-    write_bytes(c, "HTTP/1.1 100 Continue\r\n\r\n");
-  return 0;
-}
-
-int cb_body(http_parser* p, const char* at, size_t n) {
-  Conn* c = of(p);
-  if (!c->srv) return -1;
-  if (!c->authorized) return 0;  // not kept; the request is answered 401
-  if (c->req.body.size() + n > c->srv->opt.max_body) {
-    c->reject_status = 413;
-    c->reject_message = "request body exceeds " + std::to_string(c->srv->opt.max_body) + " bytes";
-    return -1;
-  }
-  c->req.body.append(at, n);
-  return 0;
-}
-
-int cb_message_complete(http_parser* p) {
-  Conn* c = of(p);
-  c->in_message = false;
-  if (!c->srv) return -1;
+// A complete request: queued for its answer in request order and handed to the handler. Returns
+// false when no further request is to be parsed on this connection.
+bool on_request(Conn* c, RequestParser::Complete& done) {
+  if (!c->srv) return false;
   auto slot = std::make_shared<Slot>();
   slot->conn = c;
-  slot->keep_alive = http_should_keep_alive(p) && !p->upgrade;
-  slot->head = c->req.method == "HEAD";
+  slot->keep_alive = done.keep_alive;
+  slot->head = done.head;
   c->slots.push_back(slot);
   if (!slot->keep_alive) c->phase = Phase::Finishing;  // no requests after this one
   auto responder = std::make_shared<ResponderImpl>(slot);
-  if (!c->authorized) {
+  if (!done.authorized) {
     responder->send(Response::error(401, "missing or wrong bearer token (Authorization: Bearer <daemon.token>)"));
   } else {
-    Request req = std::move(c->req);
+    Request req = std::move(done.request);
     Core* srv = c->srv;
     try {
       srv->handler(req, responder);
@@ -493,12 +348,12 @@ int cb_message_complete(http_parser* p) {
     }
   }
   responder.reset();  // answers 500 if the handler neither answered nor kept it
-  if (c->phase != Phase::Open) return -1;
+  if (c->phase != Phase::Open) return false;
   if (c->slots.size() >= kMaxPipelined) {
-    http_parser_pause(p, 1);
+    c->parser->pause();
     c->paused = true;
   }
-  return 0;
+  return true;
 }
 
 void stop_reading(Conn* c) {
@@ -508,27 +363,26 @@ void stop_reading(Conn* c) {
 
 // Feeds request bytes to the parser (only in the Open phase).
 void feed(Conn* c, const char* data, size_t n) {
-  size_t done = http_parser_execute(&c->parser, &c->srv->settings, data, n);
+  size_t done = c->parser->feed(data, n);
   if (c->closed()) return;
   if (c->phase != Phase::Open) {
     flush(c);
     return;
   }
-  auto err = HTTP_PARSER_ERRNO(&c->parser);
-  if (err == HPE_PAUSED) {
-    c->backlog.assign(data + done, n - done);
-    stop_reading(c);
-    return;
-  }
-  if (err != HPE_OK) {
-    if (c->reject_status) fail_connection(c, c->reject_status, c->reject_message);
-    else if (err == HPE_HEADER_OVERFLOW) fail_connection(c, 431, "request headers too large");
-    else fail_connection(c, 400, std::string("malformed HTTP request: ") + http_errno_description(err));
-    return;
-  }
-  if (c->parser.upgrade) {  // protocol upgrades are not supported; what follows is not HTTP/1.1
-    c->phase = Phase::Finishing;
-    flush(c);
+  switch (c->parser->state()) {
+    case RequestParser::State::Paused:
+      c->backlog.assign(data + done, n - done);
+      stop_reading(c);
+      return;
+    case RequestParser::State::Failed:
+      fail_connection(c, c->parser->error_status(), c->parser->error_message());
+      return;
+    case RequestParser::State::Upgrade:  // protocol upgrades are not supported
+      c->phase = Phase::Finishing;
+      flush(c);
+      return;
+    case RequestParser::State::Ok:
+    case RequestParser::State::Stopped: return;
   }
 }
 
@@ -563,7 +417,7 @@ void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* b) {
 
 void resume_parsing(Conn* c) {
   c->paused = false;
-  http_parser_pause(&c->parser, 0);
+  c->parser->resume();
   std::string pending = std::move(c->backlog);
   c->backlog.clear();
   if (!pending.empty()) feed(c, pending.data(), pending.size());
@@ -595,8 +449,12 @@ void on_connection(uv_stream_t* server, int status) {
     return;
   }
   if (tcp) uv_tcp_nodelay(&c->h.tcp, 1);
-  http_parser_init(&c->parser, HTTP_REQUEST);
-  c->parser.data = c;
+  c->parser = std::make_unique<RequestParser>(
+      RequestLimits{impl->opt.max_body, impl->opt.max_header, impl->opt.token}, tcp,
+      [c](RequestParser::Complete& done) { return on_request(c, done); },
+      [c] {  // "Expect: 100-continue": say so at once when no earlier answer is still owed
+        if (c->slots.empty()) write_bytes(c, "HTTP/1.1 100 Continue\r\n\r\n");
+      });
   if (uv_read_start(&c->h.stream, on_alloc, on_read) < 0) {
     conn_close(c);
     return;
@@ -654,6 +512,231 @@ void remove_stale_socket(const std::string& path) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// RequestParser: http-parser's callbacks build one Request at a time.
+
+struct RequestParser::Impl {
+  RequestLimits limits;
+  bool via_tcp;
+  std::function<bool(Complete&)> on_request;
+  std::function<void()> on_continue;
+  http_parser parser;
+  http_parser_settings settings{};
+  State state = State::Ok;
+  bool stopped = false;     // on_request said stop
+  bool in_message = false;  // a request has begun and is not complete
+  // The request being parsed.
+  Request req;
+  std::string url;
+  std::string field, value;
+  bool last_was_value = false;
+  uint64_t header_bytes = 0;
+  bool authorized = true;
+  int reject_status = 0;  // set by a callback to stop with this status
+  std::string reject_message;
+
+  static Impl* of(http_parser* p) { return static_cast<Impl*>(p->data); }
+
+  bool add_header_bytes(size_t n) {
+    header_bytes += n;
+    if (header_bytes > limits.max_header) {
+      reject_status = 431;
+      reject_message = "request headers exceed " + std::to_string(limits.max_header) + " bytes";
+      return false;
+    }
+    return true;
+  }
+
+  void commit_header() {
+    if (field.empty()) return;
+    std::string name = lower(field);
+    auto it = req.headers.find(name);
+    if (it == req.headers.end()) req.headers.emplace(name, value);
+    else it->second += ", " + value;
+    field.clear();
+    value.clear();
+  }
+
+  bool parse_target() {
+    http_parser_url u;
+    http_parser_url_init(&u);
+    if (http_parser_parse_url(url.data(), url.size(), 0, &u) != 0) return false;
+    if (u.field_set & (1 << UF_PATH)) {
+      if (!url_decode(url.data() + u.field_data[UF_PATH].off, u.field_data[UF_PATH].len, false, req.path)) return false;
+    } else {
+      req.path = "/";
+    }
+    if (u.field_set & (1 << UF_QUERY)) {
+      const char* q = url.data() + u.field_data[UF_QUERY].off;
+      size_t n = u.field_data[UF_QUERY].len, i = 0;
+      while (i <= n) {
+        size_t j = i;
+        while (j < n && q[j] != '&') j++;
+        if (j > i) {
+          size_t eq = i;
+          while (eq < j && q[eq] != '=') eq++;
+          std::string k, v;
+          if (!url_decode(q + i, eq - i, true, k)) return false;
+          if (eq < j && !url_decode(q + eq + 1, j - eq - 1, true, v)) return false;
+          req.query[k] = v;
+        }
+        i = j + 1;
+      }
+    }
+    return true;
+  }
+
+  static int cb_message_begin(http_parser* p) {
+    Impl* m = of(p);
+    m->req = Request{};
+    m->req.via_tcp = m->via_tcp;
+    m->url.clear();
+    m->field.clear();
+    m->value.clear();
+    m->last_was_value = false;
+    m->header_bytes = 0;
+    m->authorized = true;
+    m->in_message = true;
+    return 0;
+  }
+
+  static int cb_url(http_parser* p, const char* at, size_t n) {
+    Impl* m = of(p);
+    if (!m->add_header_bytes(n)) return -1;
+    m->url.append(at, n);
+    return 0;
+  }
+
+  static int cb_header_field(http_parser* p, const char* at, size_t n) {
+    Impl* m = of(p);
+    if (!m->add_header_bytes(n)) return -1;
+    if (m->last_was_value) m->commit_header();
+    m->last_was_value = false;
+    m->field.append(at, n);
+    return 0;
+  }
+
+  static int cb_header_value(http_parser* p, const char* at, size_t n) {
+    Impl* m = of(p);
+    if (!m->add_header_bytes(n)) return -1;
+    m->last_was_value = true;
+    m->value.append(at, n);
+    return 0;
+  }
+
+  static int cb_headers_complete(http_parser* p) {
+    Impl* m = of(p);
+    if (m->last_was_value) m->commit_header();
+    if (m->stopped) return -1;
+    m->req.method = http_method_str((http_method)p->method);
+    if (!m->parse_target()) {
+      m->reject_status = 400;
+      m->reject_message = "malformed request target (bad URL or percent-encoding)";
+      return -1;
+    }
+    if (p->content_length != ULLONG_MAX && p->content_length > m->limits.max_body) {
+      m->reject_status = 413;
+      m->reject_message = "request body exceeds " + std::to_string(m->limits.max_body) + " bytes";
+      return -1;
+    }
+    if (m->via_tcp) {
+      auto it = m->req.headers.find("authorization");
+      std::string presented;
+      if (it != m->req.headers.end() && it->second.size() > 7 && lower(it->second.substr(0, 7)) == "bearer ")
+        presented = it->second.substr(7);
+      m->authorized = !m->limits.token.empty() && secret_equal(presented, m->limits.token);
+    }
+    auto ex = m->req.headers.find("expect");
+    if (ex != m->req.headers.end() && lower(ex->second) == "100-continue" && m->authorized && m->on_continue)
+      m->on_continue();
+    return 0;
+  }
+
+  static int cb_body(http_parser* p, const char* at, size_t n) {
+    Impl* m = of(p);
+    if (m->stopped) return -1;
+    if (!m->authorized) return 0;  // not kept; the request is answered 401
+    if (m->req.body.size() + n > m->limits.max_body) {
+      m->reject_status = 413;
+      m->reject_message = "request body exceeds " + std::to_string(m->limits.max_body) + " bytes";
+      return -1;
+    }
+    m->req.body.append(at, n);
+    return 0;
+  }
+
+  static int cb_message_complete(http_parser* p) {
+    Impl* m = of(p);
+    m->in_message = false;
+    if (m->stopped) return -1;
+    Complete done;
+    done.request = std::move(m->req);
+    done.authorized = m->authorized;
+    done.keep_alive = http_should_keep_alive(p) && !p->upgrade;
+    done.head = done.request.method == "HEAD";
+    if (!m->on_request(done)) {
+      m->stopped = true;
+      return -1;
+    }
+    return 0;
+  }
+};
+
+RequestParser::RequestParser(RequestLimits limits, bool via_tcp, std::function<bool(Complete&)> on_request,
+                             std::function<void()> on_continue)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.limits = std::move(limits);
+  m.via_tcp = via_tcp;
+  m.on_request = std::move(on_request);
+  m.on_continue = std::move(on_continue);
+  http_parser_init(&m.parser, HTTP_REQUEST);
+  m.parser.data = &m;
+  m.settings.on_message_begin = Impl::cb_message_begin;
+  m.settings.on_url = Impl::cb_url;
+  m.settings.on_header_field = Impl::cb_header_field;
+  m.settings.on_header_value = Impl::cb_header_value;
+  m.settings.on_headers_complete = Impl::cb_headers_complete;
+  m.settings.on_body = Impl::cb_body;
+  m.settings.on_message_complete = Impl::cb_message_complete;
+}
+
+RequestParser::~RequestParser() = default;
+
+size_t RequestParser::feed(const char* data, size_t n) {
+  Impl& m = *impl_;
+  if (m.state != State::Ok) return 0;
+  size_t done = http_parser_execute(&m.parser, &m.settings, data, n);
+  auto err = HTTP_PARSER_ERRNO(&m.parser);
+  if (m.stopped) {
+    m.state = State::Stopped;
+  } else if (err == HPE_PAUSED) {
+    m.state = State::Paused;
+  } else if (err != HPE_OK) {
+    m.state = State::Failed;
+    if (!m.reject_status) {
+      m.reject_status = err == HPE_HEADER_OVERFLOW ? 431 : 400;
+      m.reject_message = err == HPE_HEADER_OVERFLOW ? "request headers too large"
+                                                    : std::string("malformed HTTP request: ") + http_errno_description(err);
+    }
+  } else if (m.parser.upgrade && !m.in_message) {
+    // http-parser sets `upgrade` at the headers already; a request with a body is still being read
+    // until it completes, and only what follows it is not HTTP/1.1.
+    m.state = State::Upgrade;
+  }
+  return done;
+}
+
+RequestParser::State RequestParser::state() const { return impl_->state; }
+void RequestParser::pause() { http_parser_pause(&impl_->parser, 1); }
+void RequestParser::resume() {
+  http_parser_pause(&impl_->parser, 0);
+  if (impl_->state == State::Paused) impl_->state = State::Ok;
+}
+bool RequestParser::in_message() const { return impl_->in_message; }
+int RequestParser::error_status() const { return impl_->reject_status; }
+const std::string& RequestParser::error_message() const { return impl_->reject_message; }
+
 Response Response::error(int status, const std::string& message) {
   nlohmann::json j = {{"error", {{"code", status}, {"message", message}}}};
   Response r;
@@ -676,16 +759,7 @@ void Core::close_all() {
 }
 
 Server::Server(uv_loop_t* loop, ServerOptions opt, Handler handler)
-    : impl_(std::make_unique<Impl>(loop, std::move(opt), std::move(handler))) {
-  auto& s = impl_->settings;
-  s.on_message_begin = cb_message_begin;
-  s.on_url = cb_url;
-  s.on_header_field = cb_header_field;
-  s.on_header_value = cb_header_value;
-  s.on_headers_complete = cb_headers_complete;
-  s.on_body = cb_body;
-  s.on_message_complete = cb_message_complete;
-}
+    : impl_(std::make_unique<Impl>(loop, std::move(opt), std::move(handler))) {}
 
 Server::~Server() { close(); }
 

@@ -41,6 +41,52 @@ class Responder {
 
 using Handler = std::function<void(const Request&, std::shared_ptr<Responder>)>;
 
+// What a request may carry before it is refused.
+struct RequestLimits {
+  uint64_t max_body = 1ull << 30;
+  uint64_t max_header = 64 * 1024;  // request line and headers together
+  std::string token;                // the bearer token a request via TCP must present ("" = none passes)
+};
+
+// The request side of one connection, without I/O: bytes in, complete requests out, in order. The
+// server feeds it what it reads from each connection; it also works alone (tests, fuzzing).
+class RequestParser {
+ public:
+  struct Complete {
+    Request request;
+    bool authorized = true;  // false: via TCP without the right bearer token (the body was not kept)
+    bool keep_alive = true;  // another request may follow on the connection
+    bool head = false;       // a HEAD request: the answer carries no body
+  };
+  enum class State {
+    Ok,       // every byte fed was consumed
+    Paused,   // pause() was called: the bytes after the last consumed one are to be fed after resume()
+    Stopped,  // on_request returned false: nothing more is parsed
+    Upgrade,  // a protocol upgrade: what follows is not HTTP/1.1 and is not parsed
+    Failed,   // a malformed or refused request: answer error_status() and close
+  };
+  // on_request is called once per complete request and returns false to stop parsing after it;
+  // on_continue when an authorized request's headers say "Expect: 100-continue".
+  RequestParser(RequestLimits limits, bool via_tcp, std::function<bool(Complete&)> on_request,
+                std::function<void()> on_continue = {});
+  ~RequestParser();
+  RequestParser(const RequestParser&) = delete;
+  RequestParser& operator=(const RequestParser&) = delete;
+  // Parses n bytes and returns how many were consumed (all of them unless the state is not Ok).
+  size_t feed(const char* data, size_t n);
+  State state() const;
+  void pause();   // from on_request: stop after the current request
+  void resume();  // after Paused
+  bool in_message() const;  // a request has begun and is not complete
+  // After Failed: the status to answer (400, 413, 431) and why.
+  int error_status() const;
+  const std::string& error_message() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 struct ServerOptions {
   std::string unix_path;        // required; an existing stale socket file is replaced
   uint32_t unix_mode = 0660;

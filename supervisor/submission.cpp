@@ -203,6 +203,8 @@ PreparedInput SubmitValidator::inputs_entry(const json& e, const std::string& fi
   } catch (const json::parse_error& err) {
     // The parser's own message quotes the text around the error: only its position is given.
     bad(where + ": is not valid JSON (syntax error at byte " + std::to_string(err.byte) + ")");
+  } catch (const json::out_of_range&) {  // 1e400: its message would quote the number
+    bad(where + ": has a number out of range (give large values as decimal strings)");
   }
   if (!in.is_object()) bad(where + ": is not a JSON object of input signals");
   check_inputs(in, m, where);

@@ -22,7 +22,14 @@ std::string Timeline::format(uint64_t t0_ns, uint64_t t_ns, const std::string& e
   char head[96];
   const double ms = t_ns >= t0_ns ? double(t_ns - t0_ns) / 1e6 : -double(t0_ns - t_ns) / 1e6;
   std::snprintf(head, sizeof head, "TIMELINE,%.3f,", ms);
-  return head + event + "," + (job ? std::to_string(job) : std::string("-")) + (kv.empty() ? "" : "," + kv);
+  // Event names and k=v lists come from the workers' messages: a line break must not start a line
+  // of its own, nor a comma in the name shift the fields (Kv already keeps both out of values).
+  std::string name = event, rest = kv;
+  for (char& c : name)
+    if (c == ',' || c == '\n' || c == '\r') c = '_';
+  for (char& c : rest)
+    if (c == '\n' || c == '\r') c = '_';
+  return head + name + "," + (job ? std::to_string(job) : std::string("-")) + (rest.empty() ? "" : "," + rest);
 }
 
 void Timeline::add(uint64_t t_ns, const std::string& event, uint64_t job, const std::string& kv) {

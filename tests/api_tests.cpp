@@ -14,6 +14,7 @@
 #include "supervisor/input_access.hpp"
 #include "supervisor/job_store.hpp"
 #include "supervisor/submission.hpp"
+#include "supervisor/timeline.hpp"
 #include "supervisor/wtns_header.hpp"
 
 using namespace cuzk;
@@ -224,6 +225,11 @@ TEST_F(Api, InputsFilesAreReadInsideInputDirs) {
   // Not JSON: the position of the error, never the text around it.
   EXPECT_REFUSED(inputs({json{{"path", (in / "shadow_copy").string()}}}), 400, "is not valid JSON (syntax error at byte");
   EXPECT_NO_ECHO(inputs({json{{"path", (in / "shadow_copy").string()}}}));
+  // A number too large for a double: refused as a client error, without quoting it (it used to
+  // escape as nlohmann's out_of_range, answered 500 with the number in the message).
+  write_file(in / "huge.json", R"({"alpha": 1e400123, "vec": [1, 2, 3, 4]})");
+  EXPECT_REFUSED(inputs({json{{"path", (in / "huge.json").string()}}}), 400, "has a number out of range");
+  EXPECT_EQ(refusal(inputs({json{{"path", (in / "huge.json").string()}}})).second.find("400123"), std::string::npos);
   EXPECT_REFUSED(inputs({json{{"path", (out / "shadow").string()}}}), 403, "outside daemon.input_dirs");
   EXPECT_REFUSED(inputs({json{{"path", (in / "link_out").string()}}}), 403, "resolves outside daemon.input_dirs");
   EXPECT_REFUSED(inputs({json{{"path", (in / "dir").string()}}}), 400, "is a directory");
@@ -427,4 +433,15 @@ TEST(JobIds, ParseStrictly) {
   const std::vector<std::string> bads = {"", "0", "01", "-1", "+1", " 1", "1 ", std::string("1\0", 2), "1x", "0x1",
                                 "-18446744073709551615", "18446744073709551616", "99999999999999999999999"};
   for (const std::string& bad : bads) EXPECT_EQ(parse_job_id(bad), std::nullopt) << "'" << bad << "'";
+}
+
+// The merged timeline writes worker events verbatim: a line break in a worker's event name or k=v
+// text started a forged line of its own in timeline.log, which `cuzk waterfall` then read as an
+// event, and a comma in the name shifted the job column.
+TEST(TimelineLog, OneEventIsOneLine) {
+  const std::string line = Timeline::format(0, 2000000, "SYNTH_END\nTIMELINE,0.000,JOB_DONE,7", 7,
+                                            "partition=1\r\nTIMELINE,1.000,PROOF_DONE,7,partition=0");
+  EXPECT_EQ(line, "TIMELINE,2.000,SYNTH_END_TIMELINE_0.000_JOB_DONE_7,7,partition=1__TIMELINE,1.000,PROOF_DONE,7,partition=0");
+  EXPECT_EQ(Timeline::format(0, 1000000, "GPU_END", 0, "prove_ms=1.5,kernel_ms=1.2"),
+            "TIMELINE,1.000,GPU_END,-,prove_ms=1.5,kernel_ms=1.2");
 }

@@ -318,6 +318,11 @@ TEST_F(ConfigTest, TcpNeedsATokenAndLoopback) {
   EXPECT_CONFIG_ERROR(minimal("[daemon]\ntoken = \"a\"\ntoken_file = \"token.txt\"\n"), "daemon.token_file", "not both");
   EXPECT_CONFIG_ERROR(minimal("[daemon]\ntoken_file = \"missing.txt\"\n"), "daemon.token_file", "cannot read");
   EXPECT_CONFIG_ERROR(minimal("[daemon]\ntoken_file = \"empty_token.txt\"\n"), "daemon.token_file", "empty");
+  // A device is refused at once: /dev/zero used to be read without end (the start hung while memory
+  // grew); a FIFO would have blocked it.
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\ntoken_file = \"/dev/zero\"\n"), "daemon.token_file", "not a regular file");
+  std::ofstream(dir / "long_token.txt") << std::string(5000, 'x');
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\ntoken_file = \"long_token.txt\"\n"), "daemon.token_file", "longer than 4096");
   EXPECT_EQ(parse(minimal("[daemon]\ntcp = \"[::1]:9000\"\ntoken = \"t\"\n")).daemon.tcp, "[::1]:9000");
   EXPECT_EQ(parse(minimal("[daemon]\ntcp = \"localhost:9000\"\ntoken_file = \"token.txt\"\n")).daemon.token,
             "s3cret-token");

@@ -747,6 +747,24 @@ TEST(FormatsJson, ReferenceFilesRoundTripByteForByte) {
   }
 }
 
+// A number literal too large for a double (1e400) is valid JSON syntax that the parser cannot hold;
+// it used to escape the readers as nlohmann's out_of_range instead of a FormatError.
+TEST(FormatsJson, OutOfRangeNumbersAreFormatErrors) {
+  const std::string f = tmp("huge.json");
+  for (const char* text : {"[\"1\", 1e400]", "{\"protocol\": \"groth16\", \"nPublic\": 1e400}",
+                           "{\"pi_a\": [-1e99999, \"1\", \"1\"]}"}) {
+    std::ofstream(f) << text;
+    EXPECT_THROW(read_public_json(f), FormatError) << text;
+    EXPECT_THROW(read_vk_json(f), FormatError) << text;
+    EXPECT_THROW(read_proof_json(f), FormatError) << text;
+    try {
+      read_vk_json(f);
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(f + ": JSON syntax: "), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(FormatsJson, InfinityAndProjectivePoints) {
   Proof p{G1Affine::infinity(), g2_generator(), G1Affine::infinity()};
   write_proof_json(tmp("inf.json"), p);

@@ -4,6 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <nlohmann/json.hpp>
+
 #include "shm/messages.hpp"
 #include "shm/slot_ring.hpp"
 
@@ -111,4 +114,34 @@ TEST(Messages, RoundTripAndRejectsForeignDatagrams) {
   close(fds[0]);
   EXPECT_FALSE(b.recv(got));  // EOF
   close(fds[1]);
+}
+
+// A message's text becomes a job's error and so part of its JSON, which nlohmann refuses to dump
+// unless it is UTF-8 (type_error 316, thrown from the supervisor's loop: the daemon aborted). Text
+// cut inside a character by set_text, or raw bytes, must come out of decode_msg as valid UTF-8.
+TEST(Messages, DecodedTextIsValidUtf8) {
+  auto decoded = [](const std::string& text) {
+    Msg m;
+    std::memcpy(m.text, text.data(), std::min(text.size(), sizeof(m.text)));
+    Msg got;
+    EXPECT_TRUE(decode_msg(&m, sizeof(m), got));
+    return std::string(got.text);
+  };
+  EXPECT_EQ(decoded("plain ascii"), "plain ascii");
+  EXPECT_EQ(decoded("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(decoded("cut \xd0"), "cut ?");                   // a 2-byte character cut by set_text
+  EXPECT_EQ(decoded("\xff\x80 \xc0\xaf \xed\xa0\x80"), "?? ?? ???");  // stray, overlong, surrogate
+  EXPECT_EQ(decoded("\xf4\x90\x80\x80 \xe2\x82"), "???? ??");  // past U+10FFFF, truncated
+  // set_text truncates at 1015 bytes whatever the characters: here inside the last "é".
+  Msg m;
+  m.set_text(std::string(1014, 'a') + "\xc3\xa9");
+  Msg got;
+  ASSERT_TRUE(decode_msg(&m, sizeof(m), got));
+  nlohmann::json j;
+  j["error"] = got.text;
+  EXPECT_NO_THROW((void)j.dump());
+  Msg name;
+  std::memcpy(name.name, "EV\xfe", 3);
+  ASSERT_TRUE(decode_msg(&name, sizeof(name), got));
+  EXPECT_STREQ(got.name, "EV?");
 }

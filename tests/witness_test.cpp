@@ -149,6 +149,23 @@ TEST(Witness, UnknownNamesStillCheckedByHash) {
   EXPECT_EQ(error_of(in, m), "missing input signal #1 (6 values) (names unknown: compile the circuit with circom --sym)");
 }
 
+// Inputs nested tens of thousands deep (a 40 KiB body of brackets, inline in POST /v1/proofs) used
+// to recurse once per level through the input walk and overflow the stack: the supervisor died.
+TEST(Witness, DeepNestingIsAnInputErrorNotAStackOverflow) {
+  const int d = 100000;
+  json arr = good();
+  arr["in"] = json::parse(std::string(d, '[') + "1" + std::string(d, ']'));
+  EXPECT_EQ(error_of(arr), "signal 'in[0][0][0][0][0][0][0][0][0][0][0][0...': nested more than 64 levels deep");
+  std::string obj;
+  for (int i = 0; i < d; i++) obj += "{\"s\": ";
+  obj += "1" + std::string(d, '}');
+  EXPECT_EQ(error_of(json::parse(obj)), "signal 's.s.s.s.s.s.s.s.s.s.s.s.s.s.s.s.s.s.s...': nested more than 64 levels deep");
+  // Ordinary nesting is untouched: ten levels around one value are still that value.
+  json ten = good();
+  ten["a"] = json::parse("[[[[[[[[[[9]]]]]]]]]]");
+  EXPECT_EQ(parse_inputs(ten, sample())[0], v(9));
+}
+
 TEST(Witness, InputsFileIsBoundedAndRegular) {
   const std::string dir = ::testing::TempDir() + "/cuzk_witness_test";
   std::filesystem::create_directories(dir);
@@ -174,6 +191,9 @@ TEST(Witness, InputsFileIsBoundedAndRegular) {
   EXPECT_EQ(err(f, 1 << 20), f + ": not JSON (byte 7)");
   std::ofstream(f) << "{\"a\": 1}";
   EXPECT_EQ(err(f, 1 << 20), f + ": missing input signals 'in' (6 values), 's.x'");
+  // A number too large for a double used to escape as nlohmann's out_of_range, not an InputError.
+  std::ofstream(f) << "{\"a\": 1e400}";
+  EXPECT_EQ(err(f, 1 << 20), f + ": a number is out of range (give large values as decimal strings)");
   std::filesystem::remove_all(dir);
 }
 

@@ -51,13 +51,18 @@ Value negate(const Value& p, const Value& v) {
 
 std::string clip(const std::string& s) { return s.size() > 40 ? s.substr(0, 37) + "..." : s; }
 
+// Deepest nesting of objects (buses) and arrays (dimensions) taken, far beyond any circuit's: the
+// walk below recurses once per level and builds each level's name, so an input nested tens of
+// thousands deep (a few dozen KiB of brackets) would overflow the stack.
+constexpr int kMaxDepth = 64;
+
 class Parser {
  public:
   Parser(const Manifest& m) : m_(m), out_(m.n_inputs), set_(m.n_inputs, false) {}
 
   std::vector<Value> run(const json& in) {
     if (!in.is_object()) throw InputError("circuit inputs must be a JSON object of signal names");
-    qualify("", in);
+    qualify("", in, 0);
     std::string missing;
     size_t n_missing = 0;
     for (const InputSignal& s : m_.inputs) {
@@ -80,20 +85,25 @@ class Parser {
 
   // circom's naming of inputs: nested objects (bus fields) join with '.', arrays of objects index
   // with [i]; any other value belongs to the signal named by its path.
-  void qualify(const std::string& prefix, const json& v) {
+  void qualify(const std::string& prefix, const json& v, int depth) {
+    if (depth > kMaxDepth) too_deep(prefix);
     if (v.is_object()) {
-      if (v.empty() && !prefix.empty()) return leaf(prefix, v);
-      for (auto& [k, x] : v.items()) qualify(prefix.empty() ? k : prefix + "." + k, x);
+      if (v.empty() && !prefix.empty()) return leaf(prefix, v, depth);
+      for (auto& [k, x] : v.items()) qualify(prefix.empty() ? k : prefix + "." + k, x, depth + 1);
       return;
     }
     if (v.is_array() && !v.empty() && v[0].is_object()) {
-      for (size_t i = 0; i < v.size(); i++) qualify(prefix + "[" + std::to_string(i) + "]", v[i]);
+      for (size_t i = 0; i < v.size(); i++) qualify(prefix + "[" + std::to_string(i) + "]", v[i], depth + 1);
       return;
     }
-    leaf(prefix, v);
+    leaf(prefix, v, depth);
   }
 
-  void leaf(const std::string& name, const json& v) {
+  [[noreturn]] static void too_deep(const std::string& name) {
+    throw InputError("signal '" + clip(name) + "': nested more than " + std::to_string(kMaxDepth) + " levels deep");
+  }
+
+  void leaf(const std::string& name, const json& v, int depth) {
     const InputSignal* s = m_.find(name);
     if (!s) {
       std::string names;
@@ -104,7 +114,7 @@ class Parser {
     }
     if (set_[s->offset]) throw InputError("signal '" + name + "' is given twice");
     std::vector<Value> vals;
-    flatten(name, v, vals);
+    flatten(name, v, vals, depth);
     if (vals.size() != s->size)
       throw InputError("signal '" + name + "' expects " + std::to_string(s->size) +
                        (s->size == 1 ? " value" : " values") + ", got " + std::to_string(vals.size()));
@@ -114,9 +124,10 @@ class Parser {
     }
   }
 
-  void flatten(const std::string& name, const json& v, std::vector<Value>& vals) {
+  void flatten(const std::string& name, const json& v, std::vector<Value>& vals, int depth) {
     if (v.is_array()) {
-      for (size_t i = 0; i < v.size(); i++) flatten(name + "[" + std::to_string(i) + "]", v[i], vals);
+      if (depth >= kMaxDepth) too_deep(name);
+      for (size_t i = 0; i < v.size(); i++) flatten(name + "[" + std::to_string(i) + "]", v[i], vals, depth + 1);
       return;
     }
     if (vals.size() > (size_t(1) << 31)) throw InputError("signal '" + name + "': too many values");
@@ -219,6 +230,8 @@ std::vector<Value> read_inputs_file(const std::string& path, const Manifest& m, 
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(path + ": not JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const json::out_of_range&) {  // a number literal too large for a double, such as 1e400
+    throw InputError(path + ": a number is out of range (give large values as decimal strings)");
   }
   try {
     return parse_inputs(j, m);

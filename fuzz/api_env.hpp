@@ -1,0 +1,106 @@
+// A daemon's submission checks without a daemon, for the http and submit targets: two circuits
+// ("w": witnesses only, nVars 4; "g": with a generator whose manifest has scalar, array and bus
+// inputs plus one named "path"), daemon.input_dirs = one scratch folder holding a good and a bad
+// witness and a good and a bad inputs file. Also the invariants that an accepted submission
+// must meet.
+#pragma once
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <vector>
+
+#include "fuzz/fuzz_util.hpp"
+#include "groth16/formats.hpp"
+#include "shm/messages.hpp"
+#include "supervisor/submission.hpp"
+#include "supervisor/wtns_header.hpp"
+#include "witness/inputs.hpp"
+
+namespace cuzk::fuzz {
+
+struct ApiEnv {
+  config::Config cfg;
+  std::vector<std::optional<witness::Manifest>> generators;
+  std::unique_ptr<sup::SubmitValidator> validator;
+
+  ApiEnv() {
+    namespace fs = std::filesystem;
+    // A fixed folder, so that seeds can name its files; every process writes the same content,
+    // each file by rename.
+    const std::string in = (fs::temp_directory_path() / "cuzk-fuzz-inputs").string();
+    fs::create_directories(in);
+    std::vector<Fr> w(4, Fr::from_u64(7));
+    w[0] = Fr::one();
+    write_wtns(in + "/good.wtns", w);
+    w.push_back(Fr::one());
+    write_wtns(in + "/five.wtns", w);
+    auto text = [&](const std::string& name, const std::string& body) {
+      const std::string tmp = scratch_dir() + "/" + name;
+      std::ofstream(tmp) << body;
+      fs::rename(tmp, in + "/" + name);
+    };
+    text("in.json", R"({"a": "1", "v": ["2", "0x3", "-1"], "bus": {"x": 5}, "path": "7"})");
+    text("bad.json", R"({"a": [1, 2]})");
+    cfg.daemon.input_dirs = {fs::canonical(in).string()};
+    cfg.limits.max_upload_bytes = 1 << 20;
+    config::CircuitConfig c1, c2;
+    c1.name = "w", c1.max_partitions = 4;
+    c2.name = "g", c2.max_partitions = 4;
+    cfg.circuits = {c1, c2};
+    witness::Manifest m;
+    m.dir = "/nonexistent";
+    m.circuit = "g";
+    m.prime = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull, 0x73eda753299d7d48ull};
+    m.n_witness = 4;
+    m.n_inputs = 6;
+    m.names_known = true;
+    m.inputs = {{"a", witness::fnv1a("a"), 0, 1},
+                {"v", witness::fnv1a("v"), 1, 3},
+                {"bus.x", witness::fnv1a("bus.x"), 4, 1},
+                {"path", witness::fnv1a("path"), 5, 1}};
+    generators = {std::nullopt, m};
+    validator = std::make_unique<sup::SubmitValidator>(cfg, std::vector<uint32_t>{4, 4}, generators);
+  }
+
+  // Runs the submission checks on a request body. Refusals must be SubmitErrors with a client
+  // status; whatever is accepted must be what a worker can use.
+  void submit(const std::string& body) const {
+    sup::SubmitRequest r;
+    std::vector<sup::PreparedInput> prepared;
+    try {
+      r = validator->parse(body);
+      prepared = validator->prepare(r);
+    } catch (const sup::SubmitError& e) {
+      FUZZ_CHECK(e.status >= 400 && e.status < 500, "a refusal that is not a client error");
+      return;
+    }
+    FUZZ_CHECK(r.circuit < cfg.circuits.size(), "circuit index");
+    FUZZ_CHECK(!prepared.empty() && prepared.size() <= cfg.circuits[r.circuit].max_partitions, "partition count");
+    for (const sup::PreparedInput& p : prepared) {
+      FUZZ_CHECK(p.path.empty() != p.content.empty(), "a partition with both or neither of a path and content");
+      if (!p.path.empty()) {
+        FUZZ_CHECK(p.path.rfind(cfg.daemon.input_dirs[0] + "/", 0) == 0, "a path outside daemon.input_dirs");
+        FUZZ_CHECK(p.path.size() < sizeof(shm::Msg::text), "a path too long for the control message");
+      }
+      if (r.kind == sup::InputKind::Witnesses && p.path.empty()) {
+        // An uploaded witness: its header must pass the same check again, with the circuit's nVars.
+        FUZZ_CHECK(p.ext == ".wtns", "uploaded witness extension");
+        uint32_t n = sup::wtns_value_count(p.content.size(), [&](uint64_t off, void* buf, size_t len) {
+          if (off > p.content.size() || len > p.content.size() - off) return false;
+          std::memcpy(buf, p.content.data() + off, len);
+          return true;
+        });
+        FUZZ_CHECK(n == 4, "an uploaded witness of the wrong size was accepted");
+      }
+      if (r.kind == sup::InputKind::Inputs && p.path.empty()) {
+        // Inline inputs are stored as JSON that the worker parses again: it must still be valid.
+        FUZZ_CHECK(p.ext == ".json", "inline inputs extension");
+        const auto values = witness::parse_inputs(nlohmann::json::parse(p.content), *generators[r.circuit]);
+        FUZZ_CHECK(values.size() == 6, "inputs of the wrong count");
+      }
+    }
+  }
+};
+
+}  // namespace cuzk::fuzz

@@ -1,0 +1,75 @@
+// .wtns readers: read_wtns (mapped), read_wtns_into (pread into a slot), read_wtns_count, and the
+// supervisor's submission check wtns_value_count. Invariants: a bad file is a FormatError (or
+// WtnsHeaderError), never another exception or a crash; the four agree on every file read_wtns
+// accepts; write_wtns of what was read reads back the same values, and reproduces the input byte
+// for byte when it has the writer's section order.
+#include <cstring>
+#include <vector>
+
+#include "fuzz/fuzz_util.hpp"
+#include "groth16/formats.hpp"
+#include "groth16/parallel.hpp"
+#include "supervisor/wtns_header.hpp"
+
+using namespace cuzk;
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  set_thread_count(2);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static fuzz::MemFile file;
+  const std::string& path = file.write(data, size);
+
+  std::vector<Fr> w;
+  bool ok = false;
+  try {
+    w = read_wtns(path);
+    ok = true;
+  } catch (const FormatError&) {
+  }
+
+  try {
+    uint32_t n = read_wtns_count(path);
+    FUZZ_CHECK(!ok || n == w.size(), "read_wtns_count disagrees with read_wtns");
+  } catch (const FormatError&) {
+    FUZZ_CHECK(!ok, "read_wtns_count refused a witness read_wtns accepted");
+  }
+
+  try {
+    uint32_t n = sup::wtns_value_count(size, [&](uint64_t off, void* buf, size_t len) {
+      if (off > size || len > size - off) return false;
+      std::memcpy(buf, data + off, len);
+      return true;
+    });
+    FUZZ_CHECK(!ok || n == w.size(), "wtns_value_count disagrees with read_wtns");
+    // The header check passes: read_wtns_into of exactly that many values either succeeds with
+    // read_wtns's values or names a bad value.
+    if (n <= (1u << 16)) {
+      std::vector<Fr> into(n);
+      try {
+        read_wtns_into(path, into.data(), n);
+        FUZZ_CHECK(ok && into == w, "read_wtns_into accepted what read_wtns did not, or read other values");
+      } catch (const FormatError&) {
+        FUZZ_CHECK(!ok, "read_wtns_into refused a witness read_wtns accepted");
+      }
+    }
+  } catch (const sup::WtnsHeaderError&) {
+    FUZZ_CHECK(!ok, "wtns_value_count refused a witness read_wtns accepted");
+  }
+
+  if (ok) {
+    const std::string out = fuzz::scratch_dir() + "/rt.wtns";
+    write_wtns(out, w);
+    FUZZ_CHECK(read_wtns(out) == w, "write_wtns + read_wtns changed the values");
+    uint32_t first_section;
+    std::memcpy(&first_section, data + 12, 4);
+    if (first_section == 1) {
+      const std::string bytes = fuzz::slurp(out);
+      FUZZ_CHECK(bytes.size() == size && std::memcmp(bytes.data(), data, size) == 0,
+                 "write_wtns of a witness in the writer's layout did not reproduce it");
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,76 @@
+// .zkey readers: read_zkey (copied, and mapped with the point checks in the background),
+// read_zkey_header and read_zkey_coefficients. Invariants: a bad key is a FormatError, never another
+// exception or a crash; the readers agree on every key read_zkey accepts; and write_zkey of a key
+// read reproduces the input byte for byte (the reader keeps the section order and section 10, and
+// accepts only the exact encodings the writer produces).
+#include <cstring>
+
+#include "fuzz/fuzz_util.hpp"
+#include "groth16/formats.hpp"
+#include "groth16/parallel.hpp"
+
+using namespace cuzk;
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  set_thread_count(2);
+  return 0;
+}
+
+static bool same_coefs(const ZKey& a, const ZKey& b) {
+  if (a.coefs.size() != b.coefs.size()) return false;
+  for (size_t i = 0; i < a.coefs.size(); i++) {
+    const ZKeyCoef &x = a.coefs[i], &y = b.coefs[i];
+    if (x.matrix != y.matrix || x.constraint != y.constraint || x.signal != y.signal || !(x.value == y.value))
+      return false;
+  }
+  return true;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static fuzz::MemFile file;
+  const std::string& path = file.write(data, size);
+
+  ZKey zk;
+  bool ok = false;
+  try {
+    zk = read_zkey(path, ZKeyMemory::Copy);
+    ok = true;
+  } catch (const FormatError&) {
+  }
+
+  bool mapped_ok = false;
+  try {
+    ZKey m = read_zkey(path, ZKeyMemory::MapFileBackground);
+    wait_points_checked(m);
+    mapped_ok = true;
+    FUZZ_CHECK(ok && m.a == zk.a && m.b1 == zk.b1 && m.b2 == zk.b2 && m.c == zk.c && m.h == zk.h,
+               "the mapped reader read other points");
+  } catch (const FormatError&) {
+  }
+  FUZZ_CHECK(mapped_ok == ok, "the copying and the mapping reader disagree");
+
+  try {
+    ZKeyHeader h = read_zkey_header(path);
+    FUZZ_CHECK(!ok || (h.n_vars == zk.n_vars && h.n_public == zk.n_public && h.domain_size == zk.domain_size &&
+                       h.n_coefs == zk.coefs.size()),
+               "read_zkey_header disagrees with read_zkey");
+  } catch (const FormatError&) {
+    FUZZ_CHECK(!ok, "read_zkey_header refused a key read_zkey accepted");
+  }
+
+  try {
+    ZKey c = read_zkey_coefficients(path);
+    FUZZ_CHECK(!ok || same_coefs(c, zk), "read_zkey_coefficients disagrees with read_zkey");
+  } catch (const FormatError&) {
+    FUZZ_CHECK(!ok, "read_zkey_coefficients refused a key read_zkey accepted");
+  }
+
+  if (ok) {
+    const std::string out = fuzz::scratch_dir() + "/rt.zkey";
+    write_zkey(out, zk);
+    const std::string bytes = fuzz::slurp(out);
+    FUZZ_CHECK(bytes.size() == size && std::memcmp(bytes.data(), data, size) == 0,
+               "write_zkey(read_zkey(x)) != x");
+  }
+  return 0;
+}
