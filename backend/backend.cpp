@@ -14,18 +14,17 @@ std::vector<std::string> backend_names() {
   return v;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt) {
-  if (name == "auto") return make_backend(cuda_device_count() > opt.device ? "cuda" : "cpu", opt);
-  if (name == "cpu") return make_cpu_backend();
-  if (name == "cuda") return make_cuda_backend(opt);
+template <class C>
+std::unique_ptr<Backend<C>> make_backend(const std::string& name, const BackendOptions& opt) {
+  if (name == "auto") return make_backend<C>(cuda_device_count() > opt.device ? "cuda" : "cpu", opt);
+  if (name == "cpu") return make_cpu_backend<C>();
+  if (name == "cuda") return make_cuda_backend<C>(opt);
   std::string known;
   for (const std::string& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown backend '" + name + "' (this build has: " + known + ")");
 }
 
-std::unique_ptr<ProverBackend> make_prover(const std::string& name, std::shared_ptr<const ZKey> zk,
-                                           const BackendOptions& opt) {
-  return make_backend(name, opt)->prover(std::move(zk));
-}
+template std::unique_ptr<Backend<Bls12_381>> make_backend<Bls12_381>(const std::string&, const BackendOptions&);
+template std::unique_ptr<Backend<Bn254>> make_backend<Bn254>(const std::string&, const BackendOptions&);
 
 }  // namespace cuzk

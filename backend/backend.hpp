@@ -1,4 +1,5 @@
-// The backend interface: one name ("cpu", "cuda") chooses where the primitives and whole proofs run.
+// The backend interface: one name ("cpu", "cuda") chooses where the primitives and whole proofs run,
+// and the curve (math/curves.hpp) is the template parameter.
 // A backend gives the three primitives of Groth16 proving (MSM over G1 and G2, the NTT and the H
 // stage) and a prover that keeps one key resident. Every backend computes exactly what the cpu
 // backend computes, so that a device result can always be checked against it.
@@ -22,8 +23,27 @@ struct BackendOptions {
   int ntt_passes = 0;                 // cuda: at least this many NTT passes, 1..8; 0 automatic
 };
 
-class Backend {
+// Page-locking of host memory that provers read in place (a shared-memory slot ring), which every
+// backend offers whatever its curve.
+class HostRegistrar {
  public:
+  virtual ~HostRegistrar() = default;
+  // Prepares host memory that provers will read in place for fast transfers: cuda page-locks it
+  // (read-only mappings too); cpu has nothing to do. Throws std::runtime_error with the reason when
+  // the range cannot be registered.
+  virtual void register_host(void* p, size_t bytes) { (void)p, (void)bytes; }
+  // Undoes register_host(p, ...).
+  virtual void unregister_host(void* p) noexcept { (void)p; }
+};
+
+template <class C>
+class Backend : public HostRegistrar {
+ public:
+  using Fr = typename C::Fr;
+  using G1 = typename C::G1;
+  using G2 = typename C::G2;
+  using G1Affine = typename C::G1Affine;
+  using G2Affine = typename C::G2Affine;
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
   // sum scalars[i] * points[i]; points at infinity and any scalars allowed.
@@ -35,26 +55,36 @@ class Backend {
   virtual std::vector<Fr> compute_h(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n) = 0;
   // A prover with zk resident (on the device, for cuda), its stage timings in last_spans().
   // Throws std::invalid_argument for a key the backend cannot hold.
-  virtual std::unique_ptr<ProverBackend> prover(std::shared_ptr<const ZKey> zk) = 0;
-  // Prepares host memory that provers will read in place (a shared-memory slot ring) for fast
-  // transfers: cuda page-locks it (read-only mappings too); cpu has nothing to do. Throws
-  // std::runtime_error with the reason when the range cannot be registered.
-  virtual void register_host(void* p, size_t bytes) { (void)p, (void)bytes; }
-  // Undoes register_host(p, ...).
-  virtual void unregister_host(void* p) noexcept { (void)p; }
+  virtual std::unique_ptr<groth16::ProverBackend<C>> prover(std::shared_ptr<const groth16::ZKey<C>> zk) = 0;
 };
 
-// The backend called `name`; "auto" is cuda where this build has it and opt.device exists, else cpu.
-// Throws std::invalid_argument for a name this build does not know (the
-// message lists the known ones) and std::runtime_error when the backend cannot start here (no CUDA
-// device, a build without CUDA).
-std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt = {});
+// The backend called `name` for curve C; "auto" is cuda where this build has it and opt.device exists,
+// else cpu. Throws std::invalid_argument for a name this build does not know (the message lists the
+// known ones) and std::runtime_error when the backend cannot start here (no CUDA device, a build
+// without CUDA, a curve the backend does not have).
+template <class C>
+std::unique_ptr<Backend<C>> make_backend(const std::string& name, const BackendOptions& opt = {});
 
 // The backends this build has, e.g. {"cpu", "cuda"}.
 std::vector<std::string> backend_names();
 
-// Shorthand for make_backend(name, opt)->prover(zk).
-std::unique_ptr<ProverBackend> make_prover(const std::string& name, std::shared_ptr<const ZKey> zk,
-                                           const BackendOptions& opt = {});
+// Shorthand for make_backend<C>(name, opt)->prover(zk).
+template <class C>
+std::unique_ptr<groth16::ProverBackend<C>> make_prover(const std::string& name,
+                                                       std::shared_ptr<const groth16::ZKey<C>> zk,
+                                                       const BackendOptions& opt = {}) {
+  return make_backend<C>(name, opt)->prover(std::move(zk));
+}
 
 }  // namespace cuzk
+
+#define CUZK_BACKEND_NAMES(ns)                                                                    \
+  namespace cuzk::ns {                                                                            \
+  using Backend = cuzk::Backend<Curve>;                                                           \
+  inline std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opt = {}) { \
+    return cuzk::make_backend<Curve>(name, opt);                                                  \
+  }                                                                                               \
+  using cuzk::make_prover;                                                                        \
+  }
+CUZK_BACKEND_NAMES(bls12_381)
+CUZK_BACKEND_NAMES(bn254)

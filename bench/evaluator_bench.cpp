@@ -16,6 +16,7 @@
 #include "groth16/random.hpp"
 
 using namespace cuzk;
+using namespace cuzk::bls12_381;
 namespace fs = std::filesystem;
 
 namespace {

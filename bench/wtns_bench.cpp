@@ -22,6 +22,7 @@
 #include "groth16/random.hpp"
 
 using namespace cuzk;
+using namespace cuzk::bls12_381;
 
 namespace {
 

@@ -22,8 +22,18 @@
 
 namespace cuzk::cli {
 
+using namespace groth16;
+
+template <class C>
+static int gen_circuit_on(int log_n, const std::string& r1cs_path, const std::string& wtns_path, uint64_t seed,
+                          bool quiet);
+template <class C>
+static int demo_on(const std::string& zkey_path, const std::string& wtns_path);
+
 // "r,s" in decimal to the fixed randomness of a reproducible proof.
-static void parse_fixed_rs(const std::string& s, ProveOptions& opt) {
+template <class C>
+static void parse_fixed_rs(const std::string& s, ProveOptions<C>& opt) {
+  using Fr = typename C::Fr;
   auto comma = s.find(',');
   auto r = comma == std::string::npos ? std::nullopt : field_from_decimal<Fr>(s.substr(0, comma));
   auto sv = comma == std::string::npos ? std::nullopt : field_from_decimal<Fr>(s.substr(comma + 1));
@@ -33,10 +43,12 @@ static void parse_fixed_rs(const std::string& s, ProveOptions& opt) {
 }
 
 // The prover of the backend named on the command line; auto means cuda when a device is usable.
-static std::unique_ptr<ProverBackend> prover_for(const std::string& name, std::shared_ptr<const ZKey> zk, int device) {
+template <class C>
+static std::unique_ptr<ProverBackend<C>> prover_for(const std::string& name, std::shared_ptr<const ZKey<C>> zk,
+                                                    int device) {
   BackendOptions opt;
   opt.device = device;
-  return make_prover(name, std::move(zk), opt);
+  return make_prover<C>(name, std::move(zk), opt);
 }
 
 // Fails fast, before a large key is read, when the backend asked for cannot exist in this build.
@@ -49,8 +61,11 @@ static void check_backend_built(const std::string& name) {
 }
 
 // Loads the key and witness, checks they belong together, and returns the witness.
-static std::vector<Fr> load_witness_for(const ZKey& zk, const std::string& zkey_path, const std::string& wtns_path) {
-  std::vector<Fr> w = read_wtns(wtns_path);
+template <class C>
+static std::vector<typename C::Fr> load_witness_for(const ZKey<C>& zk, const std::string& zkey_path,
+                                                    const std::string& wtns_path) {
+  check_same_curve(zkey_path, C::id, wtns_path, wtns_curve(wtns_path));
+  std::vector<typename C::Fr> w = read_wtns<C>(wtns_path);
   if (w.size() != zk.n_vars)
     throw FormatError(wtns_path + ": section 2 (witness): has " + std::to_string(w.size()) + " values but " + zkey_path +
                       " expects nVars=" + std::to_string(zk.n_vars));
@@ -59,22 +74,24 @@ static std::vector<Fr> load_witness_for(const ZKey& zk, const std::string& zkey_
   return w;
 }
 
-int cmd_prove(const ProveArgs& a) {
+template <class C>
+static int prove_on(const ProveArgs& a) {
+  using Fr = typename C::Fr;
   Progress p(a.quiet);
-  ProveOptions opt;
+  ProveOptions<C> opt;
   if (a.fixed_rs) parse_fixed_rs(*a.fixed_rs, opt);
   check_backend_built(a.backend);
   p.stage("reading " + a.zkey);
   // One-shot: the points are used in place from the mapped file and checked in the background
   // while the witness is read and the evaluator compiled; the backends wait for the checks.
-  auto zk = std::make_shared<ZKey>(read_zkey(a.zkey, ZKeyMemory::MapFileBackground));
+  auto zk = std::make_shared<ZKey<C>>(read_zkey<C>(a.zkey, ZKeyMemory::MapFileBackground));
   p.stage("reading " + a.wtns);
   std::vector<Fr> w = load_witness_for(*zk, a.zkey, a.wtns);
   p.stage("preparing the " + a.backend + " backend");
-  auto backend = prover_for(a.backend, zk, a.device);
-  p.stage(std::string("proving (") + backend->name() + ", " + std::to_string(thread_count()) + " threads, domain 2^" +
-          std::to_string(zk->log_domain) + ")");
-  Proof proof = backend->prove(w, opt);
+  auto backend = prover_for<C>(a.backend, zk, a.device);
+  p.stage(std::string("proving (") + C::display_name + ", " + backend->name() + ", " +
+          std::to_string(thread_count()) + " threads, domain 2^" + std::to_string(zk->log_domain) + ")");
+  Proof<C> proof = backend->prove(w, opt);
   std::vector<Fr> pub = public_signals(w, zk->n_public);
   if (a.verify) {
     p.stage("verifying");
@@ -89,14 +106,21 @@ int cmd_prove(const ProveArgs& a) {
   }
   p.stage("writing " + a.proof + " and " + a.pub);
   write_proof_json(a.proof, proof);
-  write_public_json(a.pub, pub);
+  write_public_json<C>(a.pub, pub);
   return kOk;
 }
 
-int cmd_verify(const std::string& vk_path, const std::string& pub_path, const std::string& proof_path, bool quiet) {
-  VerificationKey vk = read_vk_json(vk_path);
-  std::vector<Fr> pub = read_public_json(pub_path);
-  Proof proof = read_proof_json(proof_path);
+// The curve is the zkey's (its primes); the witness must be for the same one.
+int cmd_prove(const ProveArgs& a) {
+  return with_curve(zkey_curve(a.zkey), [&]<class C>() { return prove_on<C>(a); });
+}
+
+template <class C>
+static int verify_on(const std::string& vk_path, const std::string& pub_path, const std::string& proof_path,
+                     bool quiet) {
+  VerificationKey<C> vk = read_vk_json<C>(vk_path);
+  std::vector<typename C::Fr> pub = read_public_json<C>(pub_path);
+  Proof<C> proof = read_proof_json<C>(proof_path);
   if (pub.size() != vk.n_public)
     throw FormatError(pub_path + ": has " + std::to_string(pub.size()) + " public signals but " + vk_path +
                       " expects nPublic=" + std::to_string(vk.n_public));
@@ -115,6 +139,13 @@ int cmd_verify(const std::string& vk_path, const std::string& pub_path, const st
   return kOk;
 }
 
+// The curve is the verification key's "curve"; the proof must name the same one.
+int cmd_verify(const std::string& vk_path, const std::string& pub_path, const std::string& proof_path, bool quiet) {
+  CurveId curve = json_curve(vk_path);
+  check_same_curve(vk_path, curve, proof_path, json_curve(proof_path));
+  return with_curve(curve, [&]<class C>() { return verify_on<C>(vk_path, pub_path, proof_path, quiet); });
+}
+
 int cmd_setup(const std::string& r1cs_path, const std::string& zkey_path, const std::optional<std::string>& seed,
               bool quiet) {
   std::fprintf(stderr,
@@ -122,39 +153,50 @@ int cmd_setup(const std::string& r1cs_path, const std::string& zkey_path, const 
                "         Anyone who knows it can forge proofs. Never use these keys in production;\n"
                "         use a snarkjs ceremony (powers of tau + phase 2) instead.\n",
                seed ? " derived from a known seed" : "");
-  Progress p(quiet);
-  p.stage("reading " + r1cs_path);
-  R1cs r = read_r1cs(r1cs_path);
-  p.end();
-  std::string cur;
-  auto cb = [&](const char* label, size_t done, size_t total) {
-    if (cur != label) {
-      cur = label;
-      p.stage(label);
-    }
-    p.update(done, total);
-  };
-  ZKey zk = setup_zkey(r, toxic_from_seed(seed), cb);
-  p.stage("writing " + zkey_path);
-  write_zkey(zkey_path, zk);
-  return kOk;
+  // The key's curve is the circuit's (the r1cs prime).
+  return with_curve(r1cs_curve(r1cs_path), [&]<class C>() {
+    Progress p(quiet);
+    p.stage("reading " + r1cs_path);
+    R1cs<C> r = read_r1cs<C>(r1cs_path);
+    p.end();
+    std::string cur;
+    auto cb = [&](const char* label, size_t done, size_t total) {
+      if (cur != label) {
+        cur = label;
+        p.stage(label);
+      }
+      p.update(done, total);
+    };
+    ZKey<C> zk = setup_zkey(r, toxic_from_seed<C>(seed), cb);
+    p.stage("writing " + zkey_path);
+    write_zkey(zkey_path, zk);
+    return kOk;
+  });
 }
 
 int cmd_export_vk(const std::string& zkey_path, const std::string& vk_path) {
-  ZKey zk = read_zkey(zkey_path);
-  write_vk_json(vk_path, vk_from_zkey(zk));
-  return kOk;
+  return with_curve(zkey_curve(zkey_path), [&]<class C>() {
+    write_vk_json(vk_path, vk_from_zkey(read_zkey<C>(zkey_path)));
+    return kOk;
+  });
 }
 
-int cmd_gen_circuit(int log_n, const std::string& r1cs_path, const std::string& wtns_path, uint64_t seed, bool quiet) {
+int cmd_gen_circuit(int log_n, const std::string& r1cs_path, const std::string& wtns_path, uint64_t seed, bool quiet,
+                    CurveId curve) {
+  return with_curve(curve, [&]<class C>() { return gen_circuit_on<C>(log_n, r1cs_path, wtns_path, seed, quiet); });
+}
+
+template <class C>
+static int gen_circuit_on(int log_n, const std::string& r1cs_path, const std::string& wtns_path, uint64_t seed,
+                          bool quiet) {
   Progress p(quiet);
-  p.stage("generating a 2^" + std::to_string(log_n) + " circuit");
-  R1cs r;
-  std::vector<Fr> w;
+  p.stage("generating a 2^" + std::to_string(log_n) + " " + C::display_name + " circuit");
+  R1cs<C> r;
+  std::vector<typename C::Fr> w;
   gen_circuit(log_n, seed, r, w);
   p.stage("writing " + r1cs_path + " and " + wtns_path);
   write_r1cs(r1cs_path, r);
-  write_wtns(wtns_path, w);
+  write_wtns<C>(wtns_path, w);
   p.end();
   if (!quiet)
     std::fprintf(stderr, "%zu constraints, %u wires, %u public\n", r.constraints.size(), r.n_wires, r.n_public());
@@ -176,16 +218,19 @@ int cmd_info(const std::string& path) {
     ZKeyHeader h = read_zkey_header(path);
     uint32_t log_n = 0;
     while ((1u << log_n) < h.domain_size) log_n++;
-    std::printf("%s: zkey (Groth16, BLS12-381)\n  nVars       %u\n  nPublic     %u\n  domainSize  %u (2^%u)\n  coefficients %u\n",
-                path.c_str(), h.n_vars, h.n_public, h.domain_size, log_n, h.n_coefs);
+    std::printf("%s: zkey (Groth16, %s)\n  nVars       %u\n  nPublic     %u\n  domainSize  %u (2^%u)\n  coefficients %u\n",
+                path.c_str(), curve_display_name(h.curve), h.n_vars, h.n_public, h.domain_size, log_n, h.n_coefs);
   } else if (magic == "wtns") {
-    std::printf("%s: wtns (BLS12-381 scalar field)\n  nWitness    %u\n", path.c_str(), read_wtns_count(path));
+    WtnsHeader h = read_wtns_header(path);
+    std::printf("%s: wtns (%s scalar field)\n  nWitness    %u\n", path.c_str(), curve_display_name(h.curve), h.count);
   } else if (magic == "r1cs") {
-    R1cs r = read_r1cs(path);
-    std::printf("%s: r1cs (BLS12-381)\n  nWires      %u\n  nPubOut     %u\n  nPubIn      %u\n  nPrvIn      %u\n"
-                "  nLabels     %llu\n  nConstraints %zu\n",
-                path.c_str(), r.n_wires, r.n_pub_out, r.n_pub_in, r.n_prv_in, (unsigned long long)r.n_labels,
-                r.constraints.size());
+    with_curve(r1cs_curve(path), [&]<class C>() {
+      R1cs<C> r = read_r1cs<C>(path);
+      std::printf("%s: r1cs (%s)\n  nWires      %u\n  nPubOut     %u\n  nPubIn      %u\n  nPrvIn      %u\n"
+                  "  nLabels     %llu\n  nConstraints %zu\n",
+                  path.c_str(), C::display_name, r.n_wires, r.n_pub_out, r.n_pub_in, r.n_prv_in,
+                  (unsigned long long)r.n_labels, r.constraints.size());
+    });
   } else {
     throw FormatError(path + ": header: unknown magic (expected \"zkey\", \"wtns\" or \"r1cs\")");
   }
@@ -194,15 +239,21 @@ int cmd_info(const std::string& path) {
 
 int cmd_demo(const std::string& dir) {
   std::string zkey_path = dir + "/merkle.zkey", wtns_path = dir + "/merkle.wtns";
+  return with_curve(zkey_curve(zkey_path), [&]<class C>() { return demo_on<C>(zkey_path, wtns_path); });
+}
+
+template <class C>
+static int demo_on(const std::string& zkey_path, const std::string& wtns_path) {
+  using Fr = typename C::Fr;
   std::printf("cuzk demo: Poseidon Merkle inclusion (depth 16) from a snarkjs ceremony key, %s\n", zkey_path.c_str());
   Progress p(false);
   p.stage("reading the key and witness");
-  auto zk = std::make_shared<ZKey>(read_zkey(zkey_path));
+  auto zk = std::make_shared<ZKey<C>>(read_zkey<C>(zkey_path));
   std::vector<Fr> w = load_witness_for(*zk, zkey_path, wtns_path);
-  auto backend = prover_for("auto", zk, 0);
+  auto backend = prover_for<C>("auto", zk, 0);
   p.stage(std::string("proving (") + backend->name() + ")");
   auto t0 = std::chrono::steady_clock::now();
-  Proof proof = backend->prove(w, {});
+  Proof<C> proof = backend->prove(w, {});
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::vector<Fr> pub = public_signals(w, zk->n_public);
   p.stage("verifying");
@@ -210,7 +261,7 @@ int cmd_demo(const std::string& dir) {
   p.end();
   std::filesystem::create_directories("demo-out");
   write_proof_json("demo-out/proof.json", proof);
-  write_public_json("demo-out/public.json", pub);
+  write_public_json<C>("demo-out/public.json", pub);
   write_vk_json("demo-out/verification_key.json", vk_from_zkey(*zk));
   std::printf("proof: %s in %.1f ms on the %s backend with %zu threads (domain 2^%d, %u variables)\n", ok ? "VALID" : "INVALID", ms,
               backend->name(), thread_count(), zk->log_domain, zk->n_vars);

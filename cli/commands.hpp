@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/exit_codes.hpp"
+#include "math/curves.hpp"
 
 namespace cuzk::cli {
 
@@ -31,7 +32,8 @@ int cmd_prove(const ProveArgs& a);
 int cmd_verify(const std::string& vk, const std::string& pub, const std::string& proof, bool quiet);
 int cmd_setup(const std::string& r1cs, const std::string& zkey, const std::optional<std::string>& seed, bool quiet);
 int cmd_export_vk(const std::string& zkey, const std::string& vk);
-int cmd_gen_circuit(int log_n, const std::string& r1cs, const std::string& wtns, uint64_t seed, bool quiet);
+int cmd_gen_circuit(int log_n, const std::string& r1cs, const std::string& wtns, uint64_t seed, bool quiet,
+                    CurveId curve);
 int cmd_info(const std::string& path);
 int cmd_demo(const std::string& dir);
 // `cuzk bench msm|ntt|h-stage|prove|all [--sizes ...]`: device-resident GPU timings (CUDA events).

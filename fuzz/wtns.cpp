@@ -38,12 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   try {
-    uint32_t n = sup::wtns_value_count(size, [&](uint64_t off, void* buf, size_t len) {
-      if (off > size || len > size - off) return false;
-      std::memcpy(buf, data + off, len);
-      return true;
-    });
-    FUZZ_CHECK(!ok || n == w.size(), "wtns_value_count disagrees with read_wtns");
+    uint32_t n = sup::wtns_info(size, [&](uint64_t off, void* buf, size_t len) {
+                   if (off > size || len > size - off) return false;
+                   std::memcpy(buf, data + off, len);
+                   return true;
+                 }).count;
+    FUZZ_CHECK(!ok || n == w.size(), "wtns_info disagrees with read_wtns");
     // The header check passes: read_wtns_into of exactly that many values either succeeds with
     // read_wtns's values or names a bad value.
     if (n <= (1u << 16)) {
@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   } catch (const sup::WtnsHeaderError&) {
-    FUZZ_CHECK(!ok, "wtns_value_count refused a witness read_wtns accepted");
+    FUZZ_CHECK(!ok, "wtns_info refused a witness read_wtns accepted");
   }
 
   if (ok) {

@@ -11,6 +11,8 @@
 #include <functional>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <type_traits>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -41,10 +43,42 @@ struct Unverified : std::exception {
   const char* what() const noexcept override { return "the proof does not verify"; }
 };
 
+// A circuit's resident key, on the backend of its curve. prove() proves a slot in place and keeps
+// the proof and public signals for verify() and write().
 struct Key {
-  std::shared_ptr<const ZKey> zk;
-  std::unique_ptr<ProverBackend> backend;
-  VerificationKey vk;
+  virtual ~Key() = default;
+  virtual void prove(const Segment& seg, uint32_t slot, const SlotHeader& h) = 0;
+  virtual bool verify() const = 0;
+  virtual void write_public(const std::string& path) const = 0;
+  virtual void write_proof(const std::string& path) const = 0;
+  virtual std::vector<StageSpan> last_spans() const = 0;
+  virtual std::optional<groth16::ProverHostTimes> last_host_times() const = 0;
+};
+
+template <class C>
+struct KeyOn : Key {
+  std::shared_ptr<const groth16::ZKey<C>> zk;
+  std::unique_ptr<groth16::ProverBackend<C>> backend;
+  groth16::VerificationKey<C> vk;
+  groth16::Proof<C> proof;
+  std::vector<typename C::Fr> pub;
+
+  KeyOn(const std::string& zkey_path, Backend<C>& b)
+      : zk(std::make_shared<const groth16::ZKey<C>>(groth16::read_zkey<C>(zkey_path))),
+        backend(b.prover(zk)),
+        vk(groth16::vk_from_zkey(*zk)) {}
+  void prove(const Segment& seg, uint32_t slot, const SlotHeader& h) override {
+    using Fr = typename C::Fr;
+    groth16::SynthesizedView<C> v{seg.w<Fr>(slot), h.n_vars, seg.a<Fr>(slot), seg.b<Fr>(slot), seg.c<Fr>(slot),
+                                  h.domain_size};
+    proof = backend->prove_synthesized(v, {});
+    pub.assign(v.w + 1, v.w + 1 + zk->n_public);  // prove_synthesized checked n_vars
+  }
+  bool verify() const override { return groth16::verify_proof(vk, pub, proof); }
+  void write_public(const std::string& path) const override { groth16::write_public_json<C>(path, pub); }
+  void write_proof(const std::string& path) const override { groth16::write_proof_json(path, proof); }
+  std::vector<StageSpan> last_spans() const override { return backend->last_spans(); }
+  std::optional<groth16::ProverHostTimes> last_host_times() const override { return backend->last_host_times(); }
 };
 
 // GPU_END's device-busy keys: kernel_ms, the union of the proof's stage spans (stages on
@@ -72,30 +106,29 @@ class GpuWorker {
   }
 
   ~GpuWorker() {
-    if (registered_) backend_->unregister_host(seg_->base());
+    if (registered_) registrar_->unregister_host(seg_->base());
   }
 
   int run() {
     // Heartbeats start first: loading large keys takes a while and is not a hang.
     link_.start_heartbeat();
     seg_ = Segment::open(cfg_.daemon.instance, device_);
-    BackendOptions bo;
-    bo.device = device_;
-    bo.precompute = cfg_.gpu.precompute;
-    bo.precompute_headroom_mb = cfg_.gpu.precompute_headroom_mb;
-    bo.msm_window = (int)cfg_.gpu.msm_window;
-    bo.ntt_passes = (int)cfg_.gpu.ntt_passes;
-    backend_ = make_backend(cfg_.gpu.backend, bo);
-    for (const auto& cc : cfg_.circuits) {
-      Key k;
-      k.zk = std::make_shared<const ZKey>(read_zkey(cc.zkey));
-      k.vk = vk_from_zkey(*k.zk);
-      k.backend = backend_->prover(k.zk);
-      keys_.push_back(std::move(k));
-    }
+    bo_.device = device_;
+    bo_.precompute = cfg_.gpu.precompute;
+    bo_.precompute_headroom_mb = cfg_.gpu.precompute_headroom_mb;
+    bo_.msm_window = (int)cfg_.gpu.msm_window;
+    bo_.ntt_passes = (int)cfg_.gpu.ntt_passes;
+    // Each key goes to the backend of its curve, made when the first key of that curve needs it.
+    for (const auto& cc : cfg_.circuits)
+      keys_.push_back(with_curve(zkey_curve(cc.zkey), [&]<class C>() -> std::unique_ptr<Key> {
+        return std::make_unique<KeyOn<C>>(cc.zkey, backend<C>());
+      }));
     // Pinned ring (cuda): host-to-device copies of a, b, c run at full PCIe speed, straight from the slot.
-    backend_->register_host(seg_->base(), seg_->size());
-    registered_ = true;
+    registrar_ = bls_ ? static_cast<HostRegistrar*>(bls_.get()) : static_cast<HostRegistrar*>(bn_.get());
+    if (registrar_) {
+      registrar_->register_host(seg_->base(), seg_->size());
+      registered_ = true;
+    }
     Msg hello = link_.make(MsgType::Hello);
     hello.device = device_;
     hello.set_text("backend=" + cfg_.gpu.backend + ",device=" + std::to_string(device_) + ",cpus=" +
@@ -142,33 +175,30 @@ class GpuWorker {
         return true;
       }
       if (req.circuit >= keys_.size()) throw std::invalid_argument("no circuit " + std::to_string(req.circuit));
-      Key& k = keys_[req.circuit];
-      SynthesizedView v{seg_->w(req.slot), h.n_vars, seg_->a(req.slot), seg_->b(req.slot), seg_->c(req.slot),
-                        h.domain_size};
+      Key& k = *keys_[req.circuit];
       link_.event(tl::kGpuStart, req.job, req.partition, req.slot, kv);
       const uint64_t t1 = monotonic_ns();
-      Proof p = k.backend->prove_synthesized(v, {});
+      k.prove(*seg_, req.slot, h);
       const double prove_ms = double(monotonic_ns() - t1) / 1e6;
       tl::Kv end;
       end.raw(kv).ms(tl::kProveMs, prove_ms);
-      add_busy(end, k.backend->last_spans());
-      if (auto ht = k.backend->last_host_times())  // host-side wall times of the stages
+      add_busy(end, k.last_spans());
+      if (auto ht = k.last_host_times())  // host-side wall times of the stages
         end.ms(tl::kHMs, ht->h_ms).ms(tl::kMsmMs, ht->msm_ms).ms(tl::kUploadMs, ht->upload_ms);
-      std::vector<Fr> pub(v.w + 1, v.w + 1 + k.zk->n_public);
-      if (cfg_.gpu.verify && !verify_proof(k.vk, pub, p)) {
+      if (cfg_.gpu.verify && !k.verify()) {
         // One more proof with fresh randomness: a passing fault does not repeat, while a witness
         // that does not satisfy the circuit fails every time.
         link_.event(tl::kProofUnverified, req.job, req.partition, req.slot, kv);
-        p = k.backend->prove_synthesized(v, {});
-        if (!verify_proof(k.vk, pub, p)) throw Unverified(req.circuit);
+        k.prove(*seg_, req.slot, h);
+        if (!k.verify()) throw Unverified(req.circuit);
       }
       // Results go to files first; the slot is released only after they are complete, so that a
       // crash at any point leaves either the result or the slot to prove again.
       fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(req.job);
       fs::create_directories(dir);
       const std::string stem = std::to_string(req.partition);
-      write_atomic(dir / (stem + ".public.json"), [&](const std::string& f) { write_public_json(f, pub); });
-      write_atomic(dir / (stem + ".proof.json"), [&](const std::string& f) { write_proof_json(f, p); });
+      write_atomic(dir / (stem + ".public.json"), [&](const std::string& f) { k.write_public(f); });
+      write_atomic(dir / (stem + ".proof.json"), [&](const std::string& f) { k.write_proof(f); });
       link_.event(tl::kGpuEnd, req.job, req.partition, req.slot, end.str());
       seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
       done.status = kOk;
@@ -211,10 +241,25 @@ class GpuWorker {
   WorkerLink link_;
   int device_ = 0;
   int delay_ms_ = 0;
+  // The backend of curve C, made on first use with the [gpu] options.
+  template <class C>
+  Backend<C>& backend() {
+    std::unique_ptr<Backend<C>>* b;
+    if constexpr (std::is_same_v<C, Bls12_381>)
+      b = &bls_;
+    else
+      b = &bn_;
+    if (!*b) *b = make_backend<C>(cfg_.gpu.backend, bo_);
+    return **b;
+  }
+
   bool registered_ = false;
   std::unique_ptr<Segment> seg_;
-  std::unique_ptr<Backend> backend_;
-  std::vector<Key> keys_;
+  BackendOptions bo_;
+  std::unique_ptr<Backend<Bls12_381>> bls_;
+  std::unique_ptr<Backend<Bn254>> bn_;
+  HostRegistrar* registrar_ = nullptr;  // the backend that page-locked the ring
+  std::vector<std::unique_ptr<Key>> keys_;
 };
 
 }  // namespace

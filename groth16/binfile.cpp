@@ -292,64 +292,82 @@ void Writer::close() {
 // ---------------------------------------------------------------------------------------------
 // Primes
 
-static const uint64_t kBn254Q[4] = {0x3c208c16d87cfd47ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL,
-                                    0x30644e72e131a029ULL};
-static const uint64_t kBn254R[4] = {0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL,
-                                    0x30644e72e131a029ULL};
-
 static bool le_equals(const uint8_t* le, uint32_t n8, const uint64_t* limbs, uint32_t nlimbs) {
   if (n8 != nlimbs * 8) return false;
   return std::memcmp(le, limbs, n8) == 0;  // little-endian host: limbs are already the LE bytes
 }
 
-KnownPrime identify_prime(const uint8_t* le, uint32_t n8) {
-  if (le_equals(le, n8, bls12_381::FqParams::MOD, 6)) return KnownPrime::BlsQ;
-  if (le_equals(le, n8, bls12_381::FrParams::MOD, 4)) return KnownPrime::BlsR;
-  if (le_equals(le, n8, kBn254Q, 4)) return KnownPrime::Bn254Q;
-  if (le_equals(le, n8, kBn254R, 4)) return KnownPrime::Bn254R;
-  return KnownPrime::Other;
+std::optional<KnownPrime> identify_prime(const uint8_t* le, uint32_t n8) {
+  std::optional<KnownPrime> found;
+  for (CurveId id : {CurveId::bls12_381, CurveId::bn254})
+    with_curve(id, [&]<class C>() {
+      if (le_equals(le, n8, C::FqParams::MOD, C::FqParams::N)) found = KnownPrime{id, FieldKind::Base};
+      if (le_equals(le, n8, C::FrParams::MOD, C::FrParams::N)) found = KnownPrime{id, FieldKind::Scalar};
+    });
+  return found;
 }
 
-void expect_prime(Cursor& c, uint32_t n8, const uint8_t* prime, KnownPrime want, const char* field_name) {
-  KnownPrime got = identify_prime(prime, n8);
-  if (got == want) return;
-  const char* expect = want == KnownPrime::BlsQ ? "BLS12-381's base field prime q" : "BLS12-381's scalar field prime r";
-  if (got == KnownPrime::Bn254Q || got == KnownPrime::Bn254R)
-    c.fail(std::string(field_name) + " is BN254's; the curve BN254 (bn128) is not supported, only BLS12-381");
-  if (got == KnownPrime::BlsQ || got == KnownPrime::BlsR)
-    c.fail(std::string(field_name) + " is the wrong BLS12-381 prime (expected " + expect + ")");
-  c.fail(std::string(field_name) + " (" + std::to_string(n8) + " bytes) is not " + expect +
-         "; this curve is not supported, only BLS12-381");
+static std::string field_words(CurveId curve, FieldKind kind) {
+  return std::string(curve_display_name(curve)) + (kind == FieldKind::Base ? "'s base field prime q" : "'s scalar field prime r");
+}
+
+CurveId expect_known_prime(Cursor& c, uint32_t n8, const uint8_t* prime, FieldKind kind, const char* field_name) {
+  std::optional<KnownPrime> got = identify_prime(prime, n8);
+  const char* want = kind == FieldKind::Base ? "base field prime q" : "scalar field prime r";
+  if (!got)
+    c.fail(std::string(field_name) + " (" + std::to_string(n8) + " bytes) is the " + want +
+           " of no supported curve (BN254 alias bn128, BLS12-381)");
+  if (got->kind != kind)
+    c.fail(std::string(field_name) + " is " + field_words(got->curve, got->kind) + ", not a " + want);
+  return got->curve;
+}
+
+void expect_prime(Cursor& c, uint32_t n8, const uint8_t* prime, CurveId want, FieldKind kind, const char* field_name) {
+  CurveId got = expect_known_prime(c, n8, prime, kind, field_name);
+  if (got != want)
+    c.fail(std::string(field_name) + " is " + field_words(got, kind) + ": the file is for " + curve_display_name(got) +
+           ", not " + curve_display_name(want));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Points
 
-// y^2 = x^3 + b with b precomputed once; the curve's b() would re-encode it per call.
-static const Fq& g1_b() {
-  static const Fq b = bls12_381::G1Curve::b();
-  return b;
+namespace {
+
+// nullptr when the coordinate is canonical, else the message (naming the component of an Fq2).
+template <class P>
+const char* non_canonical(const Fp<P>& v, const char* bad) {
+  return Fp<P>::is_canonical(v.l) ? nullptr : bad;
 }
-static const Fq2& g2_b() {
-  static const Fq2 b = bls12_381::G2Curve::b();
+template <class F, int X>
+const char* non_canonical(const Fp2<F, X>& v, const char* bad_c0, const char* bad_c1) {
+  return !F::is_canonical(v.c0.l) ? bad_c0 : !F::is_canonical(v.c1.l) ? bad_c1 : nullptr;
+}
+
+// y^2 = x^3 + b with b computed once per curve; the curve's b() may re-encode it per call.
+template <class Aff>
+const typename Aff::F& curve_b() {
+  static const typename Aff::F b = Aff::Curve::b();
   return b;
 }
 
-const char* check_g1(const G1Affine& p) {
-  if (!Fq::is_canonical(p.x.l)) return "has x not below the field modulus q";
-  if (!Fq::is_canonical(p.y.l)) return "has y not below the field modulus q";
-  if (p.is_inf()) return nullptr;
-  if (p.y.sqr() != p.x.sqr() * p.x + g1_b()) return "is not on the curve";
-  return nullptr;
-}
+}  // namespace
 
-const char* check_g2(const G2Affine& p) {
-  if (!Fq::is_canonical(p.x.c0.l)) return "has x.c0 not below the field modulus q";
-  if (!Fq::is_canonical(p.x.c1.l)) return "has x.c1 not below the field modulus q";
-  if (!Fq::is_canonical(p.y.c0.l)) return "has y.c0 not below the field modulus q";
-  if (!Fq::is_canonical(p.y.c1.l)) return "has y.c1 not below the field modulus q";
+template <class Aff>
+const char* check_point(const Aff& p) {
+  const char* why;
+  if constexpr (requires { p.x.c0; })
+    why = non_canonical(p.x, "has x.c0 not below the field modulus q", "has x.c1 not below the field modulus q");
+  else
+    why = non_canonical(p.x, "has x not below the field modulus q");
+  if (why) return why;
+  if constexpr (requires { p.y.c0; })
+    why = non_canonical(p.y, "has y.c0 not below the field modulus q", "has y.c1 not below the field modulus q");
+  else
+    why = non_canonical(p.y, "has y not below the field modulus q");
+  if (why) return why;
   if (p.is_inf()) return nullptr;
-  if (p.y.sqr() != p.x.sqr() * p.x + g2_b()) return "is not on the curve";
+  if (p.y.sqr() != p.x.sqr() * p.x + curve_b<Aff>()) return "is not on the curve";
   return nullptr;
 }
 
@@ -357,44 +375,33 @@ const char* check_g2(const G2Affine& p) {
 // share the file's layout). The on-curve test (3 Fq multiplies for G1, about 12 for G2) dominates.
 // Fails naming the first bad point.
 template <class Aff>
-static void check_points(const std::string& path, const std::string& where, const uint8_t* src, size_t n, Aff* dst,
-                         const char* (*check)(const Aff&)) {
-  g1_b();
-  g2_b();  // initialise the statics before the threads start
+static void check_points(const std::string& path, const std::string& where, const uint8_t* src, size_t n, Aff* dst) {
+  curve_b<Aff>();  // initialise the static before the threads start
   Failure f = first_failure(
       n,
       [&](size_t i) {
-        if (!dst) return check(reinterpret_cast<const Aff*>(src)[i]);
+        if (!dst) return check_point(reinterpret_cast<const Aff*>(src)[i]);
         std::memcpy(&dst[i], src + i * sizeof(Aff), sizeof(Aff));
-        return check(dst[i]);
+        return check_point(dst[i]);
       },
       1 << 11);
   if (f.why) fail(path, where, "point " + std::to_string(f.index) + " " + f.why);
 }
 
 template <class Aff>
-static std::vector<Aff> decode_points(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
-                                      const char* (*check)(const Aff&)) {
+std::vector<Aff> decode_points(const std::string& path, const std::string& where, const uint8_t* src, size_t n) {
   std::vector<Aff> out;
   resize_huge(out, n);
-  check_points(path, where, src, n, out.data(), check);
+  check_points(path, where, src, n, out.data());
   return out;
-}
-
-std::vector<G1Affine> decode_g1(const std::string& path, const std::string& where, const uint8_t* src, size_t n) {
-  return decode_points<G1Affine>(path, where, src, n, check_g1);
-}
-std::vector<G2Affine> decode_g2(const std::string& path, const std::string& where, const uint8_t* src, size_t n) {
-  return decode_points<G2Affine>(path, where, src, n, check_g2);
 }
 
 // In place when the mapping allows it: the checks read the file's bytes directly, and nothing is
 // allocated or copied. Otherwise into storage that is advised for huge pages and filled by the
 // parallel copy itself (no value-initialisation pass before it).
 template <class Aff>
-static PointArray<Aff> decode_point_array(const std::string& path, const std::string& where, const uint8_t* src,
-                                          size_t n, std::shared_ptr<const MappedFile> mapping,
-                                          const char* (*check)(const Aff&), DeferredChecks* later) {
+PointArray<Aff> decode_point_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
+                                   std::shared_ptr<const MappedFile> mapping, DeferredChecks* later) {
   PointArray<Aff> out;
   Aff* dst = nullptr;
   if (mapping && reinterpret_cast<uintptr_t>(src) % alignof(Aff) == 0) {
@@ -404,8 +411,8 @@ static PointArray<Aff> decode_point_array(const std::string& path, const std::st
     advise_huge_pages(dst, n * sizeof(Aff));
   }
   // The closure holds the array (its storage) and the mapping src lies in, so it may run later.
-  auto work = [path, where, src, n, dst, check, keep = out, file = std::move(mapping)] {
-    check_points(path, where, src, n, dst, check);
+  auto work = [path, where, src, n, dst, keep = out, file = std::move(mapping)] {
+    check_points(path, where, src, n, dst);
   };
   if (later)
     later->push_back(std::move(work));
@@ -414,18 +421,15 @@ static PointArray<Aff> decode_point_array(const std::string& path, const std::st
   return out;
 }
 
-PointArray<G1Affine> decode_g1_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
-                                     std::shared_ptr<const MappedFile> mapping, DeferredChecks* later) {
-  return decode_point_array<G1Affine>(path, where, src, n, std::move(mapping), check_g1, later);
-}
-PointArray<G2Affine> decode_g2_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
-                                     std::shared_ptr<const MappedFile> mapping, DeferredChecks* later) {
-  return decode_point_array<G2Affine>(path, where, src, n, std::move(mapping), check_g2, later);
-}
-
-void write_g1(Writer& w, const std::vector<G1Affine>& pts) { w.write(pts.data(), pts.size() * sizeof(G1Affine)); }
-void write_g2(Writer& w, const std::vector<G2Affine>& pts) { w.write(pts.data(), pts.size() * sizeof(G2Affine)); }
-void write_g1(Writer& w, const G1Affine& p) { w.write(&p, sizeof p); }
-void write_g2(Writer& w, const G2Affine& p) { w.write(&p, sizeof p); }
+#define CUZK_BINFILE_POINTS(Aff)                                                                             \
+  template const char* check_point<Aff>(const Aff&);                                                     \
+  template std::vector<Aff> decode_points<Aff>(const std::string&, const std::string&, const uint8_t*, size_t); \
+  template PointArray<Aff> decode_point_array<Aff>(const std::string&, const std::string&, const uint8_t*, size_t, \
+                                                   std::shared_ptr<const MappedFile>, DeferredChecks*);
+CUZK_BINFILE_POINTS(bls12_381::G1Affine)
+CUZK_BINFILE_POINTS(bls12_381::G2Affine)
+CUZK_BINFILE_POINTS(bn254::G1Affine)
+CUZK_BINFILE_POINTS(bn254::G2Affine)
+#undef CUZK_BINFILE_POINTS
 
 }  // namespace cuzk::binfile

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,8 +26,14 @@ namespace cuzk::binfile {
 
 static_assert(std::endian::native == std::endian::little,
               "the binary formats are little-endian and are decoded by memcpy into limbs");
-static_assert(sizeof(Fq) == 48 && sizeof(G1Affine) == 96 && sizeof(G2Affine) == 192 && sizeof(Fr) == 32,
-              "field and point structs must be exactly their file encodings");
+// Field and point structs are exactly their file encodings (n8 bytes per coordinate, x then y, c0
+// then c1), so arrays of them are read and written with memcpy.
+template <class C>
+constexpr bool kFileLayout = sizeof(typename C::Fq) == C::FqParams::BYTES &&
+                             sizeof(typename C::G1Affine) == 2 * C::FqParams::BYTES &&
+                             sizeof(typename C::G2Affine) == 4 * C::FqParams::BYTES &&
+                             sizeof(typename C::Fr) == C::FrParams::BYTES;
+static_assert(kFileLayout<Bls12_381> && kFileLayout<Bn254>, "field and point structs must be their file encodings");
 
 // Throws FormatError("<path>: <where>: <what>").
 [[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what);
@@ -160,12 +167,20 @@ class Writer {
   void io_fail(const char* what);
 };
 
-// Which prime a header's field is, for the "curve is not supported" message.
-enum class KnownPrime { BlsQ, BlsR, Bn254Q, Bn254R, Other };
-KnownPrime identify_prime(const uint8_t* le, uint32_t n8);
-// Checks a (n8, prime) pair against the expected BLS12-381 prime; fails with a clear message for BN254
-// or anything else.
-void expect_prime(Cursor& c, uint32_t n8, const uint8_t* prime, KnownPrime want, const char* field_name);
+// Which prime a header's field is: a curve's base field q or scalar field r.
+enum class FieldKind { Base, Scalar };
+struct KnownPrime {
+  CurveId curve;
+  FieldKind kind;
+};
+// nullopt for a prime that is no field of a curve cuzk knows.
+std::optional<KnownPrime> identify_prime(const uint8_t* le, uint32_t n8);
+// The curve of a (n8, prime) pair that must be the `kind` field of some known curve; fails naming
+// field_name and what the prime is otherwise.
+CurveId expect_known_prime(Cursor& c, uint32_t n8, const uint8_t* prime, FieldKind kind, const char* field_name);
+// Checks a (n8, prime) pair against the `kind` field of curve `want`; fails with a message that names
+// the curve the file is for when it is another known curve.
+void expect_prime(Cursor& c, uint32_t n8, const uint8_t* prime, CurveId want, FieldKind kind, const char* field_name);
 
 // Runs body(i) -> const char* (nullptr = fine, else why item i is invalid) over [0, n) in parallel
 // and returns the smallest failing index with its reason, so that messages do not depend on
@@ -194,34 +209,37 @@ Failure first_failure(size_t n, const Body& body, size_t grain = 1 << 12) {
   return best;
 }
 
-// Decodes n G1 points (96 bytes each, Montgomery LE limbs, all-zero = infinity) in parallel,
-// checking every coordinate is below q and every point is on the curve. `where` names the section.
-std::vector<G1Affine> decode_g1(const std::string& path, const std::string& where, const uint8_t* src, size_t n);
-// Same for G2 (x.c0, x.c1, y.c0, y.c1; 192 bytes).
-std::vector<G2Affine> decode_g2(const std::string& path, const std::string& where, const uint8_t* src, size_t n);
+// Decodes n affine points (G1 or G2 of any curve: 2 or 4 coordinates of n8 bytes, Montgomery LE
+// limbs, all-zero = infinity) in parallel, checking every coordinate is below q and every point is on
+// the curve. `where` names the section.
+template <class Aff>
+std::vector<Aff> decode_points(const std::string& path, const std::string& where, const uint8_t* src, size_t n);
 // The same checks, into a PointArray: with `mapping` (the file src lies in) and src aligned for the
 // point type, the array is a view of the file's bytes, checked in place; otherwise an owned copy
 // (not zero-filled first).
 // With `later`, the checks (and the copy) are not run but appended there, each closure holding what
 // it needs alive; the array must not be read before its closure ran without throwing.
 using DeferredChecks = std::vector<std::function<void()>>;
-PointArray<G1Affine> decode_g1_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
-                                     std::shared_ptr<const MappedFile> mapping, DeferredChecks* later = nullptr);
-PointArray<G2Affine> decode_g2_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
-                                     std::shared_ptr<const MappedFile> mapping, DeferredChecks* later = nullptr);
+template <class Aff>
+PointArray<Aff> decode_point_array(const std::string& path, const std::string& where, const uint8_t* src, size_t n,
+                                   std::shared_ptr<const MappedFile> mapping, DeferredChecks* later = nullptr);
 // Why a single point is invalid, or nullptr when it is fine.
-const char* check_g1(const G1Affine& p);
-const char* check_g2(const G2Affine& p);
+template <class Aff>
+const char* check_point(const Aff& p);
 
-// Encodes points back to their 96/192-byte form (a memcpy on little-endian hosts).
-void write_g1(Writer& w, const std::vector<G1Affine>& pts);
-void write_g2(Writer& w, const std::vector<G2Affine>& pts);
+// Encodes points back to their file form (a memcpy on little-endian hosts).
+template <class T>
+void write_points(Writer& w, const std::vector<T>& pts) {
+  w.write(pts.data(), pts.size() * sizeof(T));
+}
 template <class T>
 void write_points(Writer& w, const PointArray<T>& pts) {
   w.write(pts.data(), pts.size() * sizeof(T));
 }
-void write_g1(Writer& w, const G1Affine& p);
-void write_g2(Writer& w, const G2Affine& p);
+template <class T>
+void write_point(Writer& w, const T& p) {
+  w.write(&p, sizeof p);
+}
 
 // Section name strings used in messages, e.g. section_name(7, "B2") = "section 7 (B2)".
 std::string section_name(uint32_t id, const char* label);

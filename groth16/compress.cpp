@@ -9,6 +9,8 @@
 
 namespace cuzk {
 
+using namespace bls12_381;  // the zcash encoding is BLS12-381's
+
 namespace {
 
 constexpr uint8_t FLAG_COMPRESSED = 0x80, FLAG_INFINITY = 0x40, FLAG_SIGN = 0x20, FLAG_MASK = 0xe0;

@@ -43,15 +43,21 @@ struct Layout {
 Layout layout(uint32_t n_rows, uint64_t a_nnz, uint64_t b_nnz);
 
 // The number of coefficients of A and of B.
-void count_nnz(const ZKey& zk, uint64_t& a_nnz, uint64_t& b_nnz);
+// Every matrix value is one scalar-field element: 32 bytes on both curves.
+constexpr uint64_t kValueBytes = 32;
+
+template <class C>
+void count_nnz(const groth16::ZKey<C>& zk, uint64_t& a_nnz, uint64_t& b_nnz);
 
 // Writes the header's counts and the CSR arrays of zk into image (layout(zk.domain_size, a_nnz,
 // b_nnz).total bytes); the digests are left for seal(). Throws std::invalid_argument for a
 // coefficient outside the key's domain or wires.
-void fill(const ZKey& zk, uint64_t a_nnz, uint64_t b_nnz, uint8_t* image);
+template <class C>
+void fill(const groth16::ZKey<C>& zk, uint64_t a_nnz, uint64_t b_nnz, uint8_t* image);
 
 // Points ev's arrays into the image (whose header counts are trusted: check them first).
-void attach(ConstraintEvaluator& ev, const uint8_t* image);
+template <class C>
+void attach(groth16::ConstraintEvaluator<C>& ev, const uint8_t* image);
 
 // XXH3 of n bytes in 1 MiB blocks hashed on thread_count() threads, then the blocks' hashes hashed
 // with n, so that verifying a cache file of gigabytes runs at the speed of all the worker's cores.

@@ -19,9 +19,10 @@ constexpr uint64_t align64(uint64_t x) { return (x + 63) & ~uint64_t(63); }
 
 // Builds one CSR matrix from the coefficients of `matrix` by a counting pass and a placement pass;
 // within a row the entries keep the zkey's order (the sum does not depend on it).
-void build_csr(const ZKey& zk, uint32_t matrix, uint32_t* row_ptr, uint32_t* col, Fr* val) {
+template <class C>
+void build_csr(const groth16::ZKey<C>& zk, uint32_t matrix, uint32_t* row_ptr, uint32_t* col, typename C::Fr* val) {
   std::memset(row_ptr, 0, (zk.domain_size + size_t(1)) * sizeof(uint32_t));
-  for (const ZKeyCoef& e : zk.coefs) {
+  for (const auto& e : zk.coefs) {
     if (e.matrix != matrix) continue;
     if (e.constraint >= zk.domain_size || e.signal >= zk.n_vars)
       throw std::invalid_argument("zkey coefficient (matrix " + std::to_string(e.matrix) + ", constraint " +
@@ -32,7 +33,7 @@ void build_csr(const ZKey& zk, uint32_t matrix, uint32_t* row_ptr, uint32_t* col
   }
   for (uint32_t i = 0; i < zk.domain_size; i++) row_ptr[i + 1] += row_ptr[i];
   std::vector<uint32_t> cursor(row_ptr, row_ptr + zk.domain_size);
-  for (const ZKeyCoef& e : zk.coefs) {
+  for (const auto& e : zk.coefs) {
     if (e.matrix != matrix) continue;
     uint32_t p = cursor[e.constraint]++;
     col[p] = e.signal;
@@ -54,18 +55,22 @@ Layout layout(uint32_t n_rows, uint64_t a_nnz, uint64_t b_nnz) {
   L.b_row_ptr = take((n_rows + uint64_t(1)) * sizeof(uint32_t));
   L.a_col = take(a_nnz * sizeof(uint32_t));
   L.b_col = take(b_nnz * sizeof(uint32_t));
-  L.a_val = take(a_nnz * sizeof(Fr));
-  L.b_val = take(b_nnz * sizeof(Fr));
+  L.a_val = take(a_nnz * kValueBytes);
+  L.b_val = take(b_nnz * kValueBytes);
   L.total = at;
   return L;
 }
 
-void count_nnz(const ZKey& zk, uint64_t& a_nnz, uint64_t& b_nnz) {
+template <class C>
+void count_nnz(const groth16::ZKey<C>& zk, uint64_t& a_nnz, uint64_t& b_nnz) {
   a_nnz = b_nnz = 0;
-  for (const ZKeyCoef& e : zk.coefs) (e.matrix == 0 ? a_nnz : b_nnz)++;
+  for (const auto& e : zk.coefs) (e.matrix == 0 ? a_nnz : b_nnz)++;
 }
 
-void fill(const ZKey& zk, uint64_t a_nnz, uint64_t b_nnz, uint8_t* image) {
+template <class C>
+void fill(const groth16::ZKey<C>& zk, uint64_t a_nnz, uint64_t b_nnz, uint8_t* image) {
+  using Fr = typename C::Fr;
+  static_assert(sizeof(Fr) == kValueBytes);
   if (a_nnz > UINT32_MAX || b_nnz > UINT32_MAX)
     throw std::invalid_argument("zkey has more than 2^32 - 1 coefficients in one matrix");
   const Layout L = layout(zk.domain_size, a_nnz, b_nnz);
@@ -102,7 +107,9 @@ void fill(const ZKey& zk, uint64_t a_nnz, uint64_t b_nnz, uint8_t* image) {
     std::memset(at(end), 0, next - end);
 }
 
-void attach(ConstraintEvaluator& ev, const uint8_t* image) {
+template <class C>
+void attach(groth16::ConstraintEvaluator<C>& ev, const uint8_t* image) {
+  using Fr = typename C::Fr;
   Header h;
   std::memcpy(&h, image, sizeof h);
   const Layout L = layout(h.n_rows, h.a_nnz, h.b_nnz);
@@ -118,11 +125,20 @@ void attach(ConstraintEvaluator& ev, const uint8_t* image) {
   ev.b_val = frs(L.b_val, h.b_nnz);
 }
 
+#define CUZK_CSR_IMAGE(C)                                                               \
+  template void count_nnz<C>(const groth16::ZKey<C>&, uint64_t&, uint64_t&);          \
+  template void fill<C>(const groth16::ZKey<C>&, uint64_t, uint64_t, uint8_t*);       \
+  template void attach<C>(groth16::ConstraintEvaluator<C>&, const uint8_t*);
+CUZK_CSR_IMAGE(Bls12_381)
+CUZK_CSR_IMAGE(Bn254)
+#undef CUZK_CSR_IMAGE
+
 }  // namespace csr_image
 
 namespace {
 
 // One row of M*w. Coefficients equal to one (most of them in circom output) skip the multiply.
+template <class Fr>
 Fr row_dot(std::span<const uint32_t> row_ptr, std::span<const uint32_t> col, std::span<const Fr> val, const Fr* w,
            size_t row, const Fr& one) {
   Fr acc = Fr::zero();
@@ -132,7 +148,10 @@ Fr row_dot(std::span<const uint32_t> row_ptr, std::span<const uint32_t> col, std
 
 }  // namespace
 
-ConstraintEvaluator ConstraintEvaluator::compile(const ZKey& zk) {
+namespace groth16 {
+
+template <class C>
+ConstraintEvaluator<C> ConstraintEvaluator<C>::compile(const ZKey<C>& zk) {
   uint64_t a_nnz, b_nnz;
   csr_image::count_nnz(zk, a_nnz, b_nnz);
   auto image = std::make_shared<HugeVec<uint8_t>>();
@@ -144,7 +163,8 @@ ConstraintEvaluator ConstraintEvaluator::compile(const ZKey& zk) {
   return ev;
 }
 
-void ConstraintEvaluator::evaluate(const std::vector<Fr>& w, std::vector<Fr>& a, std::vector<Fr>& b,
+template <class C>
+void ConstraintEvaluator<C>::evaluate(const std::vector<Fr>& w, std::vector<Fr>& a, std::vector<Fr>& b,
                                    std::vector<Fr>& c) const {
   if (w.size() != n_vars)
     throw std::invalid_argument("witness has " + std::to_string(w.size()) + " values, the zkey expects nVars=" +
@@ -155,7 +175,8 @@ void ConstraintEvaluator::evaluate(const std::vector<Fr>& w, std::vector<Fr>& a,
   evaluate_into(w.data(), a.data(), b.data(), c.data());
 }
 
-void ConstraintEvaluator::evaluate_into(const Fr* w, Fr* a, Fr* b, Fr* c) const {
+template <class C>
+void ConstraintEvaluator<C>::evaluate_into(const Fr* w, Fr* a, Fr* b, Fr* c) const {
   const Fr one = Fr::one();
   parallel_for(n_rows, [&](size_t lo, size_t hi, size_t) {
     for (size_t i = lo; i < hi; i++) {
@@ -166,4 +187,8 @@ void ConstraintEvaluator::evaluate_into(const Fr* w, Fr* a, Fr* b, Fr* c) const 
   });
 }
 
+template struct ConstraintEvaluator<Bls12_381>;
+template struct ConstraintEvaluator<Bn254>;
+
+}  // namespace groth16
 }  // namespace cuzk

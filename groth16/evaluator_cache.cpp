@@ -163,7 +163,8 @@ struct Mapping {
 };
 
 // The cache file's evaluator if the file is there and passes every check, else nothing and why.
-std::optional<ConstraintEvaluator> try_open(const std::string& path, const Digest& zkey_id, const ZKeyHeader& zh,
+template <class C>
+std::optional<groth16::ConstraintEvaluator<C>> try_open(const std::string& path, const Digest& zkey_id, const ZKeyHeader& zh,
                                             std::string& why) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
@@ -196,7 +197,7 @@ std::optional<ConstraintEvaluator> try_open(const std::string& path, const Diges
 #endif
   why = csr_image::verify_body(map->bytes());
   if (!why.empty()) return std::nullopt;
-  ConstraintEvaluator ev;
+  groth16::ConstraintEvaluator<C> ev;
   csr_image::attach(ev, map->bytes());
   if (ev.n_rows != zh.domain_size || ev.n_vars != zh.n_vars) {
     why = "its counts are not the zkey's";
@@ -209,7 +210,8 @@ std::optional<ConstraintEvaluator> try_open(const std::string& path, const Diges
 // Compiles zk into a new file at `path`: written in full under a temporary name (its space reserved
 // first, so that a full disk is an error here and never a SIGBUS while the mapping is filled), then
 // renamed into place. The caller holds the lock.
-void build(const ZKey& zk, const Digest& zkey_id, const std::string& path) {
+template <class C>
+void build(const groth16::ZKey<C>& zk, const Digest& zkey_id, const std::string& path) {
   uint64_t a_nnz, b_nnz;
   csr_image::count_nnz(zk, a_nnz, b_nnz);
   const uint64_t total = csr_image::layout(zk.domain_size, a_nnz, b_nnz).total;
@@ -273,16 +275,22 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-ConstraintEvaluator ConstraintEvaluator::open_cached(const std::string& zkey_path, const std::string& cache_dir,
-                                                     EvaluatorCacheReport* report) {
+namespace groth16 {
+
+template <class C>
+ConstraintEvaluator<C> ConstraintEvaluator<C>::open_cached(const std::string& zkey_path, const std::string& cache_dir,
+                                                           EvaluatorCacheReport* report) {
   const auto t0 = std::chrono::steady_clock::now();
   EvaluatorCacheReport rep;
   rep.path = (fs::path(cache_dir) / cache_file_name(zkey_path)).string();
   // Lazily mapped: only sections 1, 2 and 4 are read (hashed, and decoded if a build is needed).
   binfile::Reader zr(zkey_path, "zkey", 1, binfile::MapMode::Lazy);
   rep.zkey = read_zkey_header(zr);
+  if (rep.zkey.curve != C::id)
+    throw FormatError(zkey_path + ": the key is for " + curve_display_name(rep.zkey.curve) + ", not " +
+                      C::display_name);
   const Digest id = csr_image::zkey_identity(zr);
-  auto done = [&](ConstraintEvaluator ev, EvaluatorCacheReport::Outcome outcome) {
+  auto done = [&](ConstraintEvaluator<C> ev, EvaluatorCacheReport::Outcome outcome) {
     rep.outcome = outcome;
     rep.ms = ms_since(t0);
     if (report) *report = rep;
@@ -290,7 +298,7 @@ ConstraintEvaluator ConstraintEvaluator::open_cached(const std::string& zkey_pat
   };
 
   std::string why;
-  if (auto ev = try_open(rep.path, id, rep.zkey, why)) return done(std::move(*ev), EvaluatorCacheReport::Outcome::Hit);
+  if (auto ev = try_open<C>(rep.path, id, rep.zkey, why)) return done(std::move(*ev), EvaluatorCacheReport::Outcome::Hit);
   try {
     std::error_code ec;
     fs::create_directories(cache_dir, ec);
@@ -302,21 +310,28 @@ ConstraintEvaluator ConstraintEvaluator::open_cached(const std::string& zkey_pat
       if (errno != EINTR) io_fail(lock_path, "cannot lock");
     // Another process may have built it while this one waited for the lock.
     const std::string before = why;
-    if (auto ev = try_open(rep.path, id, rep.zkey, why)) {
+    if (auto ev = try_open<C>(rep.path, id, rep.zkey, why)) {
       rep.reason = "built by another process meanwhile (" + before + ")";
       return done(std::move(*ev), EvaluatorCacheReport::Outcome::Hit);
     }
     rep.reason = why;
     remove_stale_temporaries(rep.path);
-    build(read_zkey_coefficients(zr), id, rep.path);
+    build(read_zkey_coefficients<C>(zr), id, rep.path);
     std::string after;
-    auto ev = try_open(rep.path, id, rep.zkey, after);
+    auto ev = try_open<C>(rep.path, id, rep.zkey, after);
     if (!ev) throw CacheIoError(rep.path + ": the file just written does not read back: " + after);
     return done(std::move(*ev), EvaluatorCacheReport::Outcome::Built);
   } catch (const CacheIoError& e) {
     rep.reason = e.what();
-    return done(compile(read_zkey_coefficients(zr)), EvaluatorCacheReport::Outcome::Uncached);
+    return done(compile(read_zkey_coefficients<C>(zr)), EvaluatorCacheReport::Outcome::Uncached);
   }
 }
 
+template ConstraintEvaluator<Bls12_381> ConstraintEvaluator<Bls12_381>::open_cached(const std::string&,
+                                                                                   const std::string&,
+                                                                                   EvaluatorCacheReport*);
+template ConstraintEvaluator<Bn254> ConstraintEvaluator<Bn254>::open_cached(const std::string&, const std::string&,
+                                                                           EvaluatorCacheReport*);
+
+}  // namespace groth16
 }  // namespace cuzk

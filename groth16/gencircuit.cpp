@@ -28,6 +28,13 @@ uint64_t splitmix64(uint64_t& x) {
   return z ^ (z >> 31);
 }
 
+// Everything that handles field elements, for the curve C.
+template <class C>
+struct Gen {
+using Fr = typename C::Fr;
+using LinearTerm = groth16::LinearTerm<C>;
+using Constraint = groth16::Constraint<C>;
+
 // xoshiro256**: fast, small-state, good enough for benchmark data (not for secrets).
 struct Rng {
   uint64_t s[4];
@@ -42,10 +49,11 @@ struct Rng {
     return r;
   }
   uint32_t below(uint32_t n) { return (uint32_t)(((next() >> 32) * n) >> 32); }
-  // Uniform field element: a 255-bit value below r read as Montgomery limbs (a bijection of Fr).
+  // Uniform field element: a value of r's bit length below r read as Montgomery limbs (a bijection
+  // of Fr).
   Fr field() {
     for (;;) {
-      u64 l[4] = {next(), next(), next(), next() >> 1};
+      u64 l[4] = {next(), next(), next(), next() >> (256 - Fr::Params::BITS)};
       if (Fr::is_canonical(l)) return Fr::from_mont_limbs(l);
     }
   }
@@ -56,7 +64,7 @@ struct Rng {
   }
 };
 
-Fr eval(const std::vector<LinearTerm>& lc, const std::vector<Fr>& w) {
+static Fr eval(const std::vector<LinearTerm>& lc, const std::vector<Fr>& w) {
   Fr acc = Fr::zero();
   for (const LinearTerm& t : lc) acc += t.coeff * w[t.wire];
   return acc;
@@ -69,7 +77,7 @@ Fr eval(const std::vector<LinearTerm>& lc, const std::vector<Fr>& w) {
 //   S-box (x+k)^5 with a full-size round constant: three rows;
 //   mux s*(y-x) = out - x on a recent bit s;
 //   mixing row (m1 x + m2 y + m3 z) * (t + k) = out with full-size coefficients (Poseidon's MDS).
-void gen_block(uint64_t seed, size_t block, uint32_t c0, uint32_t c1, std::vector<Constraint>& cons,
+static void gen_block(uint64_t seed, size_t block, uint32_t c0, uint32_t c1, std::vector<Constraint>& cons,
                std::vector<Fr>& w) {
   Rng rng(seed, block + 1);
   const Fr one = Fr::one(), minus_one = -Fr::one();
@@ -158,13 +166,22 @@ void gen_block(uint64_t seed, size_t block, uint32_t c0, uint32_t c1, std::vecto
   }
 }
 
+};  // struct Gen
+
 }  // namespace
 
-void gen_circuit(int log_n, uint64_t seed, R1cs& r1cs, std::vector<Fr>& witness) {
-  if (log_n < 4 || log_n > 28)
-    throw std::invalid_argument("gen-circuit: log_n must be between 4 and 28, got " + std::to_string(log_n));
+namespace groth16 {
+
+template <class C>
+void gen_circuit(int log_n, uint64_t seed, R1cs<C>& r1cs, std::vector<typename C::Fr>& witness) {
+  using Fr = typename C::Fr;
+  using Constraint = groth16::Constraint<C>;
+  constexpr int max_log = std::min(28, C::FrParams::TWO_ADICITY - 1);  // the H stage's coset needs 2n
+  if (log_n < 4 || log_n > max_log)
+    throw std::invalid_argument("gen-circuit: log_n must be between 4 and " + std::to_string(max_log) + " for " +
+                                C::display_name + ", got " + std::to_string(log_n));
   const uint32_t n_cons = (uint32_t)((uint64_t(1) << log_n) - 3);
-  r1cs = R1cs{};
+  r1cs = R1cs<C>{};
   r1cs.n_pub_out = 1;
   r1cs.n_pub_in = 1;
   r1cs.n_prv_in = 2;
@@ -174,7 +191,7 @@ void gen_circuit(int log_n, uint64_t seed, R1cs& r1cs, std::vector<Fr>& witness)
   r1cs.constraints.resize(n_cons);
   witness.assign(r1cs.n_wires, Fr::zero());
 
-  Rng inputs(seed, 0);
+  typename Gen<C>::Rng inputs(seed, 0);
   witness[0] = Fr::one();
   witness[2] = inputs.field();
   witness[3] = inputs.field();
@@ -184,7 +201,7 @@ void gen_circuit(int log_n, uint64_t seed, R1cs& r1cs, std::vector<Fr>& witness)
   const size_t n_blocks = (body + kBlock - 1) / kBlock;
   parallel_for(n_blocks, [&](size_t b0, size_t b1, size_t) {
     for (size_t b = b0; b < b1; b++)
-      gen_block(seed, b, (uint32_t)(b * kBlock), (uint32_t)std::min<size_t>(body, (b + 1) * kBlock),
+      Gen<C>::gen_block(seed, b, (uint32_t)(b * kBlock), (uint32_t)std::min<size_t>(body, (b + 1) * kBlock),
                 r1cs.constraints, witness);
   });
 
@@ -194,4 +211,8 @@ void gen_circuit(int log_n, uint64_t seed, R1cs& r1cs, std::vector<Fr>& witness)
   r1cs.constraints[body] = Constraint{{{last, Fr::one()}}, {{2, Fr::one()}}, {{1, Fr::one()}}};
 }
 
+template void gen_circuit<Bls12_381>(int, uint64_t, R1cs<Bls12_381>&, std::vector<Bls12_381::Fr>&);
+template void gen_circuit<Bn254>(int, uint64_t, R1cs<Bn254>&, std::vector<Bn254::Fr>&);
+
+}  // namespace groth16
 }  // namespace cuzk

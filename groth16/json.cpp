@@ -10,12 +10,14 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <type_traits>
 #include <sstream>
 #include <unistd.h>
 
 #include "formats.hpp"
 #include "math/encoding.hpp"
-#include "math/pairing.hpp"
+#include "math/pairings.hpp"
 
 namespace cuzk {
 
@@ -27,19 +29,26 @@ using json = nlohmann::json;
 // ----------------------------------------------------------------------------------------------
 // Writing
 
-std::string dec(const Fq& v) { return field_to_decimal(v); }
-std::string dec(const Fr& v) { return field_to_decimal(v); }
+template <class P>
+std::string dec(const Fp<P>& v) {
+  return field_to_decimal(v);
+}
 
-ojson fq2_json(const Fq2& v) { return ojson::array({dec(v.c0), dec(v.c1)}); }
+template <class F, int X>
+ojson fq2_json(const Fp2<F, X>& v) {
+  return ojson::array({dec(v.c0), dec(v.c1)});
+}
 
 // G1 as [x, y, z]; infinity as [0, 1, 0] like ffjavascript's toObject.
-ojson g1_json(const G1Affine& p) {
-  if (p.is_inf()) return ojson::array({"0", "1", "0"});
-  return ojson::array({dec(p.x), dec(p.y), "1"});
-}
-ojson g2_json(const G2Affine& p) {
-  if (p.is_inf()) return ojson::array({ojson::array({"0", "0"}), ojson::array({"1", "0"}), ojson::array({"0", "0"})});
-  return ojson::array({fq2_json(p.x), fq2_json(p.y), ojson::array({"1", "0"})});
+template <class P>
+ojson point_json(const Affine<P>& p) {
+  if constexpr (!requires { typename P::F::Base; }) {  // over Fq: G1
+    if (p.is_inf()) return ojson::array({"0", "1", "0"});
+    return ojson::array({dec(p.x), dec(p.y), "1"});
+  } else {
+    if (p.is_inf()) return ojson::array({ojson::array({"0", "0"}), ojson::array({"1", "0"}), ojson::array({"0", "0"})});
+    return ojson::array({fq2_json(p.x), fq2_json(p.y), ojson::array({"1", "0"})});
+  }
 }
 
 // Writes next to the target and renames, so that a reader never sees half a file.
@@ -104,7 +113,10 @@ F field_elem(const std::string& path, const json& v, const std::string& field, c
   return F::from_plain(*parsed);
 }
 
-Fq fq_elem(const std::string& path, const json& v, const std::string& field) { return field_elem<Fq>(path, v, field, "q"); }
+template <class Fq>
+Fq fq_elem(const std::string& path, const json& v, const std::string& field) {
+  return field_elem<Fq>(path, v, field, "q");
+}
 
 void expect_array(const std::string& path, const json& v, const std::string& field, size_t lo, size_t hi) {
   if (!v.is_array()) jfail(path, field, "not an array");
@@ -113,9 +125,11 @@ void expect_array(const std::string& path, const json& v, const std::string& fie
                            (lo == hi ? std::to_string(lo) : std::to_string(lo) + " or " + std::to_string(hi)));
 }
 
+template <class Fq2>
 Fq2 fq2_elem(const std::string& path, const json& v, const std::string& field) {
+  using Fq = typename Fq2::Base;
   expect_array(path, v, field, 2, 2);
-  return {fq_elem(path, v[0], field + "[0]"), fq_elem(path, v[1], field + "[1]")};
+  return {fq_elem<Fq>(path, v[0], field + "[0]"), fq_elem<Fq>(path, v[1], field + "[1]")};
 }
 
 // [x, y] or [x, y, z] with fromObject's meaning of z; the result must lie on the curve.
@@ -136,19 +150,39 @@ Affine<C> point(const std::string& path, const json& v, const std::string& field
   return a;
 }
 
-G1Affine g1_point(const std::string& path, const json& v, const std::string& field) {
-  return point<bls12_381::G1Curve>(path, v, field, fq_elem);
+template <class C>
+typename C::G1Affine g1_point(const std::string& path, const json& v, const std::string& field) {
+  return point<typename C::G1Curve>(path, v, field, fq_elem<typename C::Fq>);
 }
-G2Affine g2_point(const std::string& path, const json& v, const std::string& field) {
-  return point<bls12_381::G2Curve>(path, v, field, fq2_elem);
+template <class C>
+typename C::G2Affine g2_point(const std::string& path, const json& v, const std::string& field) {
+  return point<typename C::G2Curve>(path, v, field, fq2_elem<typename C::Fq2>);
+}
+
+const std::string& string_member(const std::string& path, const json& obj, const char* key) {
+  const json& v = member(path, obj, "", key);
+  if (!v.is_string()) jfail(path, key, "not a string");
+  return v.get_ref<const std::string&>();
 }
 
 void expect_string(const std::string& path, const json& obj, const char* key, const char* want) {
-  const json& v = member(path, obj, "", key);
-  if (!v.is_string()) jfail(path, key, "not a string");
-  if (v.get_ref<const std::string&>() != want)
-    jfail(path, key, "is \"" + v.get_ref<const std::string&>() + "\", expected \"" + want + "\"" +
-                         (std::strcmp(key, "curve") == 0 ? " (only BLS12-381 is supported)" : ""));
+  const std::string& v = string_member(path, obj, key);
+  if (v != want) jfail(path, key, "is \"" + v + "\", expected \"" + want + "\"");
+}
+
+// The "curve" field names a known curve (parse_curve's spellings); with `want`, that one.
+CurveId curve_field(const std::string& path, const json& obj, std::optional<CurveId> want) {
+  const std::string& v = string_member(path, obj, "curve");
+  CurveId got;
+  try {
+    got = parse_curve(v);
+  } catch (const std::invalid_argument&) {
+    jfail(path, "curve", "is \"" + v + "\", which is no supported curve (bn128, bls12381)");
+  }
+  if (want && got != *want)
+    jfail(path, "curve", "is \"" + v + "\" (" + curve_display_name(got) + "), expected \"" +
+                             curve_snarkjs_name(*want) + "\" (" + curve_display_name(*want) + ")");
+  return got;
 }
 
 void expect_object(const std::string& path, const json& j) {
@@ -157,35 +191,48 @@ void expect_object(const std::string& path, const json& j) {
 
 }  // namespace
 
-void write_proof_json(const std::string& path, const Proof& p) {
+CurveId json_curve(const std::string& path) {
+  json j = parse_file(path);
+  expect_object(path, j);
+  return curve_field(path, j, std::nullopt);
+}
+
+namespace groth16 {
+
+template <class C>
+void write_proof_json(const std::string& path, const Proof<C>& p) {
   ojson j;
-  j["pi_a"] = g1_json(p.a);
-  j["pi_b"] = g2_json(p.b);
-  j["pi_c"] = g1_json(p.c);
+  j["pi_a"] = point_json(p.a);
+  j["pi_b"] = point_json(p.b);
+  j["pi_c"] = point_json(p.c);
   j["protocol"] = "groth16";
-  j["curve"] = "bls12381";
+  j["curve"] = C::snarkjs_name;
   write_text(path, j.dump(1));
 }
 
-Proof read_proof_json(const std::string& path) {
+template <class C>
+Proof<C> read_proof_json(const std::string& path) {
   json j = parse_file(path);
   expect_object(path, j);
   expect_string(path, j, "protocol", "groth16");
-  expect_string(path, j, "curve", "bls12381");
-  Proof p;
-  p.a = g1_point(path, member(path, j, "", "pi_a"), "pi_a");
-  p.b = g2_point(path, member(path, j, "", "pi_b"), "pi_b");
-  p.c = g1_point(path, member(path, j, "", "pi_c"), "pi_c");
+  curve_field(path, j, C::id);
+  Proof<C> p;
+  p.a = g1_point<C>(path, member(path, j, "", "pi_a"), "pi_a");
+  p.b = g2_point<C>(path, member(path, j, "", "pi_b"), "pi_b");
+  p.c = g1_point<C>(path, member(path, j, "", "pi_c"), "pi_c");
   return p;
 }
 
-void write_public_json(const std::string& path, const std::vector<Fr>& pub) {
+template <class C>
+void write_public_json(const std::string& path, const std::vector<typename C::Fr>& pub) {
   ojson j = ojson::array();
-  for (const Fr& v : pub) j.push_back(dec(v));
+  for (const auto& v : pub) j.push_back(dec(v));
   write_text(path, j.dump(1));
 }
 
-std::vector<Fr> read_public_json(const std::string& path) {
+template <class C>
+std::vector<typename C::Fr> read_public_json(const std::string& path) {
+  using Fr = typename C::Fr;
   json j = parse_file(path);
   if (!j.is_array()) jfail(path, "top level", "not a JSON array of decimal strings");
   std::vector<Fr> out;
@@ -194,8 +241,9 @@ std::vector<Fr> read_public_json(const std::string& path) {
   return out;
 }
 
-VerificationKey vk_from_zkey(const ZKey& zk) {
-  VerificationKey vk;
+template <class C>
+VerificationKey<C> vk_from_zkey(const ZKey<C>& zk) {
+  VerificationKey<C> vk;
   vk.n_public = zk.n_public;
   vk.alpha1 = zk.alpha1;
   vk.beta2 = zk.beta2;
@@ -205,42 +253,46 @@ VerificationKey vk_from_zkey(const ZKey& zk) {
   return vk;
 }
 
-void write_vk_json(const std::string& path, const VerificationKey& vk) {
+template <class C>
+void write_vk_json(const std::string& path, const VerificationKey<C>& vk) {
   if (vk.ic.size() != (size_t)vk.n_public + 1)
     throw std::invalid_argument(path + ": cannot write a verification key whose IC has " + std::to_string(vk.ic.size()) +
                                 " points for nPublic = " + std::to_string(vk.n_public));
   // e(alpha1, beta2) in snarkjs's Gt.toObject layout: [c0, c1], each Fq6 as [c0, c1, c2] of Fq2.
-  bls12_381::Fq12 ab = bls12_381::pairing(vk.alpha1, vk.beta2);
-  auto fq6_json = [](const bls12_381::Fq6& v) { return ojson::array({fq2_json(v.c0), fq2_json(v.c1), fq2_json(v.c2)}); };
+  auto ab = Pairing<C>::pairing(vk.alpha1, vk.beta2);
+  auto fq6_json = [](const typename Pairing<C>::Fq6& v) {
+    return ojson::array({fq2_json(v.c0), fq2_json(v.c1), fq2_json(v.c2)});
+  };
   ojson j;
   j["protocol"] = "groth16";
-  j["curve"] = "bls12381";
+  j["curve"] = C::snarkjs_name;
   j["nPublic"] = vk.n_public;
-  j["vk_alpha_1"] = g1_json(vk.alpha1);
-  j["vk_beta_2"] = g2_json(vk.beta2);
-  j["vk_gamma_2"] = g2_json(vk.gamma2);
-  j["vk_delta_2"] = g2_json(vk.delta2);
+  j["vk_alpha_1"] = point_json(vk.alpha1);
+  j["vk_beta_2"] = point_json(vk.beta2);
+  j["vk_gamma_2"] = point_json(vk.gamma2);
+  j["vk_delta_2"] = point_json(vk.delta2);
   j["vk_alphabeta_12"] = ojson::array({fq6_json(ab.c0), fq6_json(ab.c1)});
   ojson ic = ojson::array();
-  for (const G1Affine& p : vk.ic) ic.push_back(g1_json(p));
+  for (const auto& p : vk.ic) ic.push_back(point_json(p));
   j["IC"] = ic;
   write_text(path, j.dump(1));
 }
 
-VerificationKey read_vk_json(const std::string& path) {
+template <class C>
+VerificationKey<C> read_vk_json(const std::string& path) {
   json j = parse_file(path);
   expect_object(path, j);
   expect_string(path, j, "protocol", "groth16");
-  expect_string(path, j, "curve", "bls12381");
-  VerificationKey vk;
+  curve_field(path, j, C::id);
+  VerificationKey<C> vk;
   const json& np = member(path, j, "", "nPublic");
   if (!np.is_number_unsigned() || np.get<uint64_t>() > UINT32_MAX)
     jfail(path, "nPublic", "not a non-negative integer below 2^32");
   vk.n_public = np.get<uint32_t>();
-  vk.alpha1 = g1_point(path, member(path, j, "", "vk_alpha_1"), "vk_alpha_1");
-  vk.beta2 = g2_point(path, member(path, j, "", "vk_beta_2"), "vk_beta_2");
-  vk.gamma2 = g2_point(path, member(path, j, "", "vk_gamma_2"), "vk_gamma_2");
-  vk.delta2 = g2_point(path, member(path, j, "", "vk_delta_2"), "vk_delta_2");
+  vk.alpha1 = g1_point<C>(path, member(path, j, "", "vk_alpha_1"), "vk_alpha_1");
+  vk.beta2 = g2_point<C>(path, member(path, j, "", "vk_beta_2"), "vk_beta_2");
+  vk.gamma2 = g2_point<C>(path, member(path, j, "", "vk_gamma_2"), "vk_gamma_2");
+  vk.delta2 = g2_point<C>(path, member(path, j, "", "vk_delta_2"), "vk_delta_2");
   // vk_alphabeta_12 is derived data (the verifier recomputes e(alpha1, beta2)); when present it
   // must still be well formed: 2 x 3 Fq2 elements.
   if (auto it = j.find("vk_alphabeta_12"); it != j.end()) {
@@ -249,7 +301,7 @@ VerificationKey read_vk_json(const std::string& path) {
     for (size_t a = 0; a < 2; a++) {
       std::string fa = f + "[" + std::to_string(a) + "]";
       expect_array(path, (*it)[a], fa, 3, 3);
-      for (size_t b = 0; b < 3; b++) fq2_elem(path, (*it)[a][b], fa + "[" + std::to_string(b) + "]");
+      for (size_t b = 0; b < 3; b++) fq2_elem<typename C::Fq2>(path, (*it)[a][b], fa + "[" + std::to_string(b) + "]");
     }
   }
   const json& ic = member(path, j, "", "IC");
@@ -257,8 +309,21 @@ VerificationKey read_vk_json(const std::string& path) {
   if (ic.size() != (size_t)vk.n_public + 1)
     jfail(path, "IC", "has " + std::to_string(ic.size()) + " points, expected nPublic + 1 = " +
                           std::to_string((uint64_t)vk.n_public + 1));
-  for (size_t i = 0; i < ic.size(); i++) vk.ic.push_back(g1_point(path, ic[i], "IC[" + std::to_string(i) + "]"));
+  for (size_t i = 0; i < ic.size(); i++) vk.ic.push_back(g1_point<C>(path, ic[i], "IC[" + std::to_string(i) + "]"));
   return vk;
 }
 
+#define CUZK_JSON_IO(C)                                                                  \
+  template void write_proof_json<C>(const std::string&, const Proof<C>&);                \
+  template Proof<C> read_proof_json<C>(const std::string&);                              \
+  template void write_public_json<C>(const std::string&, const std::vector<C::Fr>&);     \
+  template std::vector<C::Fr> read_public_json<C>(const std::string&);                   \
+  template VerificationKey<C> vk_from_zkey<C>(const ZKey<C>&);                           \
+  template void write_vk_json<C>(const std::string&, const VerificationKey<C>&);         \
+  template VerificationKey<C> read_vk_json<C>(const std::string&);
+CUZK_JSON_IO(Bls12_381)
+CUZK_JSON_IO(Bn254)
+#undef CUZK_JSON_IO
+
+}  // namespace groth16
 }  // namespace cuzk

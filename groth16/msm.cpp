@@ -43,11 +43,12 @@ class MsmJobBase {
 
 namespace {
 
-using bls12_381::FrParams;
-using bls12_381::Scalar;
+using Scalar = BigInt<4>;
 
 // (r-1)/2: scalars above it are folded to r - s.
+template <class FrParams>
 Scalar half_r() {
+  static_assert(FrParams::N == 4);
   Scalar h;
   for (int i = 0; i < 4; i++) h.l[i] = (FrParams::MOD[i] >> 1) | (i + 1 < 4 ? FrParams::MOD[i + 1] << 63 : 0);
   return h;
@@ -136,8 +137,8 @@ void batch_inverse_4way(F* v, size_t n, F* scratch) {
 // Fq2 version: 1/a = conj(a)/N(a) with the norm N(a) = a0^2 + a1^2 in the base field, so the
 // batch runs on base-field elements: 2S + 3M + 2M per element, against 9M for the generic trick
 // over Fq2. scratch (n elements of Fq2) holds the n norms and the n base-field prefixes.
-template <class B>
-void batch_inverse_4way(Fp2<B>* v, size_t n, Fp2<B>* scratch) {
+template <class B, int X>
+void batch_inverse_4way(Fp2<B, X>* v, size_t n, Fp2<B, X>* scratch) {
   B* norm = reinterpret_cast<B*>(scratch);
   B* prefix = norm + n;
   for (size_t i = 0; i < n; i++) norm[i] = v[i].c0.sqr() + v[i].c1.sqr();
@@ -461,11 +462,13 @@ Jacobian<C> msm_run(const Affine<C>* pts, const Scalar* k, const uint8_t* neg, s
 
 }  // namespace
 
-MsmScalars MsmScalars::prepare(const Fr* s, size_t n) {
+template <class F>
+MsmScalars MsmScalars::prepare(const F* s, size_t n) {
+  using FrParams = typename F::Params;
   MsmScalars out;
   resize_huge(out.k, n);
   resize_huge(out.neg, n);
-  Scalar half = half_r();
+  Scalar half = half_r<FrParams>();
   parallel_for(n, [&](size_t b, size_t e, size_t) {
     for (size_t i = b; i < e; i++) {
       Scalar v = s[i].to_plain();
@@ -480,18 +483,14 @@ MsmScalars MsmScalars::prepare(const Fr* s, size_t n) {
   return out;
 }
 
-G1 msm_g1(const G1Affine* points, const MsmScalars& s, size_t offset, size_t n) {
-  return msm_run(points, s.k.data() + offset, s.neg.data() + offset, n);
-}
-G2 msm_g2(const G2Affine* points, const MsmScalars& s, size_t offset, size_t n) {
+template <class PC>
+Jacobian<PC> msm(const Affine<PC>* points, const MsmScalars& s, size_t offset, size_t n) {
   return msm_run(points, s.k.data() + offset, s.neg.data() + offset, n);
 }
 
-void MsmBatch::add(const G1Affine* points, const MsmScalars& s, size_t offset, size_t n, G1* out) {
-  jobs_.push_back(std::make_unique<MsmJob<bls12_381::G1Curve>>(points, s.k.data() + offset, s.neg.data() + offset, n, out));
-}
-void MsmBatch::add(const G2Affine* points, const MsmScalars& s, size_t offset, size_t n, G2* out) {
-  jobs_.push_back(std::make_unique<MsmJob<bls12_381::G2Curve>>(points, s.k.data() + offset, s.neg.data() + offset, n, out));
+template <class PC>
+void MsmBatch::add(const Affine<PC>* points, const MsmScalars& s, size_t offset, size_t n, Jacobian<PC>* out) {
+  jobs_.push_back(std::make_unique<MsmJob<PC>>(points, s.k.data() + offset, s.neg.data() + offset, n, out));
 }
 void MsmBatch::run() {
   run_jobs(jobs_);
@@ -500,11 +499,21 @@ void MsmBatch::run() {
 MsmBatch::MsmBatch() = default;
 MsmBatch::~MsmBatch() = default;
 
-G1 msm_g1(const G1Affine* points, const Fr* scalars, size_t n) {
-  return msm_g1(points, MsmScalars::prepare(scalars, n), 0, n);
+template <class PC, class F>
+Jacobian<PC> msm(const Affine<PC>* points, const F* scalars, size_t n) {
+  return msm(points, MsmScalars::prepare(scalars, n), 0, n);
 }
-G2 msm_g2(const G2Affine* points, const Fr* scalars, size_t n) {
-  return msm_g2(points, MsmScalars::prepare(scalars, n), 0, n);
-}
+
+#define CUZK_CPU_MSM(C)                                                                                   \
+  template MsmScalars MsmScalars::prepare<C::Fr>(const C::Fr*, size_t);                                   \
+  template C::G1 msm<C::G1Curve>(const C::G1Affine*, const MsmScalars&, size_t, size_t);                  \
+  template C::G2 msm<C::G2Curve>(const C::G2Affine*, const MsmScalars&, size_t, size_t);                  \
+  template C::G1 msm<C::G1Curve, C::Fr>(const C::G1Affine*, const C::Fr*, size_t);                        \
+  template C::G2 msm<C::G2Curve, C::Fr>(const C::G2Affine*, const C::Fr*, size_t);                        \
+  template void MsmBatch::add<C::G1Curve>(const C::G1Affine*, const MsmScalars&, size_t, size_t, C::G1*); \
+  template void MsmBatch::add<C::G2Curve>(const C::G2Affine*, const MsmScalars&, size_t, size_t, C::G2*);
+CUZK_CPU_MSM(Bls12_381)
+CUZK_CPU_MSM(Bn254)
+#undef CUZK_CPU_MSM
 
 }  // namespace cuzk

@@ -15,15 +15,17 @@ namespace cuzk {
 // (s > (r-1)/2 becomes k = r - s with the point negated), so that small negative field
 // elements such as -1 cost as little as small positive ones, and the top window needs 254 bits.
 struct MsmScalars {
-  HugeVec<bls12_381::Scalar> k;
+  HugeVec<BigInt<4>> k;  // both curves' r fit 4 limbs
   HugeVec<uint8_t> neg;  // 1 where the original scalar is r - k
-  // Converts from Montgomery form and folds, threaded.
-  static MsmScalars prepare(const Fr* s, size_t n);
+  // Converts from Montgomery form and folds, threaded. F is the curve's Fr.
+  template <class F>
+  static MsmScalars prepare(const F* s, size_t n);
 };
 
-// sum s_i P_i over points[0..n) with the prepared scalars s.k[offset .. offset+n).
-G1 msm_g1(const G1Affine* points, const MsmScalars& s, size_t offset, size_t n);
-G2 msm_g2(const G2Affine* points, const MsmScalars& s, size_t offset, size_t n);
+// sum s_i P_i over points[0..n) with the prepared scalars s.k[offset .. offset+n), for G1 or G2 of
+// any curve (PC is the point group's curve struct, e.g. bn254::G2Curve).
+template <class PC>
+Jacobian<PC> msm(const Affine<PC>* points, const MsmScalars& s, size_t offset, size_t n);
 
 // Several MSMs as one pool of window tasks: a thread done with one MSM's tasks goes on with the
 // next MSM's instead of idling at a barrier while the other threads finish their last windows.
@@ -33,8 +35,8 @@ class MsmBatch {
  public:
   MsmBatch();
   ~MsmBatch();
-  void add(const G1Affine* points, const MsmScalars& s, size_t offset, size_t n, G1* out);
-  void add(const G2Affine* points, const MsmScalars& s, size_t offset, size_t n, G2* out);
+  template <class PC>
+  void add(const Affine<PC>* points, const MsmScalars& s, size_t offset, size_t n, Jacobian<PC>* out);
   void run();
 
  private:
@@ -42,3 +44,11 @@ class MsmBatch {
 };
 
 }  // namespace cuzk
+
+#define CUZK_CPU_MSM_NAMES(ns)                                                                               \
+  namespace cuzk::ns {                                                                                      \
+  inline G1 msm_g1(const G1Affine* p, const MsmScalars& s, size_t off, size_t n) { return cuzk::msm(p, s, off, n); } \
+  inline G2 msm_g2(const G2Affine* p, const MsmScalars& s, size_t off, size_t n) { return cuzk::msm(p, s, off, n); } \
+  }
+CUZK_CPU_MSM_NAMES(bls12_381)
+CUZK_CPU_MSM_NAMES(bn254)

@@ -1,4 +1,5 @@
-// Radix-2 NTT over Fr with snarkjs's roots of unity, and the H stage of the prover built on it.
+// Radix-2 NTT over any curve's Fr with snarkjs's roots of unity, and the H stage of the prover built
+// on it.
 //
 // Two butterfly orders are used so that no bit-reversal is needed inside the H stage:
 //   DIF (Gentleman-Sande): natural order in, bit-reversed out;
@@ -19,8 +20,6 @@
 namespace cuzk {
 namespace {
 
-using bls12_381::root_of_unity;
-
 constexpr int kBlockLog = 12;  // 4096 elements = 128 KiB, inside L2
 
 // The low `bits` bits of i in reverse order.
@@ -36,13 +35,14 @@ size_t bit_reverse(size_t i, int bits) {
 // Twiddles for one size and direction in the per-level layout: tw[len + j] = w_{2len}^j for the
 // stage whose butterflies span len (j < len), so every stage reads its factors contiguously.
 // The top level holds the powers of w_n; each lower level is every other entry of the one above.
+template <class Fr>
 HugeVec<Fr> make_twiddles(int log_n, bool inverse) {
   size_t n = size_t(1) << log_n;
   HugeVec<Fr> tw;
   resize_huge(tw, std::max<size_t>(n, 2));
   tw[0] = tw[1] = Fr::zero();  // tw[0] is never read; tw[1] is set below when n >= 2
   if (n < 2) return tw;
-  Fr w = root_of_unity(log_n);
+  Fr w = two_adic_root<Fr>(log_n);
   if (inverse) w = w.inv();
   size_t half = n / 2;
   parallel_for(half, [&](size_t b, size_t e, size_t) {
@@ -56,18 +56,20 @@ HugeVec<Fr> make_twiddles(int log_n, bool inverse) {
 
 // Tables are built once per (size, direction) and kept for the life of the process: a prover
 // runs the same sizes proof after proof.
+template <class Fr>
 const Fr* twiddles(int log_n, bool inverse) {
   static std::mutex mu;
   static std::map<int, std::unique_ptr<HugeVec<Fr>>> cache;
   std::lock_guard<std::mutex> g(mu);
   auto& slot = cache[log_n * 2 + (inverse ? 1 : 0)];
-  if (!slot) slot = std::make_unique<HugeVec<Fr>>(make_twiddles(log_n, inverse));
+  if (!slot) slot = std::make_unique<HugeVec<Fr>>(make_twiddles<Fr>(log_n, inverse));
   return slot->data();
 }
 
 // The coset factors of the H stage in bit-reversed order: f[j] = inc^rev(j) / n, inc the 2n-th
 // root of unity. Applied between the inverse DIF and the forward DIT, it turns the bit-reversed
 // coefficients (times n) of p(x) into those of p(inc x).
+template <class Fr>
 const Fr* coset_factors(int log_n) {
   static std::mutex mu;
   static std::map<int, std::unique_ptr<HugeVec<Fr>>> cache;
@@ -77,7 +79,7 @@ const Fr* coset_factors(int log_n) {
     size_t n = size_t(1) << log_n;
     auto f = std::make_unique<HugeVec<Fr>>();
     resize_huge(*f, n);
-    Fr inc = root_of_unity(log_n + 1), n_inv = Fr::from_u64(n).inv();
+    Fr inc = two_adic_root<Fr>(log_n + 1), n_inv = Fr::from_u64(n).inv();
     parallel_for(n, [&](size_t b, size_t e, size_t) {
       Fr x = inc.pow_u64(b) * n_inv;
       for (size_t i = b; i < e; i++) (*f)[bit_reverse(i, log_n)] = x, x = x * inc;
@@ -89,7 +91,7 @@ const Fr* coset_factors(int log_n) {
 
 // The butterflies of one stage (span len) over butterfly indices [b, e) of the n/2 in the array.
 // DIF: (u, v) -> (u + v, (u - v) w);  DIT: (u, v) -> (u + v w, u - v w).
-template <bool Dif>
+template <bool Dif, class Fr>
 void stage(Fr* a, size_t len, const Fr* tw, size_t b, size_t e) {
   const Fr* w = tw + len;
   size_t t = b;
@@ -112,6 +114,7 @@ void stage(Fr* a, size_t len, const Fr* tw, size_t b, size_t e) {
 }
 
 // Natural -> bit-reversed: the wide stages over the whole array, then each cache block alone.
+template <class Fr>
 void dif(Fr* a, int log_n, const Fr* tw) {
   size_t n = size_t(1) << log_n, block = size_t(1) << std::min(log_n, kBlockLog);
   size_t len = n / 2;
@@ -125,6 +128,7 @@ void dif(Fr* a, int log_n, const Fr* tw) {
 }
 
 // Bit-reversed -> natural: each cache block alone for the narrow stages, then the wide ones.
+template <class Fr>
 void dit(Fr* a, int log_n, const Fr* tw) {
   size_t n = size_t(1) << log_n, block = size_t(1) << std::min(log_n, kBlockLog);
   if (n < 2) return;
@@ -136,6 +140,7 @@ void dit(Fr* a, int log_n, const Fr* tw) {
     parallel_for(n / 2, [&](size_t b, size_t e, size_t) { stage<false>(a, len, tw, b, e); });
 }
 
+template <class Fr>
 void bit_reverse_permute(Fr* a, int log_n) {
   parallel_for(size_t(1) << log_n, [&](size_t b, size_t e, size_t) {
     for (size_t i = b; i < e; i++) {
@@ -145,17 +150,23 @@ void bit_reverse_permute(Fr* a, int log_n) {
   });
 }
 
-void check_log_n(int log_n) {
-  if (log_n < 0 || log_n >= bls12_381::FrParams::TWO_ADICITY)
-    throw std::invalid_argument("NTT size 2^" + std::to_string(log_n) + " is outside 2^0 .. 2^31");
+// Fr has roots of unity of order up to 2^TWO_ADICITY (2^32 for BLS12-381, 2^28 for BN254).
+template <class Fr>
+void check_log_n(int log_n, const char* what) {
+  constexpr int max = Fr::Params::TWO_ADICITY;
+  if (log_n < 0 || log_n > max)
+    throw std::invalid_argument(std::string(what) + " of 2^" + std::to_string(log_n) +
+                                " points is outside 2^0 .. 2^" + std::to_string(max) +
+                                ": the scalar field has roots of unity of order 2^" + std::to_string(max) + " at most");
 }
 
 }  // namespace
 
+template <class Fr>
 void ntt(Fr* data, int log_n, bool inverse) {
-  check_log_n(log_n);
+  check_log_n<Fr>(log_n, "an NTT");
   if (log_n == 0) return;
-  dif(data, log_n, twiddles(log_n, inverse));
+  dif(data, log_n, twiddles<Fr>(log_n, inverse));
   bit_reverse_permute(data, log_n);
   if (inverse) {
     size_t n = size_t(1) << log_n;
@@ -170,16 +181,18 @@ void ntt(Fr* data, int log_n, bool inverse) {
 // coset factor, forward DIT (-> values on the odd coset, natural order). Then P = A'B' - C', which
 // snarkjs hands to the H MSM as is: Z(x) = x^n - 1 equals -2 on that coset and the zkey's H points
 // already carry the 1/Z factor.
+template <class Fr>
 std::vector<Fr> compute_h_coset(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n) {
-  check_log_n(log_n + 1);
+  // The odd coset needs a root of order 2n, so the largest domain is half the largest NTT.
+  check_log_n<Fr>(log_n + 1, "the H stage's coset (twice the domain)");
   size_t n = size_t(1) << log_n;
   if (a.size() != n || b.size() != n || c.size() != n)
     throw std::invalid_argument("compute_h_coset: a, b, c must have 2^" + std::to_string(log_n) + " = " +
                                 std::to_string(n) + " entries (got " + std::to_string(a.size()) + ", " +
                                 std::to_string(b.size()) + ", " + std::to_string(c.size()) + ")");
-  const Fr* itw = twiddles(log_n, true);
-  const Fr* ftw = twiddles(log_n, false);
-  const Fr* shift = coset_factors(log_n);
+  const Fr* itw = twiddles<Fr>(log_n, true);
+  const Fr* ftw = twiddles<Fr>(log_n, false);
+  const Fr* shift = coset_factors<Fr>(log_n);
   for (std::vector<Fr>* v : {&a, &b, &c}) {
     Fr* p = v->data();
     dif(p, log_n, itw);
@@ -193,5 +206,12 @@ std::vector<Fr> compute_h_coset(std::vector<Fr> a, std::vector<Fr> b, std::vecto
   });
   return a;
 }
+
+#define CUZK_CPU_NTT(C)                                   \
+  template void ntt<C::Fr>(C::Fr*, int, bool);            \
+  template std::vector<C::Fr> compute_h_coset<C::Fr>(std::vector<C::Fr>, std::vector<C::Fr>, std::vector<C::Fr>, int);
+CUZK_CPU_NTT(Bls12_381)
+CUZK_CPU_NTT(Bn254)
+#undef CUZK_CPU_NTT
 
 }  // namespace cuzk

@@ -1,20 +1,16 @@
 // The pieces every prover backend shares: the key checks and the proof's assembly from the five raw
 // MSMs (snarkjs's Groth16 prove, FORMATS.md).
+#include "prover.hpp"
+
 #include <stdexcept>
 #include <string>
 
-#include "prover.hpp"
 #include "random.hpp"
 
-namespace cuzk {
-namespace {
+namespace cuzk::groth16 {
 
-G1 g1_mul(const G1Affine& p, const Fr& k) { return G1::from_affine(p).mul(k.to_plain()); }
-G2 g2_mul(const G2Affine& p, const Fr& k) { return G2::from_affine(p).mul(k.to_plain()); }
-
-}  // namespace
-
-void check_proving_key(const ZKey& zk) {
+template <class C>
+void check_proving_key(const ZKey<C>& zk) {
   auto need = [](size_t got, size_t want, const char* what) {
     if (got != want)
       throw std::invalid_argument(std::string("zkey ") + what + " has " + std::to_string(got) + " points, expected " +
@@ -26,6 +22,13 @@ void check_proving_key(const ZKey& zk) {
   if (zk.log_domain < 0 || zk.log_domain > 30 || zk.domain_size != (1u << zk.log_domain))
     throw std::invalid_argument("zkey domainSize=" + std::to_string(zk.domain_size) + " is not 2^" +
                                 std::to_string(zk.log_domain));
+  // The H stage evaluates on the odd coset of the domain, which takes a root of unity of order 2n.
+  constexpr int max_log = C::FrParams::TWO_ADICITY - 1;
+  if (zk.log_domain > max_log)
+    throw std::invalid_argument("zkey domainSize=2^" + std::to_string(zk.log_domain) + " is above 2^" +
+                                std::to_string(max_log) + ", the largest circuit " + C::display_name +
+                                " can prove (its scalar field has roots of unity of order 2^" +
+                                std::to_string(max_log + 1) + " at most)");
   need(zk.a.size(), zk.n_vars, "section 5 (A)");
   need(zk.b1.size(), zk.n_vars, "section 6 (B1)");
   need(zk.b2.size(), zk.n_vars, "section 7 (B2)");
@@ -33,7 +36,8 @@ void check_proving_key(const ZKey& zk) {
   need(zk.h.size(), zk.domain_size, "section 9 (H)");
 }
 
-void check_synthesized(const ZKey& zk, const SynthesizedView& s) {
+template <class C>
+void check_synthesized(const ZKey<C>& zk, const SynthesizedView<C>& s) {
   if (!s.w || !s.a || !s.b || !s.c) throw std::invalid_argument("synthesized vectors: a null vector");
   if (s.n_vars != zk.n_vars)
     throw std::invalid_argument("synthesized witness has " + std::to_string(s.n_vars) +
@@ -43,23 +47,30 @@ void check_synthesized(const ZKey& zk, const SynthesizedView& s) {
                                 " entries, the zkey's domainSize is " + std::to_string(zk.domain_size));
 }
 
-Proof assemble_proof(const ZKey& zk, const RawMsms& m, const ProveOptions& opt) {
-  Fr r = opt.r ? *opt.r : random_fr();
-  Fr s = opt.s ? *opt.s : random_fr();
+template <class C>
+Proof<C> assemble_proof(const ZKey<C>& zk, const RawMsms<C>& m, const ProveOptions<C>& opt) {
+  using Fr = typename C::Fr;
+  using G1 = typename C::G1;
+  using G2 = typename C::G2;
+  auto g1_mul = [](const typename C::G1Affine& p, const Fr& k) { return G1::from_affine(p).mul(k.to_plain()); };
+  auto g2_mul = [](const typename C::G2Affine& p, const Fr& k) { return G2::from_affine(p).mul(k.to_plain()); };
+  Fr r = opt.r ? *opt.r : random_fr<Fr>();
+  Fr s = opt.s ? *opt.s : random_fr<Fr>();
   // pi_a = A + alpha1 + r delta1; pi_b = B2 + beta2 + s delta2; b1 = B1 + beta1 + s delta1;
   // pi_c = C + H + s pi_a + r b1 - r s delta1.
   G1 pi_a = m.a + G1::from_affine(zk.alpha1) + g1_mul(zk.delta1, r);
   G2 pi_b = m.b2 + G2::from_affine(zk.beta2) + g2_mul(zk.delta2, s);
   G1 b1 = m.b1 + G1::from_affine(zk.beta1) + g1_mul(zk.delta1, s);
   G1 pi_c = m.c + m.h + pi_a.mul(s.to_plain()) + b1.mul(r.to_plain()) - g1_mul(zk.delta1, r * s);
-  return Proof{pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()};
+  return Proof<C>{pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()};
 }
 
-std::vector<Fr> public_signals(const std::vector<Fr>& witness, uint32_t n_public) {
-  if (witness.size() < (size_t)n_public + 1)
-    throw std::invalid_argument("witness has " + std::to_string(witness.size()) + " values, fewer than nPublic+1=" +
-                                std::to_string(n_public + 1));
-  return std::vector<Fr>(witness.begin() + 1, witness.begin() + 1 + n_public);
-}
+#define CUZK_PROVER_COMMON(C)                                                                    \
+  template void check_proving_key<C>(const ZKey<C>&);                                            \
+  template void check_synthesized<C>(const ZKey<C>&, const SynthesizedView<C>&);                 \
+  template Proof<C> assemble_proof<C>(const ZKey<C>&, const RawMsms<C>&, const ProveOptions<C>&);
+CUZK_PROVER_COMMON(Bls12_381)
+CUZK_PROVER_COMMON(Bn254)
+#undef CUZK_PROVER_COMMON
 
-}  // namespace cuzk
+}  // namespace cuzk::groth16

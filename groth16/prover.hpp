@@ -1,9 +1,11 @@
 // Groth16 proving on the CPU: the constraint evaluator, the prover interface every backend implements
-// (backend/cpu, backend/cuda), the shared proof assembly, and the CPU's H stage, NTT and MSMs.
+// (backend/cpu, backend/cuda), the shared proof assembly, and the CPU's H stage, NTT and MSMs; all
+// templates over the curve (math/curves.hpp), with each curve's names in its namespace at the end.
 #pragma once
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,19 +29,23 @@ struct EvaluatorCacheReport {
   double ms = 0;       // wall time of open_cached
 };
 
+namespace groth16 {
+
 // The A and B matrices compiled once from zkey section 4 into CSR (row-major), so that a = A*w and
 // b = B*w are one pass over contiguous memory per row. The arrays are read-only views into storage
 // the evaluator shares with its copies: memory of its own (compile), or a cache file mapped
 // MAP_SHARED (open_cached), so that every process that opens one cache uses one copy of it in the
 // page cache.
+template <class C>
 struct ConstraintEvaluator {
+  using Fr = typename C::Fr;
   uint32_t n_rows = 0, n_vars = 0;
   std::span<const uint32_t> a_row_ptr, b_row_ptr;  // CSR of A and B: n_rows + 1 each
   std::span<const uint32_t> a_col, b_col;
   std::span<const Fr> a_val, b_val;
   std::shared_ptr<const void> storage;  // keeps the arrays alive
 
-  static ConstraintEvaluator compile(const ZKey& zk);
+  static ConstraintEvaluator compile(const ZKey<C>& zk);
   // The evaluator of the zkey at zkey_path from its cache file in cache_dir
   // (<cache_dir>/<zkey file stem>-<hash of the zkey's path>.csr), made there first when it is missing
   // or does not belong to the zkey as it is now, or fails its checks (magic, version, sizes, checksums,
@@ -56,19 +62,23 @@ struct ConstraintEvaluator {
 };
 
 // The five raw MSM results before assembly (snarkjs's intermediates), for tests and the GPU diff.
+template <class C>
 struct RawMsms {
-  G1 a, b1, c, h;
-  G2 b2;
+  typename C::G1 a, b1, c, h;
+  typename C::G2 b2;
 };
 
 // Fixed randomness for reproducible proofs; empty means draw r, s from the OS CSPRNG.
+template <class C>
 struct ProveOptions {
-  std::optional<Fr> r, s;
+  std::optional<typename C::Fr> r, s;
 };
 
 // A synthesized witness: w plus a = A*w, b = B*w, c = a o b, as a synthesis worker leaves them in a
 // shared-memory slot. The backend reads them in place (the daemon's zero-copy hand-off).
+template <class C>
 struct SynthesizedView {
+  using Fr = typename C::Fr;
   const Fr* w = nullptr;
   size_t n_vars = 0;
   const Fr* a = nullptr;
@@ -77,50 +87,89 @@ struct SynthesizedView {
   size_t domain_size = 0;
 };
 
+// Host wall times of a proof's stages (ProverBackend::last_host_times).
+struct ProverHostTimes {
+  double upload_ms = 0, h_ms = 0, msm_ms = 0;
+};
+
+template <class C>
 class ProverBackend {
  public:
+  using Fr = typename C::Fr;
   virtual ~ProverBackend() = default;
   virtual const char* name() const = 0;
   // Proves one witness against the key this backend was built with.
   // Throws FormatError/std::invalid_argument on a witness that does not fit the key.
-  virtual Proof prove(const std::vector<Fr>& witness, const ProveOptions& opt, RawMsms* raw = nullptr) = 0;
+  virtual Proof<C> prove(const std::vector<Fr>& witness, const ProveOptions<C>& opt, RawMsms<C>* raw = nullptr) = 0;
   // The proving stage only (H, MSMs, assembly) from already synthesized vectors; same proof as
   // prove() for the same witness. Throws std::invalid_argument when the sizes do not fit the key.
-  virtual Proof prove_synthesized(const SynthesizedView& s, const ProveOptions& opt, RawMsms* raw = nullptr) = 0;
+  virtual Proof<C> prove_synthesized(const SynthesizedView<C>& s, const ProveOptions<C>& opt,
+                                     RawMsms<C>* raw = nullptr) = 0;
   // The compute of the last proof, per stage, in ms from its start: where the backend's device
   // (the CPU, for the cpu backend) was executing it. Spans of concurrent stages may overlap; the
   // time the device was busy is their union (summarize_spans). Empty before the first proof.
   virtual std::vector<StageSpan> last_spans() const { return {}; }
   // Host wall times of the last proof's stages, for backends whose stages overlap on a device (the
   // spans above then give the device's view); nullopt where the spans say it all.
-  struct HostTimes {
-    double upload_ms = 0, h_ms = 0, msm_ms = 0;
-  };
+  using HostTimes = ProverHostTimes;
   virtual std::optional<HostTimes> last_host_times() const { return std::nullopt; }
 };
 
-// Throws std::invalid_argument unless the key's vectors have the lengths its header promises; a key
-// built in memory (setup, tests) is held to the same standard as one read from a file.
-void check_proving_key(const ZKey& zk);
+// Throws std::invalid_argument unless the key's vectors have the lengths its header promises and
+// its domain fits the curve's H stage; a key built in memory (setup, tests) is held to the same
+// standard as one read from a file.
+template <class C>
+void check_proving_key(const ZKey<C>& zk);
 
 // Throws std::invalid_argument unless s has the key's n_vars and domain_size and no null vector.
-void check_synthesized(const ZKey& zk, const SynthesizedView& s);
+template <class C>
+void check_synthesized(const ZKey<C>& zk, const SynthesizedView<C>& s);
 
 // The last step of every backend: the proof from the five raw MSMs and the blinding r, s (drawn from
 // the OS CSPRNG where opt leaves them unset), so that all backends give the same proof for one input.
-Proof assemble_proof(const ZKey& zk, const RawMsms& m, const ProveOptions& opt);
+template <class C>
+Proof<C> assemble_proof(const ZKey<C>& zk, const RawMsms<C>& m, const ProveOptions<C>& opt);
+
+// The public signals w[1..n_public].
+template <class F>
+std::vector<F> public_signals(const std::vector<F>& witness, uint32_t n_public) {
+  if (witness.size() < (size_t)n_public + 1)
+    throw std::invalid_argument("witness has " + std::to_string(witness.size()) + " values, fewer than nPublic+1=" +
+                                std::to_string(n_public + 1));
+  return std::vector<F>(witness.begin() + 1, witness.begin() + 1 + n_public);
+}
+
+}  // namespace groth16
 
 // The H stage on the CPU: from a, b, c (domain_size each) to the odd-coset values P = A'B' - C'.
+// Fr is any curve's scalar field.
+template <class Fr>
 std::vector<Fr> compute_h_coset(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n);
 
 // Radix-2 NTT over Fr in natural order (snarkjs's roots), in place. inverse includes the 1/n factor.
+template <class Fr>
 void ntt(Fr* data, int log_n, bool inverse);
 
-// Pippenger multi-scalar multiplication, threaded. Points at infinity and zero scalars allowed.
-G1 msm_g1(const G1Affine* points, const Fr* scalars, size_t n);
-G2 msm_g2(const G2Affine* points, const Fr* scalars, size_t n);
-
-// The public signals w[1..n_public].
-std::vector<Fr> public_signals(const std::vector<Fr>& witness, uint32_t n_public);
+// Pippenger multi-scalar multiplication over G1 or G2 of any curve, threaded. Points at infinity and
+// zero scalars allowed.
+template <class PC, class F>
+Jacobian<PC> msm(const Affine<PC>* points, const F* scalars, size_t n);
 
 }  // namespace cuzk
+
+#define CUZK_GROTH16_PROVER_NAMES(ns)                         \
+  namespace cuzk::ns {                                        \
+  using ConstraintEvaluator = groth16::ConstraintEvaluator<Curve>; \
+  using RawMsms = groth16::RawMsms<Curve>;                    \
+  using ProveOptions = groth16::ProveOptions<Curve>;          \
+  using SynthesizedView = groth16::SynthesizedView<Curve>;    \
+  using ProverBackend = groth16::ProverBackend<Curve>;        \
+  using groth16::check_proving_key;                           \
+  using groth16::check_synthesized;                           \
+  using groth16::assemble_proof;                              \
+  using groth16::public_signals;                              \
+  inline G1 msm_g1(const G1Affine* p, const Fr* s, size_t n) { return cuzk::msm(p, s, n); } \
+  inline G2 msm_g2(const G2Affine* p, const Fr* s, size_t n) { return cuzk::msm(p, s, n); } \
+  }
+CUZK_GROTH16_PROVER_NAMES(bls12_381)
+CUZK_GROTH16_PROVER_NAMES(bn254)

@@ -15,8 +15,10 @@ using namespace binfile;
 
 namespace {
 
+// Both curves' scalar fields take 32 bytes; the term layout below relies on it.
 constexpr uint32_t kN8 = 32;
 constexpr uint64_t kTermBytes = 4 + kN8;
+static_assert(Bls12_381::FrParams::BYTES == kN8 && Bn254::FrParams::BYTES == kN8);
 
 const std::string kS1 = section_name(1, "header");
 const std::string kS2 = section_name(2, "constraints");
@@ -26,17 +28,19 @@ const char* lc_name(int k) { return k == 0 ? "A" : k == 1 ? "B" : "C"; }
 
 // Decodes one constraint starting at p (already bounds-checked by the offset scan); on a bad
 // wire or coefficient returns false and, with `msg`, says which term and why.
-bool decode_constraint(const uint8_t* p, uint32_t n_wires, Constraint* out, std::string* msg) {
+template <class C>
+bool decode_constraint(const uint8_t* p, uint32_t n_wires, groth16::Constraint<C>* out, std::string* msg) {
+  using Fr = typename C::Fr;
   for (int k = 0; k < 3; k++) {
     uint32_t n;
     std::memcpy(&n, p, 4);
     p += 4;
-    std::vector<LinearTerm>* lc = out ? (k == 0 ? &out->a : k == 1 ? &out->b : &out->c) : nullptr;
+    std::vector<groth16::LinearTerm<C>>* lc = out ? (k == 0 ? &out->a : k == 1 ? &out->b : &out->c) : nullptr;
     if (lc) lc->resize(n);
     for (uint32_t t = 0; t < n; t++, p += kTermBytes) {
       uint32_t wire;
       std::memcpy(&wire, p, 4);
-      Fr::Repr v;
+      typename Fr::Repr v;
       std::memcpy(v.l, p + 4, kN8);
       if (wire >= n_wires) {
         if (msg)
@@ -56,7 +60,18 @@ bool decode_constraint(const uint8_t* p, uint32_t n_wires, Constraint* out, std:
 
 }  // namespace
 
-R1cs read_r1cs(const std::string& path) {
+CurveId r1cs_curve(const std::string& path) {
+  Reader rd(path, "r1cs", 1, MapMode::Lazy);
+  Cursor h = rd.section(1, kS1);
+  uint32_t n8 = h.u32("n8");
+  const uint8_t* prime = h.bytes(n8, "the prime");
+  return expect_known_prime(h, n8, prime, FieldKind::Scalar, "the prime");
+}
+
+namespace groth16 {
+
+template <class C>
+R1cs<C> read_r1cs(const std::string& path) {
   Reader rd(path, "r1cs", 1);
   for (const SectionInfo& s : rd.sections()) {
     std::string where = "section " + std::to_string(s.id);
@@ -68,8 +83,8 @@ R1cs read_r1cs(const std::string& path) {
   Cursor h = rd.section(1, kS1);
   uint32_t n8 = h.u32("n8");
   const uint8_t* prime = h.bytes(n8, "the prime");
-  expect_prime(h, n8, prime, KnownPrime::BlsR, "the prime");
-  R1cs r;
+  expect_prime(h, n8, prime, C::id, FieldKind::Scalar, "the prime");
+  R1cs<C> r;
   r.n_wires = h.u32("nWires");
   r.n_pub_out = h.u32("nPubOut");
   r.n_pub_in = h.u32("nPubIn");
@@ -104,11 +119,11 @@ R1cs read_r1cs(const std::string& path) {
   // Pass 2 (parallel): decode and check every term.
   r.constraints.resize(n_constraints);
   Failure f = first_failure(n_constraints, [&](size_t i) -> const char* {
-    return decode_constraint(s2.data() + start[i], r.n_wires, &r.constraints[i], nullptr) ? nullptr : "bad";
+    return decode_constraint<C>(s2.data() + start[i], r.n_wires, &r.constraints[i], nullptr) ? nullptr : "bad";
   });
   if (f.why) {
     std::string msg;
-    decode_constraint(s2.data() + start[f.index], r.n_wires, nullptr, &msg);
+    decode_constraint<C>(s2.data() + start[f.index], r.n_wires, nullptr, &msg);
     s2.fail("constraint " + std::to_string(f.index) + ": " + msg);
   }
 
@@ -125,7 +140,8 @@ R1cs read_r1cs(const std::string& path) {
   return r;
 }
 
-void write_r1cs(const std::string& path, const R1cs& r) {
+template <class C>
+void write_r1cs(const std::string& path, const R1cs<C>& r) {
   auto bad = [&](const std::string& what) { throw std::invalid_argument(path + ": cannot write r1cs: " + what); };
   if (r.constraints.size() > UINT32_MAX) bad("more than 2^32 - 1 constraints");
   if ((uint64_t)r.n_wires < 1 + (uint64_t)r.n_pub_out + r.n_pub_in + r.n_prv_in)
@@ -138,10 +154,10 @@ void write_r1cs(const std::string& path, const R1cs& r) {
   const size_t n = r.constraints.size();
   std::vector<uint64_t> off(n + 1, 0);
   for (size_t i = 0; i < n; i++) {
-    const Constraint& c = r.constraints[i];
+    const Constraint<C>& c = r.constraints[i];
     for (const auto* lc : {&c.a, &c.b, &c.c}) {
       if (lc->size() > UINT32_MAX) bad("a linear combination with more than 2^32 - 1 terms");
-      for (const LinearTerm& t : *lc)
+      for (const LinearTerm<C>& t : *lc)
         if (t.wire >= r.n_wires) bad("constraint " + std::to_string(i) + " uses wire " + std::to_string(t.wire) + " >= n_wires");
     }
     off[i + 1] = off[i] + 12 + (c.a.size() + c.b.size() + c.c.size()) * kTermBytes;
@@ -157,14 +173,14 @@ void write_r1cs(const std::string& path, const R1cs& r) {
     parallel_for(e - b, [&](size_t lo, size_t hi, size_t) {
       for (size_t i = b + lo; i < b + hi; i++) {
         uint8_t* o = buf.data() + (off[i] - off[b]);
-        const Constraint& c = r.constraints[i];
+        const Constraint<C>& c = r.constraints[i];
         for (const auto* lc : {&c.a, &c.b, &c.c}) {
           uint32_t cnt = (uint32_t)lc->size();
           std::memcpy(o, &cnt, 4);
           o += 4;
-          for (const LinearTerm& t : *lc) {
+          for (const LinearTerm<C>& t : *lc) {
             std::memcpy(o, &t.wire, 4);
-            Fr::Repr v = t.coeff.to_plain();
+            auto v = t.coeff.to_plain();
             std::memcpy(o + 4, v.l, kN8);
             o += kTermBytes;
           }
@@ -177,7 +193,7 @@ void write_r1cs(const std::string& path, const R1cs& r) {
 
   w.begin_section(1, 4 + kN8 + 4 * 4 + 8 + 4);
   w.u32(kN8);
-  w.write(bls12_381::FrParams::MOD, kN8);
+  w.write(C::FrParams::MOD, kN8);
   w.u32(r.n_wires);
   w.u32(r.n_pub_out);
   w.u32(r.n_pub_in);
@@ -194,4 +210,10 @@ void write_r1cs(const std::string& path, const R1cs& r) {
   w.close();
 }
 
+template R1cs<Bls12_381> read_r1cs<Bls12_381>(const std::string&);
+template R1cs<Bn254> read_r1cs<Bn254>(const std::string&);
+template void write_r1cs<Bls12_381>(const std::string&, const R1cs<Bls12_381>&);
+template void write_r1cs<Bn254>(const std::string&, const R1cs<Bn254>&);
+
+}  // namespace groth16
 }  // namespace cuzk

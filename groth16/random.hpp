@@ -1,19 +1,35 @@
 // Uniform field elements from the operating system's CSPRNG, for the prover's blinding r and s.
 #pragma once
-#include "math/bls12_381.hpp"
+#include <cstddef>
+
+#include "math/curves.hpp"
 
 namespace cuzk {
 
-// A uniform element of Fr drawn with getrandom(2). Throws std::system_error if the kernel fails.
-bls12_381::Fr random_fr();
+// Fills buf completely from getrandom(2). Throws std::system_error if the kernel fails.
+void os_random(void* buf, size_t len);
 
-// A uniform element of Fr from any 64-bit generator (tests and benchmarks: reproducible from a
-// seed). Rejection sampling on 255-bit candidates: r > 2^254, so fewer than half are redrawn.
-template <class Rng>
-bls12_381::Fr random_fr(Rng& rng) {
+// A uniform element of the prime field F: candidates of F::BITS random bits are drawn until one is
+// below the modulus (the top bit of the modulus is set, so fewer than half are redrawn), and a value
+// accepted that way is exactly uniform. The default field is BLS12-381's Fr, for the tests.
+template <class F = bls12_381::Fr>
+F random_fr() {
   for (;;) {
-    u64 l[4] = {rng(), rng(), rng(), rng() >> 1};
-    if (bls12_381::Fr::is_canonical(l)) return bls12_381::Fr::from_mont_limbs(l);
+    typename F::Repr v;
+    os_random(v.l, sizeof v.l);
+    v.l[F::N - 1] &= ~u64(0) >> (64 * F::N - F::Params::BITS);
+    if (F::is_canonical(v.l)) return F::from_plain(v);
+  }
+}
+
+// The same from any 64-bit generator (tests and benchmarks: reproducible from a seed).
+template <class F = bls12_381::Fr, class Rng>
+F random_fr(Rng& rng) {
+  for (;;) {
+    u64 l[F::N];
+    for (int i = 0; i < F::N; i++) l[i] = rng();
+    l[F::N - 1] >>= 64 * F::N - F::Params::BITS;
+    if (F::is_canonical(l)) return F::from_mont_limbs(l);
   }
 }
 

@@ -27,12 +27,9 @@
 #include <system_error>
 
 #include "parallel.hpp"
+#include "random.hpp"
 
 namespace cuzk {
-
-using bls12_381::g1_generator;
-using bls12_381::g2_generator;
-using bls12_381::root_of_unity;
 
 namespace {
 
@@ -96,7 +93,9 @@ struct Sha256 {
 };
 
 // 64 bytes (big-endian integer) reduced mod r by Horner over 64-bit limbs. Reducing 512 bits onto a
-// 255-bit modulus leaves a bias below 2^-256, so the result is uniform for every practical purpose.
+// 254- or 255-bit modulus leaves a bias below 2^-256, so the result is uniform for every practical
+// purpose.
+template <class Fr>
 Fr fr_from_wide(const uint8_t b[64]) {
   Fr two64 = Fr::from_u64(~0ull) + Fr::one();
   Fr acc = Fr::zero();
@@ -106,18 +105,6 @@ Fr fr_from_wide(const uint8_t b[64]) {
     acc = acc * two64 + Fr::from_u64(limb);
   }
   return acc;
-}
-
-// Reads n bytes from the kernel CSPRNG; getrandom blocks only until the pool is first seeded.
-void os_random(uint8_t* out, size_t n) {
-  while (n) {
-    ssize_t k = getrandom(out, n, 0);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      throw std::system_error(errno, std::generic_category(), "getrandom");
-    }
-    out += k, n -= (size_t)k;
-  }
 }
 
 // acc[i] += p[i] for i < m, affine, with the m slope denominators inverted together (Montgomery's
@@ -172,6 +159,7 @@ struct BatchAdder {
 template <class C>
 class FixedBase {
  public:
+  using Scalar = BigInt<4>;  // plain scalars of either curve (r < 2^255)
   using Aff = Affine<C>;
   using Jac = Jacobian<C>;
 
@@ -200,7 +188,7 @@ class FixedBase {
   }
 
   // k*G for a single scalar (mixed Jacobian additions).
-  Jac mul(const Fr::Repr& k) const {
+  Jac mul(const Scalar& k) const {
     Jac acc = Jac::infinity();
     u32 carry = 0;
     for (int t = 0; t < windows_; t++) {
@@ -211,8 +199,9 @@ class FixedBase {
   }
 
   // out[i] = k[i] * G for m scalars at once, window by window through the batched affine adder.
+  template <class Fr>
   void mul_batch(const Fr* k, size_t m, Aff* out) const {
-    std::vector<Fr::Repr> plain(m);
+    std::vector<Scalar> plain(m);
     std::vector<u32> carry(m, 0);
     std::vector<Aff> addend(m);
     BatchAdder<C> adder;
@@ -243,7 +232,7 @@ class FixedBase {
  private:
   // Signed digit t of k in [-2^(W-1), 2^(W-1)], consuming and producing the carry. k < r < 2^255
   // and windows * W >= 256, so the top window never carries out.
-  int32_t digit(const Fr::Repr& k, int t, u32& carry) const {
+  int32_t digit(const Scalar& k, int t, u32& carry) const {
     u32 d = k.bits(t * w_, w_) + carry;  // bits() returns 0 past the top limb
     carry = 0;
     if (d > half_) {
@@ -271,7 +260,7 @@ struct Progress {
 };
 
 // out[i] = scalars[i] * G for every i, threaded, in batches that share their inversions.
-template <class C>
+template <class C, class Fr>
 void fixed_base_batch(const FixedBase<C>& fb, const std::vector<Fr>& scalars, std::vector<Affine<C>>& out,
                       Progress& prog) {
   out.resize(scalars.size());
@@ -284,7 +273,7 @@ void fixed_base_batch(const FixedBase<C>& fb, const std::vector<Fr>& scalars, st
     }
   });
 }
-template <class C>
+template <class C, class Fr>
 void fixed_base_batch(const FixedBase<C>& fb, const std::vector<Fr>& scalars, PointArray<Affine<C>>& out,
                       Progress& prog) {
   std::vector<Affine<C>> v;
@@ -295,8 +284,9 @@ void fixed_base_batch(const FixedBase<C>& fb, const std::vector<Fr>& scalars, Po
 // L_j(tau) for j = first + stride*i, i < count, of the Lagrange basis of the 2^log_m-th roots of
 // unity: L_j(x) = (x^m - 1)/m * w^j / (x - w^j), one batched inversion per thread. When tau is
 // itself a root w^j, the formula's 0/0 resolves to L_j = 1 and every other L = 0 (x^m - 1 = 0).
+template <class Fr>
 std::vector<Fr> lagrange_at(const Fr& tau, int log_m, uint64_t first, uint64_t stride, size_t count) {
-  Fr w = root_of_unity(log_m);
+  Fr w = two_adic_root<Fr>(log_m);
   Fr zt = tau;
   for (int i = 0; i < log_m; i++) zt = zt.sqr();
   zt = zt - Fr::one();                                     // tau^m - 1
@@ -320,7 +310,11 @@ std::vector<Fr> lagrange_at(const Fr& tau, int log_m, uint64_t first, uint64_t s
 
 }  // namespace
 
-ToxicWaste toxic_from_seed(const std::optional<std::string>& seed) {
+namespace groth16 {
+
+template <class C>
+ToxicWaste<C> toxic_from_seed(const std::optional<std::string>& seed) {
+  using Fr = typename C::Fr;
   // Element k (0..4 = tau, alpha, beta, gamma, delta) is the big-endian 512-bit integer
   // SHA-256(tag | len64le(seed) | seed | k | ctr32le | 0) || SHA-256(same | 1) reduced mod r; ctr
   // (from 0) skips the negligible zero outcome so that gamma and delta are invertible. Without a
@@ -347,15 +341,17 @@ ToxicWaste toxic_from_seed(const std::optional<std::string>& seed) {
       } else {
         os_random(wide, sizeof(wide));
       }
-      out[k] = fr_from_wide(wide);
+      out[k] = fr_from_wide<Fr>(wide);
       if (!out[k].is_zero()) break;
     }
   }
   return {out[0], out[1], out[2], out[3], out[4]};
 }
 
-ZKey setup_zkey(const R1cs& r1cs, const ToxicWaste& tw,
-                const std::function<void(const char*, size_t, size_t)>& progress) {
+template <class C>
+ZKey<C> setup_zkey(const R1cs<C>& r1cs, const ToxicWaste<C>& tw,
+                   const std::function<void(const char*, size_t, size_t)>& progress) {
+  using Fr = typename C::Fr;
   const uint64_t n_cons = r1cs.constraints.size();
   const uint32_t n_pub = r1cs.n_public();
   const uint32_t n_vars = r1cs.n_wires;
@@ -365,22 +361,26 @@ ZKey setup_zkey(const R1cs& r1cs, const ToxicWaste& tw,
   if (tw.gamma.is_zero() || tw.delta.is_zero())
     throw std::invalid_argument("setup: gamma and delta must be non-zero");
   // snarkjs: the smallest power of two >= nConstraints + nPublic + 1 (the extra A rows of the
-  // public signals live at nConstraints..nConstraints+nPublic). H needs the 2n-th root, so n <= 2^31.
+  // public signals live at nConstraints..nConstraints+nPublic). H needs the 2n-th root, so n is at
+  // most half the largest power-of-two root of unity: 2^31 for BLS12-381, 2^27 for BN254.
   int log_n = 0;
   while ((uint64_t(1) << log_n) < n_cons + n_pub + 1) log_n++;
-  if (log_n > 31) throw std::invalid_argument("setup: circuit too large for BLS12-381's 2-adicity");
+  constexpr int max_log = C::FrParams::TWO_ADICITY - 1;
+  if (log_n > max_log)
+    throw std::invalid_argument("setup: the circuit needs a domain of 2^" + std::to_string(log_n) + " rows; " +
+                                C::display_name + " allows 2^" + std::to_string(max_log) + " at most");
   const uint64_t n = uint64_t(1) << log_n;
 
   for (uint64_t c = 0; c < n_cons; c++) {
-    const Constraint& k = r1cs.constraints[c];
+    const Constraint<C>& k = r1cs.constraints[c];
     for (const auto* lc : {&k.a, &k.b, &k.c})
-      for (const LinearTerm& t : *lc)
+      for (const LinearTerm<C>& t : *lc)
         if (t.wire >= n_vars)
           throw std::invalid_argument("setup: constraint " + std::to_string(c) + " uses wire " +
                                       std::to_string(t.wire) + " but the r1cs has " + std::to_string(n_vars));
   }
 
-  ZKey zk;
+  ZKey<C> zk;
   zk.n_vars = n_vars;
   zk.n_public = n_pub;
   zk.domain_size = (uint32_t)n;
@@ -400,10 +400,10 @@ ZKey setup_zkey(const R1cs& r1cs, const ToxicWaste& tw,
     for (size_t i = 0; i < chunks; i++) offs[i + 1] += offs[i];
     zk.coefs.resize(offs[chunks] + n_pub + 1);
     parallel_for(n_cons, [&](size_t b, size_t e, size_t ch) {
-      ZKeyCoef* out = zk.coefs.data() + offs[ch];
+      ZKeyCoef<C>* out = zk.coefs.data() + offs[ch];
       for (size_t c = b; c < e; c++) {
-        for (const LinearTerm& t : r1cs.constraints[c].a) *out++ = {0, (uint32_t)c, t.wire, t.coeff};
-        for (const LinearTerm& t : r1cs.constraints[c].b) *out++ = {1, (uint32_t)c, t.wire, t.coeff};
+        for (const LinearTerm<C>& t : r1cs.constraints[c].a) *out++ = {0, (uint32_t)c, t.wire, t.coeff};
+        for (const LinearTerm<C>& t : r1cs.constraints[c].b) *out++ = {1, (uint32_t)c, t.wire, t.coeff};
       }
     }, chunks);
     for (uint32_t s = 0; s <= n_pub; s++) zk.coefs[offs[chunks] + s] = {0, (uint32_t)(n_cons + s), s, Fr::one()};
@@ -418,13 +418,13 @@ ZKey setup_zkey(const R1cs& r1cs, const ToxicWaste& tw,
   std::vector<Fr> u(n_vars, Fr::zero()), v(n_vars, Fr::zero()), w(n_vars, Fr::zero());
   parallel_for(n_vars, [&](size_t lo, size_t hi, size_t) {
     for (uint64_t c = 0; c < n_cons; c++) {
-      const Constraint& k = r1cs.constraints[c];
+      const Constraint<C>& k = r1cs.constraints[c];
       const Fr& l = lag[c];
-      for (const LinearTerm& t : k.a)
+      for (const LinearTerm<C>& t : k.a)
         if (t.wire >= lo && t.wire < hi) u[t.wire] += t.coeff * l;
-      for (const LinearTerm& t : k.b)
+      for (const LinearTerm<C>& t : k.b)
         if (t.wire >= lo && t.wire < hi) v[t.wire] += t.coeff * l;
-      for (const LinearTerm& t : k.c)
+      for (const LinearTerm<C>& t : k.c)
         if (t.wire >= lo && t.wire < hi) w[t.wire] += t.coeff * l;
     }
   }, std::min<size_t>(thread_count(), 8));
@@ -445,11 +445,13 @@ ZKey setup_zkey(const R1cs& r1cs, const ToxicWaste& tw,
   });
   std::vector<Fr>().swap(w);
 
-  const G1Affine g1 = g1_generator();
-  const G2Affine g2 = g2_generator();
+  const typename C::G1Affine g1 = C::g1_generator();
+  const typename C::G2Affine g2 = C::g2_generator();
   size_t n_g1 = (size_t)n_vars * 3 + n;
-  FixedBase<bls12_381::G1Curve> fb1(g1, FixedBase<bls12_381::G1Curve>::best_window(n_g1));
-  FixedBase<bls12_381::G2Curve> fb2(g2, FixedBase<bls12_381::G2Curve>::best_window(n_vars));
+  using FB1 = FixedBase<typename C::G1Curve>;
+  using FB2 = FixedBase<typename C::G2Curve>;
+  FB1 fb1(g1, FB1::best_window(n_g1));
+  FB2 fb2(g2, FB2::best_window(n_vars));
 
   auto g1mul = [&](const Fr& k) { return fb1.mul(k.to_plain()).to_affine(); };
   auto g2mul = [&](const Fr& k) { return fb2.mul(k.to_plain()).to_affine(); };
@@ -486,4 +488,13 @@ ZKey setup_zkey(const R1cs& r1cs, const ToxicWaste& tw,
   return zk;
 }
 
+#define CUZK_SETUP(C)                                                                     \
+  template ToxicWaste<C> toxic_from_seed<C>(const std::optional<std::string>&);           \
+  template ZKey<C> setup_zkey<C>(const R1cs<C>&, const ToxicWaste<C>&,                    \
+                                 const std::function<void(const char*, size_t, size_t)>&);
+CUZK_SETUP(Bls12_381)
+CUZK_SETUP(Bn254)
+#undef CUZK_SETUP
+
+}  // namespace groth16
 }  // namespace cuzk

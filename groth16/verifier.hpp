@@ -5,10 +5,18 @@
 
 #include "formats.hpp"
 
-namespace cuzk {
+namespace cuzk::groth16 {
 
 // True iff the proof is valid for these public signals. Throws std::invalid_argument when the
 // number of public signals does not match the key, or a proof point is off the curve / not in the subgroup.
-bool verify_proof(const VerificationKey& vk, const std::vector<Fr>& pub, const Proof& proof);
+template <class C>
+bool verify_proof(const VerificationKey<C>& vk, const std::vector<typename C::Fr>& pub, const Proof<C>& proof);
 
-}  // namespace cuzk
+}  // namespace cuzk::groth16
+
+namespace cuzk::bls12_381 {
+using groth16::verify_proof;
+}
+namespace cuzk::bn254 {
+using groth16::verify_proof;
+}

@@ -14,11 +14,12 @@
 namespace cuzk {
 
 using namespace binfile;
+using groth16::ZKey;
+using groth16::ZKeyCoef;
 
 namespace {
 
 constexpr uint32_t kGroth16 = 1;
-constexpr uint64_t kG1Bytes = 96, kG2Bytes = 192, kCoefBytes = 12 + 32;
 constexpr size_t kContribMin = 64 + 4;  // circuit hash + contribution count
 // The order `snarkjs zkey new` writes; the ceremony tools (contribute, beacon) rewrite 1..10.
 constexpr uint32_t kZkeyNewOrder[10] = {1, 2, 4, 3, 9, 8, 5, 6, 7, 10};
@@ -41,11 +42,13 @@ std::string protocol_name(uint32_t p) {
 // Everything about the file's shape, checked against the file before any array is allocated.
 struct Layout {
   ZKeyHeader h;
+  uint64_t g1_bytes, g2_bytes, coef_bytes;  // from the primes' sizes
   const uint8_t* header_points;  // alpha1, beta1, beta2, gamma2, delta1, delta2 inside section 2
   const uint8_t* coefs;          // section 4 entries
 };
 
-Layout parse_layout(const Reader& r) {
+// With `want`, the primes must be that curve's; without, any known curve's (the header readers).
+Layout parse_layout(const Reader& r, std::optional<CurveId> want = std::nullopt) {
   Cursor s1 = r.section(1, sname(1));
   uint32_t protocol = s1.u32("the protocol id");
   if (protocol != kGroth16)
@@ -59,11 +62,15 @@ Layout parse_layout(const Reader& r) {
   Cursor s2 = r.section(2, sname(2));
   uint32_t n8q = s2.u32("n8q");
   const uint8_t* q = s2.bytes(n8q, "the prime q");
-  expect_prime(s2, n8q, q, KnownPrime::BlsQ, "the base field prime q");
+  Layout L;
+  if (want)
+    expect_prime(s2, n8q, q, *want, FieldKind::Base, "the base field prime q");
+  L.h.curve = want ? *want : expect_known_prime(s2, n8q, q, FieldKind::Base, "the base field prime q");
   uint32_t n8r = s2.u32("n8r");
   const uint8_t* rr = s2.bytes(n8r, "the prime r");
-  expect_prime(s2, n8r, rr, KnownPrime::BlsR, "the scalar field prime r");
-  Layout L;
+  expect_prime(s2, n8r, rr, L.h.curve, FieldKind::Scalar, "the scalar field prime r");
+  L.g1_bytes = 2 * n8q, L.g2_bytes = 4 * n8q, L.coef_bytes = 12 + n8r;
+  const uint64_t kG1Bytes = L.g1_bytes, kG2Bytes = L.g2_bytes, kCoefBytes = L.coef_bytes;
   L.h.n_vars = s2.u32("nVars");
   L.h.n_public = s2.u32("nPublic");
   L.h.domain_size = s2.u32("domainSize");
@@ -101,7 +108,9 @@ Layout parse_layout(const Reader& r) {
 }
 
 // Checks one section-4 entry; with `msg`, also says what is wrong in words.
-bool coef_ok(const uint8_t* e, const ZKeyHeader& h, ZKeyCoef* out, std::string* msg) {
+template <class C>
+bool coef_ok(const uint8_t* e, const ZKeyHeader& h, ZKeyCoef<C>* out, std::string* msg) {
+  using Fr = typename C::Fr;
   uint32_t m, c, s;
   std::memcpy(&m, e, 4);
   std::memcpy(&c, e + 4, 4);
@@ -133,15 +142,16 @@ bool coef_ok(const uint8_t* e, const ZKeyHeader& h, ZKeyCoef* out, std::string* 
   return true;
 }
 
-HugeVec<ZKeyCoef> decode_coefs(const Reader& r, const Layout& L) {
-  HugeVec<ZKeyCoef> out;
+template <class C>
+HugeVec<ZKeyCoef<C>> decode_coefs(const Reader& r, const Layout& L) {
+  HugeVec<ZKeyCoef<C>> out;
   resize_huge(out, L.h.n_coefs);
   Failure f = first_failure(out.size(), [&](size_t i) -> const char* {
-    return coef_ok(L.coefs + i * kCoefBytes, L.h, &out[i], nullptr) ? nullptr : "bad";
+    return coef_ok<C>(L.coefs + i * L.coef_bytes, L.h, &out[i], nullptr) ? nullptr : "bad";
   });
   if (f.why) {
     std::string msg;
-    coef_ok(L.coefs + f.index * kCoefBytes, L.h, nullptr, &msg);
+    coef_ok<C>(L.coefs + f.index * L.coef_bytes, L.h, nullptr, &msg);
     r.fail(sname(4), "coefficient " + std::to_string(f.index) + " " + msg);
   }
   return out;
@@ -151,18 +161,19 @@ const uint8_t* section_data(const Reader& r, uint32_t id) { return r.base() + r.
 
 // The six header points must be valid too; they are checked one by one with their names.
 template <class Aff>
-Aff header_point(const Reader& r, const uint8_t* p, const char* name, const char* (*check)(const Aff&)) {
+Aff header_point(const Reader& r, const uint8_t* p, const char* name) {
   Aff a;
   std::memcpy(&a, p, sizeof a);
-  if (const char* why = check(a)) r.fail(sname(2), std::string(name) + " " + why);
+  if (const char* why = check_point(a)) r.fail(sname(2), std::string(name) + " " + why);
   return a;
 }
 
 }  // namespace
 
 // A ZKey holding the header's counts and nothing else yet.
-static ZKey zkey_with_header(const Layout& L) {
-  ZKey zk;
+template <class C>
+static ZKey<C> zkey_with_header(const Layout& L) {
+  ZKey<C> zk;
   zk.n_vars = L.h.n_vars;
   zk.n_public = L.h.n_public;
   zk.domain_size = L.h.domain_size;
@@ -175,29 +186,43 @@ ZKeyHeader read_zkey_header(const Reader& r) { return parse_layout(r).h; }
 // Only the header and the section table are touched, so the multi-gigabyte key is not read in.
 ZKeyHeader read_zkey_header(const std::string& path) { return read_zkey_header(Reader(path, "zkey", 1, MapMode::Lazy)); }
 
-ZKey read_zkey(const std::string& path, ZKeyMemory mem) {
-  Reader r(path, "zkey", 1);
-  Layout L = parse_layout(r);
-  ZKey zk = zkey_with_header(L);
-  const uint8_t* p = L.header_points;
-  zk.alpha1 = header_point<G1Affine>(r, p, "alpha1", check_g1);
-  zk.beta1 = header_point<G1Affine>(r, p + kG1Bytes, "beta1", check_g1);
-  zk.beta2 = header_point<G2Affine>(r, p + 2 * kG1Bytes, "beta2", check_g2);
-  zk.gamma2 = header_point<G2Affine>(r, p + 2 * kG1Bytes + kG2Bytes, "gamma2", check_g2);
-  zk.delta1 = header_point<G1Affine>(r, p + 2 * kG1Bytes + 2 * kG2Bytes, "delta1", check_g1);
-  zk.delta2 = header_point<G2Affine>(r, p + 3 * kG1Bytes + 2 * kG2Bytes, "delta2", check_g2);
+CurveId zkey_curve(const std::string& path) { return read_zkey_header(path).curve; }
 
-  zk.ic = decode_g1(path, sname(3), section_data(r, 3), zk.n_public + 1);
-  zk.coefs = decode_coefs(r, L);
+void check_same_curve(const std::string& path_a, CurveId a, const std::string& path_b, CurveId b) {
+  if (a != b)
+    throw FormatError(path_a + " is for " + curve_display_name(a) + " but " + path_b + " is for " +
+                      curve_display_name(b) + "; both must be for the same curve");
+}
+
+namespace groth16 {
+
+template <class C>
+ZKey<C> read_zkey(const std::string& path, ZKeyMemory mem) {
+  using G1Affine = typename C::G1Affine;
+  using G2Affine = typename C::G2Affine;
+  Reader r(path, "zkey", 1);
+  Layout L = parse_layout(r, C::id);
+  const uint64_t kG1Bytes = L.g1_bytes, kG2Bytes = L.g2_bytes;
+  ZKey<C> zk = zkey_with_header<C>(L);
+  const uint8_t* p = L.header_points;
+  zk.alpha1 = header_point<G1Affine>(r, p, "alpha1");
+  zk.beta1 = header_point<G1Affine>(r, p + kG1Bytes, "beta1");
+  zk.beta2 = header_point<G2Affine>(r, p + 2 * kG1Bytes, "beta2");
+  zk.gamma2 = header_point<G2Affine>(r, p + 2 * kG1Bytes + kG2Bytes, "gamma2");
+  zk.delta1 = header_point<G1Affine>(r, p + 2 * kG1Bytes + 2 * kG2Bytes, "delta1");
+  zk.delta2 = header_point<G2Affine>(r, p + 3 * kG1Bytes + 2 * kG2Bytes, "delta2");
+
+  zk.ic = decode_points<G1Affine>(path, sname(3), section_data(r, 3), zk.n_public + 1);
+  zk.coefs = decode_coefs<C>(r, L);
   auto map = mem == ZKeyMemory::Copy ? nullptr : r.file();
   // In the background mode the closures hold the file's bytes (through `map`) while they run.
   DeferredChecks later;
   DeferredChecks* defer = mem == ZKeyMemory::MapFileBackground ? &later : nullptr;
-  zk.a = decode_g1_array(path, sname(5), section_data(r, 5), zk.n_vars, map, defer);
-  zk.b1 = decode_g1_array(path, sname(6), section_data(r, 6), zk.n_vars, map, defer);
-  zk.b2 = decode_g2_array(path, sname(7), section_data(r, 7), zk.n_vars, map, defer);
-  zk.c = decode_g1_array(path, sname(8), section_data(r, 8), zk.n_vars - zk.n_public - 1, map, defer);
-  zk.h = decode_g1_array(path, sname(9), section_data(r, 9), zk.domain_size, map, defer);
+  zk.a = decode_point_array<G1Affine>(path, sname(5), section_data(r, 5), zk.n_vars, map, defer);
+  zk.b1 = decode_point_array<G1Affine>(path, sname(6), section_data(r, 6), zk.n_vars, map, defer);
+  zk.b2 = decode_point_array<G2Affine>(path, sname(7), section_data(r, 7), zk.n_vars, map, defer);
+  zk.c = decode_point_array<G1Affine>(path, sname(8), section_data(r, 8), zk.n_vars - zk.n_public - 1, map, defer);
+  zk.h = decode_point_array<G1Affine>(path, sname(9), section_data(r, 9), zk.domain_size, map, defer);
   if (!later.empty())
     zk.points_checked = std::async(std::launch::async, [work = std::move(later)] {
                           for (const auto& f : work) f();
@@ -210,19 +235,17 @@ ZKey read_zkey(const std::string& path, ZKeyMemory mem) {
   return zk;
 }
 
-void wait_points_checked(const ZKey& zk) {
-  if (zk.points_checked.valid()) zk.points_checked.get();
-}
-
 // Lazily mapped: section 4 is read as it is decoded, and the point sections not at all.
-ZKey read_zkey_coefficients(const std::string& path) {
-  return read_zkey_coefficients(Reader(path, "zkey", 1, MapMode::Lazy));
+template <class C>
+ZKey<C> read_zkey_coefficients(const std::string& path) {
+  return read_zkey_coefficients<C>(Reader(path, "zkey", 1, MapMode::Lazy));
 }
 
-ZKey read_zkey_coefficients(const Reader& r) {
-  Layout L = parse_layout(r);
-  ZKey zk = zkey_with_header(L);
-  zk.coefs = decode_coefs(r, L);
+template <class C>
+ZKey<C> read_zkey_coefficients(const Reader& r) {
+  Layout L = parse_layout(r, C::id);
+  ZKey<C> zk = zkey_with_header<C>(L);
+  zk.coefs = decode_coefs<C>(r, L);
   for (const SectionInfo& s : r.sections()) zk.section_order.push_back(s.id);
   return zk;
 }
@@ -230,7 +253,8 @@ ZKey read_zkey_coefficients(const Reader& r) {
 namespace {
 
 // A ZKey built in memory must be self-consistent before it is written.
-void check_writable(const std::string& path, const ZKey& zk, const std::vector<uint32_t>& order) {
+template <class C>
+void check_writable(const std::string& path, const ZKey<C>& zk, const std::vector<uint32_t>& order) {
   auto bad = [&](const std::string& what) { throw std::invalid_argument(path + ": cannot write zkey: " + what); };
   uint64_t nv = zk.n_vars, np = zk.n_public;
   if (nv < np + 1) bad("n_vars < n_public + 1");
@@ -250,8 +274,11 @@ void check_writable(const std::string& path, const ZKey& zk, const std::vector<u
 
 // Section 4, encoded in parallel blocks: X = v*R^2, i.e. the Montgomery limbs of v (v*R) times R
 // (mont-multiplying by R^2's limbs, the element R, multiplies the stored limbs by R).
-void write_coefs(Writer& w, const HugeVec<ZKeyCoef>& coefs) {
-  const Fr r_elem = Fr::from_mont_limbs(bls12_381::FrParams::R2);
+template <class C>
+void write_coefs(Writer& w, const HugeVec<ZKeyCoef<C>>& coefs) {
+  using Fr = typename C::Fr;
+  const Fr r_elem = Fr::from_mont_limbs(C::FrParams::R2);
+  constexpr uint64_t kCoefBytes = 12 + C::FrParams::BYTES;
   const size_t block = 1 << 20;
   std::vector<uint8_t> buf;
   w.u32((uint32_t)coefs.size());
@@ -260,13 +287,13 @@ void write_coefs(Writer& w, const HugeVec<ZKeyCoef>& coefs) {
     buf.resize((e - b) * kCoefBytes);
     parallel_for(e - b, [&](size_t lo, size_t hi, size_t) {
       for (size_t i = lo; i < hi; i++) {
-        const ZKeyCoef& c = coefs[b + i];
+        const ZKeyCoef<C>& c = coefs[b + i];
         uint8_t* o = buf.data() + i * kCoefBytes;
         std::memcpy(o, &c.matrix, 4);
         std::memcpy(o + 4, &c.constraint, 4);
         std::memcpy(o + 8, &c.signal, 4);
         Fr x = c.value * r_elem;
-        std::memcpy(o + 12, x.l, 32);
+        std::memcpy(o + 12, x.l, C::FrParams::BYTES);
       }
     });
     w.write(buf.data(), buf.size());
@@ -275,7 +302,10 @@ void write_coefs(Writer& w, const HugeVec<ZKeyCoef>& coefs) {
 
 }  // namespace
 
-void write_zkey(const std::string& path, const ZKey& zk) {
+template <class C>
+void write_zkey(const std::string& path, const ZKey<C>& zk) {
+  constexpr uint32_t n8q = C::FqParams::BYTES, n8r = C::FrParams::BYTES;
+  constexpr uint64_t kG1Bytes = 2 * n8q, kG2Bytes = 4 * n8q, kCoefBytes = 12 + n8r;
   std::vector<uint32_t> order = zk.section_order;
   if (order.empty()) order.assign(std::begin(kZkeyNewOrder), std::end(kZkeyNewOrder));
   check_writable(path, zk, order);
@@ -290,24 +320,24 @@ void write_zkey(const std::string& path, const ZKey& zk) {
         w.u32(kGroth16);
         break;
       case 2:
-        w.begin_section(2, 4 + 48 + 4 + 32 + 12 + 3 * kG1Bytes + 3 * kG2Bytes);
-        w.u32(48);
-        w.write(bls12_381::FqParams::MOD, 48);
-        w.u32(32);
-        w.write(bls12_381::FrParams::MOD, 32);
+        w.begin_section(2, 4 + n8q + 4 + n8r + 12 + 3 * kG1Bytes + 3 * kG2Bytes);
+        w.u32(n8q);
+        w.write(C::FqParams::MOD, n8q);
+        w.u32(n8r);
+        w.write(C::FrParams::MOD, n8r);
         w.u32(zk.n_vars);
         w.u32(zk.n_public);
         w.u32(zk.domain_size);
-        write_g1(w, zk.alpha1);
-        write_g1(w, zk.beta1);
-        write_g2(w, zk.beta2);
-        write_g2(w, zk.gamma2);
-        write_g1(w, zk.delta1);
-        write_g2(w, zk.delta2);
+        write_point(w, zk.alpha1);
+        write_point(w, zk.beta1);
+        write_point(w, zk.beta2);
+        write_point(w, zk.gamma2);
+        write_point(w, zk.delta1);
+        write_point(w, zk.delta2);
         break;
       case 3:
         w.begin_section(3, zk.ic.size() * kG1Bytes);
-        write_g1(w, zk.ic);
+        write_points(w, zk.ic);
         break;
       case 4:
         w.begin_section(4, 4 + zk.coefs.size() * kCoefBytes);
@@ -343,4 +373,14 @@ void write_zkey(const std::string& path, const ZKey& zk) {
   w.close();
 }
 
+#define CUZK_ZKEY_IO(C)                                                                \
+  template ZKey<C> read_zkey<C>(const std::string&, ZKeyMemory);                       \
+  template ZKey<C> read_zkey_coefficients<C>(const std::string&);                      \
+  template ZKey<C> read_zkey_coefficients<C>(const binfile::Reader&);                  \
+  template void write_zkey<C>(const std::string&, const ZKey<C>&);
+CUZK_ZKEY_IO(Bls12_381)
+CUZK_ZKEY_IO(Bn254)
+#undef CUZK_ZKEY_IO
+
+}  // namespace groth16
 }  // namespace cuzk

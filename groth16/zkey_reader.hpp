@@ -8,6 +8,9 @@ namespace cuzk {
 
 // As read_zkey_header / read_zkey_coefficients (formats.hpp), from an open "zkey" v1 container.
 ZKeyHeader read_zkey_header(const binfile::Reader& r);
-ZKey read_zkey_coefficients(const binfile::Reader& r);
+namespace groth16 {
+template <class C>
+ZKey<C> read_zkey_coefficients(const binfile::Reader& r);
+}
 
 }  // namespace cuzk

@@ -39,21 +39,26 @@ bool host_registered(const void* p) noexcept;
 // NTT over Fr of host data, natural order in and out (snarkjs's roots: generator 5).
 // coset: the transform on the coset g*<omega> with g = root_of_unity(log_n + 1), i.e. forward
 // multiplies x_i by g^i first and inverse multiplies by g^-i last. log_n in 0..27.
-void ntt(int device, Fr* data, int log_n, bool inverse, bool coset = false);
+void ntt(int device, bls12_381::Fr* data, int log_n, bool inverse, bool coset = false);
 
 // The H stage on the device: a, b, c (2^log_n each, natural order) -> the odd-coset values
 // P = A'B' - C' (what groth16's compute_h_coset returns).
-std::vector<Fr> compute_h_coset(int device, const std::vector<Fr>& a, const std::vector<Fr>& b,
-                                const std::vector<Fr>& c, int log_n);
+std::vector<bls12_381::Fr> compute_h_coset(int device, const std::vector<bls12_381::Fr>& a,
+                                           const std::vector<bls12_381::Fr>& b, const std::vector<bls12_381::Fr>& c,
+                                           int log_n);
 
 // One-shot MSMs of host data: sum scalars[i] * points[i]. Points at infinity and any scalars are
 // allowed. window = 0 picks the window width automatically.
-G1 msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window = 0);
-G2 msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window = 0);
+bls12_381::G1 msm_g1(int device, const bls12_381::G1Affine* points, const bls12_381::Fr* scalars, size_t n,
+                     int window = 0);
+bls12_381::G2 msm_g2(int device, const bls12_381::G2Affine* points, const bls12_381::Fr* scalars, size_t n,
+                     int window = 0);
 // The same over precomputed bases: the device first builds 2^(w c) P_i for every window w (a table
 // of n * windows points, c >= 8), then all windows share one set of 2^(c-1) buckets.
-G1 msm_g1_precomputed(int device, const G1Affine* points, const Fr* scalars, size_t n, int window = 0);
-G2 msm_g2_precomputed(int device, const G2Affine* points, const Fr* scalars, size_t n, int window = 0);
+bls12_381::G1 msm_g1_precomputed(int device, const bls12_381::G1Affine* points, const bls12_381::Fr* scalars,
+                                 size_t n, int window = 0);
+bls12_381::G2 msm_g2_precomputed(int device, const bls12_381::G2Affine* points, const bls12_381::Fr* scalars,
+                                 size_t n, int window = 0);
 
 // Precomputed bases for the resident key (msm_*_precomputed): at key upload the prover builds, for
 // the point sets named here and in this order of priority, tables of the window copies 2^(wc) P_i,
@@ -95,12 +100,29 @@ struct PrecomputeInfo {
   size_t free_bytes = 0;        // device memory free after the key, the tables and the MSM scratch
 };
 
+// Per-stage wall times of a GpuProver's last run, in milliseconds, for benchmarks and logs.
+struct ProverTimings {
+  // upload_ms: host time until the last host-to-device copy was queued (from page-locked memory
+  // that is almost nothing; through staging it is the transfer). h_stage_ms includes waiting for
+  // a, b, c (run_synthesized) or evaluating them (run).
+  double upload_ms = 0, witness_msms_ms = 0, h_stage_ms = 0, h_msm_ms = 0, total_ms = 0;
+  // When the device executed each stage (copy, eval, ntt, msm_plan, msm_a, msm_b1, msm_b2, msm_c,
+  // msm_h), from CUDA events on the stage's stream, in ms from the proof's first operation. The
+  // two lanes' spans overlap; their union is the device's busy time for the proof.
+  std::vector<StageSpan> spans;
+};
+
 // The device half of the Groth16 prover: the key's points and compiled A/B matrices uploaded once
 // and kept resident; run() evaluates a, b, c, runs the H stage and the five MSMs on the GPU, over
 // precomputed bases for the sets that got tables (PrecomputeOptions).
 class GpuProver {
  public:
-  GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device, const GpuOptions& opt = GpuOptions());
+  using C = Bls12_381;
+  using Fr = C::Fr;
+  using RawMsms = groth16::RawMsms<C>;
+  using SynthesizedView = groth16::SynthesizedView<C>;
+  GpuProver(const groth16::ZKey<C>& zk, const groth16::ConstraintEvaluator<C>& ev, int device,
+            const GpuOptions& opt = GpuOptions());
   ~GpuProver();
   GpuProver(const GpuProver&) = delete;
   GpuProver& operator=(const GpuProver&) = delete;
@@ -112,17 +134,7 @@ class GpuProver {
   // is transformed as soon as it is on the device while the next one is still crossing the bus, and
   // the witness MSMs start once w is there. Throws std::invalid_argument when the sizes do not fit.
   RawMsms run_synthesized(const SynthesizedView& s);
-  // Per-stage wall times of the last run, in milliseconds, for benchmarks and logs.
-  struct Timings {
-    // upload_ms: host time until the last host-to-device copy was queued (from page-locked memory
-    // that is almost nothing; through staging it is the transfer). h_stage_ms includes waiting for
-    // a, b, c (run_synthesized) or evaluating them (run).
-    double upload_ms = 0, witness_msms_ms = 0, h_stage_ms = 0, h_msm_ms = 0, total_ms = 0;
-    // When the device executed each stage (copy, eval, ntt, msm_plan, msm_a, msm_b1, msm_b2, msm_c,
-    // msm_h), from CUDA events on the stage's stream, in ms from the proof's first operation. The
-    // two lanes' spans overlap; their union is the device's busy time for the proof.
-    std::vector<StageSpan> spans;
-  };
+  using Timings = ProverTimings;
   Timings last_timings() const;
   int device() const;
   PrecomputeInfo precompute_info() const;

@@ -11,6 +11,7 @@ namespace cuzk {
 // matches snarkjs's encoding of infinity as all-zero bytes.
 template <class C>
 struct Affine {
+  using Curve = C;
   using F = typename C::F;
   F x, y;
   CUZK_HD static Affine infinity() { return {F::zero(), F::zero()}; }
@@ -24,6 +25,7 @@ struct Affine {
 // Jacobian point (X, Y, Z) for x = X/Z^2, y = Y/Z^3; Z = 0 is infinity.
 template <class C>
 struct Jacobian {
+  using Curve = C;
   using F = typename C::F;
   using Aff = Affine<C>;
   F x, y, z;

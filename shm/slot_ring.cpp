@@ -19,7 +19,7 @@ namespace cuzk::shm {
 namespace {
 constexpr uint64_t kPage = 4096;
 uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
-uint64_t vec_bytes(uint64_t n) { return round_up(n * sizeof(Fr), kPage); }
+uint64_t vec_bytes(uint64_t n) { return round_up(n * kElemBytes, kPage); }
 uint64_t header_bytes(uint32_t n_slots) {
   return round_up(sizeof(SegmentHeader) + uint64_t(n_slots) * sizeof(SlotHeader) + 64, kPage);
 }
@@ -75,19 +75,12 @@ bool Segment::transition(uint32_t i, SlotState from, SlotState to) const {
 
 void Segment::force(uint32_t i, SlotState to) const { slot(i).state.store(uint32_t(to), std::memory_order_release); }
 
-Fr* Segment::w(uint32_t i) const {
+char* Segment::vec(uint32_t i, int k) const {
   (void)slot(i);  // range check
-  char* data = reinterpret_cast<char*>(base_) + hdr_->header_bytes + uint64_t(i) * hdr_->slot_bytes;
-  return reinterpret_cast<Fr*>(data);
-}
-Fr* Segment::a(uint32_t i) const {
-  return reinterpret_cast<Fr*>(reinterpret_cast<char*>(w(i)) + vec_bytes(hdr_->max_vars));
-}
-Fr* Segment::b(uint32_t i) const {
-  return reinterpret_cast<Fr*>(reinterpret_cast<char*>(a(i)) + vec_bytes(hdr_->max_domain));
-}
-Fr* Segment::c(uint32_t i) const {
-  return reinterpret_cast<Fr*>(reinterpret_cast<char*>(b(i)) + vec_bytes(hdr_->max_domain));
+  char* p = reinterpret_cast<char*>(base_) + hdr_->header_bytes + uint64_t(i) * hdr_->slot_bytes;
+  if (k >= 1) p += vec_bytes(hdr_->max_vars);          // past w
+  if (k >= 2) p += vec_bytes(hdr_->max_domain) * (k - 1);  // past a (and b)
+  return p;
 }
 
 std::unique_ptr<Segment> Segment::create(const std::string& instance, int device, uint32_t n_slots,

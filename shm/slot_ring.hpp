@@ -8,11 +8,11 @@
 #include <memory>
 #include <string>
 
-#include "math/bls12_381.hpp"
-
 namespace cuzk::shm {
 
-using Fr = bls12_381::Fr;
+// Every vector element is one scalar-field element of 32 bytes: the ring is the same for every
+// curve, and the circuit a slot holds says which field its bytes are.
+constexpr size_t kElemBytes = 32;
 
 // FREE -> SYNTHESIZING (supervisor assigns) -> READY (synth worker) -> PROVING (gpu worker)
 // -> FREE (gpu worker). After a crash only the supervisor moves a slot back.
@@ -89,13 +89,33 @@ class Segment {
   // Supervisor recovery: sets the state whatever it was.
   void force(uint32_t i, SlotState to) const;
 
-  // The slot's vectors: w (max_vars), then a, b, c (max_domain each).
-  Fr* w(uint32_t i) const;
-  Fr* a(uint32_t i) const;
-  Fr* b(uint32_t i) const;
-  Fr* c(uint32_t i) const;
+  // The slot's vectors: w (max_vars), then a, b, c (max_domain each), as elements of the field F
+  // (the curve's Fr of the circuit in the slot).
+  template <class F>
+  F* w(uint32_t i) const {
+    return as<F>(vec(i, 0));
+  }
+  template <class F>
+  F* a(uint32_t i) const {
+    return as<F>(vec(i, 1));
+  }
+  template <class F>
+  F* b(uint32_t i) const {
+    return as<F>(vec(i, 2));
+  }
+  template <class F>
+  F* c(uint32_t i) const {
+    return as<F>(vec(i, 3));
+  }
 
  private:
+  template <class F>
+  static F* as(char* p) {
+    static_assert(sizeof(F) == kElemBytes, "the ring holds 32-byte field elements");
+    return reinterpret_cast<F*>(p);
+  }
+  // Start of vector k (0 = w, 1 = a, 2 = b, 3 = c) of slot i.
+  char* vec(uint32_t i, int k) const;
   struct Impl;
   Segment() = default;
   std::unique_ptr<Impl> impl_;

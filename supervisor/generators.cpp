@@ -63,6 +63,12 @@ std::vector<std::optional<witness::Manifest>> open_generators(const config::Conf
     } catch (const witness::WitnessError& e) {
       throw config::ConfigError(key, e.what());
     }
+    const char* key_curve = curve_snarkjs_name(keys.at(i).curve);
+    if (m.curve() != key_curve)
+      throw config::ConfigError(key, "the generator in " + m.dir + " computes witnesses over " +
+                                         (m.curve().empty() ? std::string("an unknown prime") : m.curve()) + " but " +
+                                         c.zkey + " is a " + key_curve + " key (compile the circuit with --prime " +
+                                         key_curve + ")");
     if (m.n_witness != keys.at(i).n_vars)
       throw config::ConfigError(key, "the generator in " + m.dir + " makes witnesses of " +
                                          std::to_string(m.n_witness) + " values but " + c.zkey + " expects nVars=" +

@@ -26,9 +26,7 @@ void Supervisor::setup_state() {
   }
   for (const auto& c : cfg_.circuits) dims_.push_back(read_zkey_header(c.zkey));
   generators_ = open_generators(cfg_, dims_);
-  std::vector<uint32_t> n_vars;
-  for (const auto& d : dims_) n_vars.push_back(d.n_vars);
-  validator_ = std::make_unique<SubmitValidator>(cfg_, std::move(n_vars), generators_);
+  validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
 }
 
 void Supervisor::setup_rings() {

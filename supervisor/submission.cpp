@@ -81,9 +81,9 @@ void check_inputs(const json& in, const witness::Manifest& m, const std::string&
 
 }  // namespace
 
-SubmitValidator::SubmitValidator(const config::Config& cfg, std::vector<uint32_t> n_vars,
+SubmitValidator::SubmitValidator(const config::Config& cfg, std::vector<ZKeyHeader> keys,
                                  const std::vector<std::optional<witness::Manifest>>& generators)
-    : cfg_(cfg), n_vars_(std::move(n_vars)), generators_(generators), access_(cfg.daemon.input_dirs) {}
+    : cfg_(cfg), keys_(std::move(keys)), generators_(generators), access_(cfg.daemon.input_dirs) {}
 
 SubmitRequest SubmitValidator::parse(const std::string& text) const {
   json body;
@@ -147,7 +147,7 @@ std::vector<PreparedInput> SubmitValidator::prepare(const SubmitRequest& req) co
 
 PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& field, uint32_t circuit) const {
   PreparedInput p;
-  uint32_t n = 0;
+  WtnsInfo info{};
   std::string where;  // names the witness in messages
   try {
     if (auto b64 = sole_string(e, "base64")) {
@@ -156,7 +156,7 @@ PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& f
       p.content = std::move(*bytes);
       p.ext = ".wtns";
       where = field + " (uploaded)";
-      n = wtns_value_count(p.content.size(), [&](uint64_t off, void* buf, size_t len) {
+      info = wtns_info(p.content.size(), [&](uint64_t off, void* buf, size_t len) {
         if (off > p.content.size() || len > p.content.size() - off) return false;
         std::memcpy(buf, p.content.data() + off, len);
         return true;
@@ -168,14 +168,18 @@ PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& f
       check_length(f.path(), field);
       p.path = f.path();
       where = field + ": " + f.path();
-      n = wtns_value_count(f.size(), [&](uint64_t off, void* buf, size_t len) { return f.read_at(off, buf, len); });
+      info = wtns_info(f.size(), [&](uint64_t off, void* buf, size_t len) { return f.read_at(off, buf, len); });
     }
   } catch (const WtnsHeaderError& err) {
     bad(where + ": " + err.what());
   }
-  if (n != n_vars_.at(circuit))
-    bad(where + ": has " + std::to_string(n) + " values, circuit " + cfg_.circuits[circuit].name +
-        " expects nVars=" + std::to_string(n_vars_[circuit]) + " (a witness of another circuit?)");
+  const ZKeyHeader& key = keys_.at(circuit);
+  if (info.curve != key.curve)
+    bad(where + ": is a " + curve_snarkjs_name(info.curve) + " witness, circuit " + cfg_.circuits[circuit].name +
+        " is a " + curve_snarkjs_name(key.curve) + " circuit");
+  if (info.count != key.n_vars)
+    bad(where + ": has " + std::to_string(info.count) + " values, circuit " + cfg_.circuits[circuit].name +
+        " expects nVars=" + std::to_string(key.n_vars) + " (a witness of another circuit?)");
   return p;
 }
 

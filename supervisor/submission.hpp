@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
+#include "groth16/formats.hpp"
 #include "supervisor/input_access.hpp"
 #include "supervisor/job_store.hpp"
 #include "witness/manifest.hpp"
@@ -43,7 +44,7 @@ class SubmitValidator {
   // n_vars: the zkey's nVars per circuit; generators: the opened witness generator per circuit
   // (nullopt without witness_generator). Both are indexed like cfg.circuits; cfg and generators
   // must outlive the validator.
-  SubmitValidator(const config::Config& cfg, std::vector<uint32_t> n_vars,
+  SubmitValidator(const config::Config& cfg, std::vector<ZKeyHeader> keys,
                   const std::vector<std::optional<witness::Manifest>>& generators);
 
   // The request's fields; throws SubmitError(400) naming the field. Touches no file.
@@ -56,7 +57,7 @@ class SubmitValidator {
   PreparedInput inputs_entry(const nlohmann::json& e, const std::string& field, uint32_t circuit) const;
 
   const config::Config& cfg_;
-  std::vector<uint32_t> n_vars_;
+  std::vector<ZKeyHeader> keys_;
   const std::vector<std::optional<witness::Manifest>>& generators_;
   InputAccess access_;
 };

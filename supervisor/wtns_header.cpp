@@ -11,14 +11,14 @@ namespace cuzk::sup {
 namespace {
 
 constexpr uint32_t kVersion = 2;
-constexpr uint32_t kN8 = 32;
+constexpr uint32_t kN8 = 32;  // both curves' scalar fields
 constexpr uint64_t kHeaderSection = 4 + kN8 + 4;
 
 [[noreturn]] void bad(const std::string& why) { throw WtnsHeaderError(why); }
 
 }  // namespace
 
-uint32_t wtns_value_count(uint64_t size, const ReadAt& read) {
+WtnsInfo wtns_info(uint64_t size, const ReadAt& read) {
   uint8_t head[12];
   if (size < sizeof head || !read(0, head, sizeof head)) bad("is not a .wtns file (shorter than its 12-byte header)");
   if (std::memcmp(head, "wtns", 4) != 0) bad("is not a .wtns file (bad magic)");
@@ -44,21 +44,18 @@ uint32_t wtns_value_count(uint64_t size, const ReadAt& read) {
     pos += n;
   }
   if (pos != size) bad("has data after its last section");
-  if (len[1] != kHeaderSection) bad("is not a BLS12-381 witness (its header section has the wrong size)");
+  if (len[1] != kHeaderSection) bad("is not a witness of a supported curve (its header section has the wrong size)");
   uint8_t h[kHeaderSection];
   if (!read(off[1], h, sizeof h)) bad("is truncated (its header section ends early)");
   uint32_t n8, values;
   std::memcpy(&n8, h, 4);
   std::memcpy(&values, h + 4 + kN8, 4);
-  if (n8 != kN8) bad("is not a BLS12-381 witness (its values are not 32 bytes)");
-  switch (binfile::identify_prime(h + 4, kN8)) {
-    case binfile::KnownPrime::BlsR: break;
-    case binfile::KnownPrime::Bn254R:
-    case binfile::KnownPrime::Bn254Q: bad("is a BN254 (bn128) witness; only BLS12-381 is supported");
-    default: bad("is not a BLS12-381 witness (its prime is not the scalar field's r)");
-  }
+  if (n8 != kN8) bad("is not a witness of a supported curve (its values are not 32 bytes)");
+  std::optional<binfile::KnownPrime> prime = binfile::identify_prime(h + 4, kN8);
+  if (!prime || prime->kind != binfile::FieldKind::Scalar)
+    bad("is not a witness of a supported curve (its prime is not the scalar field of BN254 or BLS12-381)");
   if (len[2] != uint64_t(values) * kN8) bad("is truncated or inconsistent (its values section does not hold nWitness values)");
-  return values;
+  return {values, prime->curve};
 }
 
 }  // namespace cuzk::sup

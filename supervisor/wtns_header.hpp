@@ -1,12 +1,14 @@
 // The header of a .wtns file checked at submission without reading its values: the container
-// (magic, version, section table against the file's size), the field (BLS12-381's r) and the number
-// of values. Reads a few dozen bytes whatever the file's size, and its messages never quote the
+// (magic, version, section table against the file's size), the field (the scalar field of a curve
+// cuzk proves on) and the number of values. Reads a few dozen bytes whatever the file's size, and its messages never quote the
 // file's bytes (a path submission may name a file its client cannot read).
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
+
+#include "math/curves.hpp"
 
 namespace cuzk::sup {
 
@@ -18,7 +20,11 @@ struct WtnsHeaderError : std::runtime_error {
 // read(off, buf, n): exactly n bytes at off, false when the file is shorter.
 using ReadAt = std::function<bool(uint64_t off, void* buf, size_t n)>;
 
-// The witness's number of values (nWitness). size: the file's size in bytes.
-uint32_t wtns_value_count(uint64_t size, const ReadAt& read);
+struct WtnsInfo {
+  uint32_t count;  // nWitness
+  CurveId curve;   // whose scalar field the values are in
+};
+// The witness's number of values and curve. size: the file's size in bytes.
+WtnsInfo wtns_info(uint64_t size, const ReadAt& read);
 
 }  // namespace cuzk::sup

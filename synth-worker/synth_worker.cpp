@@ -34,19 +34,108 @@ using cuzk::worker::current_affinity;
 
 namespace {
 
-// A circuit's compiled evaluator, built once per worker on first use, and its optional r1cs.
-struct Circuit {
-  std::string name;
-  uint32_t n_vars = 0, n_public = 0, domain_size = 0;
-  ConstraintEvaluator ev;
-  std::unique_ptr<R1cs> r1cs;
-  std::unique_ptr<witness::Generator> gen;  // started on the first job that brings inputs
-};
-
 // Input errors that retrying cannot fix: reported as kBadInput, the job fails with the message.
 struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// A circuit as the worker loaded it on first use: its sizes and witness generator, and behind the
+// virtual functions its curve's compiled evaluator and optional r1cs, working on a slot's vectors
+// as that curve's field elements.
+struct Circuit {
+  std::string name;
+  uint32_t n_vars = 0, n_public = 0, domain_size = 0;
+  std::unique_ptr<witness::Generator> gen;  // started on the first job that brings inputs
+  virtual ~Circuit() = default;
+  virtual bool has_r1cs() const = 0;
+  // The .wtns at path into the slot's w; FormatError/std::invalid_argument for a bad file.
+  virtual void read_wtns(const std::string& path, Segment& seg, uint32_t slot) const = 0;
+  // The slot's w from the normal form the witness generator writes to Montgomery form; the index
+  // of the first value outside the field, or SIZE_MAX.
+  virtual size_t to_montgomery(Segment& seg, uint32_t slot) const = 0;
+  // Throws BadInput naming the first constraint the slot's w does not satisfy.
+  virtual void check_satisfied(Segment& seg, uint32_t slot, const std::string& path) const = 0;
+  // a = A w, b = B w, c = a o b into the slot.
+  virtual void evaluate(Segment& seg, uint32_t slot) const = 0;
+};
+
+template <class C>
+struct CircuitOn : Circuit {
+  using Fr = typename C::Fr;
+  groth16::ConstraintEvaluator<C> ev;
+  std::unique_ptr<groth16::R1cs<C>> r1cs;
+
+  bool has_r1cs() const override { return r1cs != nullptr; }
+  void read_wtns(const std::string& path, Segment& seg, uint32_t slot) const override {
+    groth16::read_wtns_into<C>(path, seg.w<Fr>(slot), n_vars);
+  }
+  size_t to_montgomery(Segment& seg, uint32_t slot) const override {
+    Fr* w = seg.w<Fr>(slot);
+    std::atomic<size_t> bad{SIZE_MAX};
+    parallel_for(n_vars, [&](size_t lo, size_t hi, size_t) {
+      for (size_t i = lo; i < hi; i++) {
+        typename Fr::Repr v;
+        std::memcpy(v.l, &w[i], sizeof v.l);
+        if (!Fr::is_canonical(v.l)) {
+          bad.store(i);
+          return;
+        }
+        w[i] = Fr::from_plain(v);
+      }
+    });
+    return bad.load();
+  }
+  void check_satisfied(Segment& seg, uint32_t slot, const std::string& path) const override {
+    const Fr* w = seg.w<Fr>(slot);
+    const auto& cons = r1cs->constraints;
+    std::vector<size_t> first_bad(thread_count() + 1, SIZE_MAX);
+    auto dot = [&](const std::vector<groth16::LinearTerm<C>>& lc) {
+      Fr acc = Fr::zero();
+      for (const auto& t : lc) acc += t.coeff * w[t.wire];
+      return acc;
+    };
+    parallel_for(cons.size(), [&](size_t lo, size_t hi, size_t chunk) {
+      for (size_t i = lo; i < hi; i++)
+        if (dot(cons[i].a) * dot(cons[i].b) != dot(cons[i].c)) {
+          first_bad[chunk] = i;
+          return;
+        }
+    });
+    size_t bad = *std::min_element(first_bad.begin(), first_bad.end());
+    if (bad != SIZE_MAX)
+      throw BadInput("witness " + path + " does not satisfy constraint " + std::to_string(bad) + " of circuit " + name);
+  }
+  void evaluate(Segment& seg, uint32_t slot) const override {
+    ev.evaluate_into(seg.w<Fr>(slot), seg.a<Fr>(slot), seg.b<Fr>(slot), seg.c<Fr>(slot));
+  }
+};
+
+// Loads the curve-specific half of a circuit: the evaluator (mapped from the cache file every worker
+// shares, built by the first worker to get here) and the r1cs when configured.
+template <class C>
+std::unique_ptr<Circuit> load_circuit(const config::CircuitConfig& cc, const std::string& state_dir) {
+  auto c = std::make_unique<CircuitOn<C>>();
+  c->name = cc.name;
+  EvaluatorCacheReport rep;
+  const std::string dir = (std::filesystem::path(state_dir) / "evaluator").string();
+  c->ev = groth16::ConstraintEvaluator<C>::open_cached(cc.zkey, dir, &rep);
+  c->n_vars = rep.zkey.n_vars;
+  c->n_public = rep.zkey.n_public;
+  c->domain_size = rep.zkey.domain_size;
+  using O = EvaluatorCacheReport::Outcome;
+  const char* what = rep.outcome == O::Built ? "built" : rep.outcome == O::Hit ? "mapped" : "NOT cached, compiled in memory";
+  if (!rep.reason.empty())
+    std::fprintf(stderr, "cuzk-synth-worker: circuit %s: evaluator %s (%s) in %.0f ms: %s\n", cc.name.c_str(), what,
+                 rep.path.c_str(), rep.ms, rep.reason.c_str());
+  if (!cc.r1cs.empty()) {
+    check_same_curve(cc.zkey, C::id, cc.r1cs, r1cs_curve(cc.r1cs));
+    c->r1cs = std::make_unique<groth16::R1cs<C>>(groth16::read_r1cs<C>(cc.r1cs));
+    if (c->r1cs->n_wires != c->n_vars)
+      throw std::runtime_error("circuit " + cc.name + ": r1cs " + cc.r1cs + " has " + std::to_string(c->r1cs->n_wires) +
+                               " wires, its zkey has nVars=" + std::to_string(c->n_vars));
+  }
+  return c;
+}
 
 struct Cancelled {};
 
@@ -75,29 +164,9 @@ class SynthWorker {
     if (it != circuits_.end()) return *it->second;
     if (idx >= cfg_.circuits.size()) throw std::runtime_error("no circuit " + std::to_string(idx) + " in the config");
     const config::CircuitConfig& cc = cfg_.circuits[idx];
-    auto c = std::make_unique<Circuit>();
-    c->name = cc.name;
-    {
-      // Mapped from the cache file that every worker shares (built by the first worker to get here).
-      EvaluatorCacheReport rep;
-      const std::string dir = (std::filesystem::path(cfg_.daemon.state_dir) / "evaluator").string();
-      c->ev = ConstraintEvaluator::open_cached(cc.zkey, dir, &rep);
-      c->n_vars = rep.zkey.n_vars;
-      c->n_public = rep.zkey.n_public;
-      c->domain_size = rep.zkey.domain_size;
-      using O = EvaluatorCacheReport::Outcome;
-      const char* what = rep.outcome == O::Built ? "built" : rep.outcome == O::Hit ? "mapped" : "NOT cached, compiled in memory";
-      if (!rep.reason.empty())
-        std::fprintf(stderr, "cuzk-synth-worker: circuit %s: evaluator %s (%s) in %.0f ms: %s\n", cc.name.c_str(), what,
-                     rep.path.c_str(), rep.ms, rep.reason.c_str());
-    }
-    if (!cc.r1cs.empty()) {
-      c->r1cs = std::make_unique<R1cs>(read_r1cs(cc.r1cs));
-      if (c->r1cs->n_wires != c->n_vars)
-        throw std::runtime_error("circuit " + cc.name + ": r1cs " + cc.r1cs + " has " +
-                                 std::to_string(c->r1cs->n_wires) + " wires, its zkey has nVars=" +
-                                 std::to_string(c->n_vars));
-    }
+    std::unique_ptr<Circuit> c = with_curve(zkey_curve(cc.zkey), [&]<class C>() {
+      return load_circuit<C>(cc, cfg_.daemon.state_dir);
+    });
     if (!cc.witness_generator.empty()) {
       witness::Manifest m = witness::open_generator(cc.witness_generator, cfg_.daemon.state_dir + "/witness");
       if (m.n_witness != c->n_vars)
@@ -117,8 +186,8 @@ class SynthWorker {
     } catch (const witness::InputError& e) {
       throw BadInput(e.what());
     }
-    Fr* w = seg.w(slot);
-    const uint64_t offset = uint64_t(reinterpret_cast<char*>(w) - static_cast<char*>(seg.base()));
+    char* w = seg.w<char[kElemBytes]>(slot)[0];
+    const uint64_t offset = uint64_t(w - static_cast<char*>(seg.base()));
     witness::GenResult r = c.gen->compute(inputs, "/dev/shm/" + seg.name(), offset,
                                           cfg_.synthesis.witness_timeout_s * 1000u,
                                           [&] { return h.cancel.load(std::memory_order_acquire) != 0; });
@@ -133,43 +202,9 @@ class SynthWorker {
         throw std::runtime_error("witness generator of circuit " + c.name + " crashed: " + r.message);
     }
     // The generator wrote normal-form values; the prover works in Montgomery form.
-    std::atomic<size_t> bad{SIZE_MAX};
-    parallel_for(c.n_vars, [&](size_t lo, size_t hi, size_t) {
-      for (size_t i = lo; i < hi; i++) {
-        Fr::Repr v;
-        std::memcpy(v.l, &w[i], sizeof v.l);
-        if (!Fr::is_canonical(v.l)) {
-          bad.store(i);
-          return;
-        }
-        w[i] = Fr::from_plain(v);
-      }
-    });
-    if (bad.load() != SIZE_MAX)
-      throw std::runtime_error("witness generator of circuit " + c.name + " wrote value " + std::to_string(bad.load()) +
+    if (size_t bad = c.to_montgomery(seg, slot); bad != SIZE_MAX)
+      throw std::runtime_error("witness generator of circuit " + c.name + " wrote value " + std::to_string(bad) +
                                " outside the field");
-  }
-
-  // Every constraint (sum a)(sum b) = (sum c) over the witness; names the first that fails.
-  static void check_satisfied(const Circuit& c, const Fr* w, const std::string& path) {
-    const auto& cons = c.r1cs->constraints;
-    std::vector<size_t> first_bad(thread_count() + 1, SIZE_MAX);
-    auto dot = [&](const std::vector<LinearTerm>& lc) {
-      Fr acc = Fr::zero();
-      for (const LinearTerm& t : lc) acc += t.coeff * w[t.wire];
-      return acc;
-    };
-    parallel_for(cons.size(), [&](size_t lo, size_t hi, size_t chunk) {
-      for (size_t i = lo; i < hi; i++)
-        if (dot(cons[i].a) * dot(cons[i].b) != dot(cons[i].c)) {
-          first_bad[chunk] = i;
-          return;
-        }
-    });
-    size_t bad = *std::min_element(first_bad.begin(), first_bad.end());
-    if (bad != SIZE_MAX)
-      throw BadInput("witness " + path + " does not satisfy constraint " + std::to_string(bad) + " of circuit " +
-                     c.name);
   }
 
   void check_cancel(const SlotHeader& h) {
@@ -208,19 +243,19 @@ class SynthWorker {
       const auto& hdr = seg->header();
       if (c.n_vars > hdr.max_vars || c.domain_size > hdr.max_domain)
         throw std::runtime_error("circuit " + c.name + " does not fit the slot ring");
-      Fr* w = seg->w(req.slot);  // the witness goes straight into the slot
+      // The witness goes straight into the slot.
       if (from_inputs) {
         witness_from_inputs(c, path, *seg, req.slot, h);
       } else {
         try {
-          read_wtns_into(path, w, c.n_vars);
+          c.read_wtns(path, *seg, req.slot);
         } catch (const FormatError& e) {
           throw BadInput(e.what());
         } catch (const std::invalid_argument& e) {
           throw BadInput(e.what());
         }
       }
-      if (c.r1cs) check_satisfied(c, w, path);
+      if (c.has_r1cs()) c.check_satisfied(*seg, req.slot, path);
       const uint64_t t1 = monotonic_ns();
       witness_ms = double(t1 - tw) / 1e6;
       // Test hook: stretch synthesis so that process tests can kill a worker in the middle of it.
@@ -230,7 +265,7 @@ class SynthWorker {
       }
       check_cancel(h);
       const uint64_t t2 = monotonic_ns();
-      c.ev.evaluate_into(w, seg->a(req.slot), seg->b(req.slot), seg->c(req.slot));
+      c.evaluate(*seg, req.slot);
       eval_ms = double(monotonic_ns() - t2) / 1e6;
       check_cancel(h);
       h.n_vars = c.n_vars;

@@ -18,6 +18,7 @@
 #include "supervisor/wtns_header.hpp"
 
 using namespace cuzk;
+using namespace cuzk::bls12_381;
 using namespace cuzk::sup;
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -94,7 +95,10 @@ struct Api : ::testing::Test {
     make_validator();
   }
   void TearDown() override { fs::remove_all(root); }
-  void make_validator() { v = std::make_unique<SubmitValidator>(cfg, std::vector<uint32_t>{5, 9}, gens); }
+  void make_validator() {
+    std::vector<ZKeyHeader> keys = {{5, 1, 8, 0, CurveId::bls12_381}, {9, 1, 16, 0, CurveId::bls12_381}};
+    v = std::make_unique<SubmitValidator>(cfg, keys, gens);
+  }
 
   std::vector<PreparedInput> submit(const json& body) { return v->prepare(v->parse(body.dump())); }
   // The refusal of body: its status and message.
@@ -340,12 +344,13 @@ TEST(WtnsHeader, ReadsOnlyTheHeader) {
   len = uint64_t(n) * 32;
   std::memcpy(head.data() + 68, &len, 8);
   uint64_t bytes_read = 0, calls = 0;
-  uint32_t count = wtns_value_count(head.size() + len, [&](uint64_t off, void* buf, size_t k) {
-    bytes_read += k, calls++;
-    if (off + k > head.size()) ADD_FAILURE() << "read beyond the headers at " << off;
-    std::memcpy(buf, head.data() + off, std::min<size_t>(k, head.size() - std::min<size_t>(off, head.size())));
-    return true;
-  });
+  uint32_t count = wtns_info(head.size() + len, [&](uint64_t off, void* buf, size_t k) {
+                     bytes_read += k, calls++;
+                     if (off + k > head.size()) ADD_FAILURE() << "read beyond the headers at " << off;
+                     std::memcpy(buf, head.data() + off,
+                                 std::min<size_t>(k, head.size() - std::min<size_t>(off, head.size())));
+                     return true;
+                   }).count;
   EXPECT_EQ(count, n);
   EXPECT_LE(bytes_read, 76u);
   EXPECT_LE(calls, 4u);

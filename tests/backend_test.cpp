@@ -13,6 +13,7 @@
 #include "groth16/verifier.hpp"
 
 using namespace cuzk;
+using namespace cuzk::bls12_381;
 
 namespace {
 

@@ -22,6 +22,7 @@
 #include "tests/test_seed.hpp"
 
 using namespace cuzk;
+using namespace cuzk::bls12_381;
 namespace fs = std::filesystem;
 using Outcome = EvaluatorCacheReport::Outcome;
 

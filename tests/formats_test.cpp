@@ -434,8 +434,8 @@ TEST(FormatsZkey, RejectsBadHeaderValues) {
               put_limbs(s, 40, kBn254R);
               c.sec(2) = s;
             },
-            {"bn254.zkey: section 2 (header)", "BN254", "not supported"});
-  zkey_case("q.zkey", [](Container& c) { c.sec(2)[10] ^= 1; }, {"q.zkey: section 2 (header)", "not BLS12-381's base field prime q"});
+            {"bn254.zkey: section 2 (header)", "BN254", "the file is for BN254, not BLS12-381"});
+  zkey_case("q.zkey", [](Container& c) { c.sec(2)[10] ^= 1; }, {"q.zkey: section 2 (header)", "is the base field prime q of no supported curve"});
   zkey_case("r.zkey", [](Container& c) { put_limbs(c.sec(2), 56, FqParams::MOD); },
             {"r.zkey: section 2 (header)", "scalar field prime r"});
   zkey_case("dom.zkey", [](Container& c) { put<uint32_t>(c.sec(2), 96, 4095); },
@@ -567,7 +567,7 @@ TEST(FormatsWtns, RejectsMalformedWitnesses) {
     both(name, needles);
   };
   wcase("prime.wtns", [](Container& c) { c.sec(1)[5] ^= 1; }, {"prime.wtns: section 1 (header)", "prime"});
-  wcase("bn.wtns", [](Container& c) { put_limbs(c.sec(1), 4, kBn254R); }, {"bn.wtns: section 1 (header)", "BN254", "not supported"});
+  wcase("bn.wtns", [](Container& c) { put_limbs(c.sec(1), 4, kBn254R); }, {"bn.wtns: section 1 (header)", "BN254", "the file is for BN254, not BLS12-381"});
   wcase("n8.wtns", [](Container& c) { put<uint32_t>(c.sec(1), 0, 48); }, {"n8.wtns: section 1 (header)"});
   wcase("value.wtns", [](Container& c) { put_limbs(c.sec(2), 3 * 32, FrParams::MOD); },
         {"value.wtns: section 2 (witness): value 3 is not below"});
@@ -817,7 +817,7 @@ TEST(FormatsJson, RejectsMalformedJson) {
   pcase("p9.json", [](auto& j) { j["pi_b"][2] = nlohmann::json::array({"1"}); }, {"p9.json: pi_b[2]: has 1 entries, expected 2"});
   pcase("p10.json", [](auto& j) { j["pi_a"] = "x"; }, {"p10.json: pi_a: not an array"});
   pcase("p11.json", [](auto& j) { j["protocol"] = "plonk"; }, {"p11.json: protocol: is \"plonk\", expected \"groth16\""});
-  pcase("p12.json", [](auto& j) { j["curve"] = "bn128"; }, {"p12.json: curve: is \"bn128\"", "only BLS12-381"});
+  pcase("p12.json", [](auto& j) { j["curve"] = "bn128"; }, {"p12.json: curve: is \"bn128\"", "expected \"bls12381\" (BLS12-381)"});
   pcase("p13.json", [](auto& j) { j = nlohmann::json::array(); }, {"p13.json: top level: not a JSON object"});
   pcase("p14.json", [](auto& j) { j["pi_a"][0] = ""; }, {"p14.json: pi_a[0]: not a decimal string"});
   spit(tmp("syntax.json"), std::string("{\"pi_a\": [\"1\", "));

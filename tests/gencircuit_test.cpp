@@ -7,6 +7,7 @@
 #include "tests/test_seed.hpp"
 
 using namespace cuzk;
+using namespace cuzk::bls12_381;
 
 namespace {
 

@@ -91,8 +91,10 @@ TEST(Ntt, InverseIncludesOneOverN) {
 TEST(Ntt, RejectsBadSizes) {
   Fr x = Fr::one();
   EXPECT_THROW(ntt(&x, -1, false), std::invalid_argument);
-  EXPECT_THROW(ntt(&x, 32, false), std::invalid_argument);
-  EXPECT_THROW(compute_h_coset({Fr::one()}, {Fr::one()}, {}, 0), std::invalid_argument);
+  EXPECT_THROW(ntt(&x, 33, false), std::invalid_argument);  // 2^32 is the largest root of unity
+  bn254::Fr y = bn254::Fr::one();
+  EXPECT_THROW(ntt(&y, 29, false), std::invalid_argument);  // BN254: 2^28
+  EXPECT_THROW(compute_h_coset<Fr>({Fr::one()}, {Fr::one()}, {}, 0), std::invalid_argument);
 }
 
 // H stage: P[i] = A(g_i) B(g_i) - C(g_i) at the odd points g_i = inc w^i of the 2n domain, where

@@ -247,14 +247,14 @@ TEST(Prover, RejectsWrongWitnessLength) {
     EXPECT_NE(std::string(e.what()).find("witness has 3971 values, the zkey expects nVars=3972"), std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(public_signals({Fr::one()}, 2), std::invalid_argument);
+  EXPECT_THROW(public_signals<Fr>({Fr::one()}, 2), std::invalid_argument);
 }
 
 TEST(Prover, RejectsInconsistentKey) {
   REQUIRE_REFERENCE();
   auto bad = std::make_shared<ZKey>(*merkle().zk);
   bad->h.assign(bad->h.begin(), bad->h.end() - 1);
-  EXPECT_THROW(make_cpu_prover(bad), std::invalid_argument);
+  EXPECT_THROW(make_cpu_prover<Bls12_381>(bad), std::invalid_argument);
 }
 
 TEST(Random, UniformLooking) {

@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "shm/messages.hpp"
+#include "math/bls12_381.hpp"
 #include "shm/slot_ring.hpp"
 
 using namespace cuzk::shm;
+using Fr = cuzk::bls12_381::Fr;
 
 namespace {
 std::string test_instance() { return "test" + std::to_string(getpid()); }
@@ -25,20 +27,20 @@ TEST(SlotRing, CreateOpenLayoutAndTransitions) {
   for (uint32_t i = 0; i < 4; i++) {
     EXPECT_EQ(seg->state(i), SlotState::Free);
     // Each vector is page aligned and the four do not overlap, nor do slots.
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(seg->w(i)) % 4096, 0u);
-    EXPECT_GE(reinterpret_cast<char*>(seg->a(i)), reinterpret_cast<char*>(seg->w(i) + 100));
-    EXPECT_GE(reinterpret_cast<char*>(seg->b(i)), reinterpret_cast<char*>(seg->a(i) + 256));
-    EXPECT_GE(reinterpret_cast<char*>(seg->c(i)), reinterpret_cast<char*>(seg->b(i) + 256));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(seg->w<Fr>(i)) % 4096, 0u);
+    EXPECT_GE(reinterpret_cast<char*>(seg->a<Fr>(i)), reinterpret_cast<char*>(seg->w<Fr>(i) + 100));
+    EXPECT_GE(reinterpret_cast<char*>(seg->b<Fr>(i)), reinterpret_cast<char*>(seg->a<Fr>(i) + 256));
+    EXPECT_GE(reinterpret_cast<char*>(seg->c<Fr>(i)), reinterpret_cast<char*>(seg->b<Fr>(i) + 256));
     if (i + 1 < 4) {
-      EXPECT_GE(reinterpret_cast<char*>(seg->w(i + 1)), reinterpret_cast<char*>(seg->c(i) + 256));
+      EXPECT_GE(reinterpret_cast<char*>(seg->w<Fr>(i + 1)), reinterpret_cast<char*>(seg->c<Fr>(i) + 256));
     }
   }
-  EXPECT_LE(reinterpret_cast<char*>(seg->c(3) + 256), reinterpret_cast<char*>(seg->base()) + seg->size());
+  EXPECT_LE(reinterpret_cast<char*>(seg->c<Fr>(3) + 256), reinterpret_cast<char*>(seg->base()) + seg->size());
   EXPECT_THROW(seg->slot(4), std::out_of_range);
 
   auto other = Segment::open(inst, 3);  // a second mapping sees the same memory
-  seg->w(2)[5] = Fr::one();
-  EXPECT_EQ(other->w(2)[5], Fr::one());
+  seg->w<Fr>(2)[5] = Fr::one();
+  EXPECT_EQ(other->w<Fr>(2)[5], Fr::one());
   EXPECT_TRUE(seg->transition(2, SlotState::Free, SlotState::Synthesizing));
   EXPECT_FALSE(other->transition(2, SlotState::Free, SlotState::Synthesizing));
   EXPECT_TRUE(other->transition(2, SlotState::Synthesizing, SlotState::Ready));
@@ -74,14 +76,14 @@ TEST(SlotRing, CrossProcessHandOff) {
   pid_t pid = fork();
   if (pid == 0) {
     auto s = Segment::open(inst, 0);
-    for (int i = 0; i < 8; i++) s->a(0)[i] = Fr::from_u64(uint64_t(i) + 7);
+    for (int i = 0; i < 8; i++) s->a<Fr>(0)[i] = Fr::from_u64(uint64_t(i) + 7);
     _exit(s->transition(0, SlotState::Synthesizing, SlotState::Ready) ? 0 : 1);
   }
   int st = 0;
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   EXPECT_EQ(seg->state(0), SlotState::Ready);
-  for (int i = 0; i < 8; i++) EXPECT_EQ(seg->a(0)[i], Fr::from_u64(uint64_t(i) + 7));
+  for (int i = 0; i < 8; i++) EXPECT_EQ(seg->a<Fr>(0)[i], Fr::from_u64(uint64_t(i) + 7));
   Segment::remove(inst, 0);
 }
 

@@ -39,12 +39,19 @@ class SpanClock {
   std::vector<StageSpan> spans_;
 };
 
-class CpuProver : public ProverBackend {
+template <class C>
+class CpuProver : public groth16::ProverBackend<C> {
  public:
+  using Fr = typename C::Fr;
+  using ZKey = groth16::ZKey<C>;
+  using Proof = groth16::Proof<C>;
+  using ProveOptions = groth16::ProveOptions<C>;
+  using RawMsms = groth16::RawMsms<C>;
+  using SynthesizedView = groth16::SynthesizedView<C>;
   explicit CpuProver(std::shared_ptr<const ZKey> zk) : zk_(std::move(zk)) {
     if (!zk_) throw std::invalid_argument("CPU backend needs a proving key");
     check_proving_key(*zk_);
-    ev_ = ConstraintEvaluator::compile(*zk_);
+    ev_ = groth16::ConstraintEvaluator<C>::compile(*zk_);
   }
 
   const char* name() const override { return "cpu"; }
@@ -108,31 +115,48 @@ class CpuProver : public ProverBackend {
   }
 
   std::shared_ptr<const ZKey> zk_;
-  ConstraintEvaluator ev_;
+  groth16::ConstraintEvaluator<C> ev_;
   mutable std::mutex mu_;
   std::vector<StageSpan> spans_;  // of the last proof
 };
 
-class CpuBackend : public Backend {
+template <class C>
+class CpuBackend : public Backend<C> {
  public:
+  using typename Backend<C>::Fr;
+  using typename Backend<C>::G1;
+  using typename Backend<C>::G2;
+  using typename Backend<C>::G1Affine;
+  using typename Backend<C>::G2Affine;
   const char* name() const override { return "cpu"; }
-  G1 msm_g1(const G1Affine* points, const Fr* scalars, size_t n) override { return cuzk::msm_g1(points, scalars, n); }
-  G2 msm_g2(const G2Affine* points, const Fr* scalars, size_t n) override { return cuzk::msm_g2(points, scalars, n); }
+  G1 msm_g1(const G1Affine* points, const Fr* scalars, size_t n) override { return cuzk::msm(points, scalars, n); }
+  G2 msm_g2(const G2Affine* points, const Fr* scalars, size_t n) override { return cuzk::msm(points, scalars, n); }
   void ntt(Fr* data, int log_n, bool inverse) override { cuzk::ntt(data, log_n, inverse); }
   std::vector<Fr> compute_h(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n) override {
     return compute_h_coset(std::move(a), std::move(b), std::move(c), log_n);
   }
-  std::unique_ptr<ProverBackend> prover(std::shared_ptr<const ZKey> zk) override {
-    return std::make_unique<CpuProver>(std::move(zk));
+  std::unique_ptr<groth16::ProverBackend<C>> prover(std::shared_ptr<const groth16::ZKey<C>> zk) override {
+    return std::make_unique<CpuProver<C>>(std::move(zk));
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
-
-std::unique_ptr<ProverBackend> make_cpu_prover(std::shared_ptr<const ZKey> zk) {
-  return std::make_unique<CpuProver>(std::move(zk));
+template <class C>
+std::unique_ptr<Backend<C>> make_cpu_backend() {
+  return std::make_unique<CpuBackend<C>>();
 }
+
+template <class C>
+std::unique_ptr<groth16::ProverBackend<C>> make_cpu_prover(std::shared_ptr<const groth16::ZKey<C>> zk) {
+  return std::make_unique<CpuProver<C>>(std::move(zk));
+}
+
+#define CUZK_CPU_BACKEND(C)                                         \
+  template std::unique_ptr<Backend<C>> make_cpu_backend<C>();       \
+  template std::unique_ptr<groth16::ProverBackend<C>> make_cpu_prover<C>(std::shared_ptr<const groth16::ZKey<C>>);
+CUZK_CPU_BACKEND(Bls12_381)
+CUZK_CPU_BACKEND(Bn254)
+#undef CUZK_CPU_BACKEND
 
 }  // namespace cuzk

@@ -7,8 +7,10 @@
 
 namespace cuzk {
 
-std::unique_ptr<Backend> make_cpu_backend();
+template <class C>
+std::unique_ptr<Backend<C>> make_cpu_backend();
 // The cpu prover: keeps the key and its compiled evaluator; every proof reuses them.
-std::unique_ptr<ProverBackend> make_cpu_prover(std::shared_ptr<const ZKey> zk);
+template <class C>
+std::unique_ptr<groth16::ProverBackend<C>> make_cpu_prover(std::shared_ptr<const groth16::ZKey<C>> zk);
 
 }  // namespace cuzk

@@ -6,9 +6,12 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace cuzk {
 namespace {
+
+using namespace bls12_381;  // the device prover's curve
 
 // The generic key checks plus the CUDA backend's range of domain sizes.
 void check_key(const ZKey& zk) {
@@ -85,7 +88,7 @@ class CudaProver : public ProverBackend {
   mutable std::mutex mu_;
 };
 
-class CudaBackend : public Backend {
+class CudaBackend : public Backend<Bls12_381> {
  public:
   explicit CudaBackend(const BackendOptions& opt) : opt_(opt), gopt_(gpu_options(opt)) {
     gopt_.validate();
@@ -134,36 +137,64 @@ gpu::GpuOptions gpu_options(const BackendOptions& opt) {
   return g;
 }
 
-std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opt) { return std::make_unique<CudaBackend>(opt); }
-
-std::unique_ptr<ProverBackend> make_cuda_prover(std::shared_ptr<const ZKey> zk, const BackendOptions& opt) {
-  return make_cuda_backend(opt)->prover(std::move(zk));
+template <class C>
+std::unique_ptr<Backend<C>> make_cuda_backend(const BackendOptions& opt) {
+  if constexpr (std::is_same_v<C, Bls12_381>)
+    return std::make_unique<CudaBackend>(opt);
+  else
+    throw std::runtime_error(std::string("the cuda backend has no kernels for ") + C::display_name + " yet");
 }
 
-std::unique_ptr<ProverBackend> make_cuda_prover(std::shared_ptr<const ZKey> zk, int device,
-                                                const gpu::GpuOptions& opt) {
-  return std::make_unique<CudaProver>(std::move(zk), device, opt);
+template <class C>
+std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<const groth16::ZKey<C>> zk,
+                                                            const BackendOptions& opt) {
+  return make_cuda_backend<C>(opt)->prover(std::move(zk));
 }
 
-bool cuda_backend_precompute(const ProverBackend& prover, gpu::PrecomputeInfo& out) {
+template <class C>
+std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<const groth16::ZKey<C>> zk, int device,
+                                                            const gpu::GpuOptions& opt) {
+  if constexpr (std::is_same_v<C, Bls12_381>)
+    return std::make_unique<CudaProver>(std::move(zk), device, opt);
+  else
+    throw std::runtime_error(std::string("the cuda backend has no kernels for ") + C::display_name + " yet");
+}
+
+template <class C>
+bool cuda_backend_precompute(const groth16::ProverBackend<C>& prover, gpu::PrecomputeInfo& out) {
   auto* b = dynamic_cast<const CudaProver*>(&prover);
   if (!b) return false;
   out = b->precompute_info();
   return true;
 }
 
-bool cuda_backend_use_precomputed(ProverBackend& prover, bool on) {
+template <class C>
+bool cuda_backend_use_precomputed(groth16::ProverBackend<C>& prover, bool on) {
   auto* b = dynamic_cast<CudaProver*>(&prover);
   if (!b) return false;
   b->use_precomputed(on);
   return true;
 }
 
-bool cuda_backend_timings(const ProverBackend& prover, gpu::GpuProver::Timings& out) {
+template <class C>
+bool cuda_backend_timings(const groth16::ProverBackend<C>& prover, gpu::ProverTimings& out) {
   auto* b = dynamic_cast<const CudaProver*>(&prover);
   if (!b) return false;
   out = b->timings();
   return true;
 }
+
+#define CUZK_CUDA_BACKEND(C)                                                                                  \
+  template std::unique_ptr<Backend<C>> make_cuda_backend<C>(const BackendOptions&);                          \
+  template std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover<C>(std::shared_ptr<const groth16::ZKey<C>>, \
+                                                                          const BackendOptions&);            \
+  template std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover<C>(std::shared_ptr<const groth16::ZKey<C>>, \
+                                                                          int, const gpu::GpuOptions&);      \
+  template bool cuda_backend_precompute<C>(const groth16::ProverBackend<C>&, gpu::PrecomputeInfo&);          \
+  template bool cuda_backend_use_precomputed<C>(groth16::ProverBackend<C>&, bool);                           \
+  template bool cuda_backend_timings<C>(const groth16::ProverBackend<C>&, gpu::ProverTimings&);
+CUZK_CUDA_BACKEND(Bls12_381)
+CUZK_CUDA_BACKEND(Bn254)
+#undef CUZK_CUDA_BACKEND
 
 }  // namespace cuzk

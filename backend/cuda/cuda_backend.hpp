@@ -15,18 +15,25 @@ bool cuda_backend_built();
 int cuda_device_count() noexcept;
 // Throws std::runtime_error in a build without CUDA or where no CUDA device is usable, and
 // std::invalid_argument for options out of range.
-std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opt = {});
-std::unique_ptr<ProverBackend> make_cuda_prover(std::shared_ptr<const ZKey> zk, const BackendOptions& opt = {});
+template <class C>
+std::unique_ptr<Backend<C>> make_cuda_backend(const BackendOptions& opt = {});
+template <class C>
+std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<const groth16::ZKey<C>> zk,
+                                                            const BackendOptions& opt = {});
 // The same from the kernels' own options (benchmarks, device tests).
-std::unique_ptr<ProverBackend> make_cuda_prover(std::shared_ptr<const ZKey> zk, int device,
-                                                const gpu::GpuOptions& opt);
+template <class C>
+std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<const groth16::ZKey<C>> zk, int device,
+                                                            const gpu::GpuOptions& opt);
 gpu::GpuOptions gpu_options(const BackendOptions& opt);
 
 // What a cuda prover's key got: its precomputed tables; false for another backend's prover.
-bool cuda_backend_precompute(const ProverBackend& prover, gpu::PrecomputeInfo& out);
+template <class C>
+bool cuda_backend_precompute(const groth16::ProverBackend<C>& prover, gpu::PrecomputeInfo& out);
 // Switches a cuda prover's use of its tables (gpu::GpuProver::use_precomputed); false for another.
-bool cuda_backend_use_precomputed(ProverBackend& prover, bool on);
+template <class C>
+bool cuda_backend_use_precomputed(groth16::ProverBackend<C>& prover, bool on);
 // The device-side stage times of a cuda prover's last proof; false for another backend's prover.
-bool cuda_backend_timings(const ProverBackend& prover, gpu::GpuProver::Timings& out);
+template <class C>
+bool cuda_backend_timings(const groth16::ProverBackend<C>& prover, gpu::ProverTimings& out);
 
 }  // namespace cuzk
