@@ -16,59 +16,75 @@ set(CUZK_E2E_CASES
 set(CUZK_E2E_TAMPER_CASES multiplier no_public many_public)
 set(CUZK_E2E_SETUP_CASES no_public many_public poseidon_merkle chain_pow2 chain_zero)
 
-set(CUZK_E2E_DIR ${PROJECT_SOURCE_DIR}/tests/e2e)
-set(CUZK_E2E_ENV ${CMAKE_COMMAND} -E env
-  CUZK_SRC=${PROJECT_SOURCE_DIR}
-  CUZK_BIN=$<TARGET_FILE:cuzk>
-  E2E_WORK=${CMAKE_BINARY_DIR}/e2e)
+# BN254 (circom's default prime, snarkjs's bn128): the same scripts over bn128 fixtures of their own.
+set(CUZK_E2E_BN128_CASES
+  multiplier:multiplier
+  no_public:no_public
+  many_public:many_public
+  poseidon_merkle:poseidon_merkle
+  chain_pow2_plus1:chain_pow2_plus1
+)
+set(CUZK_E2E_BN128_TAMPER_CASES multiplier many_public)
+set(CUZK_E2E_BN128_SETUP_CASES many_public poseidon_merkle)
 
-# One e2e test: a bash script from tests/e2e with its arguments, labelled e2e, 77 = skipped.
-function(cuzk_e2e_test name timeout script)
-  add_test(NAME ${name} COMMAND ${CUZK_E2E_ENV} bash ${CUZK_E2E_DIR}/${script} ${ARGN})
+set(CUZK_E2E_DIR ${PROJECT_SOURCE_DIR}/tests/e2e)
+
+# One e2e test: a bash script from tests/e2e with its arguments, labelled e2e, 77 = skipped; its
+# fixtures are over the curve `curve` (circom's prime name).
+function(cuzk_e2e_test_on curve name timeout script)
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E env
+    CUZK_SRC=${PROJECT_SOURCE_DIR} CUZK_BIN=$<TARGET_FILE:cuzk> E2E_WORK=${CMAKE_BINARY_DIR}/e2e E2E_CURVE=${curve}
+    bash ${CUZK_E2E_DIR}/${script} ${ARGN})
   set_tests_properties(${name} PROPERTIES LABELS e2e TIMEOUT ${timeout} SKIP_RETURN_CODE 77)
 endfunction()
+function(cuzk_e2e_test name timeout script)
+  cuzk_e2e_test_on(bls12381 ${name} ${timeout} ${script} ${ARGN})
+endfunction()
 
-cuzk_e2e_test(e2e.setup.ptau 1200 ptau.sh)
-set_tests_properties(e2e.setup.ptau PROPERTIES FIXTURES_SETUP e2e_ptau)
+# The ceremony, the circuits, their witnesses and the prove / verify / tamper / setup tests of one
+# curve. Test and fixture names carry `tag` (empty for BLS12-381, ".bn128" for BN254).
+function(cuzk_e2e_suite curve tag cases tamper_cases setup_cases)
+  cuzk_e2e_test_on(${curve} e2e${tag}.setup.ptau 1200 ptau.sh)
+  set_tests_properties(e2e${tag}.setup.ptau PROPERTIES FIXTURES_SETUP e2e${tag}_ptau)
+  set(_circuits "")
+  foreach(entry ${cases})
+    string(REPLACE ":" ";" parts ${entry})
+    list(GET parts 0 case)
+    list(GET parts 1 circuit)
+    set(circuit_of_${case} ${circuit})
+    if(NOT circuit IN_LIST _circuits)
+      list(APPEND _circuits ${circuit})
+      cuzk_e2e_test_on(${curve} e2e${tag}.setup.circuit.${circuit} 600 circuit.sh ${circuit})
+      set_tests_properties(e2e${tag}.setup.circuit.${circuit} PROPERTIES
+        FIXTURES_SETUP e2e${tag}_circuit_${circuit} FIXTURES_REQUIRED e2e${tag}_ptau)
+      cuzk_e2e_test_on(${curve} e2e${tag}.export_vk.${circuit} 120 export_vk.sh ${circuit})
+      set_tests_properties(e2e${tag}.export_vk.${circuit} PROPERTIES FIXTURES_REQUIRED e2e${tag}_circuit_${circuit})
+    endif()
+    cuzk_e2e_test_on(${curve} e2e${tag}.setup.case.${case} 300 witness.sh ${case} ${circuit})
+    set_tests_properties(e2e${tag}.setup.case.${case} PROPERTIES
+      FIXTURES_SETUP e2e${tag}_case_${case} FIXTURES_REQUIRED e2e${tag}_circuit_${circuit})
+    foreach(kind prove witness_calc)
+      cuzk_e2e_test_on(${curve} e2e${tag}.${kind}.${case} 600 ${kind}.sh ${case} ${circuit})
+      set_tests_properties(e2e${tag}.${kind}.${case} PROPERTIES
+        FIXTURES_REQUIRED "e2e${tag}_circuit_${circuit};e2e${tag}_case_${case}")
+    endforeach()
+  endforeach()
+  foreach(kind_cases tamper:tamper_cases cuzk_setup:setup_cases)
+    string(REPLACE ":" ";" kc ${kind_cases})
+    list(GET kc 0 kind)
+    list(GET kc 1 var)
+    foreach(case ${${var}})
+      set(circuit ${circuit_of_${case}})
+      cuzk_e2e_test_on(${curve} e2e${tag}.${kind}.${case} 300 ${kind}.sh ${case} ${circuit})
+      set_tests_properties(e2e${tag}.${kind}.${case} PROPERTIES
+        FIXTURES_REQUIRED "e2e${tag}_circuit_${circuit};e2e${tag}_case_${case}")
+    endforeach()
+  endforeach()
+endfunction()
 
-set(_circuits "")
-foreach(entry ${CUZK_E2E_CASES})
-  string(REPLACE ":" ";" parts ${entry})
-  list(GET parts 0 case)
-  list(GET parts 1 circuit)
-  set(CUZK_E2E_CIRCUIT_OF_${case} ${circuit})
-  if(NOT circuit IN_LIST _circuits)
-    list(APPEND _circuits ${circuit})
-    cuzk_e2e_test(e2e.setup.circuit.${circuit} 600 circuit.sh ${circuit})
-    set_tests_properties(e2e.setup.circuit.${circuit} PROPERTIES
-      FIXTURES_SETUP e2e_circuit_${circuit} FIXTURES_REQUIRED e2e_ptau)
-    cuzk_e2e_test(e2e.export_vk.${circuit} 120 export_vk.sh ${circuit})
-    set_tests_properties(e2e.export_vk.${circuit} PROPERTIES FIXTURES_REQUIRED e2e_circuit_${circuit})
-  endif()
-  cuzk_e2e_test(e2e.setup.case.${case} 300 witness.sh ${case} ${circuit})
-  set_tests_properties(e2e.setup.case.${case} PROPERTIES
-    FIXTURES_SETUP e2e_case_${case} FIXTURES_REQUIRED e2e_circuit_${circuit})
-  cuzk_e2e_test(e2e.prove.${case} 300 prove.sh ${case} ${circuit})
-  set_tests_properties(e2e.prove.${case} PROPERTIES
-    FIXTURES_REQUIRED "e2e_circuit_${circuit};e2e_case_${case}")
-  cuzk_e2e_test(e2e.witness_calc.${case} 600 witness_calc.sh ${case} ${circuit})
-  set_tests_properties(e2e.witness_calc.${case} PROPERTIES
-    FIXTURES_REQUIRED "e2e_circuit_${circuit};e2e_case_${case}")
-endforeach()
-
-foreach(case ${CUZK_E2E_TAMPER_CASES})
-  set(circuit ${CUZK_E2E_CIRCUIT_OF_${case}})
-  cuzk_e2e_test(e2e.tamper.${case} 300 tamper.sh ${case} ${circuit})
-  set_tests_properties(e2e.tamper.${case} PROPERTIES
-    FIXTURES_REQUIRED "e2e_circuit_${circuit};e2e_case_${case}")
-endforeach()
-
-foreach(case ${CUZK_E2E_SETUP_CASES})
-  set(circuit ${CUZK_E2E_CIRCUIT_OF_${case}})
-  cuzk_e2e_test(e2e.cuzk_setup.${case} 300 cuzk_setup.sh ${case} ${circuit})
-  set_tests_properties(e2e.cuzk_setup.${case} PROPERTIES
-    FIXTURES_REQUIRED "e2e_circuit_${circuit};e2e_case_${case}")
-endforeach()
+cuzk_e2e_suite(bls12381 "" "${CUZK_E2E_CASES}" "${CUZK_E2E_TAMPER_CASES}" "${CUZK_E2E_SETUP_CASES}")
+cuzk_e2e_suite(bn128 ".bn128" "${CUZK_E2E_BN128_CASES}" "${CUZK_E2E_BN128_TAMPER_CASES}"
+               "${CUZK_E2E_BN128_SETUP_CASES}")
 
 cuzk_e2e_test(e2e.cli_flags 300 cli_flags.sh poseidon_merkle poseidon_merkle)
 set_tests_properties(e2e.cli_flags PROPERTIES
@@ -84,3 +100,7 @@ cuzk_e2e_test(e2e.sha256 900 sha256.sh)
 cuzk_e2e_test(e2e.witness_bad 600 witness_bad.sh)
 set_tests_properties(e2e.witness_bad PROPERTIES FIXTURES_REQUIRED
   "e2e_circuit_poseidon_merkle;e2e_case_poseidon_merkle;e2e_circuit_multiplier;e2e_case_multiplier")
+
+cuzk_e2e_test(e2e.curve_mismatch 120 curve_mismatch.sh multiplier multiplier)
+set_tests_properties(e2e.curve_mismatch PROPERTIES FIXTURES_REQUIRED
+  "e2e_circuit_multiplier;e2e_case_multiplier;e2e.bn128_circuit_multiplier;e2e.bn128_case_multiplier")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fixture: compile one test circuit with circom (BLS12-381, --O2: the r1cs, the wasm witness
+# Fixture: compile one test circuit with circom (over E2E_CURVE's prime, --O2: the r1cs, the wasm witness
 # calculator, and the C++ witness generator <name>_cpp/ with its <name>.sym) and run a real Groth16
 # phase-2 ceremony for it with snarkjs (setup from the shared ptau, one contribution, verification key).
 # Usage: circuit.sh <circuit name>   (tests/e2e/circuits/<name>.circom)
@@ -24,7 +24,7 @@ mkdir -p "$dir"
 (
   cd "$CUZK_SRC"
   quiet "$dir/compile.log" node "$CIRCOM_CLI" "tests/e2e/circuits/$name.circom" \
-    --prime bls12381 --O2 --r1cs --wasm --c --sym -l node_modules -o "$(realpath --relative-to=. "$dir")"
+    --prime "$E2E_CURVE" --O2 --r1cs --wasm --c --sym -l node_modules -o "$(realpath --relative-to=. "$dir")"
 )
 mv "$dir/$name.r1cs" "$dir/circuit.r1cs"
 mv "$dir/${name}_js/$name.wasm" "$dir/circuit.wasm"

@@ -6,9 +6,24 @@
 //   tamper <mode> <in.json> <out.json>            write a corrupted copy (modes below)
 import { readFileSync, writeFileSync } from "node:fs";
 
-// BLS12-381 base field modulus q and scalar field modulus r.
-const Q = 0x1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaabn;
-const R = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n;
+// The curve of the files (E2E_CURVE, snarkjs's name): its base field modulus q and scalar field
+// modulus r.
+const CURVES = {
+  bls12381: {
+    Q: 0x1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaabn,
+    R: 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n,
+  },
+  bn128: {
+    Q: 21888242871839275222246405745257275088696311157297823662689037894645226208583n,
+    R: 21888242871839275222246405745257275088548364400416034343698204186575808495617n,
+  },
+};
+const CURVE = process.env.E2E_CURVE || "bls12381";
+if (!CURVES[CURVE]) {
+  console.error(`json_tool: unknown E2E_CURVE ${CURVE}`);
+  process.exit(1);
+}
+const { Q, R } = CURVES[CURVE];
 
 const read = (p) => JSON.parse(readFileSync(p, "utf8"));
 const fail = (msg) => { console.error(`json_tool: ${msg}`); process.exit(1); };
@@ -47,7 +62,7 @@ function checkDecimal(s, mod, what) {
 
 function checkProof(p) {
   if (p.protocol !== "groth16") fail(`protocol is ${JSON.stringify(p.protocol)}, want "groth16"`);
-  if (p.curve !== "bls12381") fail(`curve is ${JSON.stringify(p.curve)}, want "bls12381"`);
+  if (p.curve !== CURVE) fail(`curve is ${JSON.stringify(p.curve)}, want ${JSON.stringify(CURVE)}`);
   for (const k of ["pi_a", "pi_c"]) {
     if (!Array.isArray(p[k]) || p[k].length !== 3) fail(`${k} must be [x, y, z]`);
     p[k].forEach((v, i) => checkDecimal(v, Q, `${k}[${i}]`));

@@ -11,9 +11,17 @@ E2E_DIR="$CUZK_SRC/tests/e2e"
 NODE_MODULES="$CUZK_SRC/node_modules"
 SNARKJS_CLI="$NODE_MODULES/snarkjs/build/cli.cjs"
 CIRCOM_CLI="$NODE_MODULES/circom2/cli.js"
+# The curve of the fixtures, by circom's and snarkjs's name: bls12381 (default) or bn128. BN254's
+# fixtures live in folders of their own (".bn128" after circuits, cases, runs and ptau).
+export E2E_CURVE="${E2E_CURVE:-bls12381}"
+case "$E2E_CURVE" in
+  bls12381) CURVE_SUFFIX=""; PTAU_CURVE="bls12-381" ;;
+  bn128) CURVE_SUFFIX=".bn128"; PTAU_CURVE="bn128" ;;
+  *) echo "[e2e] FAIL: unknown E2E_CURVE $E2E_CURVE (bls12381 or bn128)" >&2; exit 1 ;;
+esac
 # The power of the shared powers-of-tau file: 2^10 covers every test circuit (largest domain 1024).
 PTAU_POWER="${E2E_PTAU_POWER:-10}"
-PTAU_FILE="$E2E_WORK/ptau/pot${PTAU_POWER}_final.ptau"
+PTAU_FILE="$E2E_WORK/ptau$CURVE_SUFFIX/pot${PTAU_POWER}_final.ptau"
 # ctest's SKIP_RETURN_CODE.
 SKIP=77
 
@@ -87,17 +95,24 @@ circuit_key() {
   } | sha256sum | cut -d' ' -f1
 }
 
-circuit_dir() { echo "$E2E_WORK/circuits/$1"; }
+circuit_dir() { echo "$E2E_WORK/circuits$CURVE_SUFFIX/$1"; }
 # circom's C++ witness generator of a circuit fixture (its .sym lies beside it).
-generator_dir() { echo "$E2E_WORK/circuits/$1/$1_cpp"; }
+generator_dir() { echo "$(circuit_dir "$1")/$1_cpp"; }
 # Compiled generators are cached here by `cuzk witness`, shared by the tests (the cache is locked while
 # one is built).
 export CUZK_CACHE_DIR="$E2E_WORK/cache"
-case_dir() { echo "$E2E_WORK/cases/$1"; }
+case_dir() { echo "$E2E_WORK/cases$CURVE_SUFFIX/$1"; }
+# A case's circuit inputs: inputs/<case>.<curve>.json where the values depend on the field (a
+# Poseidon root, values near r), else inputs/<case>.json.
+case_input() {
+  local f="$E2E_DIR/inputs/$1.$E2E_CURVE.json"
+  [ -f "$f" ] || f="$E2E_DIR/inputs/$1.json"
+  echo "$f"
+}
 
 # A fresh scratch folder for one test, so that tests running in parallel never share outputs.
 scratch_dir() {
-  local d="$E2E_WORK/runs/$1"
+  local d="$E2E_WORK/runs$CURVE_SUFFIX/$1"
   rm -rf "$d"
   mkdir -p "$d"
   echo "$d"

@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 require_tools
 case="$1" circuit="$2"
-input="$E2E_DIR/inputs/$case.json"
+input="$(case_input "$case")"
 [ -f "$input" ] || die "no input $input"
 cdir="$(circuit_dir "$circuit")"
 [ -f "$cdir/.stamp" ] || die "circuit fixture '$circuit' is missing (its e2e setup test failed?)"

@@ -9,7 +9,7 @@ case="$1" circuit="$2"
 require_case "$circuit" "$case"
 c="$(circuit_dir "$circuit")" k="$(case_dir "$case")" g="$(generator_dir "$circuit")"
 d="$(scratch_dir "witness_calc.$case")"
-input="$E2E_DIR/inputs/$case.json"
+input="$(case_input "$case")"
 
 expect_rc 0 "$d/calc.log" "$CUZK_BIN" witness calc "$g" "$input" "$d/witness.wtns"
 cmp "$d/witness.wtns" "$k/witness.wtns" || die "cuzk witness calc and snarkjs wtns calculate differ for $case"
