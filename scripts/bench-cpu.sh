@@ -275,6 +275,8 @@ prove_cmd() {  # prover zkey wtns proof public: sets CMD
   esac
 }
 
+# Other work on the machine skews the times: the report shows the load when proving began.
+LOAD_AT_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A TIMES SKIPPED
 for k in "${SIZE_LIST[@]}"; do
   dir="$WORK/$KEYS/k$k"
@@ -288,7 +290,6 @@ for k in "${SIZE_LIST[@]}"; do
       proof="$out/$p-$r.proof.json"
       pub="$out/$p-$r.public.json"
       log="$out/$p-$r.log"
-      say "2^$k: $p run $r/$RUNS"
       prove_cmd "$p" "$dir/circuit.zkey" "$dir/witness.wtns" "$proof" "$pub"
       t0=$(now_ns)
       rc=0
@@ -306,6 +307,7 @@ for k in "${SIZE_LIST[@]}"; do
         die "2^$k: $p failed (exit $rc): ${CMD[*]} (log: $log)"
       fi
       TIMES[$p,$k]="${TIMES[$p,$k]:-} $(secs "$t0" "$t1")"
+      say "2^$k: $p run $r/$RUNS: $(secs "$t0" "$t1") s"
     done
   done
   # Every proof must verify, and every prover's public signals must equal those of the reference
@@ -344,7 +346,7 @@ cuzk_rev="$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown
 
 echo "## CPU Groth16 proving, BN254"
 echo
-echo "- machine: $(nproc) CPUs available ($(getconf _NPROCESSORS_ONLN) online), $cpu_model, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) memory"
+echo "- machine: $(nproc) CPUs available ($(getconf _NPROCESSORS_ONLN) online), $cpu_model, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) memory, load average $LOAD_AT_START when proving began"
 echo "- cuzk: $cuzk_rev$(has_prover cuzk && echo " ($CUZK)" || echo " (not run)")"
 if has_prover rapidsnark; then
   echo "- rapidsnark: commit $RAPIDSNARK_COMMIT${RAPIDSNARK_FFIASM:+, ffiasm $RAPIDSNARK_FFIASM} ($RAPIDSNARK)"
