@@ -21,9 +21,10 @@
 #                         cuzk:    cuzk gen-circuit --curve bn254, cuzk setup, cuzk export vk
 #                         snarkjs: a circom chain circuit (default prime, bn128), a powers-of-tau
 #                                  ceremony, snarkjs groth16 setup and zkey contribute, and
-#                                  snarkjs wtns calculate. The ceremony's phase-2 preparation grows
-#                                  quickly with the power (minutes at 2^16 on two cores; see the
-#                                  "key material" table that each run prints).
+#                                  snarkjs wtns calculate. The ceremony's phase-2 preparation is
+#                                  the slow step and grows about 4.5x per two powers: on a busy
+#                                  two-core machine 4 minutes at 2^12, 18 at 2^14, so well over an
+#                                  hour at 2^16 (make it once; later runs reuse it, or see --ptau).
 #   --ptau FILE         with --keys snarkjs: a prepared (phase 2) bn128 powers-of-tau file of a
 #                       power at least the largest size, used instead of making one
 #   --provers LIST      which provers to run (default cuzk,rapidsnark,snarkjs)
@@ -105,6 +106,9 @@ fi
 if has_prover cuzk || [ "$KEYS" = cuzk ]; then
   [ -x "$CUZK" ] || die "cuzk binary not found: $CUZK (build it, or give --cuzk PATH)"
   CUZK="$(realpath "$CUZK")"
+fi
+if [ "$KEYS" = cuzk ] && ! "$CUZK" gen-circuit --help 2>&1 | grep -q -- '--curve'; then
+  die "$CUZK cannot make BN254 circuits (its gen-circuit has no --curve); --keys snarkjs makes the keys with snarkjs"
 fi
 if [ "$KEYS" = snarkjs ]; then
   # A native circom on PATH is much faster on large circuits; circom2 (WebAssembly) is the fallback.
