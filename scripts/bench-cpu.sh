@@ -8,6 +8,8 @@
 #
 # The one command:
 #   scripts/bench-cpu.sh --rapidsnark /path/to/rapidsnark/build_prover/src/prover /tmp/bench-cpu
+# and, with keys made by snarkjs instead of cuzk, at sizes a snarkjs ceremony reaches in minutes:
+#   scripts/bench-cpu.sh --keys snarkjs --sizes 12,14 --rapidsnark /path/to/prover /tmp/bench-cpu
 #
 # Usage: scripts/bench-cpu.sh [options] <work folder>
 #   --rapidsnark PATH   rapidsnark's prover (or RAPIDSNARK_PROVER)
@@ -29,8 +31,8 @@
 #                       power at least the largest size, used instead of making one
 #   --provers LIST      which provers to run (default cuzk,rapidsnark,snarkjs)
 #
-# Each size's circuit is 2^k - 2 multiplications with one public output, so its domain is exactly
-# 2^k. Key material is cached in the work folder and reused by later runs with the same settings.
+# Each size's domain is exactly 2^k rows: cuzk gen-circuit's circuit, or with --keys snarkjs a chain
+# of 2^k - 2 multiplications with one public output. Key material is cached in the work folder and reused by later runs with the same settings.
 # Every prover runs with its own default thread count (all cores). Timed runs are interleaved
 # (run 1 of each prover, then run 2, ...) after the zkey and witness are read once into the page
 # cache. The Markdown report goes to stdout, progress to stderr.
