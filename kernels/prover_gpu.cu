@@ -180,7 +180,7 @@ struct GpuProver::Impl {
   DevBuf<DFr> w, abc;
   Stream s_w, s_h, s_up;
   MsmEngine eng_w{s_w.get()}, eng_h{s_h.get()};
-  NttEngine ntt;
+  NttEngine<DFr> ntt;
   cudaEvent_t w_ready = nullptr;
   cudaEvent_t abc_ready[3] = {nullptr, nullptr, nullptr};
   StagedUpload staging;
@@ -271,8 +271,8 @@ struct GpuProver::Impl {
           continue;
         }
         try {
-          if (g2) build_table(b2, n, win, msm_precompute_g2);
-          else build_table(k == kSetA ? a : k == kSetB1 ? b1 : k == kSetC ? c : h, n, win, msm_precompute_g1);
+          if (g2) build_table(b2, n, win, msm_precompute<DG2>);
+          else build_table(k == kSetA ? a : k == kSetB1 ? b1 : k == kSetC ? c : h, n, win, msm_precompute<DG1>);
         } catch (const GpuError&) {  // refused after all (another process took the memory): plain path
           skipped.push_back(k);
           continue;
@@ -315,17 +315,17 @@ struct GpuProver::Impl {
       bool need[2] = {false, false};
       for (int k : {kSetA, kSetB1, kSetB2, kSetC})
         if (k != kSetC || c_needed()) need[tabled(k) ? 1 : 0] = true;
-      out.c = host::g1_infinity();
+      out.c = host::infinity<bls12_381::G1Curve>();
       SpanRecorder& sp = lane_spans;
       cudaStream_t s = s_w.get();
       for (int shared = 1; shared >= 0; shared--) {
         if (!need[shared]) continue;
         sp.run("msm_plan", s, [&] { eng_w.plan(w.get(), n_vars, shared ? c_w : 0, shared); });
-        if (tabled(kSetA) == (bool)shared) out.a = sp.run("msm_a", s, [&] { return eng_w.run_g1(a.get()); });
-        if (tabled(kSetB1) == (bool)shared) out.b1 = sp.run("msm_b1", s, [&] { return eng_w.run_g1(b1.get()); });
-        if (tabled(kSetB2) == (bool)shared) out.b2 = sp.run("msm_b2", s, [&] { return eng_w.run_g2(b2.get()); });
+        if (tabled(kSetA) == (bool)shared) out.a = sp.run("msm_a", s, [&] { return eng_w.run(a.get()); });
+        if (tabled(kSetB1) == (bool)shared) out.b1 = sp.run("msm_b1", s, [&] { return eng_w.run(b1.get()); });
+        if (tabled(kSetB2) == (bool)shared) out.b2 = sp.run("msm_b2", s, [&] { return eng_w.run(b2.get()); });
         if (c_needed() && tabled(kSetC) == (bool)shared)
-          out.c = sp.run("msm_c", s, [&] { return eng_w.run_g1(c.get(), n_public + 1); });
+          out.c = sp.run("msm_c", s, [&] { return eng_w.run(c.get(), n_public + 1); });
       }
       t.witness_msms_ms = ms_since(t1);
     });
@@ -336,7 +336,7 @@ struct GpuProver::Impl {
     auto t3 = std::chrono::steady_clock::now();
     bool shared = tabled(kSetH);
     spans.run("msm_plan", s_h.get(), [&] { eng_h.plan(abc.get(), domain, shared ? c_h : 0, shared); });
-    out.h = spans.run("msm_h", s_h.get(), [&] { return eng_h.run_g1(h.get()); });
+    out.h = spans.run("msm_h", s_h.get(), [&] { return eng_h.run(h.get()); });
     t.h_msm_ms = ms_since(t3);
   }
 

@@ -72,12 +72,12 @@ bool g_plain = false;
 // The Fr multiply of the register-tiled passes: -1 as NttEngine picks it by size (ntt_v2_kernel), or
 // kFrMulGeneric / kFrMulFast, so that both are checked at sizes an emulation can afford.
 int g_mul = -1;
-NttScale g_fuse;       // the scale the passes fuse into their last store (H stage)
+NttScale<DFr> g_fuse;       // the scale the passes fuse into their last store (H stage)
 int g_min_passes = 0;  // GpuOptions::ntt_passes
 int g_fused_runs = 0;  // transforms whose bit reversal ran in the last pass's store
 
 template <int R, int Mul>
-void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vector<DFr>& tw, const NttScale& fz) {
+void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vector<DFr>& tw, const NttScale<DFr>& fz) {
   // The out-of-place last pass's source, poisoned: a read of an element the pass before did not write shows.
   std::vector<DFr> scratch(ps[np - 1].perm_store ? d.size() : 0, DFr::one());
   for (int pi = 0; pi < np; pi++) {
@@ -103,9 +103,9 @@ void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vecto
 // The plan through the register-tiled passes, as ntt_v2_launch runs it; false where NttEngine does
 // not run them (2^k below one radix-4 unit: ntt_v2_fits) or g_plain asks for the radix-2 passes.
 bool emulate_v2_plan(std::vector<DFr>& d, int k, const NttPass* ps, int np, const std::vector<DFr>& tw,
-                     const NttScale& fz) {
+                     const NttScale<DFr>& fz) {
   if (g_plain || !ntt_v2_fits(k, kNttV2Radix)) return false;
-  int mul = g_mul >= 0 ? g_mul : ntt_v2_kernel(k) == NttV2Kernel::Fast4 ? kFrMulFast : kFrMulGeneric;
+  int mul = g_mul >= 0 ? g_mul : ntt_v2_kernel<DFr>(k) == NttV2Kernel::Fast4 ? kFrMulFast : kFrMulGeneric;
   if (mul == kFrMulFast)
     emulate_v2<kNttV2Radix, kFrMulFast>(d, ps, np, tw, fz);
   else
@@ -134,7 +134,7 @@ void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& 
   }
 }
 
-void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale& s) {
+void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale<DFr>& s) {
   if (s.permute && !g_plain && k >= 2 * kPermBits) {
     std::vector<DFr> tA(kPermSide * kPermStride), tB(kPermSide * kPermStride);
     for (size_t b = 0; b < ntt_perm_blocks(k); b++)
@@ -150,17 +150,17 @@ void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale& s) {
 // inverse's scale (n^-1, or coset: the table of n^-1 g^-i) in the last pass's store (where the plan
 // has 2+ passes) or in the element-wise kernel.
 void emulate_ntt(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse,
-                 const PowTable* coset = nullptr) {
-  NttScale s;
+                 const PowTable<DFr>* coset = nullptr) {
+  NttScale<DFr> s;
   if (coset) {
-    s.mode = NttScale::Table;
+    s.mode = NttScaleMode::Table;
     s.table = *coset;
   }
   if (!inverse) {
     if (coset) emulate_elementwise(d, k, s);
-    s.mode = NttScale::None;
+    s.mode = NttScaleMode::None;
   } else if (!coset) {
-    s.mode = NttScale::Constant;
+    s.mode = NttScaleMode::Constant;
     s.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(d.size()).inv()})[0];
   }
   s.permute = true;
@@ -176,7 +176,7 @@ void emulate_ntt(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw,
 
 struct HostPow {
   std::vector<DFr> buf;
-  PowTable table;
+  PowTable<DFr> table;
   HostPow(const Fr& base, const Fr& c, int k) {
     int m = (k + 1) / 2;
     std::vector<Fr> v;
@@ -187,7 +187,7 @@ struct HostPow {
     Fr y = Fr::one();
     for (size_t j = 0; j < (size_t(1) << (k - m)); j++, y = y * step) v.push_back(y);
     buf = to_dev<DFr>(v);
-    table = PowTable{buf.data(), buf.data() + (size_t(1) << m), m};
+    table = PowTable<DFr>{buf.data(), buf.data() + (size_t(1) << m), m};
   }
 };
 
@@ -202,7 +202,7 @@ struct NttCase {
       : n(size_t(1) << k), x(random_frs(rng, n)), r(x, k), cf(root_of_unity(k + 1), Fr::one(), k),
         ci(root_of_unity(k + 1).inv(), Fr::from_u64(n).inv(), k) {}
   NttCase(const NttCase&) = delete;
-  const PowTable* coset_table(int inverse, int coset) const {
+  const PowTable<DFr>* coset_table(int inverse, int coset) const {
     return coset ? (inverse ? &ci.table : &cf.table) : nullptr;
   }
 };
@@ -250,7 +250,7 @@ TEST(GpuKernelEmulation, NttMultiPassPlansBothOrders) {
     // DIF then permute.
     std::vector<DFr> d = to_dev<DFr>(x);
     emulate_passes(d, k, kt, tw, false, false);
-    NttScale perm;
+    NttScale<DFr> perm;
     perm.permute = true;
     emulate_elementwise(d, k, perm);
     ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "DIF k=" << k;
@@ -261,9 +261,9 @@ TEST(GpuKernelEmulation, NttMultiPassPlansBothOrders) {
     ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "DIT k=" << k;
     // Inverse (DIF, permute with n^-1) back to x.
     emulate_passes(d, k, kt, tw, true, false);
-    NttScale inv;
+    NttScale<DFr> inv;
     inv.permute = true;
-    inv.mode = NttScale::Constant;
+    inv.mode = NttScaleMode::Constant;
     inv.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
     emulate_elementwise(d, k, inv);
     ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "inverse k=" << k;
@@ -289,21 +289,21 @@ TEST(GpuKernelEmulation, CosetNttMatchesShiftedCpu) {
     ntt(ref.data(), k, false);
     HostPow fwd(g, Fr::one(), k);
     std::vector<DFr> d = to_dev<DFr>(x);
-    NttScale pre;
-    pre.mode = NttScale::Table;
+    NttScale<DFr> pre;
+    pre.mode = NttScaleMode::Table;
     pre.table = fwd.table;
     emulate_elementwise(d, k, pre);
     emulate_passes(d, k, kt, tw, false, false);
-    NttScale perm;
+    NttScale<DFr> perm;
     perm.permute = true;
     emulate_elementwise(d, k, perm);
     ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "coset forward k=" << k;
     // And back: inverse DIF, then permute with n^-1 g^-i.
     HostPow inv(g.inv(), Fr::from_u64(n).inv(), k);
     emulate_passes(d, k, kt, tw, true, false);
-    NttScale post;
+    NttScale<DFr> post;
     post.permute = true;
-    post.mode = NttScale::Table;
+    post.mode = NttScaleMode::Table;
     post.table = inv.table;
     emulate_elementwise(d, k, post);
     ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "coset round trip k=" << k;
@@ -325,8 +325,8 @@ TEST(GpuKernelEmulation, HStageMatchesCpu) {
     std::vector<Fr> ref = compute_h_coset(a, b, c, k);
     HostPow hp(root_of_unity(k + 1), Fr::from_u64(n).inv(), k);
     std::vector<std::vector<DFr>> v = {to_dev<DFr>(a), to_dev<DFr>(b), to_dev<DFr>(c)};
-    NttScale s;
-    s.mode = NttScale::Table;
+    NttScale<DFr> s;
+    s.mode = NttScaleMode::Table;
     s.rev_exponent = true;
     s.table = hp.table;
     for (auto& x : v) {
@@ -397,7 +397,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       std::vector<Fr> ref = x;
       ntt(ref.data(), k, false);
       std::vector<DFr> d = to_dev<DFr>(x);
-      NttScale perm;
+      NttScale<DFr> perm;
       perm.permute = true;
       emulate_elementwise(d, k, perm);
       emulate_passes(d, k, kt, tw, false, true);
@@ -406,8 +406,8 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       // Inverse DIT (permute, inverse DIT passes, n^-1).
       emulate_elementwise(d, k, perm);
       emulate_passes(d, k, kt, tw, true, true);
-      NttScale sc;
-      sc.mode = NttScale::Constant;
+      NttScale<DFr> sc;
+      sc.mode = NttScaleMode::Constant;
       sc.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
       emulate_elementwise(d, k, sc);
       ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "inverse DIT k=" << k << " v2=" << v;
@@ -422,8 +422,8 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       }
       std::vector<Fr> ref = compute_h_coset(a, b, c, k);
       HostPow hp(root_of_unity(k + 1), Fr::from_u64(n).inv(), k);
-      NttScale s;
-      s.mode = NttScale::Table;
+      NttScale<DFr> s;
+      s.mode = NttScaleMode::Table;
       s.rev_exponent = true;
       s.table = hp.table;
       for (int fused = 0; fused < 2; fused++) {
@@ -432,7 +432,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
           if (fused) {  // NttEngine::h_stage_vec with the scale in the inverse passes' last store
             g_fuse = s;
             emulate_passes(x, k, kt, tw, true, false);
-            g_fuse = NttScale();
+            g_fuse = NttScale<DFr>();
           } else {
             emulate_passes(x, k, kt, tw, true, false);
             emulate_elementwise(x, k, s);
