@@ -6,6 +6,7 @@
 #include <random>
 
 #include "kernels/device_util.cuh"
+#include "tests/gpu/curve_refs.hpp"
 #include "tests/test_seed.hpp"
 
 using namespace cuzk;
@@ -16,12 +17,7 @@ namespace {
 
 template <class F>
 F random_element(std::mt19937_64& rng) {
-  for (;;) {
-    u64 l[F::N];
-    for (auto& x : l) x = rng();
-    l[F::N - 1] >>= 1;
-    if (F::is_canonical(l)) return F::from_mont_limbs(l);
-  }
+  return cuzk::test::random_scalar<F>(rng);
 }
 
 template <class D, class F>

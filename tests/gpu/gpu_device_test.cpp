@@ -23,6 +23,7 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cuda/cuda_backend.hpp"
+#include "tests/gpu/curve_refs.hpp"
 #include "tests/gpu/ntt_refs.hpp"
 #include "tests/test_seed.hpp"
 
@@ -759,4 +760,89 @@ TEST(GpuDevice, MissingDeviceIsAClearError) {
     Circuit c = generated(4, 3);
     EXPECT_THROW(make_cuda_prover(c.zk), gpu::GpuError);
   }
+}
+
+// ---- BN254 (snarkjs's bn128): the same kernels instantiated for the curve, every result against
+// the definitions of tests/gpu/curve_refs.hpp.
+
+namespace {
+using BnF = bn254::Fr;
+}  // namespace
+
+TEST(GpuBn254, NttMatchesReference) {
+  REQUIRE_GPU();
+  // 2^1 (radix-2 passes), 2^2.. (register-tiled), 2^11.. (two passes), 2^20 and 2^21 (three).
+  for (int k : {1, 2, 3, 8, 11, 16, 20, 21}) {
+    size_t n = size_t(1) << k;
+    std::vector<BnF> x(n);
+    for (auto& e : x) e = test::random_scalar<BnF>(rng());
+    for (int inverse = 0; inverse < 2; inverse++)
+      for (int coset = 0; coset < 2; coset++) {
+        std::vector<BnF> ref = test::ntt_ref(x, k, inverse, coset);
+        std::vector<BnF> got = x;
+        gpu::ntt(0, got.data(), k, inverse, coset);
+        ASSERT_TRUE(got == ref) << "k=" << k << " inverse=" << inverse << " coset=" << coset;
+      }
+  }
+  // The definition itself at a small size, through the device.
+  std::vector<BnF> x(64);
+  for (auto& e : x) e = test::random_scalar<BnF>(rng());
+  std::vector<BnF> got = x;
+  gpu::ntt(0, got.data(), 6, false);
+  EXPECT_TRUE(got == test::naive_dft(x, 6, false));
+}
+
+// BN254's Fr has two-adicity 28: 2^29 (and a coset transform of 2^28, whose shift is a 2^29-th root)
+// do not exist and are refused before anything is allocated.
+TEST(GpuBn254, NttBeyondTwoAdicityIsAnError) {
+  REQUIRE_GPU();
+  BnF one = BnF::one();
+  EXPECT_THROW(gpu::ntt(0, &one, 29, false), gpu::GpuError);
+  EXPECT_THROW(gpu::ntt(0, &one, 28, false, true), gpu::GpuError);
+  EXPECT_THROW(gpu::compute_h_coset(0, std::vector<BnF>{one}, {one}, {one}, 28), gpu::GpuError);
+}
+
+TEST(GpuBn254, HStageMatchesReference) {
+  REQUIRE_GPU();
+  for (int k : {1, 5, 12, 18}) {
+    size_t n = size_t(1) << k;
+    std::vector<BnF> a(n), b(n), c(n);
+    for (size_t i = 0; i < n; i++) {
+      a[i] = test::random_scalar<BnF>(rng());
+      b[i] = test::random_scalar<BnF>(rng());
+      c[i] = a[i] * b[i] - test::random_scalar<BnF>(rng());
+    }
+    ASSERT_TRUE(gpu::compute_h_coset(0, a, b, c, k) == test::h_coset_ref(a, b, c, k)) << "k=" << k;
+  }
+}
+
+// G1 and G2, plain and over precomputed bases, at 1, small and 2^16 points (2^12 for G2), with
+// points at infinity, repeats, negations, and scalars 0, 1, r-1, r-small, around (r-1)/2 and random;
+// the small sizes against the definition, the large ones against the bucket reference.
+TEST(GpuBn254, MsmMatchesReference) {
+  REQUIRE_GPU();
+  auto g1 = test::random_points_of<BnF>(rng(), size_t(1) << 16, bn254::g1_generator());
+  auto g2 = test::random_points_of<BnF>(rng(), size_t(1) << 12, bn254::g2_generator());
+  for (size_t n : {size_t(1), size_t(2), size_t(100), size_t(1) << 16}) {
+    std::vector<bn254::G1Affine> p(g1.begin(), g1.begin() + n);
+    auto sc = test::edge_scalars<BnF>(rng(), n);
+    auto ref = (n <= 100 ? test::naive_msm(p, sc) : test::bucket_msm(p, sc)).to_affine();
+    ASSERT_EQ(gpu::msm_g1(0, p.data(), sc.data(), n).to_affine(), ref) << "G1 n=" << n;
+    ASSERT_EQ(gpu::msm_g1_precomputed(0, p.data(), sc.data(), n).to_affine(), ref) << "G1 precomputed n=" << n;
+  }
+  for (size_t n : {size_t(1), size_t(77), size_t(1) << 12}) {
+    std::vector<bn254::G2Affine> p(g2.begin(), g2.begin() + n);
+    auto sc = test::edge_scalars<BnF>(rng(), n);
+    auto ref = (n <= 100 ? test::naive_msm(p, sc) : test::bucket_msm(p, sc)).to_affine();
+    ASSERT_EQ(gpu::msm_g2(0, p.data(), sc.data(), n).to_affine(), ref) << "G2 n=" << n;
+    ASSERT_EQ(gpu::msm_g2_precomputed(0, p.data(), sc.data(), n).to_affine(), ref) << "G2 precomputed n=" << n;
+  }
+  // All scalars zero, all points at infinity, and every window width the plain plans allow.
+  std::vector<bn254::G1Affine> p(g1.begin(), g1.begin() + 3000);
+  std::vector<BnF> zeros(p.size(), BnF::zero()), sc = test::edge_scalars<BnF>(rng(), p.size());
+  EXPECT_TRUE(gpu::msm_g1(0, p.data(), zeros.data(), p.size()).is_inf());
+  std::vector<bn254::G1Affine> inf(p.size(), bn254::G1Affine::infinity());
+  EXPECT_TRUE(gpu::msm_g1(0, inf.data(), sc.data(), p.size()).is_inf());
+  auto ref = test::bucket_msm(p, sc).to_affine();
+  for (int c : {4, 9, 13, 16}) ASSERT_EQ(gpu::msm_g1(0, p.data(), sc.data(), p.size(), c).to_affine(), ref) << c;
 }
