@@ -126,16 +126,16 @@ CUZK_HD int msm_emit(const Fr& prepared, u32 index, int c, Fn&& f, u32 shared_st
 // bw(k, i) returns word i of b_k (called once per (k, row), in row order).
 //
 // CIOS as in DFp::operator*, with the K products of a row added to the even/odd halves X, Y before
-// that row's reduction. Bounds, R = 2^(32 NW): each row adds < K p 2^32 + p 2^32, so T < (K+1) p
-// < 2^32 R between rows (the halves' top words hold it); at the end T = (sum + M p)/R < K p^2 / R + p
-// < 2p as long as K p < R, so one conditional subtraction makes it canonical. K p < R for K <= 4
-// needs p < R/4: BLS12-381's Fq (p < 2^381, R = 2^384) and BN254's (p < 2^254, R = 2^256) both.
+// that row's reduction. Bounds, R = 2^(32 NW): each row adds < K p 2^32 + p 2^32, so T < (K+1) p < R
+// between rows; at the end T = (sum + M p)/R < K p^2 / R + p < 2p since K p < R, so one conditional
+// subtraction makes it canonical. For K <= 4 that is 5 p < R: BLS12-381's Fq (p < 2^381, R = 2^384)
+// and BN254's (p < 0.19 * 2^256, R = 2^256) both.
 template <int K, class F, class BW>
 CUZK_HD F mont_sum(const F (&a)[K], BW&& bw) {
   using P = typename F::Params;
   constexpr int NW = F::NW;
-  static_assert(K >= 1 && K <= 4, "the bound K p < R is checked for K <= 4");
-  static_assert((P::MOD[P::N - 1] >> 62) == 0, "mont_sum needs 4 p < R");
+  static_assert(K >= 1 && K <= 4, "the bound (K+1) p < R is checked for K <= 4");
+  static_assert(P::MOD[P::N - 1] < (~u64(0) - 5) / 5, "mont_sum needs 5 p < R");
   u32 X[NW + 1], Y[NW + 1];
   {
     u32 b0 = bw(0, 0);

@@ -853,10 +853,10 @@ struct HostPairEx {
   }
 };
 
-template <bool Shared>
-DG2xyzz pair_task(const std::vector<DG2Affine>& pts, u32 idx_offset, u32 n_scalars, u32 stride,
-                  const std::vector<u32>& vals) {
-  DG2xyzz out;
+template <bool Shared, class DC>
+XYZZ<DC> pair_task(const std::vector<Affine<DC>>& pts, u32 idx_offset, u32 n_scalars, u32 stride,
+                   const std::vector<u32>& vals) {
+  XYZZ<DC> out;
   std::memset(&out, 0xa5, sizeof out);
   HostPairChannel ch;
   auto lane = [&](u32 l) {
@@ -869,7 +869,10 @@ DG2xyzz pair_task(const std::vector<DG2Affine>& pts, u32 idx_offset, u32 n_scala
   return out;
 }
 
-bool same_bytes(const DG2xyzz& a, const DG2xyzz& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+template <class T>
+bool same_bytes(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 // Runs f(ex) on both lanes (two host threads).
 template <class F>
@@ -889,11 +892,14 @@ void on_pair(F&& f) {
 // The pair's partial bucket sum must equal the one-thread sum byte for byte (the same formulas on
 // canonical values): random entries with repeats (doublings), negations (cancellation to infinity and
 // restart), points at infinity, skipped indices below idx_offset, both Y3 forms, plain and shared.
-TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
+namespace {
+template <class C>
+void check_pair_lanes() {
+  using DA = typename Dev<C>::G2Affine;
+  using DX = typename Dev<C>::G2xyzz;
   std::mt19937_64 rng = test::test_rng();
   size_t n = 40;
-  auto pts_h = random_points<G2Curve>(rng, n, g2_generator());
-  auto pts = to_dev<DG2Affine>(pts_h);
+  auto pts = to_dev<DA>(test::random_points_of<typename C::Fr>(rng, n, C::g2_generator()));
   std::vector<std::vector<u32>> lists;
   lists.push_back({});
   lists.push_back({3});
@@ -913,53 +919,65 @@ TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
   for (size_t li = 0; li < lists.size(); li++) {
     const auto& v = lists[li];
     for (u32 off : {0u, 2u}) {
-      std::vector<DG2Affine> sub(pts.begin() + off, pts.end());
-      DG2xyzz ref = msm_acc_entries(sub.data(), off, v.data(), 0, (u32)v.size());
+      std::vector<DA> sub(pts.begin() + off, pts.end());
+      DX ref = msm_acc_entries(sub.data(), off, v.data(), 0, (u32)v.size());
       ASSERT_TRUE(same_bytes((pair_task<false>(sub, off, (u32)n, (u32)(n - off), v)), ref)) << "list " << li;
     }
   }
   // Shared: value w * n_scalars + i names table[w * stride + i - idx_offset].
   u32 ns = 20, off = 3, stride = ns - off, nw = 2;
-  std::vector<DG2Affine> table(pts.begin(), pts.begin() + nw * stride);
+  std::vector<DA> table(pts.begin(), pts.begin() + nw * stride);
   for (size_t li = 0; li < lists.size(); li++) {
     std::vector<u32> v;
     for (u32 x : lists[li]) v.push_back(((x & ~kMsmNegBit) % (nw * ns)) | (x & kMsmNegBit));
-    DG2xyzz ref = msm_acc_entries_shared(table.data(), off, ns, stride, v.data(), 0, (u32)v.size());
+    DX ref = msm_acc_entries_shared(table.data(), off, ns, stride, v.data(), 0, (u32)v.size());
     ASSERT_TRUE(same_bytes((pair_task<true>(table, off, ns, stride, v)), ref)) << "shared list " << li;
   }
 }
+}  // namespace
+
+TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) { check_pair_lanes<Bls12_381>(); }
+TEST(GpuKernelEmulationBn254, MsmG2PairLanesMatchOneThread) { check_pair_lanes<Bn254>(); }
 
 // The bucket-side pair kernels' bodies (full additions, chunked running sums with the double-and-add
 // of jK T) against msm_acc_partials / msm_chunk_sum, byte for byte: XYZZ inputs with infinities,
 // repeats (doublings) and negations (cancellations).
-TEST(GpuKernelEmulation, MsmG2PairBucketSumsMatchOneThread) {
+namespace {
+template <class C>
+void check_pair_bucket_sums() {
+  using DA = typename Dev<C>::G2Affine;
+  using DX = typename Dev<C>::G2xyzz;
   std::mt19937_64 rng = test::test_rng();
-  auto aff = to_dev<DG2Affine>(random_points<G2Curve>(rng, 24, g2_generator()));
-  std::vector<DG2xyzz> b;
+  auto aff = to_dev<DA>(test::random_points_of<typename C::Fr>(rng, 24, C::g2_generator()));
+  std::vector<DX> b;
   for (size_t i = 0; i < aff.size(); i++) {
-    DG2xyzz x = DG2xyzz::from_affine(aff[i]);
-    if (i % 3 == 1) x = xyzz_add(x, DG2xyzz::from_affine(aff[(i + 5) % aff.size()]));  // ZZ != 1
+    DX x = DX::from_affine(aff[i]);
+    if (i % 3 == 1) x = xyzz_add(x, DX::from_affine(aff[(i + 5) % aff.size()]));  // ZZ != 1
     b.push_back(x);
   }
-  b[4] = DG2xyzz::infinity();
+  b[4] = DX::infinity();
   b[9] = b[8];   // doubling inside a running sum
   b[13] = -b[12];  // cancellation
   b[20] = b[19];
   for (auto [begin, end] : std::vector<std::pair<u32, u32>>{{0, 0}, {0, 1}, {3, 6}, {7, 11}, {8, 10}, {12, 14}, {11, 14}, {0, 24}}) {
-    DG2xyzz ref = msm_acc_partials(b.data(), begin, end);
-    DG2xyzz got;
+    DX ref = msm_acc_partials(b.data(), begin, end);
+    DX got;
     on_pair([&](HostPairEx& ex) { pair_acc_partials(ex, b.data(), begin, end, &got); });
     ASSERT_TRUE(same_bytes(got, ref)) << "partials " << begin << ".." << end;
   }
   for (u32 K : {1u, 4u, 8u}) {
     for (u32 j = 0; j < 24 / K; j++) {
-      DG2xyzz ref = msm_chunk_sum(b.data(), j, K);
-      DG2xyzz got;
+      DX ref = msm_chunk_sum(b.data(), j, K);
+      DX got;
       on_pair([&](HostPairEx& ex) { pair_chunk_sum(ex, b.data(), j, K, &got); });
       ASSERT_TRUE(same_bytes(got, ref)) << "chunk " << j << " K " << K;
     }
   }
 }
+}  // namespace
+
+TEST(GpuKernelEmulation, MsmG2PairBucketSumsMatchOneThread) { check_pair_bucket_sums<Bls12_381>(); }
+TEST(GpuKernelEmulationBn254, MsmG2PairBucketSumsMatchOneThread) { check_pair_bucket_sums<Bn254>(); }
 
 // ---- BN254: the same kernel bodies over BN254's device types, against the definitions of
 // tests/gpu/curve_refs.hpp (whose fast forms are checked against their definitions here too).
