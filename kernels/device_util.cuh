@@ -38,27 +38,51 @@ CUZK_UNROLL
   *dst = v;
 #endif
 }
-CUZK_HD DFq2 load(const DFq2* src) { return {load(&src->c0), load(&src->c1)}; }
-CUZK_HD void store(DFq2* dst, const DFq2& v) {
+template <class F, int XiA>
+CUZK_HD Fp2<F, XiA> load(const Fp2<F, XiA>* src) {
+  return {load(&src->c0), load(&src->c1)};
+}
+template <class F, int XiA>
+CUZK_HD void store(Fp2<F, XiA>* dst, const Fp2<F, XiA>& v) {
   store(&dst->c0, v.c0);
   store(&dst->c1, v.c1);
 }
 
-// The curves as the device sees them: same equations, device fields. b() is never needed by the
-// MSM (additions and doublings of a = 0 curves do not use b).
-struct DG1 {
-  using F = DFq;
+// A curve group as the device sees it: the host group HostCurve's equation over the device twin F
+// of its field. The MSM never needs b (additions and doublings of a = 0 curves do not use it), so
+// the device curve carries none; Host names the host group its results convert to.
+template <class F_, class Host_>
+struct DCurve {
+  using F = F_;
+  using Host = Host_;
 };
-struct DG2 {
-  using F = DFq2;
-};
-using DG1Affine = Affine<DG1>;
-using DG2Affine = Affine<DG2>;
-using DG1xyzz = XYZZ<DG1>;
-using DG2xyzz = XYZZ<DG2>;
+template <class HostCurve>
+using DeviceCurve = DCurve<DeviceFieldOf<typename HostCurve::F>, HostCurve>;
 
-static_assert(sizeof(DG1Affine) == sizeof(bls12_381::G1Affine), "device and host G1 affine points must share bytes");
-static_assert(sizeof(DG2Affine) == sizeof(bls12_381::G2Affine), "device and host G2 affine points must share bytes");
+// The device types of curve C (math/curves.hpp), every one sharing its bytes with the host type.
+template <class C>
+struct Dev {
+  using Fq = DeviceFieldOf<typename C::Fq>;
+  using Fr = DeviceFieldOf<typename C::Fr>;
+  using Fq2 = DeviceFieldOf<typename C::Fq2>;
+  using G1 = DeviceCurve<typename C::G1Curve>;
+  using G2 = DeviceCurve<typename C::G2Curve>;
+  using G1Affine = Affine<G1>;
+  using G2Affine = Affine<G2>;
+  using G1xyzz = XYZZ<G1>;
+  using G2xyzz = XYZZ<G2>;
+  static_assert(sizeof(G1Affine) == sizeof(typename C::G1Affine), "device and host G1 affine points must share bytes");
+  static_assert(sizeof(G2Affine) == sizeof(typename C::G2Affine), "device and host G2 affine points must share bytes");
+};
+
+// BLS12-381's device curves, the names the resident-key prover uses.
+using DG1 = Dev<Bls12_381>::G1;
+using DG2 = Dev<Bls12_381>::G2;
+using DG1Affine = Dev<Bls12_381>::G1Affine;
+using DG2Affine = Dev<Bls12_381>::G2Affine;
+using DG1xyzz = Dev<Bls12_381>::G1xyzz;
+using DG2xyzz = Dev<Bls12_381>::G2xyzz;
+static_assert(sizeof(Dev<Bls12_381>) && sizeof(Dev<Bn254>), "instantiates the layout checks of Dev");
 
 // Point operations used at several call sites, compiled once as real calls on the device: each is
 // thousands of instructions (a G2 addition is ~40 Fq multiplies), and inlining every call site

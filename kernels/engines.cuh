@@ -12,6 +12,8 @@
 namespace cuzk {
 namespace gpu {
 
+// F: the device scalar field (Dev<C>::Fr); instantiated for every curve in ntt.cu.
+template <class F>
 class NttEngine {
  public:
   // min_passes: at least this many passes per transform (0: automatic, see ntt_passes_at_least).
@@ -19,15 +21,15 @@ class NttEngine {
   // Grows the twiddle table to cover transforms of 2^log_n (done lazily by every call too).
   void reserve(int log_n);
   // Natural order in and out, in place on device data.
-  void forward(DFr* d, int log_n, bool coset);
-  void inverse(DFr* d, int log_n, bool coset);
+  void forward(F* d, int log_n, bool coset);
+  void inverse(F* d, int log_n, bool coset);
   // a, b, c (natural order) -> a = odd-coset values of a*b - c; b and c are clobbered.
-  void h_stage(DFr* a, DFr* b, DFr* c, int log_n);
+  void h_stage(F* a, F* b, F* c, int log_n);
   // The two halves of h_stage, so that a caller can transform each vector as soon as it is on the
   // device: h_stage_vec takes one vector (natural order) to its odd-coset values; h_combine then
   // leaves a*b - c in a.
-  void h_stage_vec(DFr* x, int log_n);
-  void h_combine(DFr* a, const DFr* b, const DFr* c, int log_n);
+  void h_stage_vec(F* x, int log_n);
+  void h_combine(F* a, const F* b, const F* c, int log_n);
   cudaStream_t stream() const { return s_; }
   // The passes forward / inverse run at 2^log_n (twiddle table of that size), for benchmarks; the
   // last one has perm_store when the bit reversal is fused into it.
@@ -35,68 +37,77 @@ class NttEngine {
 
  private:
   enum class Table { CosetFwd, CosetInv, HStage };
-  void passes(DFr* d, int log_n, bool inverse, bool dit);
-  void elementwise(DFr* d, int log_n, const NttScale& s);
+  void passes(F* d, int log_n, bool inverse, bool dit);
+  void elementwise(F* d, int log_n, const NttScale<F>& s);
   // DIF passes then the bit reversal with s's scale (forward / inverse), fused where possible.
-  void permuting_passes(DFr* d, int log_n, bool inverse, const NttScale& s);
-  bool fused_perm_passes(DFr* d, int log_n, bool inverse, const NttScale& s);
+  void permuting_passes(F* d, int log_n, bool inverse, const NttScale<F>& s);
+  bool fused_perm_passes(F* d, int log_n, bool inverse, const NttScale<F>& s);
   int fused_perm_plan(int log_n, int kt, bool inverse, NttPass* ps) const;
-  PowTable pow_table(int log_n, Table kind);
-  DFr inv_n(int log_n) const;
+  PowTable<F> pow_table(int log_n, Table kind);
+  F inv_n(int log_n) const;
 
   cudaStream_t s_;
   int min_passes_ = 0;
-  DevBuf<DFr> tw_;
-  DevBuf<DFr> scratch_;  // the fused bit reversal's out-of-place last pass (forward / inverse only)
+  DevBuf<F> tw_;
+  DevBuf<F> scratch_;  // the fused bit reversal's out-of-place last pass (forward / inverse only)
   int kt_ = 0;
-  std::map<std::pair<int, int>, DevBuf<DFr>> tables_;
+  std::map<std::pair<int, int>, DevBuf<F>> tables_;
 };
 
-// Pippenger over one scalar vector: plan() sorts the digits once, then run_g1/run_g2 may be called
-// for several point sets that share those scalars (the prover's A, B1, B2 and C).
 // Precomputed bases for MsmEngine's shared plans: table[w * n + i] = 2^(w c) points[i] (affine) for
 // the msm_windows(c) windows, c >= 8; the table holds n * msm_windows(c) points.
-void msm_precompute_g1(const DG1Affine* d_points, size_t n, int c, DG1Affine* d_table, cudaStream_t s);
-void msm_precompute_g2(const DG2Affine* d_points, size_t n, int c, DG2Affine* d_table, cudaStream_t s);
+// C: a device curve (Dev<...>::G1 or ::G2).
+template <class C>
+void msm_precompute(const Affine<C>* d_points, size_t n, int c, Affine<C>* d_table, cudaStream_t s);
 
 // G2 buckets are summed by lane pairs, two threads per task, each holding one Fq component of every
 // Fq2 value (msm_pair.cuh): level 0 for plain and for shared plans, and the bucket-side kernels
 // (k_acc_level, k_chunks and k_group_sum of msm.cu; msm_pair_buckets.cu).
-void msm_acc0_g2_pair_plain(const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
-                            const u32* vals, const u32* start, const u32* end, const u32* toff, const u32* map,
-                            u32 l0, u32 total, const u32* order, DG2xyzz* out, cudaStream_t s);
-void msm_acc0_g2_pair_shared(const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
-                             const u32* vals, const u32* start, const u32* end, const u32* toff, const u32* map,
-                             u32 l0, u32 total, const u32* order, DG2xyzz* out, cudaStream_t s);
-void msm_acc_level_g2_pair(const DG2xyzz* in, const u32* in_toff, const u32* in_ntask, const u32* toff,
-                           const u32* map, u32 l1, u32 total, DG2xyzz* out, cudaStream_t s);
-void msm_chunks_g2_pair(const DG2xyzz* buckets, u32 per_window, u32 K, u32 n, DG2xyzz* out, cudaStream_t s);
-void msm_group_sum_g2_pair(const DG2xyzz* in, u32 gs, u32 n_out, DG2xyzz* out, cudaStream_t s);
+// C: a device G2 curve (Dev<...>::G2).
+template <class C>
+void msm_acc0_g2_pair_plain(const Affine<C>* points, u32 idx_offset, u32 n_scalars, u32 stride, const u32* vals,
+                            const u32* start, const u32* end, const u32* toff, const u32* map, u32 l0, u32 total,
+                            const u32* order, XYZZ<C>* out, cudaStream_t s);
+template <class C>
+void msm_acc0_g2_pair_shared(const Affine<C>* points, u32 idx_offset, u32 n_scalars, u32 stride, const u32* vals,
+                             const u32* start, const u32* end, const u32* toff, const u32* map, u32 l0, u32 total,
+                             const u32* order, XYZZ<C>* out, cudaStream_t s);
+template <class C>
+void msm_acc_level_g2_pair(const XYZZ<C>* in, const u32* in_toff, const u32* in_ntask, const u32* toff,
+                           const u32* map, u32 l1, u32 total, XYZZ<C>* out, cudaStream_t s);
+template <class C>
+void msm_chunks_g2_pair(const XYZZ<C>* buckets, u32 per_window, u32 K, u32 n, XYZZ<C>* out, cudaStream_t s);
+template <class C>
+void msm_group_sum_g2_pair(const XYZZ<C>* in, u32 gs, u32 n_out, XYZZ<C>* out, cudaStream_t s);
 
+// Pippenger over one scalar vector: plan() sorts the digits once, then run() may be called for
+// several point sets that share those scalars (the prover's A, B1, B2 and C).
 class MsmEngine {
  public:
   explicit MsmEngine(cudaStream_t s) : s_(s) {}
-  // Scalars: n device Fr in Montgomery form. window = 0 chooses automatically. shared: the runs get
-  // precomputed bases (msm_precompute_* with this plan's window(), stride n - idx_offset) and all
-  // windows share one set of buckets.
-  void plan(const DFr* d_scalars, size_t n, int window = 0, bool shared = false);
+  // Scalars: n device Fr (Dev<C>::Fr of any curve) in Montgomery form. window = 0 chooses
+  // automatically. shared: the runs get precomputed bases (msm_precompute with this plan's window(),
+  // stride n - idx_offset) and all windows share one set of buckets.
+  template <class Fr>
+  void plan(const Fr* d_scalars, size_t n, int window = 0, bool shared = false);
   // Allocates now the scratch that plan() and run_*() would grow into for n scalars at this window
   // (0: automatic) and kind of plan, with bucket sums of xyzz_bytes each (the larger curve the
   // engine serves), so that a caller can size other long-lived allocations (precomputed tables) from
   // what is left. The data-dependent remainder (sort temp, upper reduction levels) stays lazy.
   void reserve(size_t n, int window, bool shared, size_t xyzz_bytes);
   // sum k_i P_(i - idx_offset) over planned i >= idx_offset; points are device-resident (for a shared
-  // plan: the precomputed table of the n - idx_offset points).
-  G1 run_g1(const DG1Affine* d_points, u32 idx_offset = 0);
-  G2 run_g2(const DG2Affine* d_points, u32 idx_offset = 0);
+  // plan: the precomputed table of the n - idx_offset points) on a device curve C (Dev<...>::G1 or
+  // ::G2) whose scalar field is the plan's; the sum comes back as a point of the host group.
+  template <class C>
+  Jacobian<typename C::Host> run(const Affine<C>* d_points, u32 idx_offset = 0);
   int window() const { return c_; }
   size_t entries() const { return m_; }
   u32 buckets() const { return nb_; }
   cudaStream_t stream() const { return s_; }
 
  private:
-  template <class C, class HC>
-  Jacobian<HC> run(const Affine<C>* d_points, u32 idx_offset);
+  // The entries are sorted and the bucket tasks laid out: plan()'s work after the digits are emitted.
+  void plan_sorted(size_t n);
   template <class C>
   void launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32* order, XYZZ<C>* out);
 
@@ -124,21 +135,25 @@ class MsmEngine {
 };
 
 // One MSM's points and scalars uploaded to `device` on a stream of their own, with an engine on it
-// (the plain API's one-shot MSMs and the benchmarks).
-template <class DA, class HA>
+// (the plain API's one-shot MSMs and the benchmarks). HC: the host group, HFr: the host scalar field.
+template <class HC, class HFr>
 struct MsmUpload {
+  using DC = DeviceCurve<HC>;
+  using DA = Affine<DC>;
+  using DFrT = DeviceFieldOf<HFr>;
   Stream st;
   MsmEngine eng{st.get()};
   DevBuf<DA> pts;
-  DevBuf<DFr> sc;
-  MsmUpload(int device, const HA* points, const Fr* scalars, size_t n) {
-    static_assert(sizeof(DA) == sizeof(HA), "point layouts differ");
+  DevBuf<DFrT> sc;
+  MsmUpload(int device, const Affine<HC>* points, const HFr* scalars, size_t n) {
+    static_assert(sizeof(DA) == sizeof(Affine<HC>), "point layouts differ");
+    static_assert(sizeof(DFrT) == sizeof(HFr), "scalar layouts differ");
     set_device(device);
     pts.resize(std::max<size_t>(n, 1));
     sc.resize(std::max<size_t>(n, 1));
     if (n) {
       CUZK_CUDA_CHECK(cudaMemcpyAsync(pts.get(), points, n * sizeof(DA), cudaMemcpyHostToDevice, st.get()));
-      CUZK_CUDA_CHECK(cudaMemcpyAsync(sc.get(), scalars, n * sizeof(DFr), cudaMemcpyHostToDevice, st.get()));
+      CUZK_CUDA_CHECK(cudaMemcpyAsync(sc.get(), scalars, n * sizeof(DFrT), cudaMemcpyHostToDevice, st.get()));
     }
   }
 };

@@ -8,7 +8,7 @@
 // instruction sequence that runs on the GPU is unit-tested on the CPU against the 64-bit host field.
 // This header compiles with nvcc (device or host pass) and with a plain C++ compiler (emulation only).
 #pragma once
-#include "math/bls12_381.hpp"
+#include "math/curves.hpp"
 
 // Full unrolling on the device (register arrays must only see constant indices); nothing on the host.
 #if defined(__CUDA_ARCH__)
@@ -72,16 +72,20 @@ struct Words;
   (u32)A[0], (u32)(A[0] >> 32), (u32)A[1], (u32)(A[1] >> 32), (u32)A[2], (u32)(A[2] >> 32), (u32)A[3], (u32)(A[3] >> 32)
 
 #if defined(__CUDACC__)
-static __constant__ u32 kFqMod32[12] = {CUZK_WORD_LIST6(bls12_381::FqParams::MOD)};
-static __constant__ u32 kFqOne32[12] = {CUZK_WORD_LIST6(bls12_381::FqParams::ONE)};
-static __constant__ u32 kFrMod32[8] = {CUZK_WORD_LIST4(bls12_381::FrParams::MOD)};
-static __constant__ u32 kFrOne32[8] = {CUZK_WORD_LIST4(bls12_381::FrParams::ONE)};
-// Fr's -r^-1 mod 2^32 is -1, so m = x0 * (-r^-1) is a negation when the compiler can see the constant,
-// and ptxas then leaves every reduction row as IMAD.X + IMAD.HI.U32.X pairs (2 + 4 multiply-add pipe
-// cycles per word product on sm_90) instead of the fused IMAD.WIDE.U32.X (4) it makes for Fq, whose m
-// is a multiply. Read from __constant__ memory the factor is opaque, m is one IMAD, and the rows fuse:
-// 65.8e9 against 54.1e9 Fr products/s in registers on the H200.
-static __constant__ u32 kFrInv32 = (u32)bls12_381::FrParams::INV;
+static __constant__ u32 kBlsFqMod32[12] = {CUZK_WORD_LIST6(bls12_381::FqParams::MOD)};
+static __constant__ u32 kBlsFqOne32[12] = {CUZK_WORD_LIST6(bls12_381::FqParams::ONE)};
+static __constant__ u32 kBlsFrMod32[8] = {CUZK_WORD_LIST4(bls12_381::FrParams::MOD)};
+static __constant__ u32 kBlsFrOne32[8] = {CUZK_WORD_LIST4(bls12_381::FrParams::ONE)};
+// BLS12-381 Fr's -r^-1 mod 2^32 is -1, so m = x0 * (-r^-1) is a negation when the compiler can see
+// the constant, and ptxas then leaves every reduction row as IMAD.X + IMAD.HI.U32.X pairs (2 + 4
+// multiply-add pipe cycles per word product on sm_90) instead of the fused IMAD.WIDE.U32.X (4) it
+// makes for Fq, whose m is a multiply. Read from __constant__ memory the factor is opaque, m is one
+// IMAD, and the rows fuse: 65.8e9 against 54.1e9 Fr products/s in registers on the H200.
+static __constant__ u32 kBlsFrInv32 = (u32)bls12_381::FrParams::INV;
+static __constant__ u32 kBnFqMod32[8] = {CUZK_WORD_LIST4(bn254::FqParams::MOD)};
+static __constant__ u32 kBnFqOne32[8] = {CUZK_WORD_LIST4(bn254::FqParams::ONE)};
+static __constant__ u32 kBnFrMod32[8] = {CUZK_WORD_LIST4(bn254::FrParams::MOD)};
+static __constant__ u32 kBnFrOne32[8] = {CUZK_WORD_LIST4(bn254::FrParams::ONE)};
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -90,29 +94,38 @@ static __constant__ u32 kFrInv32 = (u32)bls12_381::FrParams::INV;
 #define CUZK_WORD(dev, P64, j) return (u32)(P64[(j) >> 1] >> (32 * ((j) & 1)))
 #endif
 
-template <>
-struct Words<bls12_381::FqParams> {
-  static constexpr int NW = 12;
-  // -p^-1 mod 2^32 is the low word of -p^-1 mod 2^64.
-  static constexpr u32 INV = (u32)bls12_381::FqParams::INV;
-  // The factor the reduction rows multiply by (see kFrInv32).
-  CUZK_HD static u32 inv() { return INV; }
-  CUZK_HD static u32 mod(int j) { CUZK_WORD(kFqMod32, bls12_381::FqParams::MOD, j); }
-  CUZK_HD static u32 one(int j) { CUZK_WORD(kFqOne32, bls12_381::FqParams::ONE, j); }
+// What every field's words share: the count and -p^-1 mod 2^32, the low word of -p^-1 mod 2^64.
+template <class P>
+struct WordsBase {
+  static constexpr int NW = 2 * P::N;
+  static constexpr u32 INV = (u32)P::INV;
 };
+
+// A field whose reduction factor is an ordinary multiply: -p^-1 as an immediate.
+#define CUZK_FIELD_WORDS(P, DMOD, DONE)                                    \
+  template <>                                                              \
+  struct Words<P> : WordsBase<P> {                                         \
+    CUZK_HD static u32 inv() { return INV; }                               \
+    CUZK_HD static u32 mod(int j) { CUZK_WORD(DMOD, P::MOD, j); }          \
+    CUZK_HD static u32 one(int j) { CUZK_WORD(DONE, P::ONE, j); }          \
+  };
+CUZK_FIELD_WORDS(bls12_381::FqParams, kBlsFqMod32, kBlsFqOne32)
+CUZK_FIELD_WORDS(bn254::FqParams, kBnFqMod32, kBnFqOne32)
+CUZK_FIELD_WORDS(bn254::FrParams, kBnFrMod32, kBnFrOne32)
+#undef CUZK_FIELD_WORDS
+
 template <>
-struct Words<bls12_381::FrParams> {
-  static constexpr int NW = 8;
-  static constexpr u32 INV = (u32)bls12_381::FrParams::INV;
+struct Words<bls12_381::FrParams> : WordsBase<bls12_381::FrParams> {
+  // The factor the reduction rows multiply by, opaque on the device (see kBlsFrInv32).
   CUZK_HD static u32 inv() {
 #if defined(__CUDA_ARCH__)
-    return kFrInv32;
+    return kBlsFrInv32;
 #else
     return INV;
 #endif
   }
-  CUZK_HD static u32 mod(int j) { CUZK_WORD(kFrMod32, bls12_381::FrParams::MOD, j); }
-  CUZK_HD static u32 one(int j) { CUZK_WORD(kFrOne32, bls12_381::FrParams::ONE, j); }
+  CUZK_HD static u32 mod(int j) { CUZK_WORD(kBlsFrMod32, bls12_381::FrParams::MOD, j); }
+  CUZK_HD static u32 one(int j) { CUZK_WORD(kBlsFrOne32, bls12_381::FrParams::ONE, j); }
 };
 #undef CUZK_WORD
 
@@ -120,9 +133,14 @@ struct Words<bls12_381::FrParams> {
 // memory use 128-bit accesses.
 template <class P>
 struct alignas(16) DFp {
+  using Params = P;
   using W = Words<P>;
   static constexpr int NW = W::NW;
   static_assert(NW % 2 == 0, "the even/odd multiply needs an even word count");
+  // The sums below never carry out of NW words and the CIOS product ends below 2p with one
+  // conditional subtraction left: both need 2p < 2^(32 NW), a spare top bit (BLS12-381's Fq has
+  // three, its Fr one, both BN254 fields two).
+  static_assert((P::MOD[P::N - 1] >> 63) == 0, "the lazy bounds need p < 2^(64 N - 1)");
   u32 w[NW];
 
   CUZK_HD static DFp zero() {
@@ -322,13 +340,37 @@ CUZK_UNROLL
   }
 };
 
-using DFq = DFp<bls12_381::FqParams>;
-using DFr = DFp<bls12_381::FrParams>;
-using DFq2 = Fp2<DFq>;
+// The device twin of a host field (same bytes): Fp<P> -> DFp<P>, Fp2<Fp<P>, Xi> -> Fp2<DFp<P>, Xi>.
+template <class F>
+struct DeviceField;
+template <class P>
+struct DeviceField<Fp<P>> {
+  using type = DFp<P>;
+};
+template <class P, int XiA>
+struct DeviceField<Fp2<Fp<P>, XiA>> {
+  using type = Fp2<DFp<P>, XiA>;
+};
+template <class F>
+using DeviceFieldOf = typename DeviceField<F>::type;
+
+// Whether a device field is a prime field (G1) rather than its quadratic extension (G2).
+template <class F>
+inline constexpr bool kIsPrimeField = false;
+template <class P>
+inline constexpr bool kIsPrimeField<DFp<P>> = true;
+
+// BLS12-381's device fields, the names the resident-key prover uses.
+using DFq = DeviceFieldOf<bls12_381::Fq>;
+using DFr = DeviceFieldOf<bls12_381::Fr>;
+using DFq2 = DeviceFieldOf<bls12_381::Fq2>;
 
 static_assert(sizeof(DFq) == sizeof(bls12_381::Fq), "device and host Fq must share their bytes");
 static_assert(sizeof(DFr) == sizeof(bls12_381::Fr), "device and host Fr must share their bytes");
 static_assert(sizeof(DFq2) == sizeof(bls12_381::Fq2), "device and host Fq2 must share their bytes");
+static_assert(sizeof(DeviceFieldOf<bn254::Fq>) == sizeof(bn254::Fq), "device and host Fq must share their bytes");
+static_assert(sizeof(DeviceFieldOf<bn254::Fr>) == sizeof(bn254::Fr), "device and host Fr must share their bytes");
+static_assert(sizeof(DeviceFieldOf<bn254::Fq2>) == sizeof(bn254::Fq2), "device and host Fq2 must share their bytes");
 
 }  // namespace gpu
 }  // namespace cuzk

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "groth16/prover.hpp"
+#include "math/curves.hpp"
 
 namespace cuzk {
 namespace gpu {
@@ -36,29 +37,38 @@ void unregister_host(void* p);
 // Whether p lies in page-locked host memory (registered or allocated pinned). Never throws.
 bool host_registered(const void* p) noexcept;
 
-// NTT over Fr of host data, natural order in and out (snarkjs's roots: generator 5).
-// coset: the transform on the coset g*<omega> with g = root_of_unity(log_n + 1), i.e. forward
-// multiplies x_i by g^i first and inverse multiplies by g^-i last. log_n in 0..27.
-void ntt(int device, bls12_381::Fr* data, int log_n, bool inverse, bool coset = false);
+// The primitives below are curve-generic: Fr is a curve's scalar field and HC one of its groups
+// (math/curves.hpp: C::Fr, C::G1Curve, C::G2Curve), instantiated for Bls12_381 and Bn254.
+
+// NTT over Fr of host data, natural order in and out (snarkjs's roots, FrParams::ROOT_OF_UNITY
+// squared down to the size). coset: the transform on the coset
+// g*<omega> with g = root_of_unity(log_n + 1), i.e. forward multiplies x_i by g^i first and inverse
+// multiplies by g^-i last. log_n in 0..28 and at most Fr's two-adicity (coset: one less), so BN254
+// (two-adicity 28) stops at 2^28 and at 2^27 on a coset; beyond that GpuError.
+template <class Fr>
+void ntt(int device, Fr* data, int log_n, bool inverse, bool coset = false);
 
 // The H stage on the device: a, b, c (2^log_n each, natural order) -> the odd-coset values
-// P = A'B' - C' (what groth16's compute_h_coset returns).
-std::vector<bls12_381::Fr> compute_h_coset(int device, const std::vector<bls12_381::Fr>& a,
-                                           const std::vector<bls12_381::Fr>& b, const std::vector<bls12_381::Fr>& c,
-                                           int log_n);
+// P = A'B' - C' (what groth16's compute_h_coset returns). log_n + 1 within ntt's range.
+template <class Fr>
+std::vector<Fr> compute_h_coset(int device, const std::vector<Fr>& a, const std::vector<Fr>& b,
+                                const std::vector<Fr>& c, int log_n);
 
-// One-shot MSMs of host data: sum scalars[i] * points[i]. Points at infinity and any scalars are
-// allowed. window = 0 picks the window width automatically.
-bls12_381::G1 msm_g1(int device, const bls12_381::G1Affine* points, const bls12_381::Fr* scalars, size_t n,
-                     int window = 0);
-bls12_381::G2 msm_g2(int device, const bls12_381::G2Affine* points, const bls12_381::Fr* scalars, size_t n,
-                     int window = 0);
+// One-shot MSMs of host data: sum scalars[i] * points[i], points of HC and scalars of the same
+// curve's Fr (Fp<FrParams>). Points at infinity and any scalars are allowed. window = 0 picks the
+// window width automatically.
+template <class HC, class FrParams>
+Jacobian<HC> msm_g1(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0);
+template <class HC, class FrParams>
+Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0);
 // The same over precomputed bases: the device first builds 2^(w c) P_i for every window w (a table
 // of n * windows points, c >= 8), then all windows share one set of 2^(c-1) buckets.
-bls12_381::G1 msm_g1_precomputed(int device, const bls12_381::G1Affine* points, const bls12_381::Fr* scalars,
-                                 size_t n, int window = 0);
-bls12_381::G2 msm_g2_precomputed(int device, const bls12_381::G2Affine* points, const bls12_381::Fr* scalars,
-                                 size_t n, int window = 0);
+template <class HC, class FrParams>
+Jacobian<HC> msm_g1_precomputed(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n,
+                                int window = 0);
+template <class HC, class FrParams>
+Jacobian<HC> msm_g2_precomputed(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n,
+                                int window = 0);
 
 // Precomputed bases for the resident key (msm_*_precomputed): at key upload the prover builds, for
 // the point sets named here and in this order of priority, tables of the window copies 2^(wc) P_i,
@@ -115,10 +125,10 @@ struct ProverTimings {
 // The device half of the Groth16 prover: the key's points and compiled A/B matrices uploaded once
 // and kept resident; run() evaluates a, b, c, runs the H stage and the five MSMs on the GPU, over
 // precomputed bases for the sets that got tables (PrecomputeOptions).
+template <class C>
 class GpuProver {
  public:
-  using C = Bls12_381;
-  using Fr = C::Fr;
+  using Fr = typename C::Fr;
   using RawMsms = groth16::RawMsms<C>;
   using SynthesizedView = groth16::SynthesizedView<C>;
   GpuProver(const groth16::ZKey<C>& zk, const groth16::ConstraintEvaluator<C>& ev, int device,

@@ -8,8 +8,7 @@ namespace cuzk {
 namespace gpu {
 namespace host {
 
-using bls12_381::Fr;
-
+template <class Fr>
 std::vector<Fr> pow_tables(const Fr& base, const Fr& c, int lo_bits, int hi_bits) {
   size_t nlo = size_t(1) << lo_bits, nhi = size_t(1) << hi_bits;
   std::vector<Fr> out(nlo + nhi);
@@ -28,29 +27,52 @@ std::vector<Fr> pow_tables(const Fr& base, const Fr& c, int lo_bits, int hi_bits
   return out;
 }
 
-Fr root_of_unity(int k) { return bls12_381::root_of_unity(k); }
-Fr one() { return Fr::one(); }
-Fr inverse(const Fr& x) { return x.inv(); }
-Fr inverse_of_pow2(int k) { return Fr::from_u64(uint64_t(1) << k).inv(); }
+template <class Fr>
+Fr root_of_unity(int k) {
+  return two_adic_root<Fr>(k);
+}
+template <class Fr>
+Fr one() {
+  return Fr::one();
+}
+template <class Fr>
+Fr inverse(const Fr& x) {
+  return x.inv();
+}
+template <class Fr>
+Fr inverse_of_pow2(int k) {
+  return Fr::from_u64(uint64_t(1) << k).inv();
+}
 
-namespace {
-template <class C>
-Jacobian<C> horner(const void* xyzz, int nw, int c) {
-  std::vector<XYZZ<C>> win(nw);
-  std::memcpy(win.data(), xyzz, nw * sizeof(XYZZ<C>));
-  Jacobian<C> acc = Jacobian<C>::infinity();
+template <class HC>
+Jacobian<HC> from_windows(const void* xyzz, int nw, int c) {
+  std::vector<XYZZ<HC>> win(nw);
+  std::memcpy(win.data(), xyzz, nw * sizeof(XYZZ<HC>));
+  Jacobian<HC> acc = Jacobian<HC>::infinity();
   for (int w = nw - 1; w >= 0; w--) {
     for (int i = 0; i < c; i++) acc = acc.dbl();
     acc = acc + win[w].to_jacobian();
   }
   return acc;
 }
-}  // namespace
+template <class HC>
+Jacobian<HC> infinity() {
+  return Jacobian<HC>::infinity();
+}
 
-bls12_381::G1 g1_from_windows(const void* xyzz, int nw, int c) { return horner<bls12_381::G1Curve>(xyzz, nw, c); }
-bls12_381::G2 g2_from_windows(const void* xyzz, int nw, int c) { return horner<bls12_381::G2Curve>(xyzz, nw, c); }
-bls12_381::G1 g1_infinity() { return bls12_381::G1::infinity(); }
-bls12_381::G2 g2_infinity() { return bls12_381::G2::infinity(); }
+#define CUZK_INSTANTIATE(C)                                                                 \
+  template std::vector<C::Fr> pow_tables(const C::Fr&, const C::Fr&, int, int);             \
+  template C::Fr root_of_unity<C::Fr>(int);                                                 \
+  template C::Fr one<C::Fr>();                                                              \
+  template C::Fr inverse(const C::Fr&);                                                     \
+  template C::Fr inverse_of_pow2<C::Fr>(int);                                               \
+  template C::G1 from_windows<C::G1Curve>(const void*, int, int);                           \
+  template C::G2 from_windows<C::G2Curve>(const void*, int, int);                           \
+  template C::G1 infinity<C::G1Curve>();                                                    \
+  template C::G2 infinity<C::G2Curve>();
+CUZK_INSTANTIATE(Bls12_381)
+CUZK_INSTANTIATE(Bn254)
+#undef CUZK_INSTANTIATE
 
 }  // namespace host
 }  // namespace gpu

@@ -23,14 +23,15 @@ constexpr int kMaxLevels = 12;
 // (window, warp), and one atomic per block reserves them. (Writing each scalar's digits
 // consecutively instead put a warp's 32 stores ~13 words apart, 32 sectors per store: 4.5 ms of
 // the 9.7 ms plan at 2^24.) The order of entries before the sort does not matter.
-__global__ void __launch_bounds__(kEmitThreads) k_emit(const DFr* scalars, size_t n, int c, u32 shared_stride,
+template <class Fr>
+__global__ void __launch_bounds__(kEmitThreads) k_emit(const Fr* scalars, size_t n, int c, u32 shared_stride,
                                                         u32* keys, u32* vals, u32* counter) {
   constexpr int kWarps = kEmitThreads / 32;
   __shared__ u32 off[kMsmMaxWindows * kWarps];
   __shared__ u32 base;
   const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   size_t i = blockIdx.x * (size_t)kEmitThreads + threadIdx.x;
-  u32 k[8] = {0, 0, 0, 0, 0, 0, 0, 0}, neg = 0;
+  u32 k[kMsmScalarWords] = {0, 0, 0, 0, 0, 0, 0, 0}, neg = 0;
   if (i < n) neg = msm_scalar_words(msm_prepare_scalar(load(scalars + i)), k);
   const int nw = msm_windows(c), cells = nw * kWarps;
   for (int w = 0; w < nw; w++) {
@@ -219,7 +220,8 @@ const u32* MsmEngine::task_order() {
   return order_;
 }
 
-void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
+template <class Fr>
+void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared) {
   order_ready_ = false;
   if (n >= (size_t(1) << 31)) throw GpuError("GPU MSM of " + std::to_string(n) + " points: at most 2^31 - 1");
   n_ = n;
@@ -245,6 +247,12 @@ void MsmEngine::plan(const DFr* d_scalars, size_t n, int window, bool shared) {
   k_emit<<<grid_for(n, kEmitThreads), kEmitThreads, 0, s_>>>(d_scalars, n, c_, shared ? (u32)n : 0u,
                                                              keys_[0].get(), vals_[0].get(), scalars_d_.get());
   CUZK_CUDA_LAUNCHED("k_emit");
+  plan_sorted(n);
+}
+template void MsmEngine::plan(const Dev<Bls12_381>::Fr*, size_t, int, bool);
+template void MsmEngine::plan(const Dev<Bn254>::Fr*, size_t, int, bool);
+
+void MsmEngine::plan_sorted(size_t n) {
   u32 m = 0;
   d2h(&m, scalars_d_.get(), 1, s_);
   m_ = m;
@@ -354,15 +362,13 @@ void MsmEngine::launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32
   CUZK_CUDA_LAUNCHED("k_acc0");
 }
 
-template <class C, class HC>
-Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
+template <class C>
+Jacobian<typename C::Host> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
+  using HC = typename C::Host;
   using P = XYZZ<C>;
   static_assert(sizeof(P) == sizeof(XYZZ<HC>), "device and host XYZZ points must share bytes");
-  constexpr bool g1 = std::is_same_v<C, DG1>;
-  if (m_ == 0) {
-    if constexpr (g1) return host::g1_infinity();
-    else return host::g2_infinity();
-  }
+  constexpr bool g1 = kIsPrimeField<typename C::F>;
+  if (m_ == 0) return host::infinity<HC>();
 
   // Level 0 from the sorted entries, then the levels above from partial sums.
   partial0_.reserve((size_t)totals_[0] * sizeof(P));
@@ -389,7 +395,7 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
   if constexpr (g1) {
     launch_acc0<C>(d_points, idx_offset, order, outs[0]);
   } else {
-    auto launch = shared_ ? msm_acc0_g2_pair_shared : msm_acc0_g2_pair_plain;
+    auto launch = shared_ ? msm_acc0_g2_pair_shared<C> : msm_acc0_g2_pair_plain<C>;
     launch(d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
            toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0], s_);
   }
@@ -443,8 +449,7 @@ Jacobian<HC> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
   }
   std::vector<P> win(nw);
   d2h(win.data(), cur, nw, s_);
-  if constexpr (g1) return host::g1_from_windows(win.data(), nw, c_);
-  else return host::g2_from_windows(win.data(), nw, c_);
+  return host::from_windows<HC>(win.data(), nw, c_);
 }
 
 template <class C>
@@ -455,53 +460,53 @@ void msm_precompute(const Affine<C>* d_points, size_t n, int c, Affine<C>* d_tab
   k_shifted_copies<C><<<grid_for(n, 128), 128, 0, s>>>(d_points, n, c, nw, d_table);
   CUZK_CUDA_LAUNCHED("k_shifted_copies");
 }
-void msm_precompute_g1(const DG1Affine* d_points, size_t n, int c, DG1Affine* d_table, cudaStream_t s) {
-  msm_precompute<DG1>(d_points, n, c, d_table, s);
-}
-void msm_precompute_g2(const DG2Affine* d_points, size_t n, int c, DG2Affine* d_table, cudaStream_t s) {
-  msm_precompute<DG2>(d_points, n, c, d_table, s);
-}
 
-G1 MsmEngine::run_g1(const DG1Affine* d_points, u32 idx_offset) {
-  return run<DG1, bls12_381::G1Curve>(d_points, idx_offset);
-}
-G2 MsmEngine::run_g2(const DG2Affine* d_points, u32 idx_offset) {
-  return run<DG2, bls12_381::G2Curve>(d_points, idx_offset);
-}
+#define CUZK_INSTANTIATE(C)                                                                             \
+  template void msm_precompute(const Dev<C>::G1Affine*, size_t, int, Dev<C>::G1Affine*, cudaStream_t); \
+  template void msm_precompute(const Dev<C>::G2Affine*, size_t, int, Dev<C>::G2Affine*, cudaStream_t); \
+  template C::G1 MsmEngine::run(const Dev<C>::G1Affine*, u32);                                          \
+  template C::G2 MsmEngine::run(const Dev<C>::G2Affine*, u32);
+CUZK_INSTANTIATE(Bls12_381)
+CUZK_INSTANTIATE(Bn254)
+#undef CUZK_INSTANTIATE
 
 // ---- plain API ----
 
-G1 msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window) {
-  MsmUpload<DG1Affine, G1Affine> o(device, points, scalars, n);
+// G1 and G2 run the same template; the two names say which group a call site means.
+template <class HC, class FrP>
+Jacobian<HC> msm_g1(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window) {
+  MsmUpload<HC, Fp<FrP>> o(device, points, scalars, n);
   o.eng.plan(o.sc.get(), n, window);
-  return o.eng.run_g1(o.pts.get());
+  return o.eng.run(o.pts.get());
 }
-
-G2 msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window) {
-  MsmUpload<DG2Affine, G2Affine> o(device, points, scalars, n);
-  o.eng.plan(o.sc.get(), n, window);
-  return o.eng.run_g2(o.pts.get());
+template <class HC, class FrP>
+Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window) {
+  return msm_g1(device, points, scalars, n, window);
 }
 
 // Precomputed bases: the same one-shot MSM with the window copies built on the device first.
-template <class DA, class HA, class HJ, class Pre, class Run>
-HJ msm_shared(int device, const HA* points, const Fr* scalars, size_t n, int window, Pre pre, Run run) {
-  MsmUpload<DA, HA> o(device, points, scalars, n);
+template <class HC, class FrP>
+Jacobian<HC> msm_g1_precomputed(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window) {
+  MsmUpload<HC, Fp<FrP>> o(device, points, scalars, n);
   o.eng.plan(o.sc.get(), n, window, true);
-  DevBuf<DA> table;
+  DevBuf<Affine<DeviceCurve<HC>>> table;
   table.resize(std::max<size_t>(n * msm_windows(o.eng.window()), 1));
-  pre(o.pts.get(), n, o.eng.window(), table.get(), o.st.get());
-  return run(o.eng, table.get());
+  msm_precompute(o.pts.get(), n, o.eng.window(), table.get(), o.st.get());
+  return o.eng.run(table.get());
+}
+template <class HC, class FrP>
+Jacobian<HC> msm_g2_precomputed(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window) {
+  return msm_g1_precomputed(device, points, scalars, n, window);
 }
 
-G1 msm_g1_precomputed(int device, const G1Affine* points, const Fr* scalars, size_t n, int window) {
-  return msm_shared<DG1Affine, G1Affine, G1>(device, points, scalars, n, window, msm_precompute_g1,
-                                            [](MsmEngine& e, const DG1Affine* t) { return e.run_g1(t); });
-}
-G2 msm_g2_precomputed(int device, const G2Affine* points, const Fr* scalars, size_t n, int window) {
-  return msm_shared<DG2Affine, G2Affine, G2>(device, points, scalars, n, window, msm_precompute_g2,
-                                            [](MsmEngine& e, const DG2Affine* t) { return e.run_g2(t); });
-}
+#define CUZK_INSTANTIATE(C)                                                                          \
+  template C::G1 msm_g1(int, const C::G1Affine*, const C::Fr*, size_t, int);                         \
+  template C::G2 msm_g2(int, const C::G2Affine*, const C::Fr*, size_t, int);                         \
+  template C::G1 msm_g1_precomputed(int, const C::G1Affine*, const C::Fr*, size_t, int);             \
+  template C::G2 msm_g2_precomputed(int, const C::G2Affine*, const C::Fr*, size_t, int);
+CUZK_INSTANTIATE(Bls12_381)
+CUZK_INSTANTIATE(Bn254)
+#undef CUZK_INSTANTIATE
 
 }  // namespace gpu
 }  // namespace cuzk

@@ -31,14 +31,19 @@ namespace gpu {
 
 constexpr u32 kMsmNegBit = 0x80000000u;
 
+// Scalars of every curve are 8 words (r < 2^255 for BLS12-381, < 2^254 for BN254).
+constexpr int kMsmScalarWords = 8;
+
 // The folded plain scalar with its sign in bit 255.
-CUZK_HD DFr msm_prepare_scalar(const DFr& mont) {
-  DFr k = mont.to_plain();
+template <class Fr>
+CUZK_HD Fr msm_prepare_scalar(const Fr& mont) {
+  static_assert(Fr::NW == kMsmScalarWords, "MSM scalars are 8 words");
+  Fr k = mont.to_plain();
   // (r-1)/2 compared word by word from the top.
   bool gt = false, decided = false;
 CUZK_UNROLL
-  for (int j = DFr::NW - 1; j >= 0; j--) {
-    u32 h = (DFr::W::mod(j) >> 1) | (j + 1 < DFr::NW ? DFr::W::mod(j + 1) << 31 : 0);
+  for (int j = Fr::NW - 1; j >= 0; j--) {
+    u32 h = (Fr::W::mod(j) >> 1) | (j + 1 < Fr::NW ? Fr::W::mod(j + 1) << 31 : 0);
     if (!decided && k.w[j] != h) {
       gt = k.w[j] > h;
       decided = true;
@@ -46,7 +51,7 @@ CUZK_UNROLL
   }
   if (gt) {
     k = -k;  // r - k, since k != 0 here
-    k.w[DFr::NW - 1] |= kMsmNegBit;
+    k.w[Fr::NW - 1] |= kMsmNegBit;
   }
   return k;
 }
@@ -67,7 +72,8 @@ CUZK_HD int msm_digit(const u32* k, int w, int c) {
   return (int)(win >> 1) + (int)(win & 1) - (int)((win >> c) << c);
 }
 
-// Scalar bits after folding and the windows they need.
+// Scalar bits after folding and the windows they need: BLS12-381's folded scalars are < r/2 < 2^254;
+// BN254's (< 2^253) take the same windows, at most one digit more than they need.
 constexpr int kMsmScalarBits = 254;
 CUZK_HD int msm_windows(int c) { return (kMsmScalarBits + 1 + c - 1) / c; }
 constexpr int kMsmMinWindow = 4, kMsmMaxWindows = (kMsmScalarBits + kMsmMinWindow) / kMsmMinWindow;
@@ -89,7 +95,8 @@ CUZK_HD void msm_entry(int w, int d, u32 index, u32 neg, int c, u32 shared_strid
 }
 
 // A prepared scalar's plain words (fold flag cleared) and its fold flag.
-CUZK_HD u32 msm_scalar_words(const DFr& prepared, u32 (&k)[8]) {
+template <class Fr>
+CUZK_HD u32 msm_scalar_words(const Fr& prepared, u32 (&k)[kMsmScalarWords]) {
 CUZK_UNROLL
   for (int j = 0; j < 8; j++) k[j] = prepared.w[j];
   u32 neg = k[7] & kMsmNegBit;
@@ -99,8 +106,8 @@ CUZK_UNROLL
 
 // The digits of one prepared scalar: calls f(key, value) for each nonzero one (msm_entry); returns
 // how many.
-template <class Fn>
-CUZK_HD int msm_emit(const DFr& prepared, u32 index, int c, Fn&& f, u32 shared_stride = 0) {
+template <class Fr, class Fn>
+CUZK_HD int msm_emit(const Fr& prepared, u32 index, int c, Fn&& f, u32 shared_stride = 0) {
   u32 k[8];
   u32 neg = msm_scalar_words(prepared, k);
   int nw = msm_windows(c), count = 0;
@@ -119,13 +126,16 @@ CUZK_HD int msm_emit(const DFr& prepared, u32 index, int c, Fn&& f, u32 shared_s
 // bw(k, i) returns word i of b_k (called once per (k, row), in row order).
 //
 // CIOS as in DFp::operator*, with the K products of a row added to the even/odd halves X, Y before
-// that row's reduction. Bounds: each row adds < K p 2^32 + p 2^32, so T < (K+1) p < 2^384 between
-// rows (p < 2^381); at the end T = (sum + M p)/R < K p^2 / R + p < 2p since K p < R, so one
-// conditional subtraction makes it canonical.
-template <int K, class BW>
-CUZK_HD DFq mont_sum(const DFq (&a)[K], BW&& bw) {
-  constexpr int NW = DFq::NW;
-  static_assert(K >= 1 && K <= 4, "the bound K p < 2^384 holds for K <= 4");
+// that row's reduction. Bounds, R = 2^(32 NW): each row adds < K p 2^32 + p 2^32, so T < (K+1) p < R
+// between rows; at the end T = (sum + M p)/R < K p^2 / R + p < 2p since K p < R, so one conditional
+// subtraction makes it canonical. For K <= 4 that is 5 p < R: BLS12-381's Fq (p < 2^381, R = 2^384)
+// and BN254's (p < 0.19 * 2^256, R = 2^256) both.
+template <int K, class F, class BW>
+CUZK_HD F mont_sum(const F (&a)[K], BW&& bw) {
+  using P = typename F::Params;
+  constexpr int NW = F::NW;
+  static_assert(K >= 1 && K <= 4, "the bound (K+1) p < R is checked for K <= 4");
+  static_assert(P::MOD[P::N - 1] < (~u64(0) - 5) / 5, "mont_sum needs 5 p < R");
   u32 X[NW + 1], Y[NW + 1];
   {
     u32 b0 = bw(0, 0);
@@ -141,11 +151,11 @@ CUZK_UNROLL
 CUZK_UNROLL
     for (int k = 1; k < K; k++) {
       u32 bk = bw(k, 0);
-      DFq::mac_half<0>(X, a[k], bk);
-      DFq::mac_half<1>(Y, a[k], bk);
+      F::template mac_half<0>(X, a[k], bk);
+      F::template mac_half<1>(Y, a[k], bk);
     }
   }
-  DFq::reduce_row(X, Y);
+  F::reduce_row(X, Y);
 CUZK_UNROLL
   for (int i = 1; i < NW; i++) {
     u32 Xn[NW + 1], Yn[NW + 1];
@@ -173,42 +183,46 @@ CUZK_UNROLL
 CUZK_UNROLL
     for (int k = 1; k < K; k++) {
       u32 bk = bw(k, i);
-      DFq::mac_half<1>(Yn, a[k], bk);
-      DFq::mac_half<0>(Xn, a[k], bk);
+      F::template mac_half<1>(Yn, a[k], bk);
+      F::template mac_half<0>(Xn, a[k], bk);
     }
-    DFq::reduce_row(Xn, Yn);
+    F::reduce_row(Xn, Yn);
 CUZK_UNROLL
     for (int j = 0; j <= NW; j++) {
       X[j] = Xn[j];
       Y[j] = Yn[j];
     }
   }
-  return DFq::reduce_once(DFq::fold_halves(X, Y));
+  return F::reduce_once(F::fold_halves(X, Y));
 }
 
 // p - v for v in [0, p): a value in (0, p], a valid first factor of mont_sum (p itself contributes 0).
-CUZK_HD DFq fq_negp(const DFq& v) {
-  DFq r;
+template <class F>
+CUZK_HD F fq_negp(const F& v) {
+  F r;
   Carry c;
-  r.w[0] = sub_cc(DFq::W::mod(0), v.w[0], c);
+  r.w[0] = sub_cc(F::W::mod(0), v.w[0], c);
 CUZK_UNROLL
-  for (int j = 1; j < DFq::NW - 1; j++) r.w[j] = subc_cc(DFq::W::mod(j), v.w[j], c);
-  r.w[DFq::NW - 1] = subc(DFq::W::mod(DFq::NW - 1), v.w[DFq::NW - 1], c);
+  for (int j = 1; j < F::NW - 1; j++) r.w[j] = subc_cc(F::W::mod(j), v.w[j], c);
+  r.w[F::NW - 1] = subc(F::W::mod(F::NW - 1), v.w[F::NW - 1], c);
   return r;
 }
 
 // madd-2008-s for G1 (XYZZ::add_affine's formulas and results) with Y3 = R (Q - X3) + (p - Y) PPP
 // as one two-product sum with a single Montgomery reduction (mont_sum<2>): 2 x 288 + 288 instead of
 // 2 x 576 multiply-adds, i.e. 5% of the 10 multiplies of the bucket loop's addition.
-CUZK_HD XYZZ<DG1> g1_add_affine_sum2(const XYZZ<DG1>& a, const Affine<DG1>& q) {
+template <class C>
+CUZK_HD XYZZ<C> g1_add_affine_sum2(const XYZZ<C>& a, const Affine<C>& q) {
+  using F = typename C::F;
+  static_assert(kIsPrimeField<F>, "the two-product sum is over a prime field");
   if (q.is_inf()) return a;
-  if (a.is_inf()) return XYZZ<DG1>::from_affine(q);
-  DFq p = q.x * a.zz - a.x, rr = q.y * a.zzz - a.y;
-  if (p.is_zero()) return rr.is_zero() ? XYZZ<DG1>::dbl_affine(q) : XYZZ<DG1>::infinity();
-  DFq pp = p.sqr(), ppp = p * pp, qq = a.x * pp;
-  XYZZ<DG1> r;
+  if (a.is_inf()) return XYZZ<C>::from_affine(q);
+  F p = q.x * a.zz - a.x, rr = q.y * a.zzz - a.y;
+  if (p.is_zero()) return rr.is_zero() ? XYZZ<C>::dbl_affine(q) : XYZZ<C>::infinity();
+  F pp = p.sqr(), ppp = p * pp, qq = a.x * pp;
+  XYZZ<C> r;
   r.x = rr.sqr() - ppp - qq.dbl();
-  const DFq f[2] = {rr, fq_negp(a.y)}, g[2] = {qq - r.x, ppp};
+  const F f[2] = {rr, fq_negp(a.y)}, g[2] = {qq - r.x, ppp};
   r.y = mont_sum<2>(f, [&](int k, int i) { return g[k].w[i]; });
   r.zz = a.zz * pp;
   r.zzz = a.zzz * ppp;
@@ -218,7 +232,7 @@ CUZK_HD XYZZ<DG1> g1_add_affine_sum2(const XYZZ<DG1>& a, const Affine<DG1>& q) {
 // The bucket loop's mixed addition: g1_add_affine_sum2 for G1.
 template <class C>
 CUZK_HD XYZZ<C> msm_madd(const XYZZ<C>& a, const Affine<C>& q) {
-  if constexpr (std::is_same_v<C, DG1>)
+  if constexpr (kIsPrimeField<typename C::F>)
     return g1_add_affine_sum2(a, q);
   else
     return a.add_affine(q);
@@ -352,10 +366,12 @@ inline int msm_auto_window_shared(size_t n) {
 
 // Field inversions for the one-time precomputation (Fermat: a^(p-2); Fq2 through the norm).
 // inv(0) = 0.
-CUZK_HD DFq field_inv(const DFq& a) {
-  DFq r = DFq::one();
-  for (int j = DFq::NW - 1; j >= 0; j--) {
-    u32 e = DFq::W::mod(j) - (j == 0 ? 2u : 0u);  // p's low word is odd and > 2: no borrow
+template <class P>
+CUZK_HD DFp<P> field_inv(const DFp<P>& a) {
+  using F = DFp<P>;
+  F r = F::one();
+  for (int j = F::NW - 1; j >= 0; j--) {
+    u32 e = F::W::mod(j) - (j == 0 ? 2u : 0u);  // p's low word is odd and > 2: no borrow
     for (int b = 31; b >= 0; b--) {
       r = r.sqr();
       if ((e >> b) & 1) r = r * a;
@@ -363,8 +379,9 @@ CUZK_HD DFq field_inv(const DFq& a) {
   }
   return r;
 }
-CUZK_HD DFq2 field_inv(const DFq2& a) {
-  DFq t = field_inv(a.c0 * a.c0 + a.c1 * a.c1);
+template <class F, int XiA>
+CUZK_HD Fp2<F, XiA> field_inv(const Fp2<F, XiA>& a) {
+  F t = field_inv(a.c0 * a.c0 + a.c1 * a.c1);
   return {a.c0 * t, -(a.c1 * t)};
 }
 

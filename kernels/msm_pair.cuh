@@ -24,18 +24,19 @@
 namespace cuzk {
 namespace gpu {
 
-CUZK_HD DFq pair_sel(bool one, const DFq& if_one, const DFq& if_zero) {
-  DFq r;
+template <class F>
+CUZK_HD F pair_sel(bool one, const F& if_one, const F& if_zero) {
+  F r;
 CUZK_UNROLL
-  for (int j = 0; j < DFq::NW; j++) r.w[j] = one ? if_one.w[j] : if_zero.w[j];
+  for (int j = 0; j < F::NW; j++) r.w[j] = one ? if_one.w[j] : if_zero.w[j];
   return r;
 }
 
-template <class Ex>
-CUZK_HD DFq pair_swap(Ex& ex, const DFq& v) {
-  DFq r;
+template <class Ex, class F>
+CUZK_HD F pair_swap(Ex& ex, const F& v) {
+  F r;
 CUZK_UNROLL
-  for (int j = 0; j < DFq::NW; j++) r.w[j] = ex.swap(v.w[j]);
+  for (int j = 0; j < F::NW; j++) r.w[j] = ex.swap(v.w[j]);
   return r;
 }
 
@@ -47,11 +48,11 @@ CUZK_HD bool pair_all(Ex& ex, bool b) {
 }
 
 // This lane's component of x*y (x, y: this lane's components of two Fq2 values).
-template <class Ex>
-CUZK_HD DFq pair_mul(Ex& ex, const DFq& x, const DFq& y) {
+template <class Ex, class F>
+CUZK_HD F pair_mul(Ex& ex, const F& x, const F& y) {
   bool l1 = ex.lane != 0;
-  DFq xp = pair_swap(ex, x);
-  DFq a[2] = {x, pair_sel(l1, xp, fq_negp(xp))};
+  F xp = pair_swap(ex, x);
+  F a[2] = {x, pair_sel(l1, xp, fq_negp(xp))};
   u32 s = 0;
   // Row i: word i of y0 and of y1; one swap serves both (lane 0 owns y0, lane 1 owns y1).
   return mont_sum<2>(a, [&](int k, int i) -> u32 {
@@ -61,28 +62,28 @@ CUZK_HD DFq pair_mul(Ex& ex, const DFq& x, const DFq& y) {
 }
 
 // This lane's component of x^2: lane 0 (x0 + x1)(x0 - x1), lane 1 (2 x0) x1.
-template <class Ex>
-CUZK_HD DFq pair_sqr(Ex& ex, const DFq& x) {
+template <class Ex, class F>
+CUZK_HD F pair_sqr(Ex& ex, const F& x) {
   bool l1 = ex.lane != 0;
-  DFq xp = pair_swap(ex, x);
-  DFq a = pair_sel(l1, xp, x) + xp;
-  DFq b = pair_sel(l1, x, x - xp);
+  F xp = pair_swap(ex, x);
+  F a = pair_sel(l1, xp, x) + xp;
+  F b = pair_sel(l1, x, x - xp);
   return a * b;
 }
 
 // This lane's component of r*s - y*t as one four-term sum:
 //   lane 0: r0 s0 + (p - r1) s1 + (p - y0) t0 + y1 t1
 //   lane 1: r1 s0 + r0 s1 + (p - y1) t0 + (p - y0) t1
-template <class Ex>
-CUZK_HD DFq pair_mul_sub(Ex& ex, const DFq& r, const DFq& s, const DFq& y, const DFq& t) {
+template <class Ex, class F>
+CUZK_HD F pair_mul_sub(Ex& ex, const F& r, const F& s, const F& y, const F& t) {
   bool l1 = ex.lane != 0;
-  DFq rp = pair_swap(ex, r), yp = pair_swap(ex, y);
-  DFq a[4] = {r, pair_sel(l1, rp, fq_negp(rp)), fq_negp(y), pair_sel(l1, fq_negp(yp), yp)};
+  F rp = pair_swap(ex, r), yp = pair_swap(ex, y);
+  F a[4] = {r, pair_sel(l1, rp, fq_negp(rp)), fq_negp(y), pair_sel(l1, fq_negp(yp), yp)};
   u32 ss = 0, ts = 0;
   return mont_sum<4>(a, [&](int k, int i) -> u32 {
     if (k == 0) ss = ex.swap(s.w[i]);
     if (k == 2) ts = ex.swap(t.w[i]);
-    const DFq& v = k < 2 ? s : t;
+    const F& v = k < 2 ? s : t;
     u32 sw = k < 2 ? ss : ts;
     bool want_c0 = (k & 1) == 0;
     return want_c0 == l1 ? sw : v.w[i];
@@ -91,20 +92,21 @@ CUZK_HD DFq pair_mul_sub(Ex& ex, const DFq& r, const DFq& s, const DFq& y, const
 
 // One lane's share of an XYZZ G2 bucket sum: the lane's components of X, Y, ZZ, ZZZ, and whether the
 // sum is still infinity (the same on both lanes).
+template <class F>
 struct PairAcc {
-  DFq x, y, zz, zzz;
+  F x, y, zz, zzz;
   bool inf;
 };
 
 // mdbl-2008-s-1 on the pair: the affine point (qx, qy) doubled into XYZZ.
-template <class Ex>
-CUZK_HD void pair_dbl_affine(Ex& ex, const DFq& qx, const DFq& qy, PairAcc& acc) {
-  DFq u = qy.dbl();
-  DFq v = pair_sqr(ex, u);
-  DFq w = pair_mul(ex, u, v);
-  DFq s = pair_mul(ex, qx, v);
-  DFq x2 = pair_sqr(ex, qx);
-  DFq m = x2.dbl() + x2;
+template <class Ex, class F>
+CUZK_HD void pair_dbl_affine(Ex& ex, const F& qx, const F& qy, PairAcc<F>& acc) {
+  F u = qy.dbl();
+  F v = pair_sqr(ex, u);
+  F w = pair_mul(ex, u, v);
+  F s = pair_mul(ex, qx, v);
+  F x2 = pair_sqr(ex, qx);
+  F m = x2.dbl() + x2;
   acc.x = pair_sqr(ex, m) - s.dbl();
   acc.y = pair_mul(ex, m, s - acc.x) - pair_mul(ex, w, qy);
   acc.zz = v;
@@ -112,18 +114,18 @@ CUZK_HD void pair_dbl_affine(Ex& ex, const DFq& qx, const DFq& qy, PairAcc& acc)
 }
 
 // madd-2008-s on the pair (as XYZZ::add_affine): acc += (qx, qy), an affine point not at infinity.
-template <class Ex>
-CUZK_HD void pair_add_affine(Ex& ex, const DFq& qx, const DFq& qy, PairAcc& acc) {
+template <class Ex, class F>
+CUZK_HD void pair_add_affine(Ex& ex, const F& qx, const F& qy, PairAcc<F>& acc) {
   if (acc.inf) {
     acc.x = qx;
     acc.y = qy;
-    acc.zz = ex.lane ? DFq::zero() : DFq::one();
+    acc.zz = ex.lane ? F::zero() : F::one();
     acc.zzz = acc.zz;
     acc.inf = false;
     return;
   }
-  DFq p = pair_mul(ex, qx, acc.zz) - acc.x;
-  DFq r = pair_mul(ex, qy, acc.zzz) - acc.y;
+  F p = pair_mul(ex, qx, acc.zz) - acc.x;
+  F r = pair_mul(ex, qy, acc.zzz) - acc.y;
   if (pair_all(ex, p.is_zero())) {
     if (pair_all(ex, r.is_zero()))
       pair_dbl_affine(ex, qx, qy, acc);
@@ -131,29 +133,30 @@ CUZK_HD void pair_add_affine(Ex& ex, const DFq& qx, const DFq& qy, PairAcc& acc)
       acc.inf = true;
     return;
   }
-  DFq pp = pair_sqr(ex, p);
-  DFq ppp = pair_mul(ex, p, pp);
+  F pp = pair_sqr(ex, p);
+  F ppp = pair_mul(ex, p, pp);
   acc.zz = pair_mul(ex, acc.zz, pp);
   acc.zzz = pair_mul(ex, acc.zzz, ppp);
-  DFq q = pair_mul(ex, acc.x, pp);
+  F q = pair_mul(ex, acc.x, pp);
   acc.x = pair_sqr(ex, r) - ppp - q.dbl();
   acc.y = pair_mul_sub(ex, r, q - acc.x, acc.y, ppp);
 }
 
 // Level-0 task of G2 on a pair (msm_acc_entries / msm_acc_entries_shared): this lane's components of
-// the bucket's partial sum, written to out (an XYZZ<DG2>, seen as 8 DFq: x0 x1 y0 y1 zz0 zz1 zzz0 zzz1).
+// the bucket's partial sum, written to out (an XYZZ of G2, seen as 8 Fq: x0 x1 y0 y1 zz0 zz1 zzz0 zzz1).
 // Shared: values w * n_scalars + i name the window-w copy at table[w * stride + i - idx_offset].
-template <bool Shared, class Ex>
-CUZK_HD void pair_acc_entries(Ex& ex, const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
-                              const u32* vals, u32 begin, u32 end, DG2xyzz* out) {
-  PairAcc acc;
+template <bool Shared, class Ex, class C>
+CUZK_HD void pair_acc_entries(Ex& ex, const Affine<C>* points, u32 idx_offset, u32 n_scalars, u32 stride,
+                              const u32* vals, u32 begin, u32 end, XYZZ<C>* out) {
+  using F = typename C::F::Base;
+  PairAcc<F> acc;
   acc.inf = true;
-  acc.x = acc.y = acc.zz = acc.zzz = DFq::zero();
+  acc.x = acc.y = acc.zz = acc.zzz = F::zero();
   u32 lane = ex.lane;
   for (u32 e = begin; e < end; e++) {
     u32 v = vals[e];
     u32 idx = v & ~kMsmNegBit;
-    const DG2Affine* pt;
+    const Affine<C>* pt;
     if constexpr (Shared) {
       u32 w = idx / n_scalars, i = idx - w * n_scalars;
       if (i < idx_offset) continue;
@@ -162,16 +165,16 @@ CUZK_HD void pair_acc_entries(Ex& ex, const DG2Affine* points, u32 idx_offset, u
       if (idx < idx_offset) continue;
       pt = points + (idx - idx_offset);
     }
-    const DFq* q = reinterpret_cast<const DFq*>(pt);
-    DFq qx = load(q + lane), qy = load(q + 2 + lane);
+    const F* q = reinterpret_cast<const F*>(pt);
+    F qx = load(q + lane), qy = load(q + 2 + lane);
     if (pair_all(ex, qx.is_zero() && qy.is_zero())) continue;  // infinity adds nothing
     if (v & kMsmNegBit) qy = -qy;
     pair_add_affine(ex, qx, qy, acc);
   }
-  DFq* o = reinterpret_cast<DFq*>(out);
+  F* o = reinterpret_cast<F*>(out);
   if (acc.inf) {  // XYZZ::infinity() = (1, 1, 0, 0)
-    acc.x = acc.y = lane ? DFq::zero() : DFq::one();
-    acc.zz = acc.zzz = DFq::zero();
+    acc.x = acc.y = lane ? F::zero() : F::one();
+    acc.zz = acc.zzz = F::zero();
   }
   store(o + lane, acc.x);
   store(o + 2 + lane, acc.y);
@@ -182,28 +185,31 @@ CUZK_HD void pair_acc_entries(Ex& ex, const DG2Affine* points, u32 idx_offset, u
 // ---- The bucket-side G2 work on pairs: full XYZZ additions (k_acc_level, k_group_sum) and the
 // chunked running sums (k_chunks), as msm_acc_partials / msm_chunk_sum with one lane per component.
 
-// This lane's components of an XYZZ<DG2>; infinity is zz = 0 (on both lanes), as XYZZ::is_inf.
+// This lane's components of an XYZZ of G2; infinity is zz = 0 (on both lanes), as XYZZ::is_inf.
+template <class F>
 struct PairXYZZ {
-  DFq x, y, zz, zzz;
+  F x, y, zz, zzz;
 };
 
-template <class Ex>
-CUZK_HD PairXYZZ pair_infinity(Ex& ex) {  // XYZZ::infinity() = (1, 1, 0, 0)
-  DFq one = ex.lane ? DFq::zero() : DFq::one();
-  return {one, one, DFq::zero(), DFq::zero()};
+template <class F, class Ex>
+CUZK_HD PairXYZZ<F> pair_infinity(Ex& ex) {  // XYZZ::infinity() = (1, 1, 0, 0)
+  F one = ex.lane ? F::zero() : F::one();
+  return {one, one, F::zero(), F::zero()};
 }
-template <class Ex>
-CUZK_HD bool pair_is_inf(Ex& ex, const PairXYZZ& a) {
+template <class Ex, class F>
+CUZK_HD bool pair_is_inf(Ex& ex, const PairXYZZ<F>& a) {
   return pair_all(ex, a.zz.is_zero());
 }
-template <class Ex>
-CUZK_HD PairXYZZ pair_load(Ex& ex, const DG2xyzz* p) {
-  const DFq* q = reinterpret_cast<const DFq*>(p);
+template <class Ex, class C>
+CUZK_HD PairXYZZ<typename C::F::Base> pair_load(Ex& ex, const XYZZ<C>* p) {
+  using F = typename C::F::Base;
+  const F* q = reinterpret_cast<const F*>(p);
   return {load(q + ex.lane), load(q + 2 + ex.lane), load(q + 4 + ex.lane), load(q + 6 + ex.lane)};
 }
-template <class Ex>
-CUZK_HD void pair_store(Ex& ex, DG2xyzz* p, const PairXYZZ& v) {
-  DFq* q = reinterpret_cast<DFq*>(p);
+template <class Ex, class C>
+CUZK_HD void pair_store(Ex& ex, XYZZ<C>* p, const PairXYZZ<typename C::F::Base>& v) {
+  using F = typename C::F::Base;
+  F* q = reinterpret_cast<F*>(p);
   store(q + ex.lane, v.x);
   store(q + 2 + ex.lane, v.y);
   store(q + 4 + ex.lane, v.zz);
@@ -213,21 +219,21 @@ CUZK_HD void pair_store(Ex& ex, DG2xyzz* p, const PairXYZZ& v) {
 // dbl-2008-s-1 on the pair (XYZZ::dbl). A real call on the device: it has several call sites
 // (inside every addition, and the double-and-add of the chunk sums) and is not the hot path. The
 // exchange comes by value, so that its two words stay in registers.
-template <class Ex>
+template <class Ex, class F>
 #if defined(__CUDACC__)
 __host__ __device__ __noinline__
 #else
 inline
 #endif
-PairXYZZ pair_dbl(Ex ex, const PairXYZZ& a) {
+PairXYZZ<F> pair_dbl(Ex ex, const PairXYZZ<F>& a) {
   if (pair_is_inf(ex, a)) return a;
-  DFq u = a.y.dbl();
-  DFq v = pair_sqr(ex, u);
-  DFq w = pair_mul(ex, u, v);
-  DFq s = pair_mul(ex, a.x, v);
-  DFq x2 = pair_sqr(ex, a.x);
-  DFq m = x2.dbl() + x2;
-  PairXYZZ r;
+  F u = a.y.dbl();
+  F v = pair_sqr(ex, u);
+  F w = pair_mul(ex, u, v);
+  F s = pair_mul(ex, a.x, v);
+  F x2 = pair_sqr(ex, a.x);
+  F m = x2.dbl() + x2;
+  PairXYZZ<F> r;
   r.x = pair_sqr(ex, m) - s.dbl();
   r.y = pair_mul_sub(ex, m, s - r.x, w, a.y);
   r.zz = pair_mul(ex, v, a.zz);
@@ -236,20 +242,20 @@ PairXYZZ pair_dbl(Ex ex, const PairXYZZ& a) {
 }
 
 // add-2008-s on the pair (XYZZ::operator+).
-template <class Ex>
-CUZK_HD PairXYZZ pair_add(Ex& ex, const PairXYZZ& a, const PairXYZZ& b) {
+template <class Ex, class F>
+CUZK_HD PairXYZZ<F> pair_add(Ex& ex, const PairXYZZ<F>& a, const PairXYZZ<F>& b) {
   static_assert(sizeof(Ex) <= 16, "the exchange is passed by value to pair_dbl");
   if (pair_is_inf(ex, b)) return a;
   if (pair_is_inf(ex, a)) return b;
-  DFq u1 = pair_mul(ex, a.x, b.zz);
-  DFq p = pair_mul(ex, b.x, a.zz) - u1;
-  DFq s1 = pair_mul(ex, a.y, b.zzz);
-  DFq r = pair_mul(ex, b.y, a.zzz) - s1;
-  if (pair_all(ex, p.is_zero())) return pair_all(ex, r.is_zero()) ? pair_dbl(ex, a) : pair_infinity(ex);
-  DFq pp = pair_sqr(ex, p);
-  DFq ppp = pair_mul(ex, p, pp);
-  DFq qq = pair_mul(ex, u1, pp);
-  PairXYZZ o;
+  F u1 = pair_mul(ex, a.x, b.zz);
+  F p = pair_mul(ex, b.x, a.zz) - u1;
+  F s1 = pair_mul(ex, a.y, b.zzz);
+  F r = pair_mul(ex, b.y, a.zzz) - s1;
+  if (pair_all(ex, p.is_zero())) return pair_all(ex, r.is_zero()) ? pair_dbl(ex, a) : pair_infinity<F>(ex);
+  F pp = pair_sqr(ex, p);
+  F ppp = pair_mul(ex, p, pp);
+  F qq = pair_mul(ex, u1, pp);
+  PairXYZZ<F> o;
   o.zz = pair_mul(ex, pair_mul(ex, a.zz, b.zz), pp);
   o.zzz = pair_mul(ex, pair_mul(ex, a.zzz, b.zzz), ppp);
   o.x = pair_sqr(ex, r) - ppp - qq.dbl();
@@ -258,22 +264,24 @@ CUZK_HD PairXYZZ pair_add(Ex& ex, const PairXYZZ& a, const PairXYZZ& b) {
 }
 
 // msm_acc_partials on the pair.
-template <class Ex>
-CUZK_HD void pair_acc_partials(Ex& ex, const DG2xyzz* in, u32 begin, u32 end, DG2xyzz* out) {
-  PairXYZZ acc = pair_infinity(ex);
+template <class Ex, class C>
+CUZK_HD void pair_acc_partials(Ex& ex, const XYZZ<C>* in, u32 begin, u32 end, XYZZ<C>* out) {
+  using F = typename C::F::Base;
+  PairXYZZ<F> acc = pair_infinity<F>(ex);
   for (u32 e = begin; e < end; e++) acc = pair_add(ex, acc, pair_load(ex, in + e));
   pair_store(ex, out, acc);
 }
 
 // msm_chunk_sum on the pair: R + jK T for buckets [jK, jK + K), with the additions of the running
 // sums through one call site (t += S_b and r += t alternate).
-template <class Ex>
-CUZK_HD void pair_chunk_sum(Ex& ex, const DG2xyzz* buckets, u32 j, u32 K, DG2xyzz* out) {
-  PairXYZZ t = pair_infinity(ex), r = t;
+template <class Ex, class C>
+CUZK_HD void pair_chunk_sum(Ex& ex, const XYZZ<C>* buckets, u32 j, u32 K, XYZZ<C>* out) {
+  using F = typename C::F::Base;
+  PairXYZZ<F> t = pair_infinity<F>(ex), r = t;
   for (u32 s = 0; s < 2 * K; s++) {
     bool to_t = (s & 1) == 0;
-    PairXYZZ rhs = to_t ? pair_load(ex, buckets + (size_t)j * K + (K - 1 - s / 2)) : t;
-    PairXYZZ sum = pair_add(ex, to_t ? t : r, rhs);
+    PairXYZZ<F> rhs = to_t ? pair_load(ex, buckets + (size_t)j * K + (K - 1 - s / 2)) : t;
+    PairXYZZ<F> sum = pair_add(ex, to_t ? t : r, rhs);
     if (to_t)
       t = sum;
     else
@@ -281,7 +289,7 @@ CUZK_HD void pair_chunk_sum(Ex& ex, const DG2xyzz* buckets, u32 j, u32 K, DG2xyz
   }
   if (j != 0 && !pair_is_inf(ex, t)) {
     u32 k = j * K;  // xyzz_mul_small: double-and-add from the top bit
-    PairXYZZ acc = pair_infinity(ex);
+    PairXYZZ<F> acc = pair_infinity<F>(ex);
     for (int bit = 31; bit >= 0; bit--) {
       acc = pair_dbl(ex, acc);
       if ((k >> bit) & 1) acc = pair_add(ex, acc, t);

@@ -9,9 +9,10 @@ namespace gpu {
 
 namespace {
 
-__global__ void __launch_bounds__(kPairThreads) k_acc_level_pair(const DG2xyzz* in, const u32* in_toff,
+template <class C>
+__global__ void __launch_bounds__(kPairThreads) k_acc_level_pair(const XYZZ<C>* in, const u32* in_toff,
                                                                  const u32* in_ntask, const u32* toff, const u32* map,
-                                                                 u32 l1, u32 total, DG2xyzz* out) {
+                                                                 u32 l1, u32 total, XYZZ<C>* out) {
   u32 t = (blockIdx.x * blockDim.x + threadIdx.x) >> 1;
   if (t >= total) return;
   DevPairEx ex{threadIdx.x & 1u, 3u << (threadIdx.x & 30u)};
@@ -22,8 +23,9 @@ __global__ void __launch_bounds__(kPairThreads) k_acc_level_pair(const DG2xyzz* 
   pair_acc_partials(ex, in, begin, stop, out + t);
 }
 
-__global__ void __launch_bounds__(kPairThreads) k_chunks_pair(const DG2xyzz* buckets, u32 per_window, u32 K, u32 n,
-                                                              DG2xyzz* out) {
+template <class C>
+__global__ void __launch_bounds__(kPairThreads) k_chunks_pair(const XYZZ<C>* buckets, u32 per_window, u32 K, u32 n,
+                                                              XYZZ<C>* out) {
   u32 t = (blockIdx.x * blockDim.x + threadIdx.x) >> 1;
   if (t >= n) return;
   DevPairEx ex{threadIdx.x & 1u, 3u << (threadIdx.x & 30u)};
@@ -31,8 +33,9 @@ __global__ void __launch_bounds__(kPairThreads) k_chunks_pair(const DG2xyzz* buc
   pair_chunk_sum(ex, buckets + (size_t)w * per_window * K, j, K, out + t);
 }
 
-__global__ void __launch_bounds__(kPairThreads) k_group_sum_pair(const DG2xyzz* in, u32 gs, u32 n_out,
-                                                                 DG2xyzz* out) {
+template <class C>
+__global__ void __launch_bounds__(kPairThreads) k_group_sum_pair(const XYZZ<C>* in, u32 gs, u32 n_out,
+                                                                 XYZZ<C>* out) {
   u32 t = (blockIdx.x * blockDim.x + threadIdx.x) >> 1;
   if (t >= n_out) return;
   DevPairEx ex{threadIdx.x & 1u, 3u << (threadIdx.x & 30u)};
@@ -41,25 +44,36 @@ __global__ void __launch_bounds__(kPairThreads) k_group_sum_pair(const DG2xyzz* 
 
 }  // namespace
 
-void msm_acc_level_g2_pair(const DG2xyzz* in, const u32* in_toff, const u32* in_ntask,
-                           const u32* toff, const u32* map, u32 l1, u32 total, DG2xyzz* out, cudaStream_t s) {
+template <class C>
+void msm_acc_level_g2_pair(const XYZZ<C>* in, const u32* in_toff, const u32* in_ntask, const u32* toff,
+                           const u32* map, u32 l1, u32 total, XYZZ<C>* out, cudaStream_t s) {
   unsigned grid = grid_for(2 * (size_t)total, kPairThreads);
-  k_acc_level_pair<<<grid, kPairThreads, 0, s>>>(in, in_toff, in_ntask, toff, map, l1, total, out);
+  k_acc_level_pair<C><<<grid, kPairThreads, 0, s>>>(in, in_toff, in_ntask, toff, map, l1, total, out);
   CUZK_CUDA_LAUNCHED("k_acc_level_pair");
 }
 
-void msm_chunks_g2_pair(const DG2xyzz* buckets, u32 per_window, u32 K, u32 n, DG2xyzz* out,
-                        cudaStream_t s) {
+template <class C>
+void msm_chunks_g2_pair(const XYZZ<C>* buckets, u32 per_window, u32 K, u32 n, XYZZ<C>* out, cudaStream_t s) {
   unsigned grid = grid_for(2 * (size_t)n, kPairThreads);
-  k_chunks_pair<<<grid, kPairThreads, 0, s>>>(buckets, per_window, K, n, out);
+  k_chunks_pair<C><<<grid, kPairThreads, 0, s>>>(buckets, per_window, K, n, out);
   CUZK_CUDA_LAUNCHED("k_chunks_pair");
 }
 
-void msm_group_sum_g2_pair(const DG2xyzz* in, u32 gs, u32 n_out, DG2xyzz* out, cudaStream_t s) {
+template <class C>
+void msm_group_sum_g2_pair(const XYZZ<C>* in, u32 gs, u32 n_out, XYZZ<C>* out, cudaStream_t s) {
   unsigned grid = grid_for(2 * (size_t)n_out, kPairThreads);
-  k_group_sum_pair<<<grid, kPairThreads, 0, s>>>(in, gs, n_out, out);
+  k_group_sum_pair<C><<<grid, kPairThreads, 0, s>>>(in, gs, n_out, out);
   CUZK_CUDA_LAUNCHED("k_group_sum_pair");
 }
+
+#define CUZK_INSTANTIATE(C)                                                                                  \
+  template void msm_acc_level_g2_pair<Dev<C>::G2>(const Dev<C>::G2xyzz*, const u32*, const u32*, const u32*,        \
+                                                  const u32*, u32, u32, Dev<C>::G2xyzz*, cudaStream_t);             \
+  template void msm_chunks_g2_pair<Dev<C>::G2>(const Dev<C>::G2xyzz*, u32, u32, u32, Dev<C>::G2xyzz*, cudaStream_t); \
+  template void msm_group_sum_g2_pair<Dev<C>::G2>(const Dev<C>::G2xyzz*, u32, u32, Dev<C>::G2xyzz*, cudaStream_t);
+CUZK_INSTANTIATE(Bls12_381)
+CUZK_INSTANTIATE(Bn254)
+#undef CUZK_INSTANTIATE
 
 }  // namespace gpu
 }  // namespace cuzk

@@ -16,11 +16,11 @@ struct DevPairEx {
 
 constexpr int kPairThreads = 128;
 
-template <bool Shared>
+template <bool Shared, class C>
 __global__ void __launch_bounds__(kPairThreads)
-    k_acc0_pair(const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride, const u32* vals, const u32* start,
+    k_acc0_pair(const Affine<C>* points, u32 idx_offset, u32 n_scalars, u32 stride, const u32* vals, const u32* start,
                 const u32* end, const u32* toff, const u32* map, u32 l0, u32 total, const u32* order,
-                DG2xyzz* out) {
+                XYZZ<C>* out) {
   u32 t = (blockIdx.x * blockDim.x + threadIdx.x) >> 1;
   if (t >= total) return;  // the same for both lanes of a pair
   if (order) t = order[t];  // tasks of similar length side by side (MsmEngine::task_order)
@@ -31,12 +31,12 @@ __global__ void __launch_bounds__(kPairThreads)
   pair_acc_entries<Shared>(ex, points, idx_offset, n_scalars, stride, vals, begin, stop, out + t);
 }
 
-template <bool Shared>
-void launch_acc0_pair(const DG2Affine* points, u32 idx_offset, u32 n_scalars, u32 stride,
+template <bool Shared, class C>
+void launch_acc0_pair(const Affine<C>* points, u32 idx_offset, u32 n_scalars, u32 stride,
                       const u32* vals, const u32* start, const u32* end, const u32* toff, const u32* map, u32 l0,
-                      u32 total, const u32* order, DG2xyzz* out, cudaStream_t s) {
+                      u32 total, const u32* order, XYZZ<C>* out, cudaStream_t s) {
   unsigned grid = grid_for(2 * (size_t)total, kPairThreads);
-  k_acc0_pair<Shared><<<grid, kPairThreads, 0, s>>>(points, idx_offset, n_scalars, stride, vals, start, end, toff,
+  k_acc0_pair<Shared, C><<<grid, kPairThreads, 0, s>>>(points, idx_offset, n_scalars, stride, vals, start, end, toff,
                                                     map, l0, total, order, out);
   CUZK_CUDA_LAUNCHED("k_acc0_pair");
 }

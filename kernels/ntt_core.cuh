@@ -1,6 +1,6 @@
-// NTT kernel bodies over Fr, written as host/device functions of (block, thread) so that the CUDA
-// kernels in ntt.cu are thin wrappers and the exact same index arithmetic runs in the host emulation
-// tests (tests/gpu) without a GPU.
+// NTT kernel bodies over a scalar field F (any curve's device Fr), written as host/device functions
+// of (block, thread) so that the CUDA kernels in ntt.cu are thin wrappers and the exact same index
+// arithmetic runs in the host emulation tests (tests/gpu) without a GPU.
 //
 // Algorithm: radix-2 stages grouped into passes of up to kNttMaxPassBits stages. A pass over the
 // index bits [lo, lo+t) is a set of independent 2^t-point transforms on elements at stride 2^lo;
@@ -26,7 +26,14 @@ constexpr int kNttMaxPasses = 8;     // NttPass arrays of the callers
 constexpr int kNttMaxPassBits = 10;  // stages per pass; 2^10 Fr = 32 KB of shared memory per group
 constexpr int kNttTileBits = 10;     // elements per block (G groups of 2^t)
 constexpr int kNttThreads = 256;
-constexpr int kMaxNttLog = 28;       // the twiddle table of 2^27 Fr is 4 GiB; 2^28 keeps the H stage's coset root in range
+constexpr int kMaxNttLog = 28;       // the twiddle table of 2^27 Fr is 4 GiB; 32-bit indices (ntt_v2_index)
+
+// The largest transform over Fr: kMaxNttLog, and no more than the field's two-adicity (BN254: 28,
+// BLS12-381: 32); coset: the shift g = omega_{2n} needs one more power of two (BN254: 2^27).
+template <class FrParams>
+constexpr int ntt_max_log(bool coset) {
+  return FrParams::TWO_ADICITY - (coset ? 1 : 0) < kMaxNttLog ? FrParams::TWO_ADICITY - (coset ? 1 : 0) : kMaxNttLog;
+}
 
 struct NttPass {
   int k;      // log2 of the transform size
@@ -49,19 +56,22 @@ CUZK_HD size_t ntt_index(const NttPass& p, size_t gid, u32 r) {
 }
 
 // Shared-memory layout: row-major by r, so that consecutive threads touch consecutive groups.
-CUZK_HD void ntt_tile_load(const NttPass& p, const DFr* data, DFr* smem, size_t block, u32 tid, u32 nthreads) {
+template <class F>
+CUZK_HD void ntt_tile_load(const NttPass& p, const F* data, F* smem, size_t block, u32 tid, u32 nthreads) {
   u32 total = ntt_tile_size(p), gmask = (1u << p.g_log) - 1;
   for (u32 f = tid; f < total; f += nthreads)
     smem[f] = load(data + ntt_index(p, (block << p.g_log) + (f & gmask), f >> p.g_log));
 }
-CUZK_HD void ntt_tile_store(const NttPass& p, DFr* data, const DFr* smem, size_t block, u32 tid, u32 nthreads) {
+template <class F>
+CUZK_HD void ntt_tile_store(const NttPass& p, F* data, const F* smem, size_t block, u32 tid, u32 nthreads) {
   u32 total = ntt_tile_size(p), gmask = (1u << p.g_log) - 1;
   for (u32 f = tid; f < total; f += nthreads)
     store(data + ntt_index(p, (block << p.g_log) + (f & gmask), f >> p.g_log), smem[f]);
 }
 
 // Stage st of the pass (0-based, in execution order) on the tile in shared memory.
-CUZK_HD void ntt_tile_stage(const NttPass& p, DFr* smem, const DFr* tw, size_t block, int st, u32 tid,
+template <class F>
+CUZK_HD void ntt_tile_stage(const NttPass& p, F* smem, const F* tw, size_t block, int st, u32 tid,
                             u32 nthreads) {
   const u32 G = 1u << p.g_log;
   const int hb = p.dit ? st : p.t - 1 - st;  // the butterfly distance 2^hb, in rows
@@ -74,21 +84,21 @@ CUZK_HD void ntt_tile_stage(const NttPass& p, DFr* smem, const DFr* tw, size_t b
     u32 r0 = ((pr >> hb) << (hb + 1)) | (pr & (h - 1));
     size_t gid = (block << p.g_log) + g;
     size_t j = (size_t(r0 & (h - 1)) << p.lo) | (gid & ((size_t(1) << p.lo) - 1));
-    DFr* pu = smem + r0 * G + g;
-    DFr* pv = pu + h * G;
-    DFr u = *pu, v = *pv;
+    F* pu = smem + r0 * G + g;
+    F* pv = pu + h * G;
+    F u = *pu, v = *pv;
     if (j == 0) {  // w^0 = 1 in both directions
       *pu = u + v;
       *pv = u - v;
       continue;
     }
     size_t e = j << (p.kt - 1 - b);
-    DFr w = load(tw + (p.inverse ? half_table - e : e));  // inverse: w = -omega^-e
+    F w = load(tw + (p.inverse ? half_table - e : e));  // inverse: w = -omega^-e
     if (!p.dit) {
       *pu = u + v;
       *pv = p.inverse ? (v - u) * w : (u - v) * w;
     } else {
-      DFr t = v * w;
+      F t = v * w;
       *pu = p.inverse ? u - t : u + t;
       *pv = p.inverse ? u + t : u - t;
     }
@@ -107,11 +117,12 @@ CUZK_HD size_t bit_reverse(size_t i, int k) {
 
 // c * g^e from two small tables: lo[e mod 2^lo_bits] (with the constant c folded in) times
 // hi[e >> lo_bits]; one multiply per element instead of a table of the whole size.
+template <class F>
 struct PowTable {
-  const DFr* lo = nullptr;
-  const DFr* hi = nullptr;
+  const F* lo = nullptr;
+  const F* hi = nullptr;
   int lo_bits = 0;
-  CUZK_HD DFr at(size_t e) const {
+  CUZK_HD F at(size_t e) const {
     return load(lo + (e & ((size_t(1) << lo_bits) - 1))) * load(hi + (e >> lo_bits));
   }
 };
@@ -120,27 +131,31 @@ struct PowTable {
 //  permute: natural <-> bit-reversed order (in place, by swapping each pair once);
 //  scale: multiply the element that ends at index i by table(i), or by table(rev(i)) when
 //  rev_exponent (the H stage scales in bit-reversed order).
-struct NttScale {
+struct NttScaleMode {
   enum Mode { None, Constant, Table };
+};
+template <class F>
+struct NttScale : NttScaleMode {
   bool permute = false;
   Mode mode = None;
   bool rev_exponent = false;
-  DFr constant;  // Constant mode: every element times this
-  PowTable table;
-  CUZK_HD DFr factor(size_t e) const { return mode == Constant ? constant : table.at(e); }
+  F constant;  // Constant mode: every element times this
+  PowTable<F> table;
+  CUZK_HD F factor(size_t e) const { return mode == Constant ? constant : table.at(e); }
 };
 
-CUZK_HD void ntt_scale_elem(DFr* data, int k, const NttScale& s, size_t i) {
+template <class F>
+CUZK_HD void ntt_scale_elem(F* data, int k, const NttScale<F>& s, size_t i) {
   if (!s.permute) {
-    if (s.mode == NttScale::None) return;
-    DFr x = load(data + i);
+    if (s.mode == NttScaleMode::None) return;
+    F x = load(data + i);
     store(data + i, x * s.factor(s.rev_exponent ? bit_reverse(i, k) : i));
     return;
   }
   size_t j = bit_reverse(i, k);
   if (j < i) return;  // the pair is handled from its smaller index
-  DFr a = load(data + i), b = load(data + j);
-  if (s.mode != NttScale::None) {
+  F a = load(data + i), b = load(data + j);
+  if (s.mode != NttScaleMode::None) {
     b = b * s.factor(i);
     if (j != i) a = a * s.factor(j);
   }
@@ -149,7 +164,8 @@ CUZK_HD void ntt_scale_elem(DFr* data, int k, const NttScale& s, size_t i) {
 }
 
 // h = a*b - c, element-wise (the quotient numerator on the coset).
-CUZK_HD void h_combine_elem(DFr* a, const DFr* b, const DFr* c, size_t i) {
+template <class F>
+CUZK_HD void h_combine_elem(F* a, const F* b, const F* c, size_t i) {
   store(a + i, load(a + i) * load(b + i) - load(c + i));
 }
 
@@ -165,7 +181,8 @@ constexpr u32 kPermStride = kPermSide + 1;  // padded rows: fewer bank conflicts
 constexpr u32 kPermThreads = kPermSide * kPermSide;
 CUZK_HD size_t ntt_perm_blocks(int k) { return size_t(1) << (k - 2 * kPermBits); }
 // Phase 0: load both tiles into tA, tB (kPermSide * kPermStride each); phase 1 (after a barrier): store.
-CUZK_HD void ntt_perm_tile(DFr* data, int k, const NttScale& s, DFr* tA, DFr* tB, size_t block, u32 tid, int phase) {
+template <class F>
+CUZK_HD void ntt_perm_tile(F* data, int k, const NttScale<F>& s, F* tA, F* tB, size_t block, u32 tid, int phase) {
   const int mb = k - 2 * kPermBits;
   size_t m = block, mr = bit_reverse(m, mb);
   if (mr < m) return;
@@ -178,13 +195,13 @@ CUZK_HD void ntt_perm_tile(DFr* data, int k, const NttScale& s, DFr* tA, DFr* tB
     return;
   }
   u32 ra = (u32)bit_reverse(a, kPermBits), rc = (u32)bit_reverse(c, kPermBits);
-  DFr* src = mr != m ? tB : tA;  // position (a, m, c) takes (rev c, rev m, rev a)
-  DFr vA = src[rc * kPermStride + ra];
-  if (s.mode != NttScale::None) vA = vA * s.factor(iA);
+  F* src = mr != m ? tB : tA;  // position (a, m, c) takes (rev c, rev m, rev a)
+  F vA = src[rc * kPermStride + ra];
+  if (s.mode != NttScaleMode::None) vA = vA * s.factor(iA);
   store(data + iA, vA);
   if (mr != m) {
-    DFr vB = tA[rc * kPermStride + ra];
-    if (s.mode != NttScale::None) vB = vB * s.factor(iB);
+    F vB = tA[rc * kPermStride + ra];
+    if (s.mode != NttScaleMode::None) vB = vB * s.factor(iB);
     store(data + iB, vB);
   }
 }

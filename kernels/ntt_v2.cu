@@ -12,9 +12,9 @@ namespace gpu {
 namespace {
 
 // MinB: blocks per SM the register allocation must allow (3 -> at most 85 registers, 4 -> 64).
-template <int R, bool DIT, int Mul, int MinB>
+template <class F, int R, bool DIT, int Mul, int MinB>
 __global__ void __launch_bounds__(1u << (kNttTileBits - R), MinB)
-    k_ntt_pass_v2(const DFr* src, DFr* dst, const DFr* __restrict__ tw, NttPass p, NttScale fz) {
+    k_ntt_pass_v2(const F* src, F* dst, const F* __restrict__ tw, NttPass p, NttScale<F> fz) {
   extern __shared__ uint4 smem_raw[];
   u32* sm = reinterpret_cast<u32*>(smem_raw);
   const int nsr = ntt_v2_subrounds(p.t, R);
@@ -24,33 +24,40 @@ __global__ void __launch_bounds__(1u << (kNttTileBits - R), MinB)
   }
 }
 
-template <int R, int Mul, int MinB>
-void launch_v2(DFr* d, DFr* scratch, const DFr* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale& fz) {
+template <int R, int Mul, int MinB, class F>
+void launch_v2(F* d, F* scratch, const F* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale<F>& fz) {
   for (int i = 0; i < np; i++) {
     const NttPass& p = ps[i];
-    const DFr* src;
-    DFr* dst;
+    const F* src;
+    F* dst;
     ntt_v2_pass_io(ps, np, i, d, scratch, src, dst);
     u32 threads = ntt_v2_threads(p, R);
-    size_t bytes = size_t(ntt_tile_size(p)) * sizeof(DFr);
+    size_t bytes = size_t(ntt_tile_size(p)) * sizeof(F);
     if (p.dit)
-      k_ntt_pass_v2<R, true, Mul, MinB><<<(unsigned)ntt_blocks(p), threads, bytes, s>>>(src, dst, tw, p, fz);
+      k_ntt_pass_v2<F, R, true, Mul, MinB><<<(unsigned)ntt_blocks(p), threads, bytes, s>>>(src, dst, tw, p, fz);
     else
-      k_ntt_pass_v2<R, false, Mul, MinB><<<(unsigned)ntt_blocks(p), threads, bytes, s>>>(src, dst, tw, p, fz);
+      k_ntt_pass_v2<F, R, false, Mul, MinB><<<(unsigned)ntt_blocks(p), threads, bytes, s>>>(src, dst, tw, p, fz);
     CUZK_CUDA_LAUNCHED("k_ntt_pass_v2");
   }
 }
 
 }  // namespace
 
-void ntt_v2_launch(DFr* d, const DFr* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale& fz,
-                   DFr* scratch) {
+template <class F>
+void ntt_v2_launch(F* d, const F* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale<F>& fz, F* scratch) {
   if (ps[np - 1].perm_store && (np < 2 || !scratch)) throw GpuError("ntt_v2_launch: perm_store needs 2+ passes and scratch");
-  if (ntt_v2_kernel(ps[0].k) == NttV2Kernel::Fast4)
-    launch_v2<kNttV2Radix, kFrMulFast, 4>(d, scratch, tw, ps, np, s, fz);
-  else
-    launch_v2<kNttV2Radix, kFrMulGeneric, 3>(d, scratch, tw, ps, np, s, fz);
+  if constexpr (kFrRShaped<typename F::Params>) {
+    if (ntt_v2_kernel<F>(ps[0].k) == NttV2Kernel::Fast4) {
+      launch_v2<kNttV2Radix, kFrMulFast, 4>(d, scratch, tw, ps, np, s, fz);
+      return;
+    }
+  }
+  launch_v2<kNttV2Radix, kFrMulGeneric, 3>(d, scratch, tw, ps, np, s, fz);
 }
+template void ntt_v2_launch(Dev<Bls12_381>::Fr*, const Dev<Bls12_381>::Fr*, const NttPass*, int, cudaStream_t,
+                            const NttScale<Dev<Bls12_381>::Fr>&, Dev<Bls12_381>::Fr*);
+template void ntt_v2_launch(Dev<Bn254>::Fr*, const Dev<Bn254>::Fr*, const NttPass*, int, cudaStream_t,
+                            const NttScale<Dev<Bn254>::Fr>&, Dev<Bn254>::Fr*);
 
 }  // namespace gpu
 }  // namespace cuzk

@@ -9,12 +9,13 @@ namespace cuzk {
 namespace gpu {
 
 // Same pass plan, tiles (2^10 elements) and twiddle table as the radix-2 passes; four changes:
-//  1. Fr multiply for the twiddles that uses the shape of r: r = 1 - 2^32 (mod 2^64), so
+//  1. Fr multiply for the twiddles that uses the shape of BLS12-381's r: r = 1 - 2^32 (mod 2^64), so
 //     -r^-1 = -1 (mod 2^32) and the reduction's products m * r_0 and m * r_1 are plain additions
 //     (m * 1 = m; m * (2^32 - 1) has low word -m = X_0 and high word m - (X_0 != 0) = X_0 ? ~X_0 : 0):
 //     6 word products per reduction row instead of 8, i.e. 224 instead of 256 32-bit multiply-adds.
 //  2. Lazy reduction: values between stages and passes are kept in [0, 2p) (2p < 2^256); a product
-//     x w with x < 2p and the canonical twiddle w < p is < (2p^2 + 2^256 p) / 2^256 < 1.91 p without
+//     x w with x < 2p and the canonical twiddle w < p is < (2p^2 + 2^256 p) / 2^256 < 2p (BLS12-381:
+//     1.91 p, BN254: 1.38 p) without
 //     its final conditional subtraction, sums and differences are brought back to [0, 2p) by one
 //     conditional subtraction / addition of 2p; the plan's last pass stores canonical values.
 //  3. Register sub-rounds of up to R stages (radix 2^R, 2^R elements per thread, tile / 2^R threads):
@@ -33,28 +34,45 @@ namespace gpu {
 constexpr int kNttV2Radix = 2;
 
 // Words of 2p for the lazy add/sub.
-#if defined(__CUDACC__)
-static __constant__ u32 kFr2P32[8] = {
-    (u32)(bls12_381::FrParams::MOD[0] << 1), (u32)((bls12_381::FrParams::MOD[0] << 1) >> 32),
-    (u32)((bls12_381::FrParams::MOD[1] << 1) | (bls12_381::FrParams::MOD[0] >> 63)),
-    (u32)(((bls12_381::FrParams::MOD[1] << 1) | (bls12_381::FrParams::MOD[0] >> 63)) >> 32),
-    (u32)((bls12_381::FrParams::MOD[2] << 1) | (bls12_381::FrParams::MOD[1] >> 63)),
-    (u32)(((bls12_381::FrParams::MOD[2] << 1) | (bls12_381::FrParams::MOD[1] >> 63)) >> 32),
-    (u32)((bls12_381::FrParams::MOD[3] << 1) | (bls12_381::FrParams::MOD[2] >> 63)),
-    (u32)(((bls12_381::FrParams::MOD[3] << 1) | (bls12_381::FrParams::MOD[2] >> 63)) >> 32)};
-#endif
-CUZK_HD u32 fr_2p_word(int j) {
-#if defined(__CUDA_ARCH__)
-  return kFr2P32[j];
-#else
-  const u64* m = bls12_381::FrParams::MOD;
-  u64 l = (m[j >> 1] << 1) | ((j >> 1) ? m[(j >> 1) - 1] >> 63 : 0);
-  return (u32)(l >> (32 * (j & 1)));
-#endif
+template <class P>
+constexpr u32 two_p_word(int j) {
+  return (u32)(((P::MOD[j >> 1] << 1) | ((j >> 1) ? P::MOD[(j >> 1) - 1] >> 63 : 0)) >> (32 * (j & 1)));
 }
-static_assert(bls12_381::FrParams::MOD[0] == 0xffffffff00000001ULL, "fr_reduce_row_fast needs r = 1 - 2^32 mod 2^64");
-static_assert((u32)bls12_381::FrParams::INV == 0xffffffffu, "-r^-1 mod 2^32 must be -1");
-static_assert((bls12_381::FrParams::MOD[3] >> 62) == 1, "lazy reduction needs 2p < 2^256 and 2p^2/2^256 + p < 2p");
+#define CUZK_2P_WORDS(P)                                                                                      \
+  two_p_word<P>(0), two_p_word<P>(1), two_p_word<P>(2), two_p_word<P>(3), two_p_word<P>(4), two_p_word<P>(5), \
+      two_p_word<P>(6), two_p_word<P>(7)
+#if defined(__CUDACC__)
+static __constant__ u32 kBlsFr2P32[8] = {CUZK_2P_WORDS(bls12_381::FrParams)};
+static __constant__ u32 kBnFr2P32[8] = {CUZK_2P_WORDS(bn254::FrParams)};
+#endif
+#undef CUZK_2P_WORDS
+template <class P>
+struct Fr2P;
+#if defined(__CUDA_ARCH__)
+#define CUZK_2P_WORD(dev, P, j) return dev[j]
+#else
+#define CUZK_2P_WORD(dev, P, j) return two_p_word<P>(j)
+#endif
+template <>
+struct Fr2P<bls12_381::FrParams> {
+  CUZK_HD static u32 word(int j) { CUZK_2P_WORD(kBlsFr2P32, bls12_381::FrParams, j); }
+};
+template <>
+struct Fr2P<bn254::FrParams> {
+  CUZK_HD static u32 word(int j) { CUZK_2P_WORD(kBnFr2P32, bn254::FrParams, j); }
+};
+#undef CUZK_2P_WORD
+template <class F>
+CUZK_HD u32 fr_2p_word(int j) {
+  return Fr2P<typename F::Params>::word(j);
+}
+
+// Whether r has the shape fr_reduce_row's r-shaped rows use: r = 1 - 2^32 (mod 2^64), hence
+// -r^-1 = -1 (mod 2^32). BLS12-381's r has it; BN254's (r = 0x...f0000001 mod 2^32) does not.
+template <class P>
+inline constexpr bool kFrRShaped = P::MOD[0] == 0xffffffff00000001ULL && (u32)P::INV == 0xffffffffu;
+static_assert(kFrRShaped<bls12_381::FrParams> && !kFrRShaped<bn254::FrParams>);
+// The lazy bounds below need 2p < 2^256 (DFp checks p < 2^(64 N - 1)): then 2p^2/2^256 + p < 2p.
 
 // The two Fr multiplies of the passes: DFr's generic reduction rows (8 word products per row), and
 // the r-shaped rows below (6 word products and a few additions). Inside the NTT the generic rows are
@@ -63,21 +81,22 @@ static_assert((bls12_381::FrParams::MOD[3] >> 62) == 1, "lazy reduction needs 2p
 constexpr int kFrMulGeneric = 0, kFrMulFast = 1;
 
 // The pass kernel at 2^k: generic rows at 3 blocks per SM, or r-shaped rows at 4 blocks per SM at
-// 2^25 and 2^26, the fastest measured at each size on the H200 (docs/PERFORMANCE.md).
+// 2^25 and 2^26, the fastest measured at each size on the H200 (docs/PERFORMANCE.md); a field
+// without the r shape (kFrRShaped) always takes the generic rows.
 enum class NttV2Kernel { Generic3, Fast4 };
-inline NttV2Kernel ntt_v2_kernel(int k) { return k == 25 || k == 26 ? NttV2Kernel::Fast4 : NttV2Kernel::Generic3; }
+template <class F>
+inline NttV2Kernel ntt_v2_kernel(int k) {
+  return kFrRShaped<typename F::Params> && (k == 25 || k == 26) ? NttV2Kernel::Fast4 : NttV2Kernel::Generic3;
+}
 
-// One CIOS reduction row of DFr::operator* (same X/Y even/odd halves), with r_0 = 1, r_1 = 2^32 - 1.
-template <int Mul>
-CUZK_HD void fr_reduce_row(u32* X, u32* Y) {
-  using W = Words<bls12_381::FrParams>;
-  constexpr int NW = 8;
-  if (Mul == kFrMulGeneric) {
-    DFr::reduce_row(X, Y);
-    return;
-  }
+// The r-shaped row: m * r_0 and m * r_1 as additions (see 1. above).
+template <class F>
+CUZK_HD void fr_reduce_row_rshaped(u32* X, u32* Y) {
+  static_assert(kFrRShaped<typename F::Params>, "the r-shaped rows need r = 1 - 2^32 mod 2^64");
+  using W = typename F::W;
+  constexpr int NW = F::NW;
   const u32 x0 = X[0];
-  // = -x0, by a multiply with the opaque factor so that the rows below fuse (kFrInv32).
+  // = -x0, by a multiply with the opaque factor so that the rows below fuse (kBlsFrInv32).
   const u32 m = x0 * W::inv();
   Carry c;
   X[0] = add_cc(x0, m, c);  // m * r_0 = m: the low word becomes 0, carry (x0 != 0)
@@ -100,55 +119,70 @@ CUZK_UNROLL
   Y[NW] = addc(Y[NW], 0, d);
 }
 
-template <int Mul>
+// One CIOS reduction row of F::operator* (same X/Y even/odd halves); the r-shaped one uses
+// r_0 = 1, r_1 = 2^32 - 1.
+template <int Mul, class F>
+CUZK_HD void fr_reduce_row(u32* X, u32* Y) {
+  if constexpr (Mul == kFrMulGeneric) {
+    F::reduce_row(X, Y);
+  } else {
+    fr_reduce_row_rshaped<F>(X, Y);
+  }
+}
+
+template <int Mul, class F>
 struct FrRow {
-  CUZK_HD static void apply(u32* X, u32* Y) { fr_reduce_row<Mul>(X, Y); }
+  CUZK_HD static void apply(u32* X, u32* Y) { fr_reduce_row<Mul, F>(X, Y); }
 };
 
-// a * b / 2^256 mod p in [0, 2p), for a < 2p and b < p (no final subtraction): DFr::operator*'s
+// a * b / 2^256 mod p in [0, 2p), for a < 2p and b < p (no final subtraction): F::operator*'s
 // even/odd CIOS with fr_reduce_row<Mul>.
-template <int Mul>
-CUZK_HD DFr fr_mul_lazy(const DFr& aa, const DFr& bb) {
-  return DFr::mul_rows<FrRow<Mul>>(aa, bb);
+template <int Mul, class F>
+CUZK_HD F fr_mul_lazy(const F& aa, const F& bb) {
+  return F::template mul_rows<FrRow<Mul, F>>(aa, bb);
 }
 
 // a + b for a, b in [0, 2p), result in [0, 2p): the sum (up to 257 bits) minus 2p unless that borrows.
-CUZK_HD DFr fr_add_lazy(const DFr& a, const DFr& b) {
-  DFr s, t;
+template <class F>
+CUZK_HD F fr_add_lazy(const F& a, const F& b) {
+  static_assert(F::NW == 8, "the lazy passes are over 8-word fields");
+  F s, t;
   Carry c;
   s.w[0] = add_cc(a.w[0], b.w[0], c);
 CUZK_UNROLL
   for (int j = 1; j < 8; j++) s.w[j] = addc_cc(a.w[j], b.w[j], c);
   u32 top = addc(0, 0, c);
   Carry d;
-  t.w[0] = sub_cc(s.w[0], fr_2p_word(0), d);
+  t.w[0] = sub_cc(s.w[0], fr_2p_word<F>(0), d);
 CUZK_UNROLL
-  for (int j = 1; j < 8; j++) t.w[j] = subc_cc(s.w[j], fr_2p_word(j), d);
+  for (int j = 1; j < 8; j++) t.w[j] = subc_cc(s.w[j], fr_2p_word<F>(j), d);
   u32 keep = subc(top, 0, d);  // all ones when s < 2p (top = 0 and the subtraction borrowed), else 0
 CUZK_UNROLL
   for (int j = 0; j < 8; j++) t.w[j] = (s.w[j] & keep) | (t.w[j] & ~keep);
   return t;
 }
 // a - b for a, b in [0, 2p), result in [0, 2p): plus 2p when it borrowed.
-CUZK_HD DFr fr_sub_lazy(const DFr& a, const DFr& b) {
-  DFr r;
+template <class F>
+CUZK_HD F fr_sub_lazy(const F& a, const F& b) {
+  F r;
   Carry c;
   r.w[0] = sub_cc(a.w[0], b.w[0], c);
 CUZK_UNROLL
   for (int j = 1; j < 8; j++) r.w[j] = subc_cc(a.w[j], b.w[j], c);
   u32 mask = subc(0, 0, c);
   Carry d;
-  r.w[0] = add_cc(r.w[0], fr_2p_word(0) & mask, d);
+  r.w[0] = add_cc(r.w[0], fr_2p_word<F>(0) & mask, d);
 CUZK_UNROLL
-  for (int j = 1; j < 7; j++) r.w[j] = addc_cc(r.w[j], fr_2p_word(j) & mask, d);
-  r.w[7] = addc(r.w[7], fr_2p_word(7) & mask, d);
+  for (int j = 1; j < 7; j++) r.w[j] = addc_cc(r.w[j], fr_2p_word<F>(j) & mask, d);
+  r.w[7] = addc(r.w[7], fr_2p_word<F>(7) & mask, d);
   return r;
 }
 
 // The tile in shared memory: plane 0 holds words 0-3 of element f at 16-byte slot f, plane 1 words
 // 4-7 at slot tile + f.
-CUZK_HD DFr ntt_v2_sget(const u32* sm, u32 tile, u32 f) {
-  DFr x;
+template <class F>
+CUZK_HD F ntt_v2_sget(const u32* sm, u32 tile, u32 f) {
+  F x;
 #if defined(__CUDA_ARCH__)
   const uint4* s = reinterpret_cast<const uint4*>(sm);
   uint4 lo = s[f], hi = s[tile + f];
@@ -162,7 +196,8 @@ CUZK_HD DFr ntt_v2_sget(const u32* sm, u32 tile, u32 f) {
 #endif
   return x;
 }
-CUZK_HD void ntt_v2_sput(u32* sm, u32 tile, u32 f, const DFr& x) {
+template <class F>
+CUZK_HD void ntt_v2_sput(u32* sm, u32 tile, u32 f, const F& x) {
 #if defined(__CUDA_ARCH__)
   uint4* s = reinterpret_cast<uint4*>(sm);
   s[f] = make_uint4(x.w[0], x.w[1], x.w[2], x.w[3]);
@@ -182,8 +217,9 @@ CUZK_HD void ntt_v2_sput(u32* sm, u32 tile, u32 f, const DFr& x) {
 // the separate read and write of the data.
 #if defined(__CUDACC__)
 // scratch: n elements, needed by a plan whose last pass has perm_store (ntt_v2_pass_io).
-void ntt_v2_launch(DFr* d, const DFr* tw, const NttPass* ps, int np, cudaStream_t s,
-                   const NttScale& fz = NttScale(), DFr* scratch = nullptr);
+template <class F>
+void ntt_v2_launch(F* d, const F* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale<F>& fz = NttScale<F>(),
+                   F* scratch = nullptr);
 #endif
 
 // The natural-order DIF plan with the bit reversal in the last pass's store (NttEngine::forward /
@@ -201,7 +237,8 @@ inline int ntt_v2_perm_plan(int k, int kt, bool inverse, NttPass* out, int min_p
 // writes their reversals, whose bits [g, k - t) are fixed instead: sources of other tiles, which may
 // not have read them yet. So the pass before it writes scratch, and the last pass reads scratch and
 // writes d (same traffic as in place).
-CUZK_HD void ntt_v2_pass_io(const NttPass* ps, int np, int i, DFr* d, DFr* scratch, const DFr*& src, DFr*& dst) {
+template <class F>
+CUZK_HD void ntt_v2_pass_io(const NttPass* ps, int np, int i, F* d, F* scratch, const F*& src, F*& dst) {
   const bool perm = ps[np - 1].perm_store;
   src = perm && i == np - 1 ? scratch : d;
   dst = perm && i == np - 2 ? scratch : d;
@@ -243,9 +280,9 @@ CUZK_HD u32 ntt_v2_index(const NttPass& p, u32 gid, u32 row) {
 // one, every thread reads and writes only its own E tile positions. The unit's local group is
 // tid mod G: consecutive lanes take consecutive local groups, i.e. in a perm_store pass's last
 // sub-round consecutive destinations (ntt_v2_gid), runs of G elements per row.
-template <int R, int Q, bool DIT, int Mul>
-CUZK_HD void ntt_v2_round_q(const NttPass& p, int s, bool from_global, bool to_global, const DFr* src, DFr* dst,
-                            u32* sm, const DFr* tw, u32 block, u32 tid, const NttScale& fz) {
+template <int R, int Q, bool DIT, int Mul, class F>
+CUZK_HD void ntt_v2_round_q(const NttPass& p, int s, bool from_global, bool to_global, const F* src, F* dst,
+                            u32* sm, const F* tw, u32 block, u32 tid, const NttScale<F>& fz) {
   constexpr int E = 1 << R, U = E >> Q;
   constexpr u32 qmask = (1u << Q) - 1;
   const u32 nthreads = ntt_tile_size(p) >> R, tile = ntt_tile_size(p);
@@ -263,12 +300,12 @@ CUZK_UNROLL
     gid[k] = ntt_v2_gid(p, block, lg[k]);
     rowb[k] = (rest & ((1u << s) - 1)) | ((rest >> s) << (s + Q));
   }
-  DFr x[E];
+  F x[E];
 CUZK_UNROLL
   for (int m = 0; m < E; m++) {
     const int k = m >> Q;
     u32 row = rowb[k] | ((u32(m) & qmask) << s);
-    x[m] = from_global ? load(src + ntt_v2_index(p, gid[k], row)) : ntt_v2_sget(sm, tile, row * G + lg[k]);
+    x[m] = from_global ? load(src + ntt_v2_index(p, gid[k], row)) : ntt_v2_sget<F>(sm, tile, row * G + lg[k]);
   }
 CUZK_UNROLL
   for (int ci = 0; ci < Q; ci++) {
@@ -279,7 +316,7 @@ CUZK_UNROLL
     for (int m = 0; m < E; m++) {
       if (m & (1 << c)) continue;
       const int m1 = m | (1 << c), k = m >> Q;
-      DFr u = x[m], v = x[m1];
+      F u = x[m], v = x[m1];
       if (reg_twiddles && (m & ((1 << c) - 1)) == 0) {  // w = 1 (forward) or -1 (inverse): plain add/sub
         x[m] = fr_add_lazy(u, v);
         x[m1] = fr_sub_lazy(u, v);
@@ -288,24 +325,24 @@ CUZK_UNROLL
       u32 row = rowb[k] | ((u32(m) & qmask) << s);
       u32 j = ((row & (h - 1)) << p.lo) | (gid[k] & lomask);
       u32 e = j << (p.kt - 1 - b);
-      DFr w = load(tw + (p.inverse ? half - e : e));  // inverse: w = -omega^-e (e = 0: -1)
+      F w = load(tw + (p.inverse ? half - e : e));  // inverse: w = -omega^-e (e = 0: -1)
       if (!DIT) {
         x[m] = fr_add_lazy(u, v);
         x[m1] = fr_mul_lazy<Mul>(p.inverse ? fr_sub_lazy(v, u) : fr_sub_lazy(u, v), w);
       } else {
-        DFr t = fr_mul_lazy<Mul>(v, w);
+        F t = fr_mul_lazy<Mul>(v, w);
         x[m] = p.inverse ? fr_sub_lazy(u, t) : fr_add_lazy(u, t);
         x[m1] = p.inverse ? fr_add_lazy(u, t) : fr_sub_lazy(u, t);
       }
     }
   }
   const bool canon = to_global && p.last;
-  const bool scale = canon && fz.mode != NttScale::None;
+  const bool scale = canon && fz.mode != NttScaleMode::None;
 CUZK_UNROLL
   for (int m = 0; m < E; m++) {
     const int k = m >> Q;
     u32 row = rowb[k] | ((u32(m) & qmask) << s);
-    DFr y = canon ? DFr::reduce_once(x[m]) : x[m];
+    F y = canon ? F::reduce_once(x[m]) : x[m];
     if (to_global) {
       u32 idx = ntt_v2_index(p, gid[k], row), nat = (u32)bit_reverse(idx, p.k);
       if (scale) y = y * fz.factor(nat);
@@ -315,16 +352,16 @@ CUZK_UNROLL
   }
 }
 
-template <int R, bool DIT, int Mul>
-CUZK_HD void ntt_v2_round(const NttPass& p, int sr, const DFr* src, DFr* dst, u32* sm, const DFr* tw, u32 block,
-                          u32 tid, const NttScale& fz = NttScale()) {
+template <int R, bool DIT, int Mul, class F>
+CUZK_HD void ntt_v2_round(const NttPass& p, int sr, const F* src, F* dst, u32* sm, const F* tw, u32 block, u32 tid,
+                          const NttScale<F>& fz = NttScale<F>()) {
   int s, q;
   ntt_v2_subround_bits(p, R, sr, s, q);
   const int nsr = ntt_v2_subrounds(p.t, R);
   const bool fg = sr == 0, tg = sr == nsr - 1;
-  if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Mul>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
-  else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Mul>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
-  else ntt_v2_round_q<R, 1, DIT, Mul>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Mul, F>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Mul, F>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  else ntt_v2_round_q<R, 1, DIT, Mul, F>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
 }
 
 

@@ -34,6 +34,7 @@ constexpr int kEvalThreads = 128;
 
 // One constraint row per thread: a = sum A_rk w_k, b = sum B_rk w_k, c = a b. Coefficients equal to
 // one (most of them in circom output) skip the multiply.
+template <class DFr>
 __global__ void __launch_bounds__(kEvalThreads)
     k_eval_abc(const u32* a_rp, const u32* a_col, const DFr* a_val, const u32* b_rp, const u32* b_col,
                const DFr* b_val, const DFr* w, u32 rows, DFr* a, DFr* b, DFr* c) {
@@ -169,7 +170,15 @@ void GpuOptions::validate() const {
                                 std::to_string(kNttMaxPasses) + " (0: automatic)");
 }
 
-struct GpuProver::Impl {
+template <class C>
+struct GpuProver<C>::Impl {
+  using DFr = typename Dev<C>::Fr;
+  using DG1 = typename Dev<C>::G1;
+  using DG2 = typename Dev<C>::G2;
+  using DG1Affine = typename Dev<C>::G1Affine;
+  using DG2Affine = typename Dev<C>::G2Affine;
+  using DG1xyzz = typename Dev<C>::G1xyzz;
+  using DG2xyzz = typename Dev<C>::G2xyzz;
   int device;
   u32 n_vars, n_public, domain;
   int log_domain;
@@ -180,7 +189,7 @@ struct GpuProver::Impl {
   DevBuf<DFr> w, abc;
   Stream s_w, s_h, s_up;
   MsmEngine eng_w{s_w.get()}, eng_h{s_h.get()};
-  NttEngine ntt;
+  NttEngine<DFr> ntt;
   cudaEvent_t w_ready = nullptr;
   cudaEvent_t abc_ready[3] = {nullptr, nullptr, nullptr};
   StagedUpload staging;
@@ -198,7 +207,7 @@ struct GpuProver::Impl {
 
   int msm_window;  // GpuOptions::msm_window
 
-  Impl(const ZKey& zk, const ConstraintEvaluator& ev, int dev, const GpuOptions& opt)
+  Impl(const groth16::ZKey<C>& zk, const groth16::ConstraintEvaluator<C>& ev, int dev, const GpuOptions& opt)
       : device(dev),
         n_vars(zk.n_vars),
         n_public(zk.n_public),
@@ -271,8 +280,8 @@ struct GpuProver::Impl {
           continue;
         }
         try {
-          if (g2) build_table(b2, n, win, msm_precompute_g2);
-          else build_table(k == kSetA ? a : k == kSetB1 ? b1 : k == kSetC ? c : h, n, win, msm_precompute_g1);
+          if (g2) build_table(b2, n, win, msm_precompute<DG2>);
+          else build_table(k == kSetA ? a : k == kSetB1 ? b1 : k == kSetC ? c : h, n, win, msm_precompute<DG1>);
         } catch (const GpuError&) {  // refused after all (another process took the memory): plain path
           skipped.push_back(k);
           continue;
@@ -315,17 +324,17 @@ struct GpuProver::Impl {
       bool need[2] = {false, false};
       for (int k : {kSetA, kSetB1, kSetB2, kSetC})
         if (k != kSetC || c_needed()) need[tabled(k) ? 1 : 0] = true;
-      out.c = host::g1_infinity();
+      out.c = host::infinity<typename C::G1Curve>();
       SpanRecorder& sp = lane_spans;
       cudaStream_t s = s_w.get();
       for (int shared = 1; shared >= 0; shared--) {
         if (!need[shared]) continue;
         sp.run("msm_plan", s, [&] { eng_w.plan(w.get(), n_vars, shared ? c_w : 0, shared); });
-        if (tabled(kSetA) == (bool)shared) out.a = sp.run("msm_a", s, [&] { return eng_w.run_g1(a.get()); });
-        if (tabled(kSetB1) == (bool)shared) out.b1 = sp.run("msm_b1", s, [&] { return eng_w.run_g1(b1.get()); });
-        if (tabled(kSetB2) == (bool)shared) out.b2 = sp.run("msm_b2", s, [&] { return eng_w.run_g2(b2.get()); });
+        if (tabled(kSetA) == (bool)shared) out.a = sp.run("msm_a", s, [&] { return eng_w.run(a.get()); });
+        if (tabled(kSetB1) == (bool)shared) out.b1 = sp.run("msm_b1", s, [&] { return eng_w.run(b1.get()); });
+        if (tabled(kSetB2) == (bool)shared) out.b2 = sp.run("msm_b2", s, [&] { return eng_w.run(b2.get()); });
         if (c_needed() && tabled(kSetC) == (bool)shared)
-          out.c = sp.run("msm_c", s, [&] { return eng_w.run_g1(c.get(), n_public + 1); });
+          out.c = sp.run("msm_c", s, [&] { return eng_w.run(c.get(), n_public + 1); });
       }
       t.witness_msms_ms = ms_since(t1);
     });
@@ -336,7 +345,7 @@ struct GpuProver::Impl {
     auto t3 = std::chrono::steady_clock::now();
     bool shared = tabled(kSetH);
     spans.run("msm_plan", s_h.get(), [&] { eng_h.plan(abc.get(), domain, shared ? c_h : 0, shared); });
-    out.h = spans.run("msm_h", s_h.get(), [&] { return eng_h.run_g1(h.get()); });
+    out.h = spans.run("msm_h", s_h.get(), [&] { return eng_h.run(h.get()); });
     t.h_msm_ms = ms_since(t3);
   }
 
@@ -376,25 +385,42 @@ void join_lanes(std::future<void>& lane, Body&& body) {
 
 }  // namespace
 
-GpuProver::GpuProver(const ZKey& zk, const ConstraintEvaluator& ev, int device, const GpuOptions& opt) {
+template <class C>
+GpuProver<C>::GpuProver(const groth16::ZKey<C>& zk, const groth16::ConstraintEvaluator<C>& ev, int device,
+                        const GpuOptions& opt) {
   opt.validate();  // the caller's error, before any device work
   set_device(device);
   impl_ = std::make_unique<Impl>(zk, ev, device, opt);
 }
 
-GpuProver::~GpuProver() {
+template <class C>
+GpuProver<C>::~GpuProver() {
   if (impl_) {
     cudaSetDevice(impl_->device);
     impl_.reset();
   }
 }
 
-int GpuProver::device() const { return impl_->device; }
-GpuProver::Timings GpuProver::last_timings() const { return impl_->t; }
-PrecomputeInfo GpuProver::precompute_info() const { return impl_->pinfo; }
-void GpuProver::use_precomputed(bool on) { impl_->use_tables = on; }
+template <class C>
+int GpuProver<C>::device() const {
+  return impl_->device;
+}
+template <class C>
+ProverTimings GpuProver<C>::last_timings() const {
+  return impl_->t;
+}
+template <class C>
+PrecomputeInfo GpuProver<C>::precompute_info() const {
+  return impl_->pinfo;
+}
+template <class C>
+void GpuProver<C>::use_precomputed(bool on) {
+  impl_->use_tables = on;
+}
 
-RawMsms GpuProver::run(const std::vector<Fr>& wit) {
+template <class C>
+groth16::RawMsms<C> GpuProver<C>::run(const std::vector<Fr>& wit) {
+  using DFr = typename Dev<C>::Fr;
   Impl& m = *impl_;
   if (wit.size() != m.n_vars)
     throw std::invalid_argument("witness has " + std::to_string(wit.size()) + " values, the zkey expects nVars=" +
@@ -415,7 +441,7 @@ RawMsms GpuProver::run(const std::vector<Fr>& wit) {
     DFr* a = m.abc.get();
     DFr *b = a + n, *c = b + n;
     m.spans.run("eval", m.s_h.get(), [&] {
-      k_eval_abc<<<grid_for(n, kEvalThreads), kEvalThreads, 0, m.s_h.get()>>>(
+      k_eval_abc<DFr><<<grid_for(n, kEvalThreads), kEvalThreads, 0, m.s_h.get()>>>(
           m.a_rp.get(), m.a_col.get(), m.a_val.get(), m.b_rp.get(), m.b_col.get(), m.b_val.get(), m.w.get(),
           m.domain, a, b, c);
       CUZK_CUDA_LAUNCHED("k_eval_abc");
@@ -430,7 +456,9 @@ RawMsms GpuProver::run(const std::vector<Fr>& wit) {
   return out;
 }
 
-RawMsms GpuProver::run_synthesized(const SynthesizedView& sv) {
+template <class C>
+groth16::RawMsms<C> GpuProver<C>::run_synthesized(const SynthesizedView& sv) {
+  using DFr = typename Dev<C>::Fr;
   Impl& m = *impl_;
   if (!sv.w || !sv.a || !sv.b || !sv.c) throw std::invalid_argument("synthesized vectors: a null vector");
   if (sv.n_vars != m.n_vars)
@@ -472,6 +500,9 @@ RawMsms GpuProver::run_synthesized(const SynthesizedView& sv) {
   m.t.total_ms = ms_since(t0);
   return out;
 }
+
+template class GpuProver<Bls12_381>;
+template class GpuProver<Bn254>;
 
 // ---- host memory registration ----
 

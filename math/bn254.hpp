@@ -54,9 +54,14 @@ struct G1Curve {
 };
 struct G2Curve {
   using F = Fq2;
-  // 3/(9 + u) = 3 (9 - u)/82.
-  static F b() {
-    static const F v = F{Fq::from_u64(27), -Fq::from_u64(3)} * F{Fq::from_u64(82).inv(), Fq::zero()};
+  // 3/(9 + u) = (27 - 3u)/82, as the Montgomery limbs of its two components: literals, so that
+  // device code can use it too (tests/gpu/field_emu_test.cpp checks them against the division).
+  CUZK_HD static F b() {
+    F v;
+    v.c0.l[0] = 0x3bf938e377b802a8ULL, v.c0.l[1] = 0x020b1b273633535dULL;
+    v.c0.l[2] = 0x26b7edf049755260ULL, v.c0.l[3] = 0x2514c6324384a86dULL;
+    v.c1.l[0] = 0x38e7ecccd1dcff67ULL, v.c1.l[1] = 0x65f0b37d93ce0d3eULL;
+    v.c1.l[2] = 0xd749d0dd22ac00aaULL, v.c1.l[3] = 0x0141b9ce4a688d4dULL;
     return v;
   }
   static const char* name() { return "G2"; }

@@ -6,34 +6,41 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 namespace cuzk {
 namespace {
 
-using namespace bls12_381;  // the device prover's curve
+using groth16::ZKey;
 
 // The generic key checks plus the CUDA backend's range of domain sizes.
-void check_key(const ZKey& zk) {
-  check_proving_key(zk);
+template <class C>
+void check_key(const ZKey<C>& zk) {
+  groth16::check_proving_key(zk);
   if (zk.log_domain < 1 || zk.log_domain > 27)
     throw std::invalid_argument("zkey domainSize=" + std::to_string(zk.domain_size) +
                                 " is not 2^k with 1 <= k <= 27 (the CUDA backend's range)");
 }
 
-class CudaProver : public ProverBackend {
+template <class C>
+class CudaProver : public groth16::ProverBackend<C> {
  public:
-  CudaProver(std::shared_ptr<const ZKey> zk, int device, const gpu::GpuOptions& opt) : zk_(std::move(zk)) {
+  using Fr = typename C::Fr;
+  using Proof = groth16::Proof<C>;
+  using ProveOptions = groth16::ProveOptions<C>;
+  using RawMsms = groth16::RawMsms<C>;
+  using SynthesizedView = groth16::SynthesizedView<C>;
+  using HostTimes = groth16::ProverHostTimes;
+  CudaProver(std::shared_ptr<const ZKey<C>> zk, int device, const gpu::GpuOptions& opt) : zk_(std::move(zk)) {
     if (!zk_) throw std::invalid_argument("CUDA backend needs a proving key");
     check_key(*zk_);
     if (gpu::device_count() == 0) throw gpu::GpuError("CUDA backend: no CUDA device is available");
-    ConstraintEvaluator ev = ConstraintEvaluator::compile(*zk_);
-    wait_points_checked(*zk_);  // the points are uploaded next
-    gpu_ = std::make_unique<gpu::GpuProver>(*zk_, ev, device, opt);  // matrices and tables live on the device
+    auto ev = groth16::ConstraintEvaluator<C>::compile(*zk_);
+    groth16::wait_points_checked(*zk_);  // the points are uploaded next
+    gpu_ = std::make_unique<gpu::GpuProver<C>>(*zk_, ev, device, opt);  // matrices and tables live on the device
   }
 
   const char* name() const override { return "cuda"; }
-  gpu::GpuProver::Timings timings() const {
+  gpu::ProverTimings timings() const {
     std::lock_guard<std::mutex> lock(mu_);
     return gpu_->last_timings();
   }
@@ -42,7 +49,7 @@ class CudaProver : public ProverBackend {
     return gpu_->last_timings().spans;
   }
   std::optional<HostTimes> last_host_times() const override {
-    gpu::GpuProver::Timings t = timings();
+    gpu::ProverTimings t = timings();
     return HostTimes{t.upload_ms, t.h_stage_ms, t.witness_msms_ms + t.h_msm_ms};
   }
   gpu::PrecomputeInfo precompute_info() const {
@@ -55,7 +62,7 @@ class CudaProver : public ProverBackend {
   }
 
   Proof prove(const std::vector<Fr>& w, const ProveOptions& opt, RawMsms* raw) override {
-    const ZKey& zk = *zk_;
+    const ZKey<C>& zk = *zk_;
     if (w.size() != zk.n_vars)
       throw std::invalid_argument("witness has " + std::to_string(w.size()) + " values, the zkey expects nVars=" +
                                   std::to_string(zk.n_vars));
@@ -83,13 +90,19 @@ class CudaProver : public ProverBackend {
   }
 
  private:
-  std::shared_ptr<const ZKey> zk_;
-  std::unique_ptr<gpu::GpuProver> gpu_;
+  std::shared_ptr<const ZKey<C>> zk_;
+  std::unique_ptr<gpu::GpuProver<C>> gpu_;
   mutable std::mutex mu_;
 };
 
-class CudaBackend : public Backend<Bls12_381> {
+template <class C>
+class CudaBackend : public Backend<C> {
  public:
+  using typename Backend<C>::Fr;
+  using typename Backend<C>::G1;
+  using typename Backend<C>::G2;
+  using typename Backend<C>::G1Affine;
+  using typename Backend<C>::G2Affine;
   explicit CudaBackend(const BackendOptions& opt) : opt_(opt), gopt_(gpu_options(opt)) {
     gopt_.validate();
     if (gpu::device_count() == 0) throw gpu::GpuError("cuda backend: no CUDA device is available");
@@ -108,8 +121,8 @@ class CudaBackend : public Backend<Bls12_381> {
   std::vector<Fr> compute_h(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n) override {
     return gpu::compute_h_coset(opt_.device, a, b, c, log_n);
   }
-  std::unique_ptr<ProverBackend> prover(std::shared_ptr<const ZKey> zk) override {
-    return std::make_unique<CudaProver>(std::move(zk), opt_.device, gopt_);
+  std::unique_ptr<groth16::ProverBackend<C>> prover(std::shared_ptr<const ZKey<C>> zk) override {
+    return std::make_unique<CudaProver<C>>(std::move(zk), opt_.device, gopt_);
   }
   void register_host(void* p, size_t bytes) override { gpu::register_host(p, bytes); }
   void unregister_host(void* p) noexcept override {
@@ -139,10 +152,7 @@ gpu::GpuOptions gpu_options(const BackendOptions& opt) {
 
 template <class C>
 std::unique_ptr<Backend<C>> make_cuda_backend(const BackendOptions& opt) {
-  if constexpr (std::is_same_v<C, Bls12_381>)
-    return std::make_unique<CudaBackend>(opt);
-  else
-    throw std::runtime_error(std::string("the cuda backend has no kernels for ") + C::display_name + " yet");
+  return std::make_unique<CudaBackend<C>>(opt);
 }
 
 template <class C>
@@ -154,15 +164,12 @@ std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<cons
 template <class C>
 std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<const groth16::ZKey<C>> zk, int device,
                                                             const gpu::GpuOptions& opt) {
-  if constexpr (std::is_same_v<C, Bls12_381>)
-    return std::make_unique<CudaProver>(std::move(zk), device, opt);
-  else
-    throw std::runtime_error(std::string("the cuda backend has no kernels for ") + C::display_name + " yet");
+  return std::make_unique<CudaProver<C>>(std::move(zk), device, opt);
 }
 
 template <class C>
 bool cuda_backend_precompute(const groth16::ProverBackend<C>& prover, gpu::PrecomputeInfo& out) {
-  auto* b = dynamic_cast<const CudaProver*>(&prover);
+  auto* b = dynamic_cast<const CudaProver<C>*>(&prover);
   if (!b) return false;
   out = b->precompute_info();
   return true;
@@ -170,7 +177,7 @@ bool cuda_backend_precompute(const groth16::ProverBackend<C>& prover, gpu::Preco
 
 template <class C>
 bool cuda_backend_use_precomputed(groth16::ProverBackend<C>& prover, bool on) {
-  auto* b = dynamic_cast<CudaProver*>(&prover);
+  auto* b = dynamic_cast<CudaProver<C>*>(&prover);
   if (!b) return false;
   b->use_precomputed(on);
   return true;
@@ -178,7 +185,7 @@ bool cuda_backend_use_precomputed(groth16::ProverBackend<C>& prover, bool on) {
 
 template <class C>
 bool cuda_backend_timings(const groth16::ProverBackend<C>& prover, gpu::ProverTimings& out) {
-  auto* b = dynamic_cast<const CudaProver*>(&prover);
+  auto* b = dynamic_cast<const CudaProver<C>*>(&prover);
   if (!b) return false;
   out = b->timings();
   return true;

@@ -21,10 +21,12 @@ __device__ inline u64 mix64(u64 x) {
   return x ^ (x >> 31);
 }
 
-// Uniform-looking elements below 2^253 < r (valid Montgomery representations, never zero in practice).
-__global__ void k_fill_random_fr(DFr* out, size_t n, u64 seed) {
+// Uniform-looking elements below 2^253 < r (BLS12-381's r > 2^254, BN254's > 2^253: valid Montgomery
+// representations of both, never zero in practice).
+template <class F>
+__global__ void k_fill_random_fr(F* out, size_t n, u64 seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    DFr x;
+    F x;
     for (int j = 0; j < 4; j++) {
       u64 v = mix64(seed ^ (i * 4 + j) * 0xd1b54a32d192ed03ull);
       x.w[2 * j] = (u32)v;
@@ -35,7 +37,9 @@ __global__ void k_fill_random_fr(DFr* out, size_t n, u64 seed) {
   }
 }
 
-inline void fill_random_fr(DFr* d, size_t n, u64 seed, cudaStream_t s) {
+template <class F>
+inline void fill_random_fr(F* d, size_t n, u64 seed, cudaStream_t s) {
+  static_assert(F::NW == 8, "scalar fields of 8 words");
   k_fill_random_fr<<<grid_for(std::min<size_t>(n, size_t(1) << 22), 256), 256, 0, s>>>(d, n, seed);
   CUZK_CUDA_LAUNCHED("k_fill_random_fr");
 }
@@ -44,8 +48,9 @@ inline void fill_random_fr(DFr* d, size_t n, u64 seed, cudaStream_t s) {
 
 // 32-bit multiply-adds of one Montgomery multiply with NW words: NW^2 word products for a*b and
 // NW^2 for m*p, each needing its low and high half.
-constexpr double kFqMulImad = 2.0 * 2 * 12 * 12;
-constexpr double kFrMulImad = 2.0 * 2 * 8 * 8;
+constexpr double mont_mul_imad(int nw) { return 2.0 * 2 * nw * nw; }
+constexpr double kFqMulImad = mont_mul_imad(12);  // BLS12-381's Fq
+constexpr double kFrMulImad = mont_mul_imad(8);
 
 // The device's 32-bit integer multiply-add rate: SMs x 64 lanes x clock.
 inline double imad_per_ms() {

@@ -2,13 +2,15 @@
 // the CUDA backend (CUDA events, warm-up runs, median of N runs) with
 // the estimated physical bound next to each figure.
 //
-//   [--device D] [--runs N] [--warmup W] [--csv FILE] <what> [--sizes a,b,..]
+//   [--device D] [--runs N] [--warmup W] [--csv FILE] [--curve bls12381|bn254] <what> [--sizes a,b,..]
 //   [--scalars random|witness|both] [--window C]
 //   [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]
 //   what: msm (G1 and G2) | msm-g1 | msm-g2 | msm-g1-ab | msm-g2-ab | ntt | h-stage | prove | prove-ab |
 //         window-sweep | all
 //   (msm-g1-ab / msm-g2-ab: the plain MSM and the MSM over precomputed bases, alternating, same process;
 //   prove-ab: whole proofs with the key's precomputed tables on and off, same backend)
+//   --curve: the curve of msm, msm-g1, msm-g2, ntt, h-stage, prove and prove-ab (default bls12381);
+//   the rest, and witness scalars, are BLS12-381's only.
 //
 // Sizes are log2. Witness scalars are the values of a `gen-circuit` witness (2^20 of them, tiled to
 // the size asked), so the 0/1/small-value mix is that of a real circuit. `prove` builds the
@@ -31,6 +33,7 @@
 #include "groth16/setup.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "bench/gpu/gpu_bench.hpp"
+#include "math/curves.hpp"
 
 namespace cuzk {
 namespace gpu {
@@ -46,6 +49,7 @@ struct UsageError : std::runtime_error {
 struct Args {
   int device = 0, runs = 5, warmup = 1, window = 0;
   std::string what = "all", scalars = "both", csv;
+  CurveId curve = CurveId::bls12_381;
   GpuOptions gpu;  // --precompute, --headroom-mb, --msm-window, --ntt-passes: the prover's tunables
   std::vector<int> sizes;
 };
@@ -91,6 +95,7 @@ Args parse(const std::vector<std::string>& argv) {
       else if (s == "--csv") a.csv = val();
       else if (s == "--scalars") a.scalars = val();
       else if (s == "--sizes") a.sizes = parse_sizes(val());
+      else if (s == "--curve") a.curve = parse_curve(val());
       else if (s == "--precompute") a.gpu.precompute = PrecomputeOptions::parse(val(), a.gpu.precompute.headroom_bytes);
       else if (s == "--headroom-mb") a.gpu.precompute.headroom_bytes = (size_t)std::stoull(val()) << 20;
       else if (s == "--msm-window") a.gpu.msm_window = std::stoi(val());
@@ -110,23 +115,24 @@ Args parse(const std::vector<std::string>& argv) {
   return a;
 }
 
-Fr rand_fr(std::mt19937_64& rng) {
+template <class F = Fr>
+F rand_fr(std::mt19937_64& rng) {
   for (;;) {
     u64 l[4] = {rng(), rng(), rng(), rng() >> 1};
-    if (Fr::is_canonical(l)) return Fr::from_mont_limbs(l);
+    if (F::is_canonical(l)) return F::from_mont_limbs(l);
   }
 }
 
 // n distinct-in-general points: per thread chunk, a random walk over random multiples of the
 // generator, converted with one batch inversion per chunk.
-template <class C>
+template <class C, class F = Fr>
 std::vector<Affine<C>> make_points(size_t n, const Affine<C>& gen, uint64_t seed) {
   std::vector<Affine<C>> out(n);
   parallel_for(n, [&](size_t lo, size_t hi, size_t chunk) {
     std::mt19937_64 rng(seed * 1000003 + chunk);
     std::vector<Jacobian<C>> steps;
-    for (int i = 0; i < 4; i++) steps.push_back(Jacobian<C>::from_affine(gen).mul(rand_fr(rng).to_plain()));
-    Jacobian<C> cur = Jacobian<C>::from_affine(gen).mul(rand_fr(rng).to_plain());
+    for (int i = 0; i < 4; i++) steps.push_back(Jacobian<C>::from_affine(gen).mul(rand_fr<F>(rng).to_plain()));
+    Jacobian<C> cur = Jacobian<C>::from_affine(gen).mul(rand_fr<F>(rng).to_plain());
     const size_t block = 1 << 14;
     for (size_t b = lo; b < hi; b += block) {
       size_t e = std::min(hi, b + block);
@@ -142,11 +148,12 @@ std::vector<Affine<C>> make_points(size_t n, const Affine<C>& gen, uint64_t seed
   return out;
 }
 
-std::vector<Fr> random_scalars(size_t n, uint64_t seed) {
-  std::vector<Fr> s(n);
+template <class F = Fr>
+std::vector<F> random_scalars(size_t n, uint64_t seed) {
+  std::vector<F> s(n);
   parallel_for(n, [&](size_t lo, size_t hi, size_t chunk) {
     std::mt19937_64 rng(seed + chunk * 7919);
-    for (size_t i = lo; i < hi; i++) s[i] = rand_fr(rng);
+    for (size_t i = lo; i < hi; i++) s[i] = rand_fr<F>(rng);
   });
   return s;
 }
@@ -182,34 +189,39 @@ void report(const std::string& op, int k, const std::string& inputs, const Bench
   std::fflush(stdout);
 }
 
-// One curve's MSMs at each size, with random and/or witness scalars over one set of points.
-template <class C, class Bench>
-void run_msm(const Args& a, const std::vector<int>& sizes, const char* op, const Affine<C>& gen, int seed,
+// One group's MSMs at each size, with random and/or witness scalars (of Fr) over one set of points.
+template <class G, class F, class Bench>
+void run_msm(const Args& a, const std::vector<int>& sizes, const char* op, const Affine<G>& gen, int seed,
              Bench bench) {
   int kmax = *std::max_element(sizes.begin(), sizes.end());
   auto t0 = std::chrono::steady_clock::now();
-  auto pts = make_points<C>(size_t(1) << kmax, gen, seed);
+  auto pts = make_points<G, F>(size_t(1) << kmax, gen, seed);
   std::printf("# generated 2^%d %s points in %.1f s\n", kmax, op,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   for (int k : sizes) {
     size_t n = size_t(1) << k;
     if (a.scalars != "witness") {
-      auto sc = random_scalars(n, 100 * seed + k);
+      auto sc = random_scalars<F>(n, 100 * seed + k);
       report(op, k, "random", bench(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
     }
-    if (a.scalars != "random") {
+    if constexpr (std::is_same_v<F, Fr>) {  // the witness pool is a BLS12-381 gen-circuit's
+      if (a.scalars == "random") continue;
       auto sc = witness_scalars(n);
       report(op, k, "witness", bench(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
     }
   }
 }
 
+template <class C>
 void run_msm_g1(const Args& a, const std::vector<int>& sizes) {
-  run_msm<G1Curve>(a, sizes, "msm-g1", g1_generator(), 1, bench_msm_g1);
+  run_msm<typename C::G1Curve, typename C::Fr>(a, sizes, "msm-g1", C::g1_generator(), 1,
+                                               [](auto... args) { return bench_msm_g1(args...); });
 }
 
+template <class C>
 void run_msm_g2(const Args& a, const std::vector<int>& sizes) {
-  run_msm<G2Curve>(a, sizes, "msm-g2", g2_generator(), 2, bench_msm_g2);
+  run_msm<typename C::G2Curve, typename C::Fr>(a, sizes, "msm-g2", C::g2_generator(), 2,
+                                               [](auto... args) { return bench_msm_g2(args...); });
 }
 
 // G1 MSM with random scalars at several window widths (the automatic choice is marked "auto").
@@ -257,8 +269,13 @@ void run_msm_ab(const Args& a, const std::vector<int>& sizes, bool g1) {
 
 // A key for the gen-circuit R1CS with random points: the coefficient section (A and B plus the
 // public rows snarkjs adds) as setup writes it, every point section at its full length.
-std::shared_ptr<const ZKey> bench_key(const R1cs& r, int log_n) {
-  auto zk = std::make_shared<ZKey>();
+template <class C>
+std::shared_ptr<const groth16::ZKey<C>> bench_key(const groth16::R1cs<C>& r, int log_n) {
+  using G1C = typename C::G1Curve;
+  using G2C = typename C::G2Curve;
+  const auto g1_gen = C::g1_generator();
+  const auto g2_gen = C::g2_generator();
+  auto zk = std::make_shared<groth16::ZKey<C>>();
   zk->n_public = r.n_public();
   zk->n_vars = r.n_wires;
   zk->domain_size = 1u << log_n;
@@ -266,19 +283,19 @@ std::shared_ptr<const ZKey> bench_key(const R1cs& r, int log_n) {
   size_t nc = r.constraints.size();
   if (nc + zk->n_public + 1 > zk->domain_size) throw std::runtime_error("circuit does not fit its domain");
   for (size_t i = 0; i < nc; i++) {
-    for (const LinearTerm& t : r.constraints[i].a) zk->coefs.push_back({0, (uint32_t)i, t.wire, t.coeff});
-    for (const LinearTerm& t : r.constraints[i].b) zk->coefs.push_back({1, (uint32_t)i, t.wire, t.coeff});
+    for (const auto& t : r.constraints[i].a) zk->coefs.push_back({0, (uint32_t)i, t.wire, t.coeff});
+    for (const auto& t : r.constraints[i].b) zk->coefs.push_back({1, (uint32_t)i, t.wire, t.coeff});
   }
-  for (uint32_t j = 0; j <= zk->n_public; j++) zk->coefs.push_back({0, (uint32_t)(nc + j), j, Fr::one()});
-  auto g1 = make_points<G1Curve>(zk->n_vars, g1_generator(), 11);
+  for (uint32_t j = 0; j <= zk->n_public; j++) zk->coefs.push_back({0, (uint32_t)(nc + j), j, C::Fr::one()});
+  auto g1 = make_points<G1C>(zk->n_vars, g1_gen, 11);
   zk->a = g1;
-  zk->b1 = make_points<G1Curve>(zk->n_vars, g1_generator(), 12);
-  zk->b2 = make_points<G2Curve>(zk->n_vars, g2_generator(), 13);
+  zk->b1 = make_points<G1C>(zk->n_vars, g1_gen, 12);
+  zk->b2 = make_points<G2C>(zk->n_vars, g2_gen, 13);
   zk->c.assign(g1.begin() + zk->n_public + 1, g1.end());
-  zk->h = make_points<G1Curve>(zk->domain_size, g1_generator(), 14);
-  zk->alpha1 = zk->beta1 = zk->delta1 = g1_generator();
-  zk->beta2 = zk->gamma2 = zk->delta2 = g2_generator();
-  zk->ic.assign(zk->n_public + 1, g1_generator());
+  zk->h = make_points<G1C>(zk->domain_size, g1_gen, 14);
+  zk->alpha1 = zk->beta1 = zk->delta1 = g1_gen;
+  zk->beta2 = zk->gamma2 = zk->delta2 = g2_gen;
+  zk->ic.assign(zk->n_public + 1, g1_gen);
   return zk;
 }
 
@@ -301,26 +318,30 @@ BenchStats stats_of(std::vector<double> ms) {
 
 // The gen-circuit R1CS at 2^k constraints, its witness, and a key with random points over it (the
 // timing does not depend on the points); setup_s: the seconds that took.
+template <class C>
 struct BenchCircuit {
-  std::shared_ptr<const ZKey> zk;
-  std::vector<Fr> w;
+  std::shared_ptr<const groth16::ZKey<C>> zk;
+  std::vector<typename C::Fr> w;
   double setup_s;
 };
-BenchCircuit bench_circuit(int k) {
+template <class C>
+BenchCircuit<C> bench_circuit(int k) {
   auto t0 = std::chrono::steady_clock::now();
-  R1cs r;
-  std::vector<Fr> w;
-  gen_circuit(k, 7, r, w);
-  auto zk = bench_key(r, k);
+  groth16::R1cs<C> r;
+  std::vector<typename C::Fr> w;
+  groth16::gen_circuit(k, 7, r, w);
+  auto zk = bench_key<C>(r, k);
   return {zk, std::move(w), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
 }
 
 // Whole proofs with the key's precomputed tables on and off, same backend, same process: per round,
 // warm-up + runs with the tables, then warm-up + runs without (plain MSMs over the same resident
 // points), two rounds (op prove-pre / prove, inputs gen-circ).
+template <class C>
 void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
+  using Fr = typename C::Fr;
   for (int k : sizes) {
-    auto [zk, w, setup_s] = bench_circuit(k);
+    auto [zk, w, setup_s] = bench_circuit<C>(k);
     size_t free0 = device_info(a.device).free_memory;
     auto t1 = std::chrono::steady_clock::now();
     auto be = make_cuda_prover(zk, a.device, a.gpu);
@@ -333,16 +354,16 @@ void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
                 k, setup_s, upload_s, pi.sets.c_str(), pi.skipped.c_str(), gb(pi.table_bytes).c_str(),
                 pi.build_ms / 1e3, pi.window_w, pi.window_h, gb(free0 - free1).c_str(), gb(free1).c_str());
     std::fflush(stdout);
-    ProveOptions opt;
+    groth16::ProveOptions<C> opt;
     opt.r = Fr::from_u64(3);
     opt.s = Fr::from_u64(5);
-    Proof first[2];
+    groth16::Proof<C> first[2];
     for (int round = 0; round < 2; round++) {
       for (int pre = 1; pre >= 0; pre--) {
         cuda_backend_use_precomputed(*be, pre != 0);
         std::vector<double> ms;
-        GpuProver::Timings tm{};
-        Proof pf;
+        ProverTimings tm{};
+        groth16::Proof<C> pf;
         for (int i = 0; i < a.warmup + a.runs; i++) {
           auto s = std::chrono::steady_clock::now();
           pf = be->prove(w, opt);
@@ -365,20 +386,22 @@ void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
   }
 }
 
+template <class C>
 void run_prove(const Args& a, const std::vector<int>& sizes) {
+  using Fr = typename C::Fr;
   for (int k : sizes) {
-    auto [zk, w, setup_s] = bench_circuit(k);
+    auto [zk, w, setup_s] = bench_circuit<C>(k);
     auto t1 = std::chrono::steady_clock::now();
     auto be = make_cuda_prover(zk, a.device, a.gpu);
     double upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     std::printf("# prove 2^%d: circuit + random key %.1f s, key upload %.1f s, %zu coefficients\n", k, setup_s,
                 upload_s, zk->coefs.size());
-    ProveOptions opt;
+    groth16::ProveOptions<C> opt;
     opt.r = Fr::from_u64(3);
     opt.s = Fr::from_u64(5);
     auto time_prove = [&](const char* inputs, auto&& prove_once) {
       std::vector<double> ms;
-      GpuProver::Timings tm{};
+      ProverTimings tm{};
       for (int i = 0; i < a.warmup + a.runs; i++) {
         auto s = std::chrono::steady_clock::now();
         prove_once();
@@ -400,9 +423,9 @@ void run_prove(const Args& a, const std::vector<int>& sizes) {
     size_t n = zk->domain_size, nv = zk->n_vars;
     std::vector<Fr> slot(nv + 3 * n);
     std::copy(w.begin(), w.end(), slot.begin());
-    ConstraintEvaluator::compile(*zk).evaluate_into(slot.data(), slot.data() + nv, slot.data() + nv + n,
-                                                    slot.data() + nv + 2 * n);
-    SynthesizedView v{slot.data(), nv, slot.data() + nv, slot.data() + nv + n, slot.data() + nv + 2 * n, n};
+    groth16::ConstraintEvaluator<C>::compile(*zk).evaluate_into(slot.data(), slot.data() + nv, slot.data() + nv + n,
+                                                                slot.data() + nv + 2 * n);
+    groth16::SynthesizedView<C> v{slot.data(), nv, slot.data() + nv, slot.data() + nv + n, slot.data() + nv + 2 * n, n};
     time_prove("pageable", [&] { be->prove_synthesized(v, opt); });
     register_host(slot.data(), slot.size() * sizeof(Fr));
     time_prove("registered", [&] { be->prove_synthesized(v, opt); });
@@ -421,7 +444,7 @@ void write_csv(const std::string& path) {
 }  // namespace
 
 const char* bench_usage() {
-  return "[--device D] [--runs N] [--warmup W] [--csv FILE] "
+  return "[--device D] [--runs N] [--warmup W] [--csv FILE] [--curve bls12381|bn254] "
          "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|prove-ab|window-sweep|field|all "
          "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--window C]\n"
          "  [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]";
@@ -451,19 +474,32 @@ int bench_main(const std::vector<std::string>& args) {
         a.what != "prove" && a.what != "window-sweep" && a.what != "msm-g1-ab" && a.what != "msm-g2-ab" &&
         a.what != "prove-ab" && a.what != "field")
       usage("unknown benchmark '" + a.what + "'");
+    const bool bn = a.curve == CurveId::bn254;
+    if (bn && !msm && a.what != "msm-g1" && a.what != "msm-g2" && a.what != "ntt" && a.what != "h-stage" &&
+        a.what != "prove" && a.what != "prove-ab")
+      usage("--curve bn254 runs msm, msm-g1, msm-g2, ntt, h-stage, prove and prove-ab; '" + a.what +
+            "' is BLS12-381 only");
+    if (bn && a.scalars == "witness") usage("--curve bn254 has random scalars only (the witness pool is BLS12-381's)");
+    auto on_curve = [&](auto&& f) { return with_curve(a.curve, f); };
     if (a.what == "field")
       for (const BenchStats& st : bench_field(a.device, a.warmup, a.runs)) report("field", 0, "random", st);
     if (all || a.what == "ntt")
       for (int k : sizes_or({20, 21, 22, 23, 24, 25, 26, 27}))
-        report("ntt", k, "random", bench_ntt(a.device, k, false, a.warmup, a.runs, a.gpu.ntt_passes));
+        report("ntt", k, "random", on_curve([&]<class C>() {
+                 return bench_ntt<C>(a.device, k, false, a.warmup, a.runs, a.gpu.ntt_passes);
+               }));
     if (all || a.what == "h-stage")
-      for (int k : sizes_or({20, 22, 24})) report("h-stage", k, "random", bench_h_stage(a.device, k, a.warmup, a.runs, a.gpu.ntt_passes));
-    if (all || msm || a.what == "msm-g1") run_msm_g1(a, sizes_or({20, 22, 24, 26}));
-    if (all || msm || a.what == "msm-g2") run_msm_g2(a, sizes_or({20, 22}));
+      for (int k : sizes_or({20, 22, 24}))
+        report("h-stage", k, "random", on_curve([&]<class C>() {
+                 return bench_h_stage<C>(a.device, k, a.warmup, a.runs, a.gpu.ntt_passes);
+               }));
+    if (all || msm || a.what == "msm-g1")
+      on_curve([&]<class C>() { run_msm_g1<C>(a, sizes_or({20, 22, 24, 26})); });
+    if (all || msm || a.what == "msm-g2") on_curve([&]<class C>() { run_msm_g2<C>(a, sizes_or({20, 22})); });
     if (a.what == "msm-g1-ab") run_msm_ab<G1Curve>(a, sizes_or({24}), true);
     if (a.what == "msm-g2-ab") run_msm_ab<G2Curve>(a, sizes_or({22}), false);
-    if (all || a.what == "prove") run_prove(a, sizes_or({20, 22, 24}));
-    if (a.what == "prove-ab") run_prove_ab(a, sizes_or({20, 22, 24}));
+    if (all || a.what == "prove") on_curve([&]<class C>() { run_prove<C>(a, sizes_or({20, 22, 24})); });
+    if (a.what == "prove-ab") on_curve([&]<class C>() { run_prove_ab<C>(a, sizes_or({20, 22, 24})); });
     if (all || a.what == "window-sweep") run_window_sweep(a, sizes_or({20, 24, 26}));
     if (!a.csv.empty()) write_csv(a.csv);
   } catch (const UsageError& e) {

@@ -20,23 +20,31 @@ struct BenchStats {
   std::string detail;  // e.g. the window width and digit entries used
 };
 
+// The kernel benchmarks are curve-generic: C a curve of math/curves.hpp, HC one of its groups and
+// FrP its FrParams; each is instantiated for Bls12_381 and Bn254.
 // ntt_passes: GpuOptions::ntt_passes (0: automatic).
+template <class C>
 BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs, int ntt_passes);
 // The fused H stage (three inverse NTTs, coset scaling, three forward NTTs, a*b-c) at 2^log_n.
+template <class C>
 BenchStats bench_h_stage(int device, int log_n, int warmup, int runs, int ntt_passes);
 // Fr multiply throughput in registers, one entry per multiply formulation (field_bench.cu).
 std::vector<BenchStats> bench_field(int device, int warmup, int runs);
 // Points and scalars are uploaded once; each run is scalar preparation + sort + buckets + reduction.
-BenchStats bench_msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window, int warmup,
-                        int runs);
-BenchStats bench_msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window, int warmup,
-                        int runs);
+template <class HC, class FrP>
+BenchStats bench_msm_g1(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
+                        int warmup, int runs);
+template <class HC, class FrP>
+BenchStats bench_msm_g2(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
+                        int warmup, int runs);
 // Same-process A/B of the plain MSM (automatic window) and the MSM over precomputed bases (automatic
 // shared window, table built once): 2 * rounds results, plain and precomputed alternating.
-std::vector<BenchStats> bench_msm_g1_ab(int device, const G1Affine* points, const Fr* scalars, size_t n, int warmup,
-                                        int runs, int rounds);
-std::vector<BenchStats> bench_msm_g2_ab(int device, const G2Affine* points, const Fr* scalars, size_t n, int warmup,
-                                        int runs, int rounds);
+template <class HC, class FrP>
+std::vector<BenchStats> bench_msm_g1_ab(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n,
+                                        int warmup, int runs, int rounds);
+template <class HC, class FrP>
+std::vector<BenchStats> bench_msm_g2_ab(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n,
+                                        int warmup, int runs, int rounds);
 
 // The benchmark driver: prints one line per measurement and returns a process exit status (0 ok,
 // 1 failure, 2 usage error, 3 no CUDA device).

@@ -18,19 +18,28 @@ std::string window_detail(const MsmEngine& e) {
   return "window " + std::to_string(e.window()) + ", " + std::to_string(e.entries()) + " digit entries";
 }
 
-// Mixed additions (8M + 2S) for every digit entry, two full additions (12M + 2S) per bucket.
-double msm_bound_ms(const MsmEngine& e, double base_muls_per_field_mul) {
+// Mixed additions (8M + 2S) for every digit entry, two full additions (12M + 2S) per bucket;
+// fq_words: the words of the curve's Fq.
+double msm_bound_ms(const MsmEngine& e, double base_muls_per_field_mul, int fq_words) {
   double muls = (double)e.entries() * 10 + (double)e.buckets() * 28;
-  return muls * base_muls_per_field_mul * kFqMulImad / imad_per_ms();
+  return muls * base_muls_per_field_mul * mont_mul_imad(fq_words) / imad_per_ms();
 }
+
+// Fq multiplies per field multiply of a device curve: G2's Fq2 multiply is three (Karatsuba).
+template <class DC>
+constexpr double kMulFactor = kIsPrimeField<typename DC::F> ? 1 : 3;
+template <class DC>
+constexpr int kFqWords = kIsPrimeField<typename DC::F> ? DC::F::NW : DC::F::Base::NW;
 
 }  // namespace
 
+template <class C>
 BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs, int ntt_passes) {
+  using DFr = typename Dev<C>::Fr;
   set_device(device);
   size_t n = size_t(1) << log_n;
   Stream st;
-  NttEngine eng(st.get(), ntt_passes);
+  NttEngine<DFr> eng(st.get(), ntt_passes);
   eng.reserve(log_n);
   DevBuf<DFr> d(n);
   fill_random_fr(d.get(), n, 0x5eed0000 + log_n, st.get());
@@ -55,11 +64,13 @@ BenchStats bench_ntt(int device, int log_n, bool inverse, int warmup, int runs, 
   return r;
 }
 
+template <class C>
 BenchStats bench_h_stage(int device, int log_n, int warmup, int runs, int ntt_passes) {
+  using DFr = typename Dev<C>::Fr;
   set_device(device);
   size_t n = size_t(1) << log_n;
   Stream st;
-  NttEngine eng(st.get(), ntt_passes);
+  NttEngine<DFr> eng(st.get(), ntt_passes);
   eng.reserve(log_n);
   DevBuf<DFr> d(3 * n);
   fill_random_fr(d.get(), 3 * n, 0xabc00000 + log_n, st.get());
@@ -75,73 +86,81 @@ BenchStats bench_h_stage(int device, int log_n, int warmup, int runs, int ntt_pa
 
 namespace {
 // Same-process A/B: plain and precomputed-base MSM of the same data, alternating `rounds` times.
-template <class DA, class HA, class Pre, class Run>
-std::vector<BenchStats> bench_ab(int device, const HA* points, const Fr* scalars, size_t n, int warmup, int runs,
-                                 int rounds, double mul_factor, Pre pre, Run run) {
-  MsmUpload<DA, HA> o(device, points, scalars, n);
+template <class HC, class FrP>
+std::vector<BenchStats> bench_ab(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int warmup,
+                                 int runs, int rounds) {
+  using DC = DeviceCurve<HC>;
+  MsmUpload<HC, Fp<FrP>> o(device, points, scalars, n);
   // The table for the automatic shared window, built once (timed on its own).
   o.eng.plan(o.sc.get(), n, 0, true);
   int c = o.eng.window();
-  DevBuf<DA> table;
+  DevBuf<Affine<DC>> table;
   table.resize(n * msm_windows(c));
-  BenchStats tb = time_runs(o.st.get(), 0, 1, [&] { pre(o.pts.get(), n, c, table.get(), o.st.get()); });
+  BenchStats tb = time_runs(o.st.get(), 0, 1, [&] { msm_precompute(o.pts.get(), n, c, table.get(), o.st.get()); });
   std::vector<BenchStats> out;
   for (int r = 0; r < rounds; r++) {
     for (int shared = 0; shared < 2; shared++) {
       BenchStats st = time_runs(o.st.get(), warmup, runs, [&] {
         o.eng.plan(o.sc.get(), n, shared ? c : 0, shared);
-        run(o.eng, shared ? table.get() : o.pts.get());
+        o.eng.run(shared ? table.get() : o.pts.get());
       });
       st.detail = window_detail(o.eng) + (shared ? ", precomputed bases (table of " + std::to_string(msm_windows(c)) +
                                                        " copies built in " + std::to_string(tb.median_ms) + " ms)"
                                                  : "");
-      st.bound_ms = msm_bound_ms(o.eng, mul_factor);
+      st.bound_ms = msm_bound_ms(o.eng, kMulFactor<DC>, kFqWords<DC>);
       out.push_back(st);
     }
   }
   return out;
 }
-}  // namespace
 
-std::vector<BenchStats> bench_msm_g1_ab(int device, const G1Affine* points, const Fr* scalars, size_t n, int warmup,
-                                        int runs, int rounds) {
-  return bench_ab<DG1Affine, G1Affine>(device, points, scalars, n, warmup, runs, rounds, 1, msm_precompute_g1,
-                                       [](MsmEngine& e, const DG1Affine* p) { e.run_g1(p); });
-}
-std::vector<BenchStats> bench_msm_g2_ab(int device, const G2Affine* points, const Fr* scalars, size_t n, int warmup,
-                                        int runs, int rounds) {
-  return bench_ab<DG2Affine, G2Affine>(device, points, scalars, n, warmup, runs, rounds, 3, msm_precompute_g2,
-                                       [](MsmEngine& e, const DG2Affine* p) { e.run_g2(p); });
-}
-
-namespace {
-// One MSM's plan and run, timed; mul_factor: Fq multiplies per field multiply of the curve (G2's Fq2
-// multiply is three, Karatsuba).
-template <class DA, class HA, class Run>
-BenchStats bench_msm(int device, const HA* points, const Fr* scalars, size_t n, int window, int warmup, int runs,
-                     double mul_factor, Run run) {
-  MsmUpload<DA, HA> o(device, points, scalars, n);
+// One MSM's plan and run, timed.
+template <class HC, class FrP>
+BenchStats bench_msm(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window, int warmup,
+                     int runs) {
+  using DC = DeviceCurve<HC>;
+  MsmUpload<HC, Fp<FrP>> o(device, points, scalars, n);
   BenchStats r = time_runs(o.st.get(), warmup, runs, [&] {
     o.eng.plan(o.sc.get(), n, window);
-    run(o.eng, o.pts.get());
+    o.eng.run(o.pts.get());
   });
   r.detail = window_detail(o.eng);
-  r.bound_ms = msm_bound_ms(o.eng, mul_factor);
+  r.bound_ms = msm_bound_ms(o.eng, kMulFactor<DC>, kFqWords<DC>);
   return r;
 }
 }  // namespace
 
-BenchStats bench_msm_g1(int device, const G1Affine* points, const Fr* scalars, size_t n, int window, int warmup,
-                        int runs) {
-  return bench_msm<DG1Affine>(device, points, scalars, n, window, warmup, runs, 1,
-                              [](MsmEngine& e, const DG1Affine* p) { e.run_g1(p); });
+template <class HC, class FrP>
+BenchStats bench_msm_g1(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
+                        int warmup, int runs) {
+  return bench_msm(device, points, scalars, n, window, warmup, runs);
+}
+template <class HC, class FrP>
+BenchStats bench_msm_g2(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
+                        int warmup, int runs) {
+  return bench_msm(device, points, scalars, n, window, warmup, runs);
+}
+template <class HC, class FrP>
+std::vector<BenchStats> bench_msm_g1_ab(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n,
+                                        int warmup, int runs, int rounds) {
+  return bench_ab(device, points, scalars, n, warmup, runs, rounds);
+}
+template <class HC, class FrP>
+std::vector<BenchStats> bench_msm_g2_ab(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n,
+                                        int warmup, int runs, int rounds) {
+  return bench_ab(device, points, scalars, n, warmup, runs, rounds);
 }
 
-BenchStats bench_msm_g2(int device, const G2Affine* points, const Fr* scalars, size_t n, int window, int warmup,
-                        int runs) {
-  return bench_msm<DG2Affine>(device, points, scalars, n, window, warmup, runs, 3,
-                              [](MsmEngine& e, const DG2Affine* p) { e.run_g2(p); });
-}
+#define CUZK_INSTANTIATE(C)                                                                                    \
+  template BenchStats bench_ntt<C>(int, int, bool, int, int, int);                                             \
+  template BenchStats bench_h_stage<C>(int, int, int, int, int);                                               \
+  template BenchStats bench_msm_g1(int, const C::G1Affine*, const C::Fr*, size_t, int, int, int);              \
+  template BenchStats bench_msm_g2(int, const C::G2Affine*, const C::Fr*, size_t, int, int, int);              \
+  template std::vector<BenchStats> bench_msm_g1_ab(int, const C::G1Affine*, const C::Fr*, size_t, int, int, int); \
+  template std::vector<BenchStats> bench_msm_g2_ab(int, const C::G2Affine*, const C::Fr*, size_t, int, int, int);
+CUZK_INSTANTIATE(Bls12_381)
+CUZK_INSTANTIATE(Bn254)
+#undef CUZK_INSTANTIATE
 
 }  // namespace gpu
 }  // namespace cuzk

@@ -18,11 +18,13 @@
 #include <unistd.h>
 
 #include "groth16/prover.hpp"
+#include "groth16/random.hpp"
 #include "groth16/setup.hpp"
 #include "groth16/verifier.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cuda/cuda_backend.hpp"
+#include "tests/gpu/curve_refs.hpp"
 #include "tests/gpu/ntt_refs.hpp"
 #include "tests/test_seed.hpp"
 
@@ -368,22 +370,27 @@ TEST(GpuMsm, PrecomputedBasesMatchCpu) {
 
 namespace {
 
-struct Circuit {
-  std::shared_ptr<const ZKey> zk;
-  std::vector<Fr> w;
+template <class C>
+struct CircuitOn {
+  std::shared_ptr<const groth16::ZKey<C>> zk;
+  std::vector<typename C::Fr> w;
 };
+using Circuit = CircuitOn<Bls12_381>;
 
-Circuit generated(int log_n, uint64_t seed) {
-  R1cs r1cs;
-  std::vector<Fr> w;
-  gen_circuit(log_n, seed, r1cs, w);
-  auto zk = std::make_shared<const ZKey>(setup_zkey(r1cs, toxic_from_seed(std::string("gpu-test"))));
+template <class C = Bls12_381>
+CircuitOn<C> generated(int log_n, uint64_t seed) {
+  groth16::R1cs<C> r1cs;
+  std::vector<typename C::Fr> w;
+  groth16::gen_circuit(log_n, seed, r1cs, w);
+  auto zk = std::make_shared<const groth16::ZKey<C>>(
+      groth16::setup_zkey(r1cs, groth16::toxic_from_seed<C>(std::string("gpu-test"))));
   return {zk, w};
 }
 
 // With the default options a small key gets precomputed tables for all five point sets, so the
 // whole-proof tests below run the MSMs over precomputed bases.
-void expect_all_tables(const ProverBackend& gpu) {
+template <class C>
+void expect_all_tables(const groth16::ProverBackend<C>& gpu) {
   gpu::PrecomputeInfo pi;
   ASSERT_TRUE(cuda_backend_precompute(gpu, pi));
   EXPECT_EQ(pi.sets, "a,b1,c,h,b2");
@@ -391,19 +398,21 @@ void expect_all_tables(const ProverBackend& gpu) {
   EXPECT_GT(pi.table_bytes, 0u);
 }
 
-void expect_same_proofs(const Circuit& c, int proofs) {
-  auto cpu = make_cpu_prover(c.zk);
-  auto gpu = make_cuda_prover(c.zk);
+template <class C>
+void expect_same_proofs(const CircuitOn<C>& c, int proofs) {
+  using F = typename C::Fr;
+  auto cpu = make_cpu_prover<C>(c.zk);
+  auto gpu = make_cuda_prover<C>(c.zk);
   expect_all_tables(*gpu);
-  VerificationKey vk = vk_from_zkey(*c.zk);
-  std::vector<Fr> pub = public_signals(c.w, c.zk->n_public);
+  groth16::VerificationKey<C> vk = groth16::vk_from_zkey(*c.zk);
+  std::vector<F> pub = groth16::public_signals(c.w, c.zk->n_public);
   for (int i = 0; i < proofs; i++) {  // the resident key serves several proofs
-    ProveOptions opt;
-    opt.r = i == 0 ? Fr::zero() : rand_fr();
-    opt.s = i == 0 ? Fr::zero() : rand_fr();
-    RawMsms rc, rg;
-    Proof pc = cpu->prove(c.w, opt, &rc);
-    Proof pg = gpu->prove(c.w, opt, &rg);
+    groth16::ProveOptions<C> opt;
+    opt.r = i == 0 ? F::zero() : random_fr<F>(rng());
+    opt.s = i == 0 ? F::zero() : random_fr<F>(rng());
+    groth16::RawMsms<C> rc, rg;
+    groth16::Proof<C> pc = cpu->prove(c.w, opt, &rc);
+    groth16::Proof<C> pg = gpu->prove(c.w, opt, &rg);
     EXPECT_EQ(rg.a.to_affine(), rc.a.to_affine());
     EXPECT_EQ(rg.b1.to_affine(), rc.b1.to_affine());
     EXPECT_EQ(rg.b2.to_affine(), rc.b2.to_affine());
@@ -428,6 +437,14 @@ fs::path reference_dir() {
 TEST(GpuProver, GeneratedCircuitsMatchCpuBackend) {
   REQUIRE_GPU();
   for (int log_n : {4, 8, 12}) expect_same_proofs(generated(log_n, 1000 + rng()() % 1000), log_n == 12 ? 3 : 2);
+}
+
+// BN254 through the same resident-key prover: raw MSMs and proofs equal the CPU backend's, and the
+// proofs verify.
+TEST(GpuProver, Bn254GeneratedCircuitsMatchCpuBackend) {
+  REQUIRE_GPU();
+  for (int log_n : {4, 8, 12, 16})
+    expect_same_proofs(generated<Bn254>(log_n, 3000 + rng()() % 1000), log_n >= 12 ? 3 : 2);
 }
 
 TEST(GpuProver, SnarkjsKeyMatchesCpuAndSnarkjsProof) {
@@ -759,4 +776,89 @@ TEST(GpuDevice, MissingDeviceIsAClearError) {
     Circuit c = generated(4, 3);
     EXPECT_THROW(make_cuda_prover(c.zk), gpu::GpuError);
   }
+}
+
+// ---- BN254 (snarkjs's bn128): the same kernels instantiated for the curve, every result against
+// the definitions of tests/gpu/curve_refs.hpp.
+
+namespace {
+using BnF = bn254::Fr;
+}  // namespace
+
+TEST(GpuBn254, NttMatchesReference) {
+  REQUIRE_GPU();
+  // 2^1 (radix-2 passes), 2^2.. (register-tiled), 2^11.. (two passes), 2^20 and 2^21 (three).
+  for (int k : {1, 2, 3, 8, 11, 16, 20, 21}) {
+    size_t n = size_t(1) << k;
+    std::vector<BnF> x(n);
+    for (auto& e : x) e = test::random_scalar<BnF>(rng());
+    for (int inverse = 0; inverse < 2; inverse++)
+      for (int coset = 0; coset < 2; coset++) {
+        std::vector<BnF> ref = test::ntt_ref(x, k, inverse, coset);
+        std::vector<BnF> got = x;
+        gpu::ntt(0, got.data(), k, inverse, coset);
+        ASSERT_TRUE(got == ref) << "k=" << k << " inverse=" << inverse << " coset=" << coset;
+      }
+  }
+  // The definition itself at a small size, through the device.
+  std::vector<BnF> x(64);
+  for (auto& e : x) e = test::random_scalar<BnF>(rng());
+  std::vector<BnF> got = x;
+  gpu::ntt(0, got.data(), 6, false);
+  EXPECT_TRUE(got == test::naive_dft(x, 6, false));
+}
+
+// BN254's Fr has two-adicity 28: 2^29 (and a coset transform of 2^28, whose shift is a 2^29-th root)
+// do not exist and are refused before anything is allocated.
+TEST(GpuBn254, NttBeyondTwoAdicityIsAnError) {
+  REQUIRE_GPU();
+  BnF one = BnF::one();
+  EXPECT_THROW(gpu::ntt(0, &one, 29, false), gpu::GpuError);
+  EXPECT_THROW(gpu::ntt(0, &one, 28, false, true), gpu::GpuError);
+  EXPECT_THROW(gpu::compute_h_coset(0, std::vector<BnF>{one}, {one}, {one}, 28), gpu::GpuError);
+}
+
+TEST(GpuBn254, HStageMatchesReference) {
+  REQUIRE_GPU();
+  for (int k : {1, 5, 12, 18}) {
+    size_t n = size_t(1) << k;
+    std::vector<BnF> a(n), b(n), c(n);
+    for (size_t i = 0; i < n; i++) {
+      a[i] = test::random_scalar<BnF>(rng());
+      b[i] = test::random_scalar<BnF>(rng());
+      c[i] = a[i] * b[i] - test::random_scalar<BnF>(rng());
+    }
+    ASSERT_TRUE(gpu::compute_h_coset(0, a, b, c, k) == test::h_coset_ref(a, b, c, k)) << "k=" << k;
+  }
+}
+
+// G1 and G2, plain and over precomputed bases, at 1, small and 2^16 points (2^12 for G2), with
+// points at infinity, repeats, negations, and scalars 0, 1, r-1, r-small, around (r-1)/2 and random;
+// the small sizes against the definition, the large ones against the bucket reference.
+TEST(GpuBn254, MsmMatchesReference) {
+  REQUIRE_GPU();
+  auto g1 = test::random_points_of<BnF>(rng(), size_t(1) << 16, bn254::g1_generator());
+  auto g2 = test::random_points_of<BnF>(rng(), size_t(1) << 12, bn254::g2_generator());
+  for (size_t n : {size_t(1), size_t(2), size_t(100), size_t(1) << 16}) {
+    std::vector<bn254::G1Affine> p(g1.begin(), g1.begin() + n);
+    auto sc = test::edge_scalars<BnF>(rng(), n);
+    auto ref = (n <= 100 ? test::naive_msm(p, sc) : test::bucket_msm(p, sc)).to_affine();
+    ASSERT_EQ(gpu::msm_g1(0, p.data(), sc.data(), n).to_affine(), ref) << "G1 n=" << n;
+    ASSERT_EQ(gpu::msm_g1_precomputed(0, p.data(), sc.data(), n).to_affine(), ref) << "G1 precomputed n=" << n;
+  }
+  for (size_t n : {size_t(1), size_t(77), size_t(1) << 12}) {
+    std::vector<bn254::G2Affine> p(g2.begin(), g2.begin() + n);
+    auto sc = test::edge_scalars<BnF>(rng(), n);
+    auto ref = (n <= 100 ? test::naive_msm(p, sc) : test::bucket_msm(p, sc)).to_affine();
+    ASSERT_EQ(gpu::msm_g2(0, p.data(), sc.data(), n).to_affine(), ref) << "G2 n=" << n;
+    ASSERT_EQ(gpu::msm_g2_precomputed(0, p.data(), sc.data(), n).to_affine(), ref) << "G2 precomputed n=" << n;
+  }
+  // All scalars zero, all points at infinity, and every window width the plain plans allow.
+  std::vector<bn254::G1Affine> p(g1.begin(), g1.begin() + 3000);
+  std::vector<BnF> zeros(p.size(), BnF::zero()), sc = test::edge_scalars<BnF>(rng(), p.size());
+  EXPECT_TRUE(gpu::msm_g1(0, p.data(), zeros.data(), p.size()).is_inf());
+  std::vector<bn254::G1Affine> inf(p.size(), bn254::G1Affine::infinity());
+  EXPECT_TRUE(gpu::msm_g1(0, inf.data(), sc.data(), p.size()).is_inf());
+  auto ref = test::bucket_msm(p, sc).to_affine();
+  for (int c : {4, 9, 13, 16}) ASSERT_EQ(gpu::msm_g1(0, p.data(), sc.data(), p.size(), c).to_affine(), ref) << c;
 }

@@ -20,6 +20,7 @@
 #include "kernels/msm_pair.cuh"
 #include "kernels/ntt_core.cuh"
 #include "kernels/ntt_v2_core.cuh"
+#include "tests/gpu/curve_refs.hpp"
 #include "tests/gpu/ntt_refs.hpp"
 #include "tests/test_seed.hpp"
 
@@ -54,14 +55,15 @@ std::vector<Fr> random_frs(std::mt19937_64& rng, size_t n) {
 
 // omega_{2^kt}^e for e <= 2^(kt-1), as NttEngine::reserve fills it (the last entry, -1, is read by
 // the v2 inverse passes only).
-std::vector<DFr> twiddle_table(int kt) {
-  std::vector<Fr> t((size_t(1) << (kt - 1)) + 1);
-  Fr w = root_of_unity(kt), x = Fr::one();
+template <class HF = Fr>
+std::vector<DeviceFieldOf<HF>> twiddle_table(int kt) {
+  std::vector<HF> t((size_t(1) << (kt - 1)) + 1);
+  HF w = two_adic_root<HF>(kt), x = HF::one();
   for (auto& e : t) {
     e = x;
     x = x * w;
   }
-  return to_dev<DFr>(t);
+  return to_dev<DeviceFieldOf<HF>>(t);
 }
 
 // Which path the emulation follows: NttEngine's (the register-tiled passes from 2^2, the bit reversal
@@ -72,18 +74,29 @@ bool g_plain = false;
 // The Fr multiply of the register-tiled passes: -1 as NttEngine picks it by size (ntt_v2_kernel), or
 // kFrMulGeneric / kFrMulFast, so that both are checked at sizes an emulation can afford.
 int g_mul = -1;
-NttScale g_fuse;       // the scale the passes fuse into their last store (H stage)
+NttScale<DFr> g_fuse;       // the scale the passes fuse into their last store (H stage)
 int g_min_passes = 0;  // GpuOptions::ntt_passes
 int g_fused_runs = 0;  // transforms whose bit reversal ran in the last pass's store
 
-template <int R, int Mul>
-void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vector<DFr>& tw, const NttScale& fz) {
+// The scale fused into the passes' last store: g_fuse for BLS12-381's Fr, none for other fields.
+template <class F>
+const NttScale<F>& fused_scale() {
+  if constexpr (std::is_same_v<F, DFr>) {
+    return g_fuse;
+  } else {
+    static const NttScale<F> none{};
+    return none;
+  }
+}
+
+template <int R, int Mul, class F>
+void emulate_v2(std::vector<F>& d, const NttPass* ps, int np, const std::vector<F>& tw, const NttScale<F>& fz) {
   // The out-of-place last pass's source, poisoned: a read of an element the pass before did not write shows.
-  std::vector<DFr> scratch(ps[np - 1].perm_store ? d.size() : 0, DFr::one());
+  std::vector<F> scratch(ps[np - 1].perm_store ? d.size() : 0, F::one());
   for (int pi = 0; pi < np; pi++) {
     const NttPass& p = ps[pi];
-    const DFr* src;
-    DFr* dst;
+    const F* src;
+    F* dst;
     ntt_v2_pass_io(ps, np, pi, d.data(), scratch.data(), src, dst);
     std::vector<u32> sm(8 * ntt_tile_size(p));
     u32 threads = ntt_v2_threads(p, R);
@@ -102,28 +115,35 @@ void emulate_v2(std::vector<DFr>& d, const NttPass* ps, int np, const std::vecto
 
 // The plan through the register-tiled passes, as ntt_v2_launch runs it; false where NttEngine does
 // not run them (2^k below one radix-4 unit: ntt_v2_fits) or g_plain asks for the radix-2 passes.
-bool emulate_v2_plan(std::vector<DFr>& d, int k, const NttPass* ps, int np, const std::vector<DFr>& tw,
-                     const NttScale& fz) {
+// g_mul = kFrMulFast applies to fields of the r shape (kFrRShaped) only; the others always take
+// the generic rows, as ntt_v2_launch does.
+template <class F>
+bool emulate_v2_plan(std::vector<F>& d, int k, const NttPass* ps, int np, const std::vector<F>& tw,
+                     const NttScale<F>& fz) {
   if (g_plain || !ntt_v2_fits(k, kNttV2Radix)) return false;
-  int mul = g_mul >= 0 ? g_mul : ntt_v2_kernel(k) == NttV2Kernel::Fast4 ? kFrMulFast : kFrMulGeneric;
-  if (mul == kFrMulFast)
-    emulate_v2<kNttV2Radix, kFrMulFast>(d, ps, np, tw, fz);
-  else
-    emulate_v2<kNttV2Radix, kFrMulGeneric>(d, ps, np, tw, fz);
+  int mul = g_mul >= 0 ? g_mul : ntt_v2_kernel<F>(k) == NttV2Kernel::Fast4 ? kFrMulFast : kFrMulGeneric;
+  if constexpr (kFrRShaped<typename F::Params>) {
+    if (mul == kFrMulFast) {
+      emulate_v2<kNttV2Radix, kFrMulFast>(d, ps, np, tw, fz);
+      return true;
+    }
+  }
+  emulate_v2<kNttV2Radix, kFrMulGeneric>(d, ps, np, tw, fz);
   return true;
 }
 
 // Runs every pass as the kernel would: all threads of a block through each phase, then a barrier.
-void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse, bool dit) {
+template <class F>
+void emulate_passes(std::vector<F>& d, int k, int kt, const std::vector<F>& tw, bool inverse, bool dit) {
   NttPass ps[kNttMaxPasses];
   if (!g_plain) {
     int np = ntt_plan(k, kt, inverse, dit, ps, kNttTileBits, g_min_passes);
-    if (emulate_v2_plan(d, k, ps, np, tw, g_fuse)) return;
+    if (emulate_v2_plan(d, k, ps, np, tw, fused_scale<F>())) return;
   }
   int np = ntt_plan(k, kt, inverse, dit, ps);
   for (int pi = 0; pi < np; pi++) {
     const NttPass& p = ps[pi];
-    std::vector<DFr> smem(ntt_tile_size(p));
+    std::vector<F> smem(ntt_tile_size(p));
     u32 threads = std::min<u32>(kNttThreads, std::max<u32>(ntt_tile_size(p) / 2, 1));
     for (size_t b = 0; b < ntt_blocks(p); b++) {
       for (u32 t = 0; t < threads; t++) ntt_tile_load(p, d.data(), smem.data(), b, t, threads);
@@ -134,9 +154,10 @@ void emulate_passes(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& 
   }
 }
 
-void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale& s) {
+template <class F>
+void emulate_elementwise(std::vector<F>& d, int k, const NttScale<F>& s) {
   if (s.permute && !g_plain && k >= 2 * kPermBits) {
-    std::vector<DFr> tA(kPermSide * kPermStride), tB(kPermSide * kPermStride);
+    std::vector<F> tA(kPermSide * kPermStride), tB(kPermSide * kPermStride);
     for (size_t b = 0; b < ntt_perm_blocks(k); b++)
       for (int phase = 0; phase < 2; phase++)
         for (u32 t = 0; t < kPermThreads; t++) ntt_perm_tile(d.data(), k, s, tA.data(), tB.data(), b, t, phase);
@@ -149,19 +170,21 @@ void emulate_elementwise(std::vector<DFr>& d, int k, const NttScale& s) {
 // coset pre-scale (forward, coset: table of g^i), the DIF passes, and the bit reversal with the
 // inverse's scale (n^-1, or coset: the table of n^-1 g^-i) in the last pass's store (where the plan
 // has 2+ passes) or in the element-wise kernel.
-void emulate_ntt(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw, bool inverse,
-                 const PowTable* coset = nullptr) {
-  NttScale s;
+template <class F>
+void emulate_ntt(std::vector<F>& d, int k, int kt, const std::vector<F>& tw, bool inverse,
+                 const PowTable<F>* coset = nullptr) {
+  using HF = Fp<typename F::Params>;
+  NttScale<F> s;
   if (coset) {
-    s.mode = NttScale::Table;
+    s.mode = NttScaleMode::Table;
     s.table = *coset;
   }
   if (!inverse) {
     if (coset) emulate_elementwise(d, k, s);
-    s.mode = NttScale::None;
+    s.mode = NttScaleMode::None;
   } else if (!coset) {
-    s.mode = NttScale::Constant;
-    s.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(d.size()).inv()})[0];
+    s.mode = NttScaleMode::Constant;
+    s.constant = to_dev<F>(std::vector<HF>{HF::from_u64(d.size()).inv()})[0];
   }
   s.permute = true;
   NttPass ps[kNttMaxPasses];
@@ -174,22 +197,25 @@ void emulate_ntt(std::vector<DFr>& d, int k, int kt, const std::vector<DFr>& tw,
   emulate_elementwise(d, k, s);
 }
 
-struct HostPow {
-  std::vector<DFr> buf;
-  PowTable table;
-  HostPow(const Fr& base, const Fr& c, int k) {
+template <class HF = Fr>
+struct HostPowT {
+  using F = DeviceFieldOf<HF>;
+  std::vector<F> buf;
+  PowTable<F> table;
+  HostPowT(const HF& base, const HF& c, int k) {
     int m = (k + 1) / 2;
-    std::vector<Fr> v;
-    Fr x = c;
+    std::vector<HF> v;
+    HF x = c;
     for (size_t i = 0; i < (size_t(1) << m); i++, x = x * base) v.push_back(x);
-    Fr step = base;
+    HF step = base;
     for (int i = 0; i < m; i++) step = step.sqr();
-    Fr y = Fr::one();
+    HF y = HF::one();
     for (size_t j = 0; j < (size_t(1) << (k - m)); j++, y = y * step) v.push_back(y);
-    buf = to_dev<DFr>(v);
-    table = PowTable{buf.data(), buf.data() + (size_t(1) << m), m};
+    buf = to_dev<F>(v);
+    table = PowTable<F>{buf.data(), buf.data() + (size_t(1) << m), m};
   }
 };
+using HostPow = HostPowT<>;
 
 // A random input of 2^k points, the CPU's four transforms of it (NttRefs) and the coset tables that
 // NttEngine's forward / inverse would use (not copyable: the tables point into their buffers).
@@ -202,10 +228,32 @@ struct NttCase {
       : n(size_t(1) << k), x(random_frs(rng, n)), r(x, k), cf(root_of_unity(k + 1), Fr::one(), k),
         ci(root_of_unity(k + 1).inv(), Fr::from_u64(n).inv(), k) {}
   NttCase(const NttCase&) = delete;
-  const PowTable* coset_table(int inverse, int coset) const {
+  const PowTable<DFr>* coset_table(int inverse, int coset) const {
     return coset ? (inverse ? &ci.table : &cf.table) : nullptr;
   }
 };
+
+// The H stage as NttEngine::h_stage runs it, per vector: inverse DIF, scale position i by
+// n^-1 g^rev(i), forward DIT; then a*b - c.
+template <class HF>
+std::vector<DeviceFieldOf<HF>> emulate_h_stage(const std::vector<HF>& a, const std::vector<HF>& b,
+                                               const std::vector<HF>& c, int k, int kt,
+                                               const std::vector<DeviceFieldOf<HF>>& tw) {
+  using F = DeviceFieldOf<HF>;
+  HostPowT<HF> hp(two_adic_root<HF>(k + 1), HF::from_u64(a.size()).inv(), k);
+  std::vector<std::vector<F>> v = {to_dev<F>(a), to_dev<F>(b), to_dev<F>(c)};
+  NttScale<F> s;
+  s.mode = NttScaleMode::Table;
+  s.rev_exponent = true;
+  s.table = hp.table;
+  for (auto& x : v) {
+    emulate_passes(x, k, kt, tw, true, false);
+    emulate_elementwise(x, k, s);
+    emulate_passes(x, k, kt, tw, false, true);
+  }
+  for (size_t i = 0; i < a.size(); i++) h_combine_elem(v[0].data(), v[1].data(), v[2].data(), i);
+  return v[0];
+}
 
 }  // namespace
 
@@ -250,7 +298,7 @@ TEST(GpuKernelEmulation, NttMultiPassPlansBothOrders) {
     // DIF then permute.
     std::vector<DFr> d = to_dev<DFr>(x);
     emulate_passes(d, k, kt, tw, false, false);
-    NttScale perm;
+    NttScale<DFr> perm;
     perm.permute = true;
     emulate_elementwise(d, k, perm);
     ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "DIF k=" << k;
@@ -261,9 +309,9 @@ TEST(GpuKernelEmulation, NttMultiPassPlansBothOrders) {
     ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "DIT k=" << k;
     // Inverse (DIF, permute with n^-1) back to x.
     emulate_passes(d, k, kt, tw, true, false);
-    NttScale inv;
+    NttScale<DFr> inv;
     inv.permute = true;
-    inv.mode = NttScale::Constant;
+    inv.mode = NttScaleMode::Constant;
     inv.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
     emulate_elementwise(d, k, inv);
     ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "inverse k=" << k;
@@ -289,21 +337,21 @@ TEST(GpuKernelEmulation, CosetNttMatchesShiftedCpu) {
     ntt(ref.data(), k, false);
     HostPow fwd(g, Fr::one(), k);
     std::vector<DFr> d = to_dev<DFr>(x);
-    NttScale pre;
-    pre.mode = NttScale::Table;
+    NttScale<DFr> pre;
+    pre.mode = NttScaleMode::Table;
     pre.table = fwd.table;
     emulate_elementwise(d, k, pre);
     emulate_passes(d, k, kt, tw, false, false);
-    NttScale perm;
+    NttScale<DFr> perm;
     perm.permute = true;
     emulate_elementwise(d, k, perm);
     ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "coset forward k=" << k;
     // And back: inverse DIF, then permute with n^-1 g^-i.
     HostPow inv(g.inv(), Fr::from_u64(n).inv(), k);
     emulate_passes(d, k, kt, tw, true, false);
-    NttScale post;
+    NttScale<DFr> post;
     post.permute = true;
-    post.mode = NttScale::Table;
+    post.mode = NttScaleMode::Table;
     post.table = inv.table;
     emulate_elementwise(d, k, post);
     ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "coset round trip k=" << k;
@@ -323,19 +371,7 @@ TEST(GpuKernelEmulation, HStageMatchesCpu) {
       c[i] = a[i] * b[i];
     }
     std::vector<Fr> ref = compute_h_coset(a, b, c, k);
-    HostPow hp(root_of_unity(k + 1), Fr::from_u64(n).inv(), k);
-    std::vector<std::vector<DFr>> v = {to_dev<DFr>(a), to_dev<DFr>(b), to_dev<DFr>(c)};
-    NttScale s;
-    s.mode = NttScale::Table;
-    s.rev_exponent = true;
-    s.table = hp.table;
-    for (auto& x : v) {
-      emulate_passes(x, k, kt, tw, true, false);
-      emulate_elementwise(x, k, s);
-      emulate_passes(x, k, kt, tw, false, true);
-    }
-    for (size_t i = 0; i < n; i++) h_combine_elem(v[0].data(), v[1].data(), v[2].data(), i);
-    ASSERT_EQ(0, std::memcmp(v[0].data(), ref.data(), n * sizeof(Fr))) << "k=" << k;
+    ASSERT_EQ(0, std::memcmp(emulate_h_stage(a, b, c, k, kt, tw).data(), ref.data(), n * sizeof(Fr))) << "k=" << k;
   }
 }
 
@@ -397,7 +433,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       std::vector<Fr> ref = x;
       ntt(ref.data(), k, false);
       std::vector<DFr> d = to_dev<DFr>(x);
-      NttScale perm;
+      NttScale<DFr> perm;
       perm.permute = true;
       emulate_elementwise(d, k, perm);
       emulate_passes(d, k, kt, tw, false, true);
@@ -406,8 +442,8 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       // Inverse DIT (permute, inverse DIT passes, n^-1).
       emulate_elementwise(d, k, perm);
       emulate_passes(d, k, kt, tw, true, true);
-      NttScale sc;
-      sc.mode = NttScale::Constant;
+      NttScale<DFr> sc;
+      sc.mode = NttScaleMode::Constant;
       sc.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
       emulate_elementwise(d, k, sc);
       ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "inverse DIT k=" << k << " v2=" << v;
@@ -422,8 +458,8 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       }
       std::vector<Fr> ref = compute_h_coset(a, b, c, k);
       HostPow hp(root_of_unity(k + 1), Fr::from_u64(n).inv(), k);
-      NttScale s;
-      s.mode = NttScale::Table;
+      NttScale<DFr> s;
+      s.mode = NttScaleMode::Table;
       s.rev_exponent = true;
       s.table = hp.table;
       for (int fused = 0; fused < 2; fused++) {
@@ -432,7 +468,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
           if (fused) {  // NttEngine::h_stage_vec with the scale in the inverse passes' last store
             g_fuse = s;
             emulate_passes(x, k, kt, tw, true, false);
-            g_fuse = NttScale();
+            g_fuse = NttScale<DFr>();
           } else {
             emulate_passes(x, k, kt, tw, true, false);
             emulate_elementwise(x, k, s);
@@ -566,12 +602,12 @@ TEST(GpuKernelEmulationDigits, SignedDigitsRecomposeEveryScalar) {
 
 // The whole MSM pipeline of msm.cu, with std::sort in place of the device radix sort and scans.
 // shared: over precomputed bases (msm_shifted_copies), all windows in one set of buckets.
-template <class C, class HC>
-Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector<Fr>& sc_h, int c, u32 l0, u32 l1,
+template <class C, class HC, class HF = Fr>
+Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector<HF>& sc_h, int c, u32 l0, u32 l1,
                          u32 K, u32 idx_offset = 0, bool shared = false) {
   using P = XYZZ<C>;
   auto pts = to_dev<Affine<C>>(pts_h);
-  auto sc = to_dev<DFr>(sc_h);
+  auto sc = to_dev<DeviceFieldOf<HF>>(sc_h);
   int nw = msm_windows(c);
   if (shared) {
     std::vector<Affine<C>> table(pts.size() * nw);
@@ -671,23 +707,7 @@ Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector
 
 template <class HC>
 std::vector<Affine<HC>> random_points(std::mt19937_64& rng, size_t n, const Affine<HC>& gen) {
-  // A chain of random steps from a few random multiples of the generator: cheap, all distinct
-  // in general, plus deliberate repeats, negations and infinities below.
-  std::vector<Jacobian<HC>> base;
-  for (int i = 0; i < 8; i++) base.push_back(Jacobian<HC>::from_affine(gen).mul(random_fr(rng).to_plain()));
-  std::vector<Jacobian<HC>> pts(n);
-  Jacobian<HC> cur = base[0];
-  for (size_t i = 0; i < n; i++) {
-    cur = cur + base[rng() % 8];
-    pts[i] = cur;
-  }
-  std::vector<Affine<HC>> aff = batch_to_affine(pts);
-  for (size_t i = 0; i < n; i++) {
-    if (i % 17 == 5) aff[i] = Affine<HC>::infinity();
-    if (i % 23 == 7 && i > 0) aff[i] = aff[i - 1];
-    if (i % 29 == 11 && i > 0) aff[i] = -aff[i - 1];
-  }
-  return aff;
+  return test::random_points_of<Fr>(rng, n, gen);
 }
 
 std::vector<Fr> tricky_scalars(std::mt19937_64& rng, size_t n) {
@@ -833,10 +853,10 @@ struct HostPairEx {
   }
 };
 
-template <bool Shared>
-DG2xyzz pair_task(const std::vector<DG2Affine>& pts, u32 idx_offset, u32 n_scalars, u32 stride,
-                  const std::vector<u32>& vals) {
-  DG2xyzz out;
+template <bool Shared, class DC>
+XYZZ<DC> pair_task(const std::vector<Affine<DC>>& pts, u32 idx_offset, u32 n_scalars, u32 stride,
+                   const std::vector<u32>& vals) {
+  XYZZ<DC> out;
   std::memset(&out, 0xa5, sizeof out);
   HostPairChannel ch;
   auto lane = [&](u32 l) {
@@ -849,7 +869,10 @@ DG2xyzz pair_task(const std::vector<DG2Affine>& pts, u32 idx_offset, u32 n_scala
   return out;
 }
 
-bool same_bytes(const DG2xyzz& a, const DG2xyzz& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+template <class T>
+bool same_bytes(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 // Runs f(ex) on both lanes (two host threads).
 template <class F>
@@ -869,11 +892,14 @@ void on_pair(F&& f) {
 // The pair's partial bucket sum must equal the one-thread sum byte for byte (the same formulas on
 // canonical values): random entries with repeats (doublings), negations (cancellation to infinity and
 // restart), points at infinity, skipped indices below idx_offset, both Y3 forms, plain and shared.
-TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
+namespace {
+template <class C>
+void check_pair_lanes() {
+  using DA = typename Dev<C>::G2Affine;
+  using DX = typename Dev<C>::G2xyzz;
   std::mt19937_64 rng = test::test_rng();
   size_t n = 40;
-  auto pts_h = random_points<G2Curve>(rng, n, g2_generator());
-  auto pts = to_dev<DG2Affine>(pts_h);
+  auto pts = to_dev<DA>(test::random_points_of<typename C::Fr>(rng, n, C::g2_generator()));
   std::vector<std::vector<u32>> lists;
   lists.push_back({});
   lists.push_back({3});
@@ -893,50 +919,178 @@ TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) {
   for (size_t li = 0; li < lists.size(); li++) {
     const auto& v = lists[li];
     for (u32 off : {0u, 2u}) {
-      std::vector<DG2Affine> sub(pts.begin() + off, pts.end());
-      DG2xyzz ref = msm_acc_entries(sub.data(), off, v.data(), 0, (u32)v.size());
+      std::vector<DA> sub(pts.begin() + off, pts.end());
+      DX ref = msm_acc_entries(sub.data(), off, v.data(), 0, (u32)v.size());
       ASSERT_TRUE(same_bytes((pair_task<false>(sub, off, (u32)n, (u32)(n - off), v)), ref)) << "list " << li;
     }
   }
   // Shared: value w * n_scalars + i names table[w * stride + i - idx_offset].
   u32 ns = 20, off = 3, stride = ns - off, nw = 2;
-  std::vector<DG2Affine> table(pts.begin(), pts.begin() + nw * stride);
+  std::vector<DA> table(pts.begin(), pts.begin() + nw * stride);
   for (size_t li = 0; li < lists.size(); li++) {
     std::vector<u32> v;
     for (u32 x : lists[li]) v.push_back(((x & ~kMsmNegBit) % (nw * ns)) | (x & kMsmNegBit));
-    DG2xyzz ref = msm_acc_entries_shared(table.data(), off, ns, stride, v.data(), 0, (u32)v.size());
+    DX ref = msm_acc_entries_shared(table.data(), off, ns, stride, v.data(), 0, (u32)v.size());
     ASSERT_TRUE(same_bytes((pair_task<true>(table, off, ns, stride, v)), ref)) << "shared list " << li;
   }
 }
+}  // namespace
+
+TEST(GpuKernelEmulation, MsmG2PairLanesMatchOneThread) { check_pair_lanes<Bls12_381>(); }
+TEST(GpuKernelEmulationBn254, MsmG2PairLanesMatchOneThread) { check_pair_lanes<Bn254>(); }
 
 // The bucket-side pair kernels' bodies (full additions, chunked running sums with the double-and-add
 // of jK T) against msm_acc_partials / msm_chunk_sum, byte for byte: XYZZ inputs with infinities,
 // repeats (doublings) and negations (cancellations).
-TEST(GpuKernelEmulation, MsmG2PairBucketSumsMatchOneThread) {
+namespace {
+template <class C>
+void check_pair_bucket_sums() {
+  using DA = typename Dev<C>::G2Affine;
+  using DX = typename Dev<C>::G2xyzz;
   std::mt19937_64 rng = test::test_rng();
-  auto aff = to_dev<DG2Affine>(random_points<G2Curve>(rng, 24, g2_generator()));
-  std::vector<DG2xyzz> b;
+  auto aff = to_dev<DA>(test::random_points_of<typename C::Fr>(rng, 24, C::g2_generator()));
+  std::vector<DX> b;
   for (size_t i = 0; i < aff.size(); i++) {
-    DG2xyzz x = DG2xyzz::from_affine(aff[i]);
-    if (i % 3 == 1) x = xyzz_add(x, DG2xyzz::from_affine(aff[(i + 5) % aff.size()]));  // ZZ != 1
+    DX x = DX::from_affine(aff[i]);
+    if (i % 3 == 1) x = xyzz_add(x, DX::from_affine(aff[(i + 5) % aff.size()]));  // ZZ != 1
     b.push_back(x);
   }
-  b[4] = DG2xyzz::infinity();
+  b[4] = DX::infinity();
   b[9] = b[8];   // doubling inside a running sum
   b[13] = -b[12];  // cancellation
   b[20] = b[19];
   for (auto [begin, end] : std::vector<std::pair<u32, u32>>{{0, 0}, {0, 1}, {3, 6}, {7, 11}, {8, 10}, {12, 14}, {11, 14}, {0, 24}}) {
-    DG2xyzz ref = msm_acc_partials(b.data(), begin, end);
-    DG2xyzz got;
+    DX ref = msm_acc_partials(b.data(), begin, end);
+    DX got;
     on_pair([&](HostPairEx& ex) { pair_acc_partials(ex, b.data(), begin, end, &got); });
     ASSERT_TRUE(same_bytes(got, ref)) << "partials " << begin << ".." << end;
   }
   for (u32 K : {1u, 4u, 8u}) {
     for (u32 j = 0; j < 24 / K; j++) {
-      DG2xyzz ref = msm_chunk_sum(b.data(), j, K);
-      DG2xyzz got;
+      DX ref = msm_chunk_sum(b.data(), j, K);
+      DX got;
       on_pair([&](HostPairEx& ex) { pair_chunk_sum(ex, b.data(), j, K, &got); });
       ASSERT_TRUE(same_bytes(got, ref)) << "chunk " << j << " K " << K;
     }
+  }
+}
+}  // namespace
+
+TEST(GpuKernelEmulation, MsmG2PairBucketSumsMatchOneThread) { check_pair_bucket_sums<Bls12_381>(); }
+TEST(GpuKernelEmulationBn254, MsmG2PairBucketSumsMatchOneThread) { check_pair_bucket_sums<Bn254>(); }
+
+// ---- BN254: the same kernel bodies over BN254's device types, against the definitions of
+// tests/gpu/curve_refs.hpp (whose fast forms are checked against their definitions here too).
+
+namespace {
+using BnF = bn254::Fr;
+using BnDF = Dev<Bn254>::Fr;
+}  // namespace
+
+TEST(GpuKernelEmulationBn254, ReferencesAgreeWithDefinitions) {
+  std::mt19937_64 rng = test::test_rng();
+  for (int k : {1, 2, 5, 7}) {
+    std::vector<BnF> x(size_t(1) << k);
+    for (auto& e : x) e = test::random_scalar<BnF>(rng);
+    for (int inverse = 0; inverse < 2; inverse++) {
+      std::vector<BnF> y = x;
+      test::radix2_ntt(y, k, inverse);
+      ASSERT_TRUE(y == test::naive_dft(x, k, inverse)) << "k=" << k << " inverse=" << inverse;
+    }
+  }
+  auto pts = test::random_points_of<BnF>(rng, 60, bn254::g1_generator());
+  auto sc = test::edge_scalars<BnF>(rng, 60);
+  EXPECT_EQ(test::bucket_msm(pts, sc, 5).to_affine(), test::naive_msm(pts, sc).to_affine());
+}
+
+// Every size 2^1..2^12 (the radix-2 passes at 2^1, the register-tiled passes above, two passes from
+// 2^11 and, with three passes forced, the multi-pass plan), forward, inverse and both cosets.
+TEST(GpuKernelEmulationBn254, NttMatchesReference) {
+  std::mt19937_64 rng = test::test_rng();
+  const int kt = 13;
+  auto tw = twiddle_table<BnF>(kt);
+  for (int passes : {0, 3})
+    for (int k = 1; k <= 12; k++) {
+      if (passes && k < 6) continue;
+      g_min_passes = passes;
+      size_t n = size_t(1) << k;
+      std::vector<BnF> x(n);
+      for (auto& e : x) e = test::random_scalar<BnF>(rng);
+      BnF g = two_adic_root<BnF>(k + 1);
+      HostPowT<BnF> cf(g, BnF::one(), k), ci(g.inv(), BnF::from_u64(n).inv(), k);
+      for (int inverse = 0; inverse < 2; inverse++)
+        for (int coset = 0; coset < 2; coset++) {
+          std::vector<BnF> ref = test::ntt_ref(x, k, inverse, coset);
+          std::vector<BnDF> d = to_dev<BnDF>(x);
+          emulate_ntt(d, k, kt, tw, inverse, coset ? (inverse ? &ci.table : &cf.table) : nullptr);
+          ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(BnF)))
+              << "k=" << k << " inverse=" << inverse << " coset=" << coset << " passes=" << passes;
+        }
+    }
+  g_min_passes = 0;
+}
+
+// The H stage's per-vector path (inverse DIF, scale by n^-1 g^rev(i), forward DIT) and a*b - c.
+TEST(GpuKernelEmulationBn254, HStageMatchesReference) {
+  std::mt19937_64 rng = test::test_rng();
+  const int kt = 13;
+  auto tw = twiddle_table<BnF>(kt);
+  for (int k : {1, 3, 10, 12}) {
+    size_t n = size_t(1) << k;
+    std::vector<BnF> a(n), b(n), c(n);
+    for (size_t i = 0; i < n; i++) {
+      a[i] = test::random_scalar<BnF>(rng);
+      b[i] = test::random_scalar<BnF>(rng);
+      c[i] = test::random_scalar<BnF>(rng);
+    }
+    std::vector<BnF> ref = test::h_coset_ref(a, b, c, k);
+    ASSERT_EQ(0, std::memcmp(emulate_h_stage(a, b, c, k, kt, tw).data(), ref.data(), n * sizeof(BnF))) << "k=" << k;
+  }
+}
+
+// The MSM pipeline (digits, sort, bucket tasks over several levels, chunked window sums; plain and
+// over precomputed bases) on BN254's G1 and G2 with infinities, repeats, negations and edge scalars.
+TEST(GpuKernelEmulationBn254, MsmMatchesDefinition) {
+  std::mt19937_64 rng = test::test_rng();
+  for (size_t n : {1, 2, 100, 333}) {
+    auto pts = test::random_points_of<BnF>(rng, n, bn254::g1_generator());
+    auto sc = test::edge_scalars<BnF>(rng, n);
+    auto ref = test::naive_msm(pts, sc).to_affine();
+    for (int c : {4, 7, 9})
+      ASSERT_EQ((emulate_msm<Dev<Bn254>::G1, bn254::G1Curve>(pts, sc, c, 2, 2, std::min(4u, 1u << (c - 1)))
+                     .to_affine()),
+                ref)
+          << "G1 n=" << n << " c=" << c;
+    ASSERT_EQ((emulate_msm<Dev<Bn254>::G1, bn254::G1Curve>(pts, sc, 8, 2, 2, 8, 0, true).to_affine()), ref)
+        << "G1 precomputed n=" << n;
+  }
+  for (size_t n : {1, 40}) {
+    auto pts = test::random_points_of<BnF>(rng, n, bn254::g2_generator());
+    auto sc = test::edge_scalars<BnF>(rng, n);
+    auto ref = test::naive_msm(pts, sc).to_affine();
+    ASSERT_EQ((emulate_msm<Dev<Bn254>::G2, bn254::G2Curve>(pts, sc, 5, 3, 2, 4).to_affine()), ref) << "G2 n=" << n;
+    ASSERT_EQ((emulate_msm<Dev<Bn254>::G2, bn254::G2Curve>(pts, sc, 8, 3, 2, 4, 0, true).to_affine()), ref)
+        << "G2 precomputed n=" << n;
+  }
+}
+
+// The G1 bucket addition with one Montgomery reduction for two products (mont_sum<2>) over BN254's
+// 8-word Fq gives XYZZ::add_affine's exact words, through doublings and cancellations.
+TEST(GpuKernelEmulationBn254, Sum2AdditionMatchesAddAffine) {
+  std::mt19937_64 rng = test::test_rng();
+  using DA = Dev<Bn254>::G1Affine;
+  using DX = Dev<Bn254>::G1xyzz;
+  auto pts = to_dev<DA>(test::random_points_of<BnF>(rng, 300, bn254::g1_generator()));
+  DX a = DX::infinity();
+  for (size_t i = 0; i < 3000; i++) {
+    DA q = pts[rng() % pts.size()];
+    if (i % 50 == 3 && !a.is_inf()) {  // q = the accumulator's own point, or its negation
+      bn254::G1 j = to_dev<XYZZ<bn254::G1Curve>>(std::vector<DX>{a})[0].to_jacobian();
+      DA aff = to_dev<DA>(std::vector<bn254::G1Affine>{j.to_affine()})[0];
+      q = (i / 50) % 2 ? aff : -aff;
+    }
+    DX want = a.add_affine(q), got = g1_add_affine_sum2(a, q);
+    ASSERT_EQ(0, std::memcmp(&want, &got, sizeof want)) << "step " << i;
+    a = got;
   }
 }
