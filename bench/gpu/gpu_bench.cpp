@@ -107,6 +107,14 @@ Args parse(const std::vector<std::string>& argv) {
     }
   }
   if (a.scalars != "random" && a.scalars != "witness" && a.scalars != "both") usage("--scalars random|witness|both");
+  if (a.curve == CurveId::bn254) {
+    const std::string& w = a.what;
+    if (w != "msm" && w != "msm-g1" && w != "msm-g2" && w != "ntt" && w != "h-stage" && w != "prove" &&
+        w != "prove-ab")
+      usage("--curve bn254 runs msm, msm-g1, msm-g2, ntt, h-stage, prove and prove-ab; '" + w +
+            "' is BLS12-381 only");
+    if (a.scalars == "witness") usage("--curve bn254 has random scalars only (the witness pool is BLS12-381's)");
+  }
   try {
     a.gpu.validate();
   } catch (const std::invalid_argument& e) {
@@ -474,12 +482,6 @@ int bench_main(const std::vector<std::string>& args) {
         a.what != "prove" && a.what != "window-sweep" && a.what != "msm-g1-ab" && a.what != "msm-g2-ab" &&
         a.what != "prove-ab" && a.what != "field")
       usage("unknown benchmark '" + a.what + "'");
-    const bool bn = a.curve == CurveId::bn254;
-    if (bn && !msm && a.what != "msm-g1" && a.what != "msm-g2" && a.what != "ntt" && a.what != "h-stage" &&
-        a.what != "prove" && a.what != "prove-ab")
-      usage("--curve bn254 runs msm, msm-g1, msm-g2, ntt, h-stage, prove and prove-ab; '" + a.what +
-            "' is BLS12-381 only");
-    if (bn && a.scalars == "witness") usage("--curve bn254 has random scalars only (the witness pool is BLS12-381's)");
     auto on_curve = [&](auto&& f) { return with_curve(a.curve, f); };
     if (a.what == "field")
       for (const BenchStats& st : bench_field(a.device, a.warmup, a.runs)) report("field", 0, "random", st);

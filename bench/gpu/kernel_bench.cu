@@ -29,7 +29,7 @@ double msm_bound_ms(const MsmEngine& e, double base_muls_per_field_mul, int fq_w
 template <class DC>
 constexpr double kMulFactor = kIsPrimeField<typename DC::F> ? 1 : 3;
 template <class DC>
-constexpr int kFqWords = kIsPrimeField<typename DC::F> ? DC::F::NW : DC::F::Base::NW;
+constexpr int kFqWords = (int)(sizeof(typename DC::F) / sizeof(u32)) / (kIsPrimeField<typename DC::F> ? 1 : 2);
 
 }  // namespace
 
