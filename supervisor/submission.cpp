@@ -175,8 +175,9 @@ PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& f
   }
   const ZKeyHeader& key = keys_.at(circuit);
   if (info.curve != key.curve)
-    bad(where + ": is a " + curve_snarkjs_name(info.curve) + " witness, circuit " + cfg_.circuits[circuit].name +
-        " is a " + curve_snarkjs_name(key.curve) + " circuit");
+    bad(where + ": is a " + curve_display_name(info.curve) + " (" + curve_snarkjs_name(info.curve) +
+        ") witness but circuit " + cfg_.circuits[circuit].name + " is " + curve_display_name(key.curve) + " (" +
+        curve_snarkjs_name(key.curve) + ")");
   if (info.count != key.n_vars)
     bad(where + ": has " + std::to_string(info.count) + " values, circuit " + cfg_.circuits[circuit].name +
         " expects nVars=" + std::to_string(key.n_vars) + " (a witness of another circuit?)");
