@@ -70,15 +70,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Short heartbeats and restart backoffs, so that kills are noticed and repaired within the run; a
+# restart intensity no run reaches, so that no worker is marked failed.
 cat >"$CONFIG" <<TOML
 [daemon]
+input_dirs = ["$E2E/cases"]
 instance = "$INSTANCE"
-state_dir = "$WORK/state"
 socket = "$SOCK"
+state_dir = "$WORK/state"
 heartbeat_interval_ms = 200
 heartbeat_timeout_ms = 3000
 shutdown_grace_ms = 5000
-input_dirs = ["$E2E/cases"]
 [synthesis]
 workers = 2
 threads = 1
