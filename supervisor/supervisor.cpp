@@ -142,6 +142,7 @@ void Supervisor::reserve_descriptors() const {
 
 int Supervisor::run() {
   loop_->data = this;
+  reserve_descriptors();
   setup_state();
   event(tl::kDaemonStart, 0,
         tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());
@@ -159,7 +160,6 @@ int Supervisor::run() {
   so.header_timeout_ms = cfg_.limits.header_timeout_ms;
   so.idle_timeout_ms = cfg_.limits.idle_timeout_ms;
   so.warn = [](const std::string& m) { spdlog::warn("{}", m); };
-  reserve_descriptors();
   std::error_code ec;
   const fs::path sock_dir = fs::path(cfg_.daemon.socket).parent_path();
   fs::create_directories(sock_dir, ec);

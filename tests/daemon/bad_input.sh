@@ -58,6 +58,12 @@ write_config 1 1
 sed -i "s#$CIRC/multiplier/circuit.zkey#$WORK/trunc.zkey#" "$CONFIG"
 start_fails_78 "circuits[2].zkey" "$WORK/trunc.zkey" --check-config
 start_fails_78 "circuits[2].zkey" "$WORK/trunc.zkey"
+# A descriptor limit (LimitNOFILE=) too small for limits.max_connections: refused at start rather
+# than "Too many open files" for some later client.
+write_config 1 1 "max_connections = 512"
+set +e; (ulimit -n 200; "$SUP_BIN" --config "$CONFIG") >"$WORK/bad.log" 2>&1; rc=$?; set -e
+[ $rc -eq 78 ] && grep -qF "limits.max_connections" "$WORK/bad.log" && grep -qF "LimitNOFILE" "$WORK/bad.log" ||
+  die "a descriptor limit of 200 for 512 connections: rc $rc: $(cat "$WORK/bad.log")"
 rm -rf "$WORK/state"
 log "bad configs: exit 78 naming the key"
 
