@@ -149,18 +149,18 @@ http::Response Supervisor::submit(const http::Request& req) {
   if (unfinished >= cfg_.limits.max_queued_jobs)
     throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
   const std::vector<PreparedInput> inputs = validator_->prepare(sr);
+  std::string why;
   try {
     return store_job(sr, inputs);
   } catch (const StoreFull& e) {
-    note_disk_full(e.what());
-    throw SubmitError(503, "the disk under daemon.state_dir (" + cfg_.daemon.state_dir +
-                               ") is full: not accepting jobs until space is freed; retry later");
+    why = e.what();
   } catch (const fs::filesystem_error& e) {
     if (!no_space(e.code().value())) throw;
-    note_disk_full(e.what());
-    throw SubmitError(503, "the disk under daemon.state_dir (" + cfg_.daemon.state_dir +
-                               ") is full: not accepting jobs until space is freed; retry later");
+    why = e.what();
   }
+  note_disk_full(why);
+  throw SubmitError(503, "the disk under daemon.state_dir (" + cfg_.daemon.state_dir +
+                             ") is full: not accepting jobs until space is freed; retry later");
 }
 
 // Stores an accepted submission: its uploads, then the job in one transaction; on any failure

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A full disk under state_dir (a small tmpfs): submissions get 503 naming it, the daemon stays up,
 # a job accepted before finishes once space is back, and a supervisor restarted while the disk is
-# still full comes up (no exit, so no restart loop) and takes jobs again when space returns.
+# still full comes up (no exit, so no restart loop) and takes jobs again when space returns; a
+# first start on a full disk waits for space and then starts.
 source "$(dirname "$0")/lib.sh"
 require_tools
 STATE="$WORK/state"
@@ -54,4 +55,20 @@ rm -f "$STATE/fill"
 await_ok "$job" "$WORK/out3" "$VK_MULT" 1
 job=$(submit mult "$W_MULT" -- --upload)
 await_ok "$job" "$WORK/out4" "$VK_MULT" 1
+
+# 3. A first start on a full disk (no job store yet, so nothing to open without space): the
+# supervisor waits for space, saying so, instead of exiting; it starts once space is freed.
+kill -TERM "$SUP_PID"
+wait "$SUP_PID" || die "supervisor exited $? after SIGTERM"
+sed -i "s#^state_dir = .*#state_dir = \"$STATE/fresh\"#" "$CONFIG"
+fill
+"$SUP_BIN" --config "$CONFIG" >>"$WORK/sup.log" 2>&1 &
+SUP_PID=$!
+wait_until 30 "waiting for space" "grep -q 'waiting for space before starting' '$WORK/sup.log'"
+sleep 3
+kill -0 "$SUP_PID" 2>/dev/null || die "the supervisor exited on a full disk at its first start"
+rm -f "$STATE/fill"
+wait_until 60 "the daemon started once space was back" "status >/dev/null 2>&1"
+job=$(submit mult "$W_MULT" -- --upload)
+await_ok "$job" "$WORK/out5" "$VK_MULT" 1
 log "ok"
