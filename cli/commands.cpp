@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend/backend.hpp"
@@ -21,6 +22,23 @@
 #include "progress.hpp"
 
 namespace cuzk::cli {
+
+void check_input_file(const std::string& path, uint64_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw std::invalid_argument(path + ": " + (errno == ENOENT ? std::string("no such file") : std::strerror(errno)));
+  const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                                            : nullptr;
+  if (kind) throw std::invalid_argument(path + ": is " + kind + ", not a regular file");
+  if (!S_ISREG(st.st_mode)) throw std::invalid_argument(path + ": is not a regular file");
+  if (max_bytes && uint64_t(st.st_size) > max_bytes)
+    throw std::invalid_argument(path + ": is " + std::to_string(st.st_size) + " bytes, more than the " +
+                                std::to_string(max_bytes) + " such a file may have");
+}
 
 using namespace groth16;
 
@@ -81,6 +99,8 @@ static int prove_on(const ProveArgs& a) {
   ProveOptions<C> opt;
   if (a.fixed_rs) parse_fixed_rs(*a.fixed_rs, opt);
   check_backend_built(a.backend);
+  check_input_file(a.zkey);
+  check_input_file(a.wtns);
   p.stage("reading " + a.zkey);
   // One-shot: the points are used in place from the mapped file and checked in the background
   // while the witness is read and the evaluator compiled; the backends wait for the checks.
@@ -112,6 +132,7 @@ static int prove_on(const ProveArgs& a) {
 
 // The curve is the zkey's (its primes); the witness must be for the same one.
 int cmd_prove(const ProveArgs& a) {
+  check_input_file(a.zkey);
   return with_curve(zkey_curve(a.zkey), [&]<class C>() { return prove_on<C>(a); });
 }
 
@@ -141,6 +162,7 @@ static int verify_on(const std::string& vk_path, const std::string& pub_path, co
 
 // The curve is the verification key's "curve"; the proof must name the same one.
 int cmd_verify(const std::string& vk_path, const std::string& pub_path, const std::string& proof_path, bool quiet) {
+  for (const std::string* p : {&vk_path, &pub_path, &proof_path}) check_input_file(*p, kMaxJsonBytes);
   CurveId curve = json_curve(vk_path);
   check_same_curve(vk_path, curve, proof_path, json_curve(proof_path));
   return with_curve(curve, [&]<class C>() { return verify_on<C>(vk_path, pub_path, proof_path, quiet); });
@@ -175,6 +197,7 @@ int cmd_setup(const std::string& r1cs_path, const std::string& zkey_path, const 
 }
 
 int cmd_export_vk(const std::string& zkey_path, const std::string& vk_path) {
+  check_input_file(zkey_path);
   return with_curve(zkey_curve(zkey_path), [&]<class C>() {
     write_vk_json(vk_path, vk_from_zkey(read_zkey<C>(zkey_path)));
     return kOk;
@@ -213,6 +236,7 @@ static std::string file_magic(const std::string& path) {
 }
 
 int cmd_info(const std::string& path) {
+  check_input_file(path);
   std::string magic = file_magic(path);
   if (magic == "zkey") {
     ZKeyHeader h = read_zkey_header(path);

@@ -28,6 +28,15 @@ struct ProveArgs {
   std::optional<std::string> fixed_rs;  // "r,s" for reproducible test proofs
   bool quiet = false;
 };
+// A file named on the command line, checked before it is read: it must exist and be a regular file
+// (a FIFO would block the read until someone writes to it, a device such as /dev/zero would never
+// end), and, when max_bytes is not 0, be at most that large. Throws std::invalid_argument naming
+// the path and what it is instead.
+void check_input_file(const std::string& path, uint64_t max_bytes = 0);
+// The largest proof.json, public.json or verification_key.json read (a key with about 300,000
+// public signals).
+inline constexpr uint64_t kMaxJsonBytes = 64ull << 20;
+
 int cmd_prove(const ProveArgs& a);
 int cmd_verify(const std::string& vk, const std::string& pub, const std::string& proof, bool quiet);
 int cmd_setup(const std::string& r1cs, const std::string& zkey, const std::optional<std::string>& seed, bool quiet);

@@ -34,10 +34,6 @@ int prove_command(ProveArgs pa, const std::vector<std::string>& files, const std
                                : "<zkey> <proof.json> <public.json> with --input and --witness-generator");
     return kUsage;
   }
-  if (want == 3 && !std::filesystem::is_regular_file(files[0])) {
-    std::fprintf(stderr, "error: %s: no such file\n", files[0].c_str());
-    return kBadInput;
-  }
   pa.proof = files[want - 2];
   pa.pub = files[want - 1];
   if (input.empty()) {

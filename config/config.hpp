@@ -84,6 +84,11 @@ struct LimitsConfig {
   uint32_t restart_period_s = 60;
   uint32_t max_queued_jobs = 10000;
   uint64_t max_upload_bytes = 1ull << 30;  // largest accepted HTTP body
+  // API connections (unix socket and TCP together) open at once; one more is answered 503 and
+  // closed. Must fit the process's descriptor limit (checked at start).
+  uint32_t max_connections = 512;
+  uint32_t header_timeout_ms = 10000;  // a request's line and headers must arrive within this (408); 0 = none
+  uint32_t idle_timeout_ms = 60000;    // a connection silent this long, owing no answer, is closed; 0 = never
 };
 
 struct TimelineConfig {

@@ -73,7 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(same(whole.requests[i].request, parts.requests[i].request), "the split changed a request");
   FUZZ_CHECK(whole.state == parts.state && whole.status == parts.status, "the split changed the outcome");
   if (whole.state == http::RequestParser::State::Failed)
-    FUZZ_CHECK(whole.status == 400 || whole.status == 413 || whole.status == 431, "unexpected error status");
+    FUZZ_CHECK(whole.status == 400 || whole.status == 413 || whole.status == 431 || whole.status == 505,
+               "unexpected error status");
 
   for (const auto& c : whole.requests) {
     const http::Request& r = c.request;
@@ -100,6 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const bool presented = scheme == "bearer " && it->second.substr(7) == kToken;
     FUZZ_CHECK(c.authorized == presented, "TCP authorization differs from the bearer token check");
     FUZZ_CHECK(c.authorized || c.request.body.empty(), "an unauthorized request's body was kept");
+    FUZZ_CHECK(c.authorized || !c.keep_alive, "a connection goes on after an unauthorized request");
   }
   return 0;
 }

@@ -1,9 +1,11 @@
 // The HTTP API's handlers (docs/API.md): submission (checked by SubmitValidator, then stored), job
 // state and long polls, cancel, status and Prometheus metrics.
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <spdlog/spdlog.h>
 
@@ -19,6 +21,24 @@ namespace cuzk::sup {
 namespace {
 
 constexpr double kMaxWaitS = 3600;
+
+bool no_space(int e) { return e == ENOSPC || e == EDQUOT; }
+
+// Writes content the request carried; a full disk is StoreFull, like the job store's.
+void store_upload(const std::string& path, const std::string& content, const std::string& what) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int err = fd < 0 ? errno : 0;
+  for (size_t off = 0; !err && off < content.size();) {
+    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) err = n < 0 ? errno : EIO;
+    else off += size_t(n);
+  }
+  if (fd >= 0 && ::close(fd) != 0 && !err) err = errno;
+  if (!err) return;
+  if (no_space(err)) throw StoreFull("cannot store " + what + ": " + std::strerror(err));
+  throw std::runtime_error("cannot store " + what + " as " + path + ": " + std::strerror(err));
+}
 
 // What a long-poll timer needs when it fires.
 struct WaitCtx {
@@ -116,7 +136,6 @@ void Supervisor::notify_waiters(ActiveJob& j) {
 http::Response Supervisor::submit(const http::Request& req) {
   if (draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
   const SubmitRequest sr = validator_->parse(req.body);
-  const config::CircuitConfig& cc = cfg_.circuits[sr.circuit];
   if (!sr.request_id.empty()) {
     if (auto id = store_->find_request(sr.request_id)) {
       JobRec rec;
@@ -130,6 +149,24 @@ http::Response Supervisor::submit(const http::Request& req) {
   if (unfinished >= cfg_.limits.max_queued_jobs)
     throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
   const std::vector<PreparedInput> inputs = validator_->prepare(sr);
+  std::string why;
+  try {
+    return store_job(sr, inputs);
+  } catch (const StoreFull& e) {
+    why = e.what();
+  } catch (const fs::filesystem_error& e) {
+    if (!no_space(e.code().value())) throw;
+    why = e.what();
+  }
+  note_disk_full(why);
+  throw SubmitError(503, "the disk under daemon.state_dir (" + cfg_.daemon.state_dir +
+                             ") is full: not accepting jobs until space is freed; retry later");
+}
+
+// Stores an accepted submission: its uploads, then the job in one transaction; on any failure
+// nothing of it is left.
+http::Response Supervisor::store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs) {
+  const config::CircuitConfig& cc = cfg_.circuits[sr.circuit];
 
   JobRec rec;
   rec.circuit = cc.name;
@@ -152,10 +189,7 @@ http::Response Supervisor::submit(const http::Request& req) {
           fs::create_directories(upload_dir);
         }
         p.witness = (fs::path(upload_dir) / (std::to_string(i) + inputs[i].ext)).string();
-        std::ofstream f(p.witness, std::ios::binary);
-        f.write(inputs[i].content.data(), std::streamsize(inputs[i].content.size()));
-        if (!f.flush()) throw std::runtime_error("cannot store " + std::string(to_string(sr.kind)) + "[" +
-                                                 std::to_string(i) + "] under " + upload_dir);
+        store_upload(p.witness, inputs[i].content, std::string(to_string(sr.kind)) + "[" + std::to_string(i) + "]");
       }
       rec.parts.push_back(std::move(p));
     }
@@ -330,6 +364,12 @@ std::string Supervisor::metrics_text() {
   line("# TYPE cuzk_synth_seconds summary");
   line("cuzk_synth_seconds_sum " + std::to_string(synth_sum_s_));
   line("cuzk_synth_seconds_count " + std::to_string(synth_count_));
+  line("# HELP cuzk_http_connections API connections open now.");
+  line("# TYPE cuzk_http_connections gauge");
+  line("cuzk_http_connections " + std::to_string(server_ ? server_->open_connections() : 0));
+  line("# HELP cuzk_http_connections_refused_total Connections refused at limits.max_connections.");
+  line("# TYPE cuzk_http_connections_refused_total counter");
+  line("cuzk_http_connections_refused_total " + std::to_string(server_ ? server_->refused_connections() : 0));
   line("# HELP cuzk_uptime_seconds Seconds since the supervisor started.");
   line("# TYPE cuzk_uptime_seconds gauge");
   line("cuzk_uptime_seconds " + std::to_string(double(shm::monotonic_ns() - t0_ns_) / 1e9));

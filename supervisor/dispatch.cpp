@@ -116,6 +116,7 @@ bool Supervisor::dispatch_synth() {
 void Supervisor::dispatch_proofs(Device& d) {
   Worker* g = d.gpu;
   if (!g || g->state != WorkerState::Idle || g->task) return;
+  if (disk_full_) return;  // its results could not be written; READY slots wait for space
   int best = -1;
   Key best_key{};
   for (uint32_t s = 0; s < d.slots.size(); s++) {

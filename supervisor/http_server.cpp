@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -54,6 +55,7 @@ const char* reason_phrase(int status) {
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
     default: return status < 400 ? "OK" : status < 500 ? "Client Error" : "Server Error";
   }
 }
@@ -142,6 +144,8 @@ struct Core {
   bool listening = false;
   bool unix_bound = false;
   std::unordered_set<Conn*> conns;
+  uint64_t refused = 0;          // connections refused at opt.max_connections since start
+  uint64_t refused_in_burst = 0;  // of those, since the limit was last reached (0: not at the limit)
 
   Core(uv_loop_t* l, ServerOptions o, Handler h) : loop(l), opt(std::move(o)), handler(std::move(h)) {}
   void close_all();
@@ -177,6 +181,8 @@ struct Conn {
   bool reading = false;
   bool paused = false;      // parser paused: too many pipelined requests waiting for answers
   bool eof_seen = false;
+  uint64_t last_read_ms = 0;     // uv_now of the last bytes read (or of the accept)
+  uint64_t header_deadline = 0;  // uv_now by which the current request's headers must be complete; 0: none
   std::string backlog;      // unparsed bytes kept while paused
   std::unique_ptr<RequestParser> parser;
   char buf[kReadBuffer];
@@ -221,21 +227,42 @@ void fail_connection(Conn* c, int status, const std::string& msg);
 
 void on_idle_timeout(uv_timer_t* t);
 
+bool owes_answer(const Conn* c) {
+  for (auto& s : c->slots)
+    if (!s->done) return true;
+  return false;
+}
+
+// The one timer of an open connection fires at the earlier of the idle timeout (counted from the
+// last read) and the current request's header deadline.
 void arm_idle(Conn* c) {
-  if (c->srv && c->srv->opt.idle_timeout_ms && c->phase == Phase::Open)
-    uv_timer_start(&c->linger, on_idle_timeout, c->srv->opt.idle_timeout_ms, 0);
+  if (!c->srv || c->phase != Phase::Open) return;
+  const uint64_t now = uv_now(c->srv->loop), idle = c->srv->opt.idle_timeout_ms;
+  uint64_t due = idle ? c->last_read_ms + idle : 0;
+  if (c->header_deadline && (!due || c->header_deadline < due)) due = c->header_deadline;
+  if (!due) return;
+  uv_timer_start(&c->linger, on_idle_timeout, due > now ? due - now : 0, 0);
 }
 
 void on_idle_timeout(uv_timer_t* t) {
   Conn* c = static_cast<Conn*>(t->data);
-  if (c->phase != Phase::Open) return;
-  for (auto& s : c->slots)
-    if (!s->done) {  // a long poll is in progress: that is not idleness
-      arm_idle(c);
-      return;
-    }
-  if (c->parser->in_message()) fail_connection(c, 408, "request not completed in time");
-  else conn_close(c);
+  if (c->phase != Phase::Open || !c->srv) return;
+  const uint64_t now = uv_now(c->srv->loop), idle = c->srv->opt.idle_timeout_ms;
+  if (c->header_deadline && now >= c->header_deadline && c->parser->in_headers()) {
+    fail_connection(c, 408, "request headers not complete within " + std::to_string(c->srv->opt.header_timeout_ms) +
+                                " ms (limits.header_timeout_ms)");
+    return;
+  }
+  // A long poll in progress is not idleness.
+  if (idle && now >= c->last_read_ms + idle && !owes_answer(c)) {
+    if (c->parser->in_message())
+      fail_connection(c, 408, "request not completed: nothing received for " + std::to_string(idle) +
+                                  " ms (limits.idle_timeout_ms)");
+    else conn_close(c);
+    return;
+  }
+  if (idle && now >= c->last_read_ms + idle) c->last_read_ms = now;  // count idleness from the answer on
+  arm_idle(c);
 }
 
 void on_shutdown(uv_shutdown_t* req, int status) {
@@ -409,8 +436,15 @@ void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* b) {
   }
   if (n == 0) return;
   if (c->phase == Phase::Open) {
-    arm_idle(c);
+    c->last_read_ms = uv_now(c->srv->loop);
     feed(c, b->base, (size_t)n);
+    if (c->phase == Phase::Open && c->srv) {
+      // The header deadline runs from the read that began the request until its headers are in.
+      if (!c->parser->in_headers()) c->header_deadline = 0;
+      else if (!c->header_deadline && c->srv->opt.header_timeout_ms)
+        c->header_deadline = c->last_read_ms + c->srv->opt.header_timeout_ms;
+      arm_idle(c);
+    }
   }
   // Anything after the last request of a finishing connection is discarded.
 }
@@ -427,10 +461,49 @@ void resume_parsing(Conn* c) {
   }
 }
 
+void free_handle(uv_handle_t* h);
+
+// A connection over opt.max_connections: accepted only to be told 503 and closed at once, so that it
+// holds no descriptor. The first refusal of a burst is logged; the count when connections are
+// accepted again.
+void refuse_connection(Core* impl, uv_stream_t* server, bool tcp) {
+  uv_stream_t* s = tcp ? reinterpret_cast<uv_stream_t*>(new uv_tcp_t) : reinterpret_cast<uv_stream_t*>(new uv_pipe_t);
+  if (tcp) uv_tcp_init(impl->loop, reinterpret_cast<uv_tcp_t*>(s));
+  else uv_pipe_init(impl->loop, reinterpret_cast<uv_pipe_t*>(s), 0);
+  if (uv_accept(server, s) == 0) {
+    const std::string busy = serialize(
+        Response::error(503, "too many connections (limits.max_connections = " +
+                                 std::to_string(impl->opt.max_connections) + "); retry later"),
+        false, false);
+    uv_buf_t b = uv_buf_init(const_cast<char*>(busy.data()), (unsigned)busy.size());
+    uv_try_write(s, &b, 1);  // a fresh socket's buffer takes it; if not, the client sees the close
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(s), free_handle);
+  impl->refused++;
+  if (impl->refused_in_burst++ == 0 && impl->opt.warn)
+    impl->opt.warn("connection limit reached: " + std::to_string(impl->conns.size()) +
+                   " connections open (limits.max_connections); refusing new ones with 503 until some close");
+}
+
 void on_connection(uv_stream_t* server, int status) {
   auto* impl = static_cast<Core*>(server->data);
-  if (status < 0 || !impl) return;
+  if (!impl) return;
   bool tcp = server->type == UV_TCP;
+  if (status < 0) {  // e.g. out of descriptors: libuv has already dropped the connection
+    if (impl->opt.warn) impl->opt.warn(std::string("cannot accept a connection: ") + uv_strerror(status));
+    return;
+  }
+  if (impl->opt.max_connections && impl->conns.size() >= impl->opt.max_connections) {
+    refuse_connection(impl, server, tcp);
+    return;
+  }
+  if (impl->refused_in_burst) {
+    if (impl->opt.warn)
+      impl->opt.warn("accepting connections again; " + std::to_string(impl->refused_in_burst) +
+                     " were refused at the connection limit (limits.max_connections = " +
+                     std::to_string(impl->opt.max_connections) + ")");
+    impl->refused_in_burst = 0;
+  }
   Conn* c = new Conn;
   int rc = tcp ? uv_tcp_init(impl->loop, &c->h.tcp) : uv_pipe_init(impl->loop, &c->h.pipe, 0);
   if (rc < 0) {
@@ -460,6 +533,7 @@ void on_connection(uv_stream_t* server, int status) {
     return;
   }
   c->reading = true;
+  c->last_read_ms = uv_now(impl->loop);
   arm_idle(c);
 }
 
@@ -473,20 +547,20 @@ void free_handle(uv_handle_t* h) {
 sockaddr_storage parse_tcp(const std::string& spec) {
   auto colon = spec.rfind(':');
   if (colon == std::string::npos || colon + 1 >= spec.size())
-    throw std::runtime_error("daemon.tcp \"" + spec + "\": expected host:port");
+    throw ListenError("daemon.tcp", "daemon.tcp \"" + spec + "\": expected host:port");
   std::string host = spec.substr(0, colon), port_s = spec.substr(colon + 1);
   for (char ch : port_s)
-    if (ch < '0' || ch > '9') throw std::runtime_error("daemon.tcp \"" + spec + "\": bad port");
+    if (ch < '0' || ch > '9') throw ListenError("daemon.tcp", "daemon.tcp \"" + spec + "\": bad port");
   long port = std::stol(port_s);
-  if (port > 65535) throw std::runtime_error("daemon.tcp \"" + spec + "\": port out of range");
+  if (port > 65535) throw ListenError("daemon.tcp", "daemon.tcp \"" + spec + "\": port out of range");
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (host == "localhost" || host.empty()) host = host.empty() ? "0.0.0.0" : "127.0.0.1";
   sockaddr_storage ss{};
   if (host.find(':') != std::string::npos) {
     if (uv_ip6_addr(host.c_str(), (int)port, reinterpret_cast<sockaddr_in6*>(&ss)) != 0)
-      throw std::runtime_error("daemon.tcp \"" + spec + "\": not an IPv6 address");
+      throw ListenError("daemon.tcp", "daemon.tcp \"" + spec + "\": not an IPv6 address");
   } else if (uv_ip4_addr(host.c_str(), (int)port, reinterpret_cast<sockaddr_in*>(&ss)) != 0) {
-    throw std::runtime_error("daemon.tcp \"" + spec + "\": host must be an IP address or localhost");
+    throw ListenError("daemon.tcp", "daemon.tcp \"" + spec + "\": host must be an IP address or localhost");
   }
   return ss;
 }
@@ -496,7 +570,7 @@ void remove_stale_socket(const std::string& path) {
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) return;
   if (!S_ISSOCK(st.st_mode))
-    throw std::runtime_error("daemon.socket " + path + ": exists and is not a socket; not replacing it");
+    throw ListenError("daemon.socket", "daemon.socket " + path + ": exists and is not a socket; not replacing it");
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd >= 0) {
     sockaddr_un a{};
@@ -504,10 +578,10 @@ void remove_stale_socket(const std::string& path) {
     std::memcpy(a.sun_path, path.c_str(), path.size());
     int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
     ::close(fd);
-    if (rc == 0) throw std::runtime_error("daemon.socket " + path + ": another daemon is listening on it");
+    if (rc == 0) throw ListenError("daemon.socket", "daemon.socket " + path + ": another daemon is listening on it");
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    throw std::runtime_error("daemon.socket " + path + ": cannot remove the stale socket: " + std::strerror(errno));
+    throw ListenError("daemon.socket", "daemon.socket " + path + ": cannot remove the stale socket: " + std::strerror(errno));
 }
 
 }  // namespace
@@ -525,6 +599,7 @@ struct RequestParser::Impl {
   State state = State::Ok;
   bool stopped = false;     // on_request said stop
   bool in_message = false;  // a request has begun and is not complete
+  bool in_headers = false;  // a request has begun and its headers are not complete
   // The request being parsed.
   Request req;
   std::string url;
@@ -547,14 +622,28 @@ struct RequestParser::Impl {
     return true;
   }
 
-  void commit_header() {
-    if (field.empty()) return;
+  // RFC 9110 token characters; http-parser lets spaces into header names.
+  static bool is_token(const std::string& s) {
+    if (s.empty()) return false;
+    for (unsigned char c : s)
+      if (!(std::isalnum(c) || std::strchr("!#$%&'*+-.^_`|~", c))) return false;
+    return true;
+  }
+
+  bool commit_header() {
+    if (field.empty()) return true;
+    if (!is_token(field)) {
+      reject_status = 400;
+      reject_message = "malformed header name (only token characters, no spaces)";
+      return false;
+    }
     std::string name = lower(field);
     auto it = req.headers.find(name);
     if (it == req.headers.end()) req.headers.emplace(name, value);
     else it->second += ", " + value;
     field.clear();
     value.clear();
+    return true;
   }
 
   bool parse_target() {
@@ -597,6 +686,7 @@ struct RequestParser::Impl {
     m->header_bytes = 0;
     m->authorized = true;
     m->in_message = true;
+    m->in_headers = true;
     return 0;
   }
 
@@ -610,7 +700,7 @@ struct RequestParser::Impl {
   static int cb_header_field(http_parser* p, const char* at, size_t n) {
     Impl* m = of(p);
     if (!m->add_header_bytes(n)) return -1;
-    if (m->last_was_value) m->commit_header();
+    if (m->last_was_value && !m->commit_header()) return -1;
     m->last_was_value = false;
     m->field.append(at, n);
     return 0;
@@ -626,8 +716,15 @@ struct RequestParser::Impl {
 
   static int cb_headers_complete(http_parser* p) {
     Impl* m = of(p);
-    if (m->last_was_value) m->commit_header();
+    m->in_headers = false;
+    if (m->last_was_value && !m->commit_header()) return -1;
     if (m->stopped) return -1;
+    if (p->http_major != 1 || p->http_minor > 1) {
+      m->reject_status = 505;
+      m->reject_message = "HTTP version " + std::to_string(p->http_major) + "." + std::to_string(p->http_minor) +
+                          " is not supported (HTTP/1.0 and HTTP/1.1 are)";
+      return -1;
+    }
     m->req.method = http_method_str((http_method)p->method);
     if (!m->parse_target()) {
       m->reject_status = 400;
@@ -645,6 +742,18 @@ struct RequestParser::Impl {
       if (it != m->req.headers.end() && it->second.size() > 7 && lower(it->second.substr(0, 7)) == "bearer ")
         presented = it->second.substr(7);
       m->authorized = !m->limits.token.empty() && secret_equal(presented, m->limits.token);
+      if (!m->authorized) {
+        // Answered 401 now, without reading the body, and nothing more is read from the connection.
+        m->in_message = false;
+        Complete done;
+        done.request = std::move(m->req);
+        done.authorized = false;
+        done.keep_alive = false;
+        done.head = done.request.method == "HEAD";
+        m->on_request(done);
+        m->stopped = true;
+        return -1;
+      }
     }
     auto ex = m->req.headers.find("expect");
     if (ex != m->req.headers.end() && lower(ex->second) == "100-continue" && m->authorized && m->on_continue)
@@ -655,7 +764,6 @@ struct RequestParser::Impl {
   static int cb_body(http_parser* p, const char* at, size_t n) {
     Impl* m = of(p);
     if (m->stopped) return -1;
-    if (!m->authorized) return 0;  // not kept; the request is answered 401
     if (m->req.body.size() + n > m->limits.max_body) {
       m->reject_status = 413;
       m->reject_message = "request body exceeds " + std::to_string(m->limits.max_body) + " bytes";
@@ -734,6 +842,7 @@ void RequestParser::resume() {
   if (impl_->state == State::Paused) impl_->state = State::Ok;
 }
 bool RequestParser::in_message() const { return impl_->in_message; }
+bool RequestParser::in_headers() const { return impl_->in_headers; }
 int RequestParser::error_status() const { return impl_->reject_status; }
 const std::string& RequestParser::error_message() const { return impl_->reject_message; }
 
@@ -766,19 +875,19 @@ Server::~Server() { close(); }
 void Server::start() {
   Impl& m = *impl_;
   if (m.listening) return;
-  if (m.opt.unix_path.empty()) throw std::runtime_error("daemon.socket: a unix socket path is required");
+  if (m.opt.unix_path.empty()) throw ListenError("daemon.socket", "daemon.socket: a unix socket path is required");
   if (m.opt.unix_path.size() >= sizeof(sockaddr_un{}.sun_path))
-    throw std::runtime_error("daemon.socket " + m.opt.unix_path + ": path longer than " +
+    throw ListenError("daemon.socket", "daemon.socket " + m.opt.unix_path + ": path longer than " +
                              std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + " bytes");
   if (!m.opt.tcp.empty() && m.opt.token.empty())
-    throw std::runtime_error("daemon.tcp " + m.opt.tcp + ": a token (daemon.token) is required for TCP");
+    throw ListenError("daemon.tcp", "daemon.tcp " + m.opt.tcp + ": a token (daemon.token) is required for TCP");
   sockaddr_storage tcp_addr{};
   if (!m.opt.tcp.empty()) tcp_addr = parse_tcp(m.opt.tcp);
 
   remove_stale_socket(m.opt.unix_path);
   auto fail = [&](const std::string& what, int rc) {
     close();
-    throw std::runtime_error(what + ": " + uv_strerror(rc));
+    throw ListenError(what.substr(0, what.find(' ')), what + ": " + uv_strerror(rc));
   };
   m.pipe = new uv_pipe_t;
   uv_pipe_init(m.loop, m.pipe, 0);
@@ -790,7 +899,7 @@ void Server::start() {
   if (::chmod(m.opt.unix_path.c_str(), m.opt.unix_mode) != 0) {
     int e = errno;
     close();
-    throw std::runtime_error("daemon.socket " + m.opt.unix_path + ": chmod: " + std::strerror(e));
+    throw ListenError("daemon.socket", "daemon.socket " + m.opt.unix_path + ": chmod: " + std::strerror(e));
   }
   rc = uv_listen(reinterpret_cast<uv_stream_t*>(m.pipe), 128, on_connection);
   if (rc < 0) fail("daemon.socket " + m.opt.unix_path + ": cannot listen", rc);
@@ -833,6 +942,7 @@ void Server::close() {
 }
 
 size_t Server::open_connections() const { return impl_->conns.size(); }
+uint64_t Server::refused_connections() const { return impl_->refused; }
 
 int Server::tcp_port() const { return impl_->tcp_port; }
 

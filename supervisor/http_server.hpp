@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include <uv.h>
@@ -54,7 +55,8 @@ class RequestParser {
  public:
   struct Complete {
     Request request;
-    bool authorized = true;  // false: via TCP without the right bearer token (the body was not kept)
+    bool authorized = true;  // false: via TCP without the right bearer token. Such a request is
+                             // complete at its headers (its body is not read) and ends the connection.
     bool keep_alive = true;  // another request may follow on the connection
     bool head = false;       // a HEAD request: the answer carries no body
   };
@@ -78,7 +80,8 @@ class RequestParser {
   void pause();   // from on_request: stop after the current request
   void resume();  // after Paused
   bool in_message() const;  // a request has begun and is not complete
-  // After Failed: the status to answer (400, 413, 431) and why.
+  bool in_headers() const;  // a request has begun and its headers are not complete
+  // After Failed: the status to answer (400, 413, 431, 505) and why.
   int error_status() const;
   const std::string& error_message() const;
 
@@ -96,7 +99,23 @@ struct ServerOptions {
   uint64_t max_header = 64 * 1024;
   // A connection that owes no answer and sends nothing for this long is closed (a request left
   // half-sent gets 408 first); 0 = never.
-  uint64_t idle_timeout_ms = 5 * 60 * 1000;
+  uint64_t idle_timeout_ms = 60 * 1000;
+  // A request's line and headers must have arrived this long after its first byte, however
+  // steadily they trickle in, or it gets 408 and the connection closes; 0 = no limit.
+  uint64_t header_timeout_ms = 10 * 1000;
+  // Connections open at once (unix socket and TCP together). One more is answered 503 and closed
+  // at once; 0 = no limit.
+  size_t max_connections = 512;
+  // Where the server says what an operator should know (the connection limit reached, and how many
+  // connections it refused); null = nowhere.
+  std::function<void(const std::string&)> warn;
+};
+
+// Server::start's failures; `key` is the config key of the address that failed ("daemon.socket" or
+// "daemon.tcp"), so that a caller can tell a path that can never work from a busy port.
+struct ListenError : std::runtime_error {
+  std::string key;
+  ListenError(std::string k, const std::string& what) : std::runtime_error(what), key(std::move(k)) {}
 };
 
 class Server {
@@ -105,11 +124,13 @@ class Server {
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
-  // Binds and listens; throws std::runtime_error naming the address on failure.
+  // Binds and listens; throws ListenError naming the address on failure.
   void start();
   // Stops listening and closes every connection (pending responders become dead).
   void close();
   size_t open_connections() const;
+  // Connections refused at max_connections since start().
+  uint64_t refused_connections() const;
   // The bound TCP port after start() (useful with port 0); 0 when TCP is off.
   int tcp_port() const;
 

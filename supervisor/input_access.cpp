@@ -81,6 +81,9 @@ bool InputAccess::inside(const std::string& p) const {
 }
 
 InputFile InputAccess::open(const std::string& given, const std::string& field) const {
+  // A NUL ends the path for every system call: the file checked would not be the one named.
+  if (given.find('\0') != std::string::npos)
+    throw SubmitError(400, field + ": the path contains a NUL character (\\u0000)");
   const std::string where = field + ": " + given;
   if (dirs_.empty())
     throw SubmitError(403, field + ": paths are refused because daemon.input_dirs is empty; send the content in the "

@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <stdexcept>
 
 namespace cuzk::sup {
@@ -35,6 +36,15 @@ const char* to_string(InputKind k) { return k == InputKind::Inputs ? "inputs" : 
 
 namespace {
 
+// Throws StoreFull for a full filesystem (SQLite's SQLITE_FULL, or a write or file creation
+// failing with ENOSPC or EDQUOT), std::runtime_error otherwise; both name the store's file.
+[[noreturn]] void throw_store_error(sqlite3* db, const std::string& path, const std::string& what) {
+  const int sys = sqlite3_system_errno(db);
+  if (sqlite3_errcode(db) == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
+    throw StoreFull("job store " + path + ": the disk is full (" + what + ")");
+  throw std::runtime_error("job store " + path + ": " + what);
+}
+
 // One prepared statement, finalized on scope exit; every error names the store's file.
 class Stmt {
  public:
@@ -66,7 +76,7 @@ class Stmt {
     return *this;
   }
   [[noreturn]] void fail(const char* what) {
-    throw std::runtime_error("job store " + path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+    throw_store_error(db_, path_, std::string(what) + ": " + sqlite3_errmsg(db_));
   }
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
@@ -95,12 +105,13 @@ JobStore::JobStore(const std::string& path) : path_(path) {
     sqlite3_close(db_);
     throw std::runtime_error("job store " + path + ": cannot open: " + msg);
   }
+  sqlite3_extended_result_codes(db_, 0);
   sqlite3_busy_timeout(db_, 5000);
-  exec("PRAGMA journal_mode=WAL");
-  // NORMAL in WAL mode: a committed change survives a process crash (kill -9); only a power loss
-  // can drop the last transactions, which the client then resubmits by request id.
-  exec("PRAGMA synchronous=NORMAL");
   try {
+    exec("PRAGMA journal_mode=WAL");
+    // NORMAL in WAL mode: a committed change survives a process crash (kill -9); only a power loss
+    // can drop the last transactions, which the client then resubmits by request id.
+    exec("PRAGMA synchronous=NORMAL");
     migrate();
   } catch (...) {
     sqlite3_close(db_);
@@ -146,7 +157,7 @@ void JobStore::migrate() {
     if (version != kSchemaVersion) exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str());
     exec("COMMIT");
   } catch (...) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    rollback();
     throw;
   }
 }
@@ -156,11 +167,18 @@ void JobStore::exec(const char* sql) {
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
     std::string msg = err ? err : "?";
     sqlite3_free(err);
-    throw std::runtime_error("job store " + path_ + ": " + msg);
+    throw_store_error(db_, path_, msg);
   }
 }
 
+void JobStore::rollback() {
+  if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
 void JobStore::insert(JobRec& job) {
+  if (!flush_held())
+    throw StoreFull("job store " + path_ + ": the disk is full (" + std::to_string(held()) +
+                    " changes of accepted jobs wait for space)");
   exec("BEGIN IMMEDIATE");
   try {
     Stmt s(db_, "INSERT INTO jobs(request_id, circuit, priority, state, created_ms, input_kind) VALUES(?,?,?,?,?,?)",
@@ -178,7 +196,7 @@ void JobStore::insert(JobRec& job) {
     }
     exec("COMMIT");
   } catch (...) {
-    exec("ROLLBACK");
+    rollback();
     throw;
   }
 }
@@ -213,14 +231,21 @@ std::optional<JobRec> JobStore::load(uint64_t id) {
          path_);
   p.bind(1, int64_t(id));
   while (p.step()) j.parts.push_back(read_part(p));
+  // Changes still held for lack of space are newer than what the file has.
+  if (auto h = held_jobs_.find(id); h != held_jobs_.end())
+    j.state = h->second.state, j.error = h->second.error, j.finished_ms = h->second.finished_ms;
+  for (auto& part : j.parts)
+    if (auto h = held_parts_.find({id, part.index}); h != held_parts_.end()) part = h->second;
   return j;
 }
 
 std::vector<JobRec> JobStore::recover() {
   // Whatever was in flight when the last supervisor died is queued again: the slot rings it was
   // in are recreated empty at start.
-  exec("BEGIN IMMEDIATE");
+  // On a full disk the reset is held like any other change.
+  bool held_reset = false;
   try {
+    exec("BEGIN IMMEDIATE");
     Stmt s(db_, "UPDATE partitions SET state = ? WHERE state IN (?,?,?)", path_);
     s.bind(1, int64_t(PState::Queued))
         .bind(2, int64_t(PState::Synthesizing))
@@ -228,8 +253,11 @@ std::vector<JobRec> JobStore::recover() {
         .bind(4, int64_t(PState::Proving));
     s.step();
     exec("COMMIT");
+  } catch (const StoreFull&) {
+    rollback();
+    held_reset = true;
   } catch (...) {
-    exec("ROLLBACK");
+    rollback();
     throw;
   }
   std::vector<uint64_t> ids;
@@ -240,30 +268,62 @@ std::vector<JobRec> JobStore::recover() {
   }
   std::vector<JobRec> out;
   for (uint64_t id : ids)
-    if (auto j = load(id)) out.push_back(std::move(*j));
+    if (auto j = load(id)) {
+      for (auto& p : j->parts)
+        if (held_reset && (p.state == PState::Synthesizing || p.state == PState::Ready || p.state == PState::Proving)) {
+          p.state = PState::Queued;
+          held_parts_[{id, p.index}] = p;
+        }
+      out.push_back(std::move(*j));
+    }
   return out;
 }
 
 void JobStore::set_job(uint64_t id, JState st, const std::string& error, int64_t finished_ms) {
-  Stmt s(db_, "UPDATE jobs SET state = ?, error = ?, finished_ms = ? WHERE id = ?", path_);
-  s.bind(1, int64_t(st)).bind(2, error).bind(3, finished_ms).bind(4, int64_t(id));
-  s.step();
+  held_jobs_[id] = JobChange{st, error, finished_ms};
+  flush_held();
 }
 
 void JobStore::set_partition(uint64_t job, const PartitionRec& p) {
-  Stmt s(db_,
-         "UPDATE partitions SET state = ?, attempts = ?, error = ?, proof = ?, public = ?, timings = ?"
-         " WHERE job_id = ? AND idx = ?",
-         path_);
-  s.bind(1, int64_t(p.state))
-      .bind(2, int64_t(p.attempts))
-      .bind(3, p.error)
-      .bind(4, p.proof)
-      .bind(5, p.pub)
-      .bind(6, p.timings)
-      .bind(7, int64_t(job))
-      .bind(8, int64_t(p.index));
-  s.step();
+  held_parts_[{job, p.index}] = p;
+  flush_held();
+}
+
+bool JobStore::flush_held() {
+  if (!held()) return true;
+  try {
+    exec("BEGIN IMMEDIATE");
+    for (const auto& [id, c] : held_jobs_) {
+      Stmt s(db_, "UPDATE jobs SET state = ?, error = ?, finished_ms = ? WHERE id = ?", path_);
+      s.bind(1, int64_t(c.state)).bind(2, c.error).bind(3, c.finished_ms).bind(4, int64_t(id));
+      s.step();
+    }
+    for (const auto& [key, p] : held_parts_) {
+      Stmt s(db_,
+             "UPDATE partitions SET state = ?, attempts = ?, error = ?, proof = ?, public = ?, timings = ?"
+             " WHERE job_id = ? AND idx = ?",
+             path_);
+      s.bind(1, int64_t(p.state))
+          .bind(2, int64_t(p.attempts))
+          .bind(3, p.error)
+          .bind(4, p.proof)
+          .bind(5, p.pub)
+          .bind(6, p.timings)
+          .bind(7, int64_t(key.first))
+          .bind(8, int64_t(p.index));
+      s.step();
+    }
+    exec("COMMIT");
+  } catch (const StoreFull&) {
+    rollback();
+    return false;
+  } catch (...) {
+    rollback();
+    throw;
+  }
+  held_jobs_.clear();
+  held_parts_.clear();
+  return true;
 }
 
 void JobStore::set_witness(uint64_t job, uint32_t index, const std::string& path) {

@@ -2,8 +2,11 @@
 // acts on it, so that a restarted supervisor requeues whatever was unfinished and loses nothing.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct sqlite3;
@@ -26,6 +29,12 @@ inline bool is_final(PState s) { return s == PState::Done || s == PState::Failed
 // synthesis worker runs the circuit's witness generator on. Stored as its integer value.
 enum class InputKind : int { Witnesses = 0, Inputs = 1 };
 const char* to_string(InputKind k);  // "witnesses", "inputs": the request field they came in
+
+// The store could not be written because the filesystem under it is full (SQLITE_FULL, ENOSPC).
+// Nothing half-written is left behind: the change was rolled back, or is held (see JobStore).
+struct StoreFull : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 struct PartitionRec {
   uint32_t index = 0;
@@ -57,14 +66,23 @@ class JobStore {
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;
 
-  // Inserts a job and its partitions in one transaction; fills job.id.
+  // Inserts a job and its partitions in one transaction; fills job.id. Throws StoreFull, having
+  // written nothing, when the disk is full or earlier changes are still held for lack of space.
   void insert(JobRec& job);
   std::optional<uint64_t> find_request(const std::string& request_id);
   std::optional<JobRec> load(uint64_t id);
   // Unfinished jobs, oldest first, with in-flight partitions already reset to Queued (recovery).
   std::vector<JobRec> recover();
+  // State changes of accepted jobs. When the disk is full they are held in memory (a later change
+  // of the same job or partition replaces the held one), retried by flush_held() and by every
+  // later change, and shown by load(); they are never dropped while the process lives. A
+  // supervisor killed meanwhile requeues what was in flight, as after any crash.
   void set_job(uint64_t id, JState s, const std::string& error, int64_t finished_ms);
   void set_partition(uint64_t job, const PartitionRec& p);
+  // Writes the held changes in one transaction; true when none is left held.
+  bool flush_held();
+  // Changes held for lack of space: while there are any, the store counts as full.
+  size_t held() const { return held_jobs_.size() + held_parts_.size(); }
   // Re-points a partition at a new witness path (uploads moved under the job's id).
   void set_witness(uint64_t job, uint32_t index, const std::string& path);
   struct Counts {
@@ -74,7 +92,15 @@ class JobStore {
 
  private:
   void exec(const char* sql);
+  void rollback();  // ends an open transaction (SQLite may have rolled a failed one back already)
   void migrate();
+  struct JobChange {
+    JState state;
+    std::string error;
+    int64_t finished_ms;
+  };
+  std::map<uint64_t, JobChange> held_jobs_;
+  std::map<std::pair<uint64_t, uint32_t>, PartitionRec> held_parts_;
   bool has_column(const char* table, const char* column);
   sqlite3* db_ = nullptr;
   std::string path_;

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/exit_codes.hpp"
+#include "common/log_escape.hpp"
 #include "config/config.hpp"
 #include "supervisor/supervisor.hpp"
 
@@ -25,13 +26,14 @@ int main(int argc, char** argv) {
   }
   auto logger = spdlog::stderr_color_mt("cuzk");
   spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ supervisor: %v");
+  cuzk::logging::set_escaped_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ supervisor: %*");
 
   cuzk::config::Config cfg;
   try {
     config_path = std::filesystem::absolute(config_path).string();
     cfg = cuzk::config::load_config(config_path);
     cuzk::config::validate_cpus(cfg);
+    if (check_only) cuzk::sup::Supervisor::read_keys(cfg);
   } catch (const cuzk::config::ConfigError& e) {
     std::fprintf(stderr, "cuzk-supervisor: %s: %s\n", config_path.c_str(), e.what());
     return cuzk::exit_status::kConfig;

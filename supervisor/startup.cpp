@@ -1,7 +1,12 @@
 // Start-up: the state folder, job store and timeline, the circuits' dimensions and witness
 // generators, the slot rings in /dev/shm, the jobs an earlier run left unfinished, and the worker
 // records. Supervisor::run calls these in order before the loop starts.
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -14,17 +19,66 @@ namespace fs = std::filesystem;
 
 namespace cuzk::sup {
 
+std::vector<ZKeyHeader> Supervisor::read_keys(const config::Config& cfg) {
+  std::vector<ZKeyHeader> dims;
+  for (size_t i = 0; i < cfg.circuits.size(); i++) {
+    try {
+      dims.push_back(read_zkey_header(cfg.circuits[i].zkey));
+    } catch (const std::exception& e) {
+      throw config::ConfigError("circuits[" + std::to_string(i) + "].zkey",
+                                cfg.circuits[i].zkey + " is not a usable proving key: " + e.what());
+    }
+  }
+  return dims;
+}
+
+namespace {
+
+bool no_space(const std::error_code& ec) {
+  return ec == std::errc::no_space_on_device || ec.value() == EDQUOT;
+}
+
+}  // namespace
+
+// The state folder and the job store. A folder that cannot be created or written is a
+// configuration error (exit 78: no restart can fix it). A full disk is not: the supervisor waits
+// for space, telling systemd so (STATUS=, EXTEND_TIMEOUT_USEC=), instead of exiting into a restart
+// loop; an existing store opens without space, and the daemon then runs with submissions refused
+// (503) until space is freed.
+void Supervisor::open_store() {
+  const fs::path dir = cfg_.daemon.state_dir;
+  for (bool said = false;; said = true) {
+    try {
+      for (const fs::path& d : {dir, dir / "results", dir / "uploads"}) {
+        std::error_code ec;
+        fs::create_directories(d, ec);
+        if (ec && no_space(ec)) throw StoreFull("cannot create " + d.string() + ": " + ec.message());
+        if (ec) throw config::ConfigError("daemon.state_dir", "cannot create " + d.string() + ": " + ec.message());
+        if (::access(d.c_str(), W_OK | X_OK) != 0)
+          throw config::ConfigError("daemon.state_dir", d.string() + " is not writable by the daemon's user: " +
+                                                            std::strerror(errno));
+      }
+      store_ = std::make_unique<JobStore>((dir / "jobs.sqlite").string());
+      if (said) spdlog::info("space under daemon.state_dir ({}) is back: starting", dir.string());
+      return;
+    } catch (const StoreFull& e) {
+      if (!said)
+        spdlog::error("the disk under daemon.state_dir ({}) is full ({}): waiting for space before starting",
+                      dir.string(), e.what());
+      sd_notify(0, "EXTEND_TIMEOUT_USEC=30000000\nSTATUS=waiting for space under daemon.state_dir");
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+  }
+}
+
 void Supervisor::setup_state() {
-  fs::create_directories(cfg_.daemon.state_dir);
-  fs::create_directories(fs::path(cfg_.daemon.state_dir) / "results");
-  fs::create_directories(fs::path(cfg_.daemon.state_dir) / "uploads");
-  store_ = std::make_unique<JobStore>((fs::path(cfg_.daemon.state_dir) / "jobs.sqlite").string());
+  open_store();
   if (cfg_.timeline.enabled) {
     std::string path = cfg_.timeline.path.empty() ? (fs::path(cfg_.daemon.state_dir) / "timeline.log").string()
                                                   : cfg_.timeline.path;
     timeline_ = std::make_unique<Timeline>(path, t0_ns_, cfg_.timeline.also_stderr);
   }
-  for (const auto& c : cfg_.circuits) dims_.push_back(read_zkey_header(c.zkey));
+  dims_ = read_keys(cfg_);
   generators_ = open_generators(cfg_, dims_);
   validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
 }

@@ -5,10 +5,13 @@
 #include "supervisor/supervisor.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
@@ -61,9 +64,36 @@ void Supervisor::event(const std::string& name, uint64_t job, const std::string&
   if (timeline_) timeline_->add(shm::monotonic_ns(), name, job, kv);
 }
 
+void Supervisor::note_disk_full(const std::string& why) {
+  if (disk_full_) return;
+  disk_full_ = true;
+  spdlog::error("the disk under daemon.state_dir ({}) is full: {}; submissions get 503, and changes of accepted jobs "
+                "are held in memory until space is freed",
+                cfg_.daemon.state_dir, why);
+}
+
+bool Supervisor::state_disk_full() const {
+  struct statvfs vf {};
+  return ::statvfs(cfg_.daemon.state_dir.c_str(), &vf) == 0 && uint64_t(vf.f_bavail) * vf.f_frsize < (1u << 20);
+}
+
+void Supervisor::check_disk_space() {
+  const uint64_t now = shm::monotonic_ns();
+  if (store_->held() && !disk_full_) note_disk_full(std::to_string(store_->held()) + " changes could not be written");
+  if (!disk_full_ || now - last_space_check_ns_ < 1000000000ull) return;
+  last_space_check_ns_ = now;
+  if (!store_->flush_held() || state_disk_full()) return;
+  // Room for the store's changes; a submission's uploads may still find none, and say so again.
+  disk_full_ = false;
+  spdlog::info("space under daemon.state_dir ({}) is back: held changes written, accepting jobs again",
+               cfg_.daemon.state_dir);
+  schedule();
+}
+
 void Supervisor::tick() {
   const uint64_t now = shm::monotonic_ns();
   check_heartbeats();
+  check_disk_space();
   if (timeline_) timeline_->flush(now, 300000000ull);
   if (draining_) maybe_finish_shutdown();
   if (stopping_) {
@@ -88,8 +118,31 @@ void Supervisor::tick() {
   }
 }
 
+// Every API connection holds a descriptor: the soft limit is raised towards the hard one (systemd's
+// LimitNOFILE=) as far as limits.max_connections needs, and a hard limit too small for it is a
+// configuration error, rather than "Too many open files" for some later submission.
+void Supervisor::reserve_descriptors() const {
+  // The supervisor's own: job store, timeline, listeners, and a control socket, a process handle
+  // and a restart timer per worker, with room to spare.
+  const uint64_t own = 64 + 4 * (uint64_t(cfg_.synthesis.workers) + cfg_.gpu.devices.size());
+  const uint64_t need = own + cfg_.limits.max_connections;
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return;
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+    throw config::ConfigError(
+        "limits.max_connections",
+        std::to_string(cfg_.limits.max_connections) + " connections and the daemon's own " + std::to_string(own) +
+            " descriptors need " + std::to_string(need) + ", but the descriptor limit (RLIMIT_NOFILE) is " +
+            std::to_string(rl.rlim_max) + "; lower max_connections or raise LimitNOFILE= in the unit");
+  rl.rlim_cur = need;
+  if (::setrlimit(RLIMIT_NOFILE, &rl) != 0)
+    throw config::ConfigError("limits.max_connections", "cannot raise the descriptor limit to " + std::to_string(need) +
+                                                            ": " + std::strerror(errno));
+}
+
 int Supervisor::run() {
   loop_->data = this;
+  reserve_descriptors();
   setup_state();
   event(tl::kDaemonStart, 0,
         tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());
@@ -103,10 +156,25 @@ int Supervisor::run() {
   so.tcp = cfg_.daemon.tcp;
   so.token = cfg_.daemon.token;
   so.max_body = cfg_.limits.max_upload_bytes;
-  fs::create_directories(fs::path(cfg_.daemon.socket).parent_path());
+  so.max_connections = cfg_.limits.max_connections;
+  so.header_timeout_ms = cfg_.limits.header_timeout_ms;
+  so.idle_timeout_ms = cfg_.limits.idle_timeout_ms;
+  so.warn = [](const std::string& m) { spdlog::warn("{}", m); };
+  std::error_code ec;
+  const fs::path sock_dir = fs::path(cfg_.daemon.socket).parent_path();
+  fs::create_directories(sock_dir, ec);
+  if (ec) throw config::ConfigError("daemon.socket", "cannot create its directory " + sock_dir.string() + ": " + ec.message());
   server_ = std::make_unique<http::Server>(
       loop_, so, [this](const http::Request& req, std::shared_ptr<http::Responder> r) { handle(req, std::move(r)); });
-  server_->start();
+  try {
+    server_->start();
+  } catch (const http::ListenError& e) {
+    // A socket path that cannot be bound stays so until the config changes; a TCP port may be
+    // free on the next try.
+    if (e.key != "daemon.socket") throw;
+    const std::string what = e.what();
+    throw config::ConfigError(e.key, what.rfind(e.key + " ", 0) == 0 ? what.substr(e.key.size() + 1) : what);
+  }
   for (auto& w : workers_) spawn(*w);
 
   uv_signal_init(loop_, &sigterm_);

@@ -93,12 +93,17 @@ class Supervisor {
   ~Supervisor();
   // Runs the loop until SIGTERM/SIGINT has drained the daemon. Returns the process exit status.
   int run();
+  // Each circuit's zkey header, read completely enough to know the file is whole (its section
+  // table fits the file); throws ConfigError naming circuits[i].zkey. `--check-config` runs it too.
+  static std::vector<ZKeyHeader> read_keys(const config::Config& cfg);
 
  private:
   using Key = std::tuple<int, uint64_t, uint32_t>;  // priority, job id (age), partition
 
   // start-up (startup.cpp)
   void setup_state();
+  void open_store();
+  void reserve_descriptors() const;
   void setup_rings();
   void warn_if_few_slots() const;
   void recover_jobs();
@@ -133,6 +138,10 @@ class Supervisor {
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
   http::Response submit(const http::Request& req);
+  http::Response store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs);
+  void note_disk_full(const std::string& why);  // logs once until space is back (tick)
+  void check_disk_space();                      // tick: writes held changes once there is room
+  bool state_disk_full() const;                 // less than a MiB free under state_dir
   http::Response cancel(uint64_t id);
   nlohmann::ordered_json job_json(const JobRec& j, const ActiveJob* active) const;
   nlohmann::json status_json();
@@ -173,6 +182,8 @@ class Supervisor {
   uint64_t proofs_done_ = 0, parts_failed_ = 0;
   double prove_sum_s_ = 0, synth_sum_s_ = 0;
   uint64_t synth_count_ = 0;
+  bool disk_full_ = false;  // a write under state_dir failed for lack of space, and has not succeeded since
+  uint64_t last_space_check_ns_ = 0;
   bool watchdog_ = false;
   uint64_t watchdog_usec_ = 0, last_watchdog_ns_ = 0, last_status_ns_ = 0;
 };

@@ -2,6 +2,7 @@
 // (against an in-memory generator manifest), the daemon.input_dirs rules for paths, the bounded
 // .wtns header check, and the job store's migration from the schema before input kinds.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "groth16/formats.hpp"
+#include "common/log_escape.hpp"
 #include "supervisor/input_access.hpp"
 #include "supervisor/job_store.hpp"
 #include "supervisor/submission.hpp"
@@ -273,6 +275,28 @@ TEST_F(Api, WitnessPathsMustResolveInsideInputDirs) {
   EXPECT_REFUSED(witnesses({7}), 400, "witnesses[0]: must be a path string");
 }
 
+// JSON may carry "\u0000" inside a path; every system call would stop at it and check a shorter
+// path than the one stored. Refused with 400 naming the field, with or without input_dirs.
+TEST_F(Api, PathsWithANulAreRefusedNamingTheField) {
+  const std::string nul_path = (in / "ok.wtns").string() + std::string(1, '\0') + "/../../etc/shadow";
+  EXPECT_REFUSED(witnesses({(in / "ok.wtns").string(), nul_path}), 400, "witnesses[1]: the path contains a NUL");
+  EXPECT_REFUSED(witnesses({json{{"path", nul_path}}}), 400, "witnesses[0]: the path contains a NUL");
+  EXPECT_REFUSED(inputs({json{{"path", (in / "inputs.json").string() + std::string(1, '\0')}}}), 400,
+                 "inputs[0]: the path contains a NUL");
+  // Parsed from the request's JSON text, as the daemon receives it.
+  const std::string body = R"({"circuit": "plain", "witnesses": [")" + (in / "ok.wtns").string() + R"(\u0000x"]})";
+  try {
+    v->prepare(v->parse(body));
+    ADD_FAILURE() << "accepted";
+  } catch (const SubmitError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_NE(std::string(e.what()).find("witnesses[0]: the path contains a NUL"), std::string::npos) << e.what();
+  }
+  cfg.daemon.input_dirs.clear();
+  make_validator();
+  EXPECT_REFUSED(witnesses({nul_path}), 400, "witnesses[0]: the path contains a NUL");
+}
+
 TEST_F(Api, EmptyInputDirsRefusesPathsButTakesContent) {
   cfg.daemon.input_dirs.clear();
   make_validator();
@@ -449,4 +473,23 @@ TEST(TimelineLog, OneEventIsOneLine) {
   EXPECT_EQ(line, "TIMELINE,2.000,SYNTH_END_TIMELINE_0.000_JOB_DONE_7,7,partition=1__TIMELINE,1.000,PROOF_DONE,7,partition=0");
   EXPECT_EQ(Timeline::format(0, 1000000, "GPU_END", 0, "prove_ms=1.5,kernel_ms=1.2"),
             "TIMELINE,1.000,GPU_END,-,prove_ms=1.5,kernel_ms=1.2");
+}
+
+// Client-chosen text in a log message (a witness path with a line break, a carriage return that
+// would rewrite the line on a terminal, an escape sequence) stays inside its one line.
+TEST(SupervisorLog, ControlCharactersInMessagesAreEscaped) {
+  std::ostringstream out;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  auto saved = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("escape-test", sink));
+  cuzk::logging::set_escaped_pattern("%l supervisor: %*");
+  const std::string path = "/in/a.wtns\n2026-12-01T00:00:00.000 critical supervisor: forged\r\t\x1b[2K\x7f";
+  spdlog::warn("job 3 partition 0 failed: {}: does not satisfy constraint 1", path);
+  spdlog::set_default_logger(saved);
+  const std::string text = out.str();
+  EXPECT_EQ(text,
+            "warning supervisor: job 3 partition 0 failed: /in/a.wtns\\n2026-12-01T00:00:00.000 critical supervisor: "
+            "forged\\r\\t\\x1b[2K\\x7f: does not satisfy constraint 1\n");
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
+  EXPECT_EQ(cuzk::logging::escape_control("a\x01" "b\xc3\xa9"), "a\\x01b\xc3\xa9");  // UTF-8 kept as it is
 }

@@ -84,6 +84,9 @@ TEST_F(ConfigTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_EQ(c.gpu.slots, 2u);
   EXPECT_EQ(c.limits.memory_budget, 0u);
   EXPECT_EQ(c.limits.max_upload_bytes, 1ull << 30);
+  EXPECT_EQ(c.limits.max_connections, 512u);
+  EXPECT_EQ(c.limits.header_timeout_ms, 10000u);
+  EXPECT_EQ(c.limits.idle_timeout_ms, 60000u);
   EXPECT_EQ(c.timeline.format, "csv");
   EXPECT_EQ(c.timeline.path, "");
   ASSERT_EQ(c.circuits.size(), 1u);
@@ -146,6 +149,9 @@ restart_intensity = 3
 restart_period_s = 10
 max_queued_jobs = 7
 max_upload_bytes = 1048576
+max_connections = 9
+header_timeout_ms = 1500
+idle_timeout_ms = 2500
 
 [timeline]
 enabled = false
@@ -202,6 +208,9 @@ also_stderr = true
   EXPECT_EQ(c.limits.restart_period_s, 10u);
   EXPECT_EQ(c.limits.max_queued_jobs, 7u);
   EXPECT_EQ(c.limits.max_upload_bytes, 1048576u);
+  EXPECT_EQ(c.limits.max_connections, 9u);
+  EXPECT_EQ(c.limits.header_timeout_ms, 1500u);
+  EXPECT_EQ(c.limits.idle_timeout_ms, 2500u);
   EXPECT_FALSE(c.timeline.enabled);
   EXPECT_EQ(c.timeline.path, path("logs/tl.log"));
   EXPECT_TRUE(c.timeline.also_stderr);
@@ -410,6 +419,9 @@ TEST_F(ConfigTest, LimitsAndTimelineAreChecked) {
   EXPECT_CONFIG_ERROR(minimal("[limits]\nrestart_period_s = 0\n"), "limits.restart_period_s", "between 1 and");
   EXPECT_CONFIG_ERROR(minimal("[limits]\nmax_queued_jobs = 0\n"), "limits.max_queued_jobs", "between 1 and");
   EXPECT_CONFIG_ERROR(minimal("[limits]\nmax_upload_bytes = 0\n"), "limits.max_upload_bytes", "greater than 0");
+  EXPECT_CONFIG_ERROR(minimal("[limits]\nmax_connections = 0\n"), "limits.max_connections", "between 1 and");
+  EXPECT_CONFIG_ERROR(minimal("[limits]\nheader_timeout_ms = -1\n"), "limits.header_timeout_ms", "between 0 and");
+  EXPECT_CONFIG_ERROR(minimal("[limits]\nidle_timeout_ms = \"1m\"\n"), "limits.idle_timeout_ms", "integer");
   EXPECT_CONFIG_ERROR(minimal("[timeline]\nformat = \"json\"\n"), "timeline.format", "\"csv\"");
 }
 
@@ -551,6 +563,9 @@ TEST(ExampleConfig, ParsesAndDocumentsEveryKey) {
   EXPECT_EQ(c.limits.restart_period_s, d.limits.restart_period_s);
   EXPECT_EQ(c.limits.max_queued_jobs, d.limits.max_queued_jobs);
   EXPECT_EQ(c.limits.max_upload_bytes, d.limits.max_upload_bytes);
+  EXPECT_EQ(c.limits.max_connections, d.limits.max_connections);
+  EXPECT_EQ(c.limits.header_timeout_ms, d.limits.header_timeout_ms);
+  EXPECT_EQ(c.limits.idle_timeout_ms, d.limits.idle_timeout_ms);
   EXPECT_EQ(c.timeline.enabled, d.timeline.enabled);
   EXPECT_EQ(c.daemon.input_dirs, d.daemon.input_dirs);
   EXPECT_EQ(c.synthesis.witness_timeout_s, d.synthesis.witness_timeout_s);

@@ -353,35 +353,193 @@ TEST_F(Fixture, IdleConnectionsAreClosedButLongPollsAreNot) {
   EXPECT_EQ(r.body, R"({"slow":true})");
 }
 
+// Connections beyond max_connections get 503 and are closed at once, so that they hold no
+// descriptor; the refusals are counted and logged once per burst; a connection after the held ones
+// are gone is served.
+TEST_F(Fixture, ConnectionsOverTheLimitAreRefusedAtOnce) {
+  opt.max_connections = 3;
+  std::vector<std::string> warnings;  // loop thread only
+  opt.warn = [&](const std::string& m) { warnings.push_back(m); };
+  start();
+  auto open_now = [&] {
+    size_t n = 0;
+    lt.run_on_loop([&] { n = server->open_connections(); });
+    return n;
+  };
+  std::vector<int> held;
+  for (int i = 0; i < 3; i++) {
+    held.push_back(connect_unix(path));
+    ASSERT_GE(held.back(), 0);
+  }
+  ASSERT_TRUE(eventually([&] { return open_now() == 3; }));
+  for (int i = 0; i < 5; i++) {
+    int fd = i % 2 ? connect_tcp4(server->tcp_port()) : connect_unix(path);
+    ASSERT_GE(fd, 0);
+    std::string raw = read_until_close(fd, 5000);
+    ::close(fd);
+    EXPECT_EQ(status_of(raw), 503) << raw;
+    EXPECT_NE(raw.find("limits.max_connections"), std::string::npos) << raw;
+  }
+  uint64_t refused = 0;
+  std::vector<std::string> said;
+  lt.run_on_loop([&] {
+    refused = server->refused_connections();
+    said = warnings;
+  });
+  EXPECT_EQ(refused, 5u);
+  ASSERT_EQ(said.size(), 1u);  // once for the burst
+  EXPECT_NE(said[0].find("connection limit reached"), std::string::npos) << said[0];
+  EXPECT_EQ(open_now(), 3u);
+  ::close(held.back());
+  held.pop_back();
+  ASSERT_TRUE(eventually([&] { return open_now() == 2; }));
+  expect_alive();
+  lt.run_on_loop([&] { said = warnings; });
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_NE(said[1].find("5 were refused"), std::string::npos) << said[1];
+  for (int fd : held) ::close(fd);
+}
+
+// A slow-loris client that sends a header byte every 100 ms never looks idle, but its headers
+// must be complete by header_timeout_ms: 408 and close.
+TEST_F(Fixture, HeadersTricklingInGet408AtTheHeaderDeadline) {
+  opt.idle_timeout_ms = 60000;
+  opt.header_timeout_ms = 300;
+  start();
+  int fd = connect_unix(path);
+  ASSERT_GE(fd, 0);
+  const std::string head = "GET /x HTTP/1.1\r\nX-Slow: " + std::string(200, 'a');
+  std::string raw;
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < head.size() && raw.empty(); i++) {
+    send_all(fd, head.substr(i, 1));
+    raw = read_until_close(fd, 100);
+  }
+  if (raw.find("\r\n\r\n") == std::string::npos) raw += read_until_close(fd, 3000);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 408) << raw;
+  EXPECT_NE(raw.find("limits.header_timeout_ms"), std::string::npos) << raw;
+  EXPECT_LT(s, 15.0);
+  // A request whose headers arrive in time is served however long its answer takes.
+  auto r = unix_client().request("GET", "/slow?ms=600");
+  EXPECT_EQ(r.status, 200);
+}
+
+// A TCP client without the token gets its 401 at the headers, without the server waiting for (or
+// reading) the body it announced, and the connection is closed right after.
+TEST_F(Fixture, TcpClientWithoutTheTokenIsClosedAfterThe401) {
+  opt.idle_timeout_ms = 60000;
+  start();
+  int fd = connect_tcp4(server->tcp_port());
+  ASSERT_GE(fd, 0);
+  send_all(fd, "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n"
+               "GET /y HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto t0 = std::chrono::steady_clock::now();
+  std::string raw = read_until_close(fd, 10000);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 401) << raw;
+  EXPECT_NE(raw.find("Connection: close"), std::string::npos) << raw;
+  EXPECT_EQ(raw.find("HTTP/1.1", 1), std::string::npos) << "more than one answer: " << raw;
+  EXPECT_LT(s, 5.0);  // closed by the server, not by the read's own timeout
+  EXPECT_EQ(handled.load(), 0);
+}
+
+// A declared Content-Length over the limit is answered 413 from the headers alone: the client
+// never sends a byte of the body.
+TEST_F(Fixture, ContentLengthOverTheLimitGets413BeforeTheBody) {
+  start();
+  int fd = connect_unix(path);
+  send_all(fd, "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824000\r\n\r\n");
+  std::string raw = read_until_close(fd, 10000);
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 413) << raw;
+  EXPECT_EQ(handled.load(), 0);
+  expect_alive();
+}
+
+// A server answers 505 to any HTTP version but 1.0 and 1.1.
+TEST_F(Fixture, OtherHttpVersionsGet505) {
+  start();
+  for (const char* req : {"GET /x HTTP/9.9\r\nHost: x\r\n\r\n", "GET /x HTTP/2.0\r\n\r\n"}) {
+    int fd = connect_unix(path);
+    send_all(fd, req);
+    std::string raw = read_until_close(fd);
+    ::close(fd);
+    EXPECT_EQ(status_of(raw), 505) << raw;
+  }
+  int fd = connect_unix(path);
+  send_all(fd, "GET /x HTTP/1.0\r\n\r\n");
+  std::string raw = read_until_close(fd);
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 200) << raw;
+  EXPECT_EQ(handled.load(), 1);
+}
+
 // The request parser alone (what the server feeds each connection's reads into): requests split
 // over reads at every byte are the same requests, and limits and the bearer token apply.
 TEST(RequestParser, SameRequestsWhateverTheReads) {
   const std::string bytes =
       "POST /v1/proofs?wait=1&a=%20b+c HTTP/1.1\r\nContent-Length: 4\r\nX-A: 1\r\nx-a: 2\r\n\r\nbody"
       "GET /v1/status HTTP/1.1\r\nAuthorization: Bearer tok\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\n\r\n";
-  for (size_t step : {bytes.size(), size_t(1), size_t(7)}) {
-    std::vector<cuzk::http::RequestParser::Complete> got;
-    cuzk::http::RequestParser p({1024, 1024, "tok"}, true, [&](cuzk::http::RequestParser::Complete& c) {
-      got.push_back(c);
-      return c.keep_alive;
-    });
-    for (size_t i = 0; i < bytes.size() && p.state() == cuzk::http::RequestParser::State::Ok; i += step)
-      p.feed(bytes.data() + i, std::min(step, bytes.size() - i));
-    ASSERT_EQ(got.size(), 2u) << step;  // nothing is parsed after "Connection: close"
-    EXPECT_EQ(p.state(), cuzk::http::RequestParser::State::Stopped);
-    EXPECT_EQ(got[0].request.path, "/v1/proofs");
-    EXPECT_EQ(got[0].request.query.at("a"), " b c");
-    EXPECT_EQ(got[0].request.headers.at("x-a"), "1, 2");
-    EXPECT_FALSE(got[0].authorized);
-    EXPECT_EQ(got[0].request.body, "");  // not kept without the token
-    EXPECT_TRUE(got[1].authorized);
-    EXPECT_FALSE(got[1].keep_alive);
-  }
+  for (bool tcp : {false, true})
+    for (size_t step : {bytes.size(), size_t(1), size_t(7)}) {
+      std::vector<cuzk::http::RequestParser::Complete> got;
+      cuzk::http::RequestParser p({1024, 1024, "tok"}, tcp, [&](cuzk::http::RequestParser::Complete& c) {
+        got.push_back(c);
+        return c.keep_alive;
+      });
+      for (size_t i = 0; i < bytes.size() && p.state() == cuzk::http::RequestParser::State::Ok; i += step)
+        p.feed(bytes.data() + i, std::min(step, bytes.size() - i));
+      EXPECT_EQ(p.state(), cuzk::http::RequestParser::State::Stopped);
+      if (tcp) {
+        // Without the token: complete at its headers, its body never read, and the last request of
+        // the connection.
+        ASSERT_EQ(got.size(), 1u) << step;
+        EXPECT_FALSE(got[0].authorized);
+        EXPECT_FALSE(got[0].keep_alive);
+        EXPECT_EQ(got[0].request.path, "/v1/proofs");
+        EXPECT_EQ(got[0].request.body, "");
+        continue;
+      }
+      ASSERT_EQ(got.size(), 2u) << step;  // nothing is parsed after "Connection: close"
+      EXPECT_EQ(got[0].request.path, "/v1/proofs");
+      EXPECT_EQ(got[0].request.query.at("a"), " b c");
+      EXPECT_EQ(got[0].request.headers.at("x-a"), "1, 2");
+      EXPECT_TRUE(got[0].authorized);
+      EXPECT_EQ(got[0].request.body, "body");
+      EXPECT_TRUE(got[1].authorized);
+      EXPECT_FALSE(got[1].keep_alive);
+    }
   cuzk::http::RequestParser small({3, 1024, ""}, false, [](cuzk::http::RequestParser::Complete&) { return true; });
   const std::string big = "POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody";
   small.feed(big.data(), big.size());
   EXPECT_EQ(small.state(), cuzk::http::RequestParser::State::Failed);
   EXPECT_EQ(small.error_status(), 413);
+}
+
+// Only HTTP/1.0 and HTTP/1.1 are spoken; a header name must be a token (http-parser lets spaces in).
+TEST(RequestParser, OnlyHttp10And11AndTokenHeaderNames) {
+  auto outcome = [](const std::string& bytes) {
+    int requests = 0;
+    cuzk::http::RequestParser p({1024, 1024, ""}, false, [&](cuzk::http::RequestParser::Complete&) {
+      requests++;
+      return true;
+    });
+    p.feed(bytes.data(), bytes.size());
+    return p.state() == cuzk::http::RequestParser::State::Failed ? p.error_status() : requests ? 200 : 0;
+  };
+  EXPECT_EQ(outcome("GET / HTTP/1.1\r\n\r\n"), 200);
+  EXPECT_EQ(outcome("GET / HTTP/1.0\r\n\r\n"), 200);
+  EXPECT_EQ(outcome("GET / HTTP/9.9\r\n\r\n"), 505);
+  EXPECT_EQ(outcome("GET / HTTP/2.0\r\n\r\n"), 505);
+  EXPECT_EQ(outcome("GET / HTTP/1.2\r\n\r\n"), 505);
+  EXPECT_EQ(outcome("GET / HTTP/0.9\r\n\r\n"), 505);
+  const int no_version = outcome("GET /\r\n\r\n");
+  EXPECT_TRUE(no_version == 400 || no_version == 505) << no_version;
+  EXPECT_EQ(outcome("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n"), 400);
+  EXPECT_EQ(outcome("GET / HTTP/1.1\r\nX-Ok: a b\r\nBad\tName: x\r\n\r\n"), 400);
 }
 
 // "Connection: Upgrade" with a body: http-parser flags the upgrade as soon as the headers are read.

@@ -39,6 +39,32 @@ set +e; "$SUP_BIN" --config "$CONFIG" >"$WORK/bad.log" 2>&1; rc=$?; set -e
 mkdir -p "$WORK/nogen_cpp"
 set +e; "$SUP_BIN" --config "$CONFIG" >"$WORK/bad.log" 2>&1; rc=$?; set -e
 [ $rc -eq 78 ] && grep -qF "circuits[2].witness_generator" "$WORK/bad.log" || die "unbuildable generator: rc $rc: $(cat "$WORK/bad.log")"
+# Paths that can never work and a damaged key: exit 78 (never restarted), naming the key and the path.
+start_fails_78() {  # start_fails_78 KEY PATH [--check-config]
+  set +e; "$SUP_BIN" --config "$CONFIG" ${3:-} >"$WORK/bad.log" 2>&1; local rc=$?; set -e
+  [ $rc -eq 78 ] && grep -qF "$1" "$WORK/bad.log" && grep -qF "$2" "$WORK/bad.log" ||
+    die "$1 ($2${3:+, $3}): rc $rc, want 78 naming both: $(cat "$WORK/bad.log")"
+}
+touch "$WORK/afile"
+write_config 1 1
+sed -i "s#^state_dir = .*#state_dir = \"$WORK/afile/state\"#" "$CONFIG"
+start_fails_78 "daemon.state_dir" "$WORK/afile/state"
+mkdir -p "$WORK/sockdir"
+write_config 1 1
+sed -i "s#^socket = .*#socket = \"$WORK/sockdir\"#" "$CONFIG"
+start_fails_78 "daemon.socket" "$WORK/sockdir"
+head -c $(($(stat -c %s "$CIRC/multiplier/circuit.zkey") / 2)) "$CIRC/multiplier/circuit.zkey" >"$WORK/trunc.zkey"
+write_config 1 1
+sed -i "s#$CIRC/multiplier/circuit.zkey#$WORK/trunc.zkey#" "$CONFIG"
+start_fails_78 "circuits[2].zkey" "$WORK/trunc.zkey" --check-config
+start_fails_78 "circuits[2].zkey" "$WORK/trunc.zkey"
+# A descriptor limit (LimitNOFILE=) too small for limits.max_connections: refused at start rather
+# than "Too many open files" for some later client.
+write_config 1 1 "max_connections = 512"
+set +e; (ulimit -n 200; "$SUP_BIN" --config "$CONFIG") >"$WORK/bad.log" 2>&1; rc=$?; set -e
+[ $rc -eq 78 ] && grep -qF "limits.max_connections" "$WORK/bad.log" && grep -qF "LimitNOFILE" "$WORK/bad.log" ||
+  die "a descriptor limit of 200 for 512 connections: rc $rc: $(cat "$WORK/bad.log")"
+rm -rf "$WORK/state"
 log "bad configs: exit 78 naming the key"
 
 write_config 1 2
@@ -165,6 +191,12 @@ function raw(bytes) {
     ["inputs without a generator", post(`{"circuit":"mult","inputs":[{"a":"3","b":"11"}]}`),
      /^HTTP\/1\.1 400[\s\S]*circuit \x27mult\x27 has no witness generator/],
     ["unknown job", "GET /v1/proofs/999999 HTTP/1.1\r\nHost: x\r\n\r\n", /^HTTP\/1\.1 404/],
+    ["NUL in a path", post(JSON.stringify({circuit: "mult", witnesses: [process.argv[2] + "\u0000/x"]})),
+     /^HTTP\/1\.1 400[\s\S]*witnesses\[0\]: the path contains a NUL/],
+    ["HTTP/9.9", "GET /v1/status HTTP/9.9\r\nHost: x\r\n\r\n", /^HTTP\/1\.1 505/],
+    ["HTTP/2.0", "GET /v1/status HTTP/2.0\r\nHost: x\r\n\r\n", /^HTTP\/1\.1 505/],
+    ["no version", "GET /v1/status\r\nHost: x\r\n\r\n", /^HTTP\/1\.1 (400|505)/],
+    ["space in a header name", "GET /v1/status HTTP/1.1\r\nHost: x\r\nX Y: z\r\n\r\n", /^HTTP\/1\.1 400/],
     ["unknown path", "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", /^HTTP\/1\.1 404/],
   ];
   for (const [name, req, want] of checks) {
@@ -172,7 +204,17 @@ function raw(bytes) {
     if (!want.test(out)) { console.error(name + ": " + JSON.stringify(out.slice(0, 300))); process.exit(1); }
   }
 })();
-' "$SOCK" || die "malformed HTTP handling"
+' "$SOCK" "$W_MULT" || die "malformed HTTP handling"
+
+# 4b. A client-chosen file name cannot forge a line of the supervisor's log: its line break is
+# written as \n inside the one line that reports the failed partition.
+evil="$IN/evil"$'\n'"2026-12-01T00:00:00.000 critical supervisor: forged.wtns"
+make_unsat "$W_POSEIDON" "$evil"
+job=$(submit poseidon "$evil")
+await_failed "$job" evil "does not satisfy constraint"
+wait_until 10 "the failure logged" "grep -qF 'evil\\n2026-12-01T00:00:00.000 critical supervisor: forged.wtns' '$WORK/sup.log'"
+! grep -q "^2026-12-01T00:00:00.000 critical" "$WORK/sup.log" || die "a file name forged a line of the log"
+log "HTTP versions, NUL in a path, control characters in the log"
 
 # 5. Uploaded witness bytes work, and the daemon is still up and proving.
 b64=$(base64 -w0 "$W_MULT")

@@ -59,4 +59,24 @@ verify_bad object-public "$c/vk.json" "$d/object_public.json" "$k/snarkjs_proof.
 verify_bad nondecimal-public "$c/vk.json" "$d/nondecimal_public.json" "$k/snarkjs_proof.json"
 verify_bad proof-as-vk "$k/snarkjs_proof.json" "$k/snarkjs_public.json" "$k/snarkjs_proof.json"
 expect_rc nonzero "$d/missing-file.log" "$CUZK_BIN" verify "$d/does_not_exist.json" "$k/snarkjs_public.json" "$k/snarkjs_proof.json"
+
+# Files that are not regular files are named as what they are, at once: a device would be read
+# without end (/dev/zero), a FIFO would block until written to. `timeout` turns a hang into 124.
+rm -f "$d/fifo.wtns" "$d/fifo.json"
+mkfifo "$d/fifo.wtns" "$d/fifo.json"
+not_regular() {  # not_regular TAG WANT_TEXT cuzk-args...
+  local tag="$1" want="$2"; shift 2
+  expect_rc 2 "$d/$tag.log" timeout 20 "$CUZK_BIN" "$@"
+  grep -qF -- "$want" "$d/$tag.log" || die "$tag: the message lacks '$want': $(cat "$d/$tag.log")"
+}
+not_regular verify-dev-zero "/dev/zero: is a character device, not a regular file" \
+  verify /dev/zero "$k/snarkjs_public.json" "$k/snarkjs_proof.json"
+not_regular verify-fifo "$d/fifo.json: is a FIFO, not a regular file" verify "$c/vk.json" "$d/fifo.json" "$k/snarkjs_proof.json"
+not_regular prove-fifo-wtns "$d/fifo.wtns: is a FIFO, not a regular file" \
+  prove "$c/circuit.zkey" "$d/fifo.wtns" "$d/proof.json" "$d/public.json"
+not_regular prove-fifo-zkey "$d/fifo.wtns: is a FIFO, not a regular file" \
+  prove "$d/fifo.wtns" "$k/witness.wtns" "$d/proof.json" "$d/public.json"
+not_regular prove-dir-wtns "$d: is a directory, not a regular file" prove "$c/circuit.zkey" "$d" "$d/proof.json" "$d/public.json"
+not_regular info-dev-zero "/dev/zero: is a character device" info /dev/zero
+[ ! -e "$d/proof.json" ] || die "a proof.json was written for a witness that is not a file"
 log "PASS bad_input.$case"

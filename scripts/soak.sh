@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# Kill-soak: a daemon under a stream of jobs while its processes are killed at random instants.
+#
+#   bash scripts/soak.sh MINUTES [--backend cpu|cuda] [--seed N]
+#
+# For MINUTES, jobs of three circom circuits (1 to 3 partitions each, random priorities) are
+# submitted every fraction of a second, each with a request id, and meanwhile every 1 to 4 s one of:
+# kill -9 of a random synthesis or GPU worker, SIGSTOP of a worker for up to 1.5 s (then SIGCONT),
+# or kill -9 of the supervisor followed by a start as systemd would do it (Restart=on-failure,
+# after 0.2 to 1.5 s). A submission that fails because the supervisor is down is sent again with
+# the same request id, so it lands once. Then the chaos stops and the soak checks that every job
+# is done exactly once, verifies every proof with snarkjs, and that nothing is left over: no slot
+# busy, no upload or result file, no shared-memory segment but the live daemon's, no worker whose
+# supervisor is gone. It prints one line, and exits 0 only when nothing was lost:
+#
+#   soak: 212 jobs, 431 proofs verified by snarkjs, 57 kills (41 workers, 9 supervisor, 7 stops), 0 lost, 0 leaked
+#
+# Builds what it needs first (scripts/setup.sh, the e2e circuits and witnesses in build/e2e/).
+# Environment: BUILD_DIR (default build), SOAK_KEEP=1 keeps the work folder, SOAK_NO_SETUP=1 skips
+# the setup (ctest's daemon.soak_smoke, whose fixtures have built everything already), SOAK_SEED
+# replays a run's random choices.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+
+MINUTES="${1:-}"
+shift || true
+BACKEND=cpu
+SEED="${SOAK_SEED:-$RANDOM$RANDOM}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --backend) BACKEND="$2"; shift 2 ;;
+    --seed) SEED="$2"; shift 2 ;;
+    *) echo "usage: scripts/soak.sh MINUTES [--backend cpu|cuda] [--seed N]" >&2; exit 64 ;;
+  esac
+done
+if ! [[ "$MINUTES" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
+  echo "usage: scripts/soak.sh MINUTES [--backend cpu|cuda] [--seed N]   (MINUTES may be a fraction, e.g. 0.5)" >&2
+  exit 64
+fi
+SECONDS_TOTAL=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
+RANDOM=$SEED
+say() { echo "[soak] $*"; }
+
+BUILD_DIR="${BUILD_DIR:-build}"
+if [ -z "${SOAK_NO_SETUP:-}" ]; then
+  bash scripts/setup.sh >/dev/null
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -R \
+    '^e2e\.setup\.(ptau|circuit\.(poseidon_merkle|chain_pow2|multiplier)|case\.(poseidon_merkle|chain_pow2|multiplier))$' >/dev/null
+fi
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
+CUZK="$BUILD_DIR/bin/cuzk"
+SUP="$BUILD_DIR/bin/cuzk-supervisor"
+E2E="$BUILD_DIR/e2e"
+SNARKJS="$ROOT/node_modules/snarkjs"
+for f in "$CUZK" "$SUP" "$E2E/circuits/poseidon_merkle/circuit.zkey" "$E2E/cases/multiplier/witness.wtns" "$SNARKJS"; do
+  [ -e "$f" ] || { echo "[soak] missing $f (run without SOAK_NO_SETUP)" >&2; exit 1; }
+done
+
+WORK="$(mktemp -d /tmp/cuzk-soak.XXXXXX)"
+INSTANCE="soak$$"
+SOCK="$WORK/cuzk.sock"
+CONFIG="$WORK/cuzk.toml"
+SUP_PID=""
+cleanup() {
+  local rc=$?
+  [ -z "$SUP_PID" ] || kill -9 "$SUP_PID" 2>/dev/null || true
+  rm -f /dev/shm/cuzk."$INSTANCE".* 2>/dev/null || true
+  if [ $rc -eq 0 ] && [ -z "${SOAK_KEEP:-}" ]; then rm -rf "$WORK"; else echo "[soak] work folder kept: $WORK" >&2; fi
+}
+trap cleanup EXIT
+
+# Short heartbeats and restart backoffs, so that kills are noticed and repaired within the run; a
+# restart intensity no run reaches, so that no worker is marked failed.
+cat >"$CONFIG" <<TOML
+[daemon]
+input_dirs = ["$E2E/cases"]
+instance = "$INSTANCE"
+socket = "$SOCK"
+state_dir = "$WORK/state"
+heartbeat_interval_ms = 200
+heartbeat_timeout_ms = 3000
+shutdown_grace_ms = 5000
+[synthesis]
+workers = 2
+threads = 1
+[gpu]
+backend = "$BACKEND"
+devices = [0]
+slots = 4
+threads = 1
+[[circuits]]
+name = "poseidon"
+zkey = "$E2E/circuits/poseidon_merkle/circuit.zkey"
+r1cs = "$E2E/circuits/poseidon_merkle/circuit.r1cs"
+max_partitions = 3
+[[circuits]]
+name = "chain"
+zkey = "$E2E/circuits/chain_pow2/circuit.zkey"
+max_partitions = 3
+[[circuits]]
+name = "mult"
+zkey = "$E2E/circuits/multiplier/circuit.zkey"
+max_partitions = 3
+[limits]
+restart_backoff_initial_ms = 100
+restart_backoff_max_ms = 1000
+restart_intensity = 1000000
+restart_period_s = 60
+TOML
+CIRCUITS=(poseidon chain mult)
+WITNESS=("$E2E/cases/poseidon_merkle/witness.wtns" "$E2E/cases/chain_pow2/witness.wtns" "$E2E/cases/multiplier/witness.wtns")
+VK=("$E2E/circuits/poseidon_merkle/vk.json" "$E2E/circuits/chain_pow2/vk.json" "$E2E/circuits/multiplier/vk.json")
+PRIO=(critical high normal low)
+
+# Starts the supervisor in the background, as systemd would after a crash.
+start_supervisor() {
+  "$SUP" --config "$CONFIG" >>"$WORK/sup.log" 2>&1 &
+  SUP_PID=$!
+}
+up() { "$CUZK" status --socket "$SOCK" --json >"$WORK/status.json" 2>/dev/null; }
+worker_pids() {
+  node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
+    console.log(s.workers.filter(w=>w.pid).map(w=>w.pid).join(" "))' "$WORK/status.json"
+}
+
+say "seed $SEED, $MINUTES min, backend $BACKEND, work folder $WORK"
+start_supervisor
+for _ in $(seq 600); do up && break; sleep 0.1; done
+up || { tail -n 30 "$WORK/sup.log" >&2; echo "[soak] the daemon did not start" >&2; exit 1; }
+
+# The job stream: one submission at a time, each retried with its request id until accepted.
+: >"$WORK/jobs.txt"
+submitter() {
+  RANDOM=$((SEED + 1))
+  local n=0
+  while [ ! -e "$WORK/stop" ]; do
+    n=$((n + 1))
+    local c=$((RANDOM % 3)) parts=$((1 + RANDOM % 3)) args=() id
+    for ((p = 0; p < parts; p++)); do args+=(--witness "${WITNESS[$c]}"); done
+    [ $((RANDOM % 4)) -ne 0 ] || args+=(--upload)  # a quarter sent as bytes: uploads/ must be cleaned too
+    while ! id=$("$CUZK" submit --socket "$SOCK" --circuit "${CIRCUITS[$c]}" "${args[@]}" \
+                   --priority "${PRIO[$((RANDOM % 4))]}" --request-id "soak-$n" 2>>"$WORK/submit_errors.log"); do
+      sleep 0.2  # the supervisor is down or restarting: the same request id again
+    done
+    echo "$id $c $parts" >>"$WORK/jobs.txt"
+    sleep "0.$((RANDOM % 5))"
+  done
+}
+submitter &
+SUBMITTER=$!
+
+kills_w=0 kills_s=0 stops=0
+end=$((SECONDS + SECONDS_TOTAL))
+while [ $SECONDS -lt $end ]; do
+  sleep "$((1 + RANDOM % 3)).$((RANDOM % 10))"
+  roll=$((RANDOM % 10))
+  if [ $roll -lt 2 ]; then
+    kill -9 "$SUP_PID" 2>/dev/null || true
+    wait "$SUP_PID" 2>/dev/null || true
+    kills_s=$((kills_s + 1))
+    sleep "$((RANDOM % 2)).$((2 + RANDOM % 8))"  # RestartSec
+    start_supervisor
+    for _ in $(seq 300); do up && break; sleep 0.1; done
+    continue
+  fi
+  up || continue
+  pids=($(worker_pids))
+  [ ${#pids[@]} -gt 0 ] || continue
+  victim=${pids[$((RANDOM % ${#pids[@]}))]}
+  if [ $roll -lt 8 ]; then
+    kill -9 "$victim" 2>/dev/null && kills_w=$((kills_w + 1)) || true
+  else
+    kill -STOP "$victim" 2>/dev/null && stops=$((stops + 1)) || true
+    sleep "$((RANDOM % 2)).$((RANDOM % 6))"
+    kill -CONT "$victim" 2>/dev/null || true
+  fi
+done
+touch "$WORK/stop"
+wait "$SUBMITTER"
+kill -0 "$SUP_PID" 2>/dev/null || start_supervisor
+for _ in $(seq 300); do up && break; sleep 0.1; done
+say "chaos over: $(wc -l <"$WORK/jobs.txt") jobs submitted; waiting for them to finish"
+
+# Every job done exactly once, every proof verified by snarkjs.
+lost=0 proofs=0
+sort -u -k1,1 "$WORK/jobs.txt" >"$WORK/unique.txt"
+[ "$(wc -l <"$WORK/unique.txt")" -eq "$(wc -l <"$WORK/jobs.txt")" ] ||
+  { say "LOST: a request id was answered with an id that another request got"; lost=$((lost + 1)); }
+: >"$WORK/verify.txt"
+while read -r id c parts; do
+  if ! "$CUZK" await --socket "$SOCK" --out "$WORK/out/$id" --timeout 600 "$id" >"$WORK/await.log" 2>&1; then
+    say "LOST: job $id: $(tail -n 1 "$WORK/await.log")"
+    lost=$((lost + 1))
+    continue
+  fi
+  for ((p = 0; p < parts; p++)); do echo "${VK[$c]} $WORK/out/$id/public_$p.json $WORK/out/$id/proof_$p.json"; done >>"$WORK/verify.txt"
+  [ ! -e "$WORK/out/$id/proof_$parts.json" ] || { say "LOST: job $id has more proofs than partitions"; lost=$((lost + 1)); }
+done <"$WORK/jobs.txt"
+verified=$(node -e '
+const snarkjs = require(process.argv[1]), fs = require("fs");
+const lines = fs.readFileSync(process.argv[2], "utf8").trim().split("\n").filter(Boolean);
+(async () => {
+  let ok = 0;
+  for (const l of lines) {
+    const [vk, pub, proof] = l.split(" ");
+    try {
+      if (await snarkjs.groth16.verify(JSON.parse(fs.readFileSync(vk)), JSON.parse(fs.readFileSync(pub)),
+                                       JSON.parse(fs.readFileSync(proof)))) ok++;
+      else console.error("[soak] REJECTED " + proof);
+    } catch (e) { console.error("[soak] UNREADABLE " + proof + ": " + e.message); }
+  }
+  console.log(ok);
+  process.exit(0);
+})();' "$SNARKJS" "$WORK/verify.txt" 2>>"$WORK/verify_errors.log")
+expected=$(wc -l <"$WORK/verify.txt")
+[ "$verified" -eq "$expected" ] || { say "LOST: $((expected - verified)) proofs rejected: $(head -3 "$WORK/verify_errors.log")"; lost=$((lost + expected - verified)); }
+
+# Nothing left over once every job is final.
+leaked=0
+up
+busy=$(node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
+  console.log(s.slots.filter(x=>x.state!=="free").length + s.queues.jobs_queued + s.queues.jobs_running)' "$WORK/status.json")
+[ "$busy" -eq 0 ] || { say "LEAKED: $busy slots or jobs still busy"; leaked=$((leaked + busy)); }
+left=$(find "$WORK/state/uploads" "$WORK/state/results" -mindepth 1 2>/dev/null | wc -l)
+[ "$left" -eq 0 ] || { say "LEAKED: $left files under uploads/ or results/"; leaked=$((leaked + left)); }
+segs=$(ls /dev/shm | grep -c "^cuzk\.$INSTANCE\." || true)
+[ "$segs" -le 1 ] || { say "LEAKED: $segs shared-memory segments for one device"; leaked=$((leaked + segs - 1)); }
+orphans=0
+for p in $(pgrep -f "cuzk-(synth|gpu)-worker .*--config $CONFIG" || true); do
+  [ "$(ps -o ppid= -p "$p" | tr -d ' ')" = "$SUP_PID" ] || orphans=$((orphans + 1))
+done
+[ "$orphans" -eq 0 ] || { say "LEAKED: $orphans workers outlived their supervisor"; leaked=$((leaked + orphans)); }
+kill -TERM "$SUP_PID"
+wait "$SUP_PID" || { say "the supervisor exited $? after SIGTERM"; leaked=$((leaked + 1)); }
+SUP_PID=""
+segs=$(ls /dev/shm | grep -c "^cuzk\.$INSTANCE\." || true)
+[ "$segs" -eq 0 ] || { say "LEAKED: $segs shared-memory segments after the stop"; leaked=$((leaked + segs)); }
+
+echo "soak: $(wc -l <"$WORK/jobs.txt") jobs, $verified proofs verified by snarkjs, $((kills_w + kills_s + stops)) kills" \
+     "($kills_w workers, $kills_s supervisor, $stops stops), $lost lost, $leaked leaked (seed $SEED)"
+[ "$lost" -eq 0 ] && [ "$leaked" -eq 0 ]

@@ -1,0 +1,86 @@
+// Raw HTTP over the daemon's unix socket, for what the cuzk client never sends: held idle
+// connections, requests byte by byte, bodies larger than they should be. Each command prints one
+// JSON object.
+//   node raw_client.js hold SOCK N MAX_S    N idle connections; waits until the daemon has closed
+//                                           them all (or MAX_S): how many got 503 at once, and when
+//                                           the others were closed
+//   node raw_client.js send SOCK JSON_TEXT  the bytes of a JSON string, then the answer until close
+//   node raw_client.js body SOCK LENGTH MIB [chunked]  headers announcing LENGTH bytes (or chunked),
+//                                           then up to MIB MiB of zeros while the daemon reads; the
+//                                           status and how much it took
+//   node raw_client.js get SOCK PATH        a plain GET: status and body
+"use strict";
+const net = require("net");
+const [cmd, sock, a, b, c] = process.argv.slice(2);
+const status = (t) => (/^HTTP\/1\.1 (\d{3})/.exec(t) || [])[1] | 0;
+const done = (o) => { console.log(JSON.stringify(o)); process.exit(0); };
+
+if (cmd === "hold") {
+  const n = +a, t0 = Date.now();
+  const res = [];
+  let left = n;
+  for (let i = 0; i < n; i++) {
+    const r = { data: "", closed_ms: -1 };
+    res.push(r);
+    const s = net.connect(sock);
+    s.on("data", (d) => (r.data += d));
+    s.on("error", () => {});
+    s.on("close", () => {
+      r.closed_ms = Date.now() - t0;
+      if (--left === 0) report();
+    });
+  }
+  const report = () => done({
+    refused_503: res.filter((r) => status(r.data) === 503).length,
+    refused_fast: res.filter((r) => status(r.data) === 503 && r.closed_ms < 5000).length,
+    closed_silently: res.filter((r) => r.closed_ms >= 0 && r.data === "").length,
+    still_open: res.filter((r) => r.closed_ms < 0).length,
+    last_close_ms: Math.max(...res.map((r) => r.closed_ms)),
+    message: (res.find((r) => r.data) || { data: "" }).data.split("\r\n\r\n")[1] || "",
+  });
+  setTimeout(report, +b * 1000);
+} else if (cmd === "send") {
+  const s = net.connect(sock);
+  let data = "";
+  s.on("connect", () => s.write(Buffer.from(JSON.parse(a), "latin1")));
+  s.on("data", (d) => (data += d));
+  s.on("error", () => {});
+  s.on("close", () => done({ status: status(data), body: data.split("\r\n\r\n")[1] || "" }));
+  setTimeout(() => done({ status: status(data), body: data.split("\r\n\r\n")[1] || "", timeout: true }), 10000);
+} else if (cmd === "body") {
+  const chunked = c === "chunked", limit = +b * 1048576, t0 = Date.now();
+  const s = net.connect(sock);
+  let data = "", sent = 0, ended = false;
+  const zeros = Buffer.alloc(1 << 20);
+  const chunk = Buffer.concat([Buffer.from("100000\r\n"), zeros, Buffer.from("\r\n")]);
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    done({ status: status(data), sent_mib: Math.round(sent / 1048576), ms: Date.now() - t0,
+           body: data.split("\r\n\r\n")[1] || "" });
+  };
+  const pump = () => {
+    while (!ended && sent < limit && !data) {
+      sent += zeros.length;
+      if (!s.write(chunked ? chunk : zeros)) return s.once("drain", pump);
+    }
+  };
+  s.on("connect", () => {
+    s.write("POST /v1/proofs HTTP/1.1\r\nHost: cuzk\r\n" +
+            (chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: " + a + "\r\n") + "\r\n");
+    pump();
+  });
+  s.on("data", (d) => { data += d; });
+  s.on("error", () => finish());
+  s.on("close", finish);
+  setTimeout(finish, 60000);
+} else if (cmd === "get") {
+  require("http").get({ socketPath: sock, path: a }, (r) => {
+    let body = "";
+    r.on("data", (d) => (body += d));
+    r.on("end", () => done({ status: r.statusCode, body }));
+  }).on("error", (e) => done({ status: 0, body: String(e) }));
+} else {
+  console.error("usage: raw_client.js hold|send|body SOCK ...");
+  process.exit(64);
+}
