@@ -30,11 +30,13 @@ struct ApiEnv {
     // each file by rename.
     const std::string in = (fs::temp_directory_path() / "cuzk-fuzz-inputs").string();
     fs::create_directories(in);
+    using Fr = bls12_381::Fr;
     std::vector<Fr> w(4, Fr::from_u64(7));
     w[0] = Fr::one();
-    write_wtns(in + "/good.wtns", w);
+    bls12_381::write_wtns(in + "/good.wtns", w);
+    bn254::write_wtns(in + "/bn254.wtns", std::vector<bn254::Fr>(4, bn254::Fr::one()));
     w.push_back(Fr::one());
-    write_wtns(in + "/five.wtns", w);
+    bls12_381::write_wtns(in + "/five.wtns", w);
     auto text = [&](const std::string& name, const std::string& body) {
       const std::string tmp = scratch_dir() + "/" + name;
       std::ofstream(tmp) << body;
@@ -60,7 +62,8 @@ struct ApiEnv {
                 {"bus.x", witness::fnv1a("bus.x"), 4, 1},
                 {"path", witness::fnv1a("path"), 5, 1}};
     generators = {std::nullopt, m};
-    validator = std::make_unique<sup::SubmitValidator>(cfg, std::vector<uint32_t>{4, 4}, generators);
+    validator = std::make_unique<sup::SubmitValidator>(
+        cfg, std::vector<ZKeyHeader>{{4, 1, 8, 0, CurveId::bls12_381}, {4, 1, 8, 0, CurveId::bn254}}, generators);
   }
 
   // Runs the submission checks on a request body. Refusals must be SubmitErrors with a client

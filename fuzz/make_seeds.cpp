@@ -11,6 +11,7 @@
 #include "shm/messages.hpp"
 
 using namespace cuzk;
+using namespace cuzk::bls12_381;
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
