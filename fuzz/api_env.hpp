@@ -87,14 +87,17 @@ struct ApiEnv {
         FUZZ_CHECK(p.path.size() < sizeof(shm::Msg::text), "a path too long for the control message");
       }
       if (r.kind == sup::InputKind::Witnesses && p.path.empty()) {
-        // An uploaded witness: its header must pass the same check again, with the circuit's nVars.
+        // An uploaded witness: its header must pass the same check again, with the circuit's nVars
+        // and curve.
         FUZZ_CHECK(p.ext == ".wtns", "uploaded witness extension");
-        uint32_t n = sup::wtns_value_count(p.content.size(), [&](uint64_t off, void* buf, size_t len) {
+        sup::WtnsInfo info = sup::wtns_info(p.content.size(), [&](uint64_t off, void* buf, size_t len) {
           if (off > p.content.size() || len > p.content.size() - off) return false;
           std::memcpy(buf, p.content.data() + off, len);
           return true;
         });
-        FUZZ_CHECK(n == 4, "an uploaded witness of the wrong size was accepted");
+        FUZZ_CHECK(info.count == 4, "an uploaded witness of the wrong size was accepted");
+        FUZZ_CHECK(info.curve == (r.circuit == 0 ? CurveId::bls12_381 : CurveId::bn254),
+                   "an uploaded witness of the other curve was accepted");
       }
       if (r.kind == sup::InputKind::Inputs && p.path.empty()) {
         // Inline inputs are stored as JSON that the worker parses again: it must still be valid.

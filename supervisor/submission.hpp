@@ -41,7 +41,7 @@ struct PreparedInput {
 
 class SubmitValidator {
  public:
-  // n_vars: the zkey's nVars per circuit; generators: the opened witness generator per circuit
+  // keys: each circuit's zkey header (nVars, curve); generators: the opened witness generator per circuit
   // (nullopt without witness_generator). Both are indexed like cfg.circuits; cfg and generators
   // must outlive the validator.
   SubmitValidator(const config::Config& cfg, std::vector<ZKeyHeader> keys,
