@@ -623,10 +623,13 @@ cmd_synth() {
 snarkjs() { node "$ROOT/node_modules/snarkjs/build/cli.cjs" "$@"; }
 
 # A uniformly random field element below r, as a decimal string.
+# A random scalar below r of BLS12-381, or of BN254 with the argument bn128.
 rand_fr() {
-  node -e 'const r = 52435875175126190479447740508185965837690552500527637822603658699938581184513n;
+  node -e 'const r = process.argv[1] === "bn128"
+      ? 21888242871839275222246405745257275088548364400416034343698204186575808495617n
+      : 52435875175126190479447740508185965837690552500527637822603658699938581184513n;
     const b = require("crypto").randomBytes(40); let v = 0n; for (const x of b) v = (v << 8n) | BigInt(x);
-    console.log((v % r).toString());'
+    console.log((v % r).toString());' "${1:-bls12381}"
 }
 
 cmd_e2e_payload() {
@@ -644,8 +647,8 @@ cmd_e2e_payload() {
   [ -x "$cuzk" ] || die "no cuzk binary at $cuzk"
   local out="$DEV/e2e"
   rm -rf "$out" && mkdir -p "$out"
-  make_case() {  # make_case NAME CIRCUIT INPUT_JSON: witness and snarkjs's own public signals
-    local d="$out/$1" c="$work/circuits/$2"
+  make_case() {  # make_case NAME CIRCUIT INPUT_JSON [CIRCUITS]: witness and snarkjs's own public signals
+    local d="$out/$1" c="$work/${4:-circuits}/$2"
     mkdir -p "$d"
     echo "$3" >"$d/input.json"
     snarkjs wtns calculate "$c/circuit.wasm" "$d/input.json" "$d/witness.wtns" >/dev/null || die "$1: witness failed"
@@ -664,6 +667,17 @@ cmd_e2e_payload() {
   make_case fresh_many_public many_public "{\"x\": [$xs], \"k\": \"$(rand_fr)\"}"
   # A Merkle root must match its path, so this one keeps the e2e tests' input.
   make_case poseidon_merkle poseidon_merkle "$(cat "$ROOT/tests/e2e/inputs/poseidon_merkle.json")"
+  # BN254 (circom's default prime), when the e2e tests have built its fixtures.
+  if [ -d "$work/circuits.bn128" ]; then
+    make_case bn128_multiplier multiplier "{\"a\": \"$(rand_fr bn128)\", \"b\": \"$(rand_fr bn128)\"}" circuits.bn128
+    make_case bn128_no_public no_public "{\"a\": \"$(rand_fr bn128)\", \"b\": \"$(rand_fr bn128)\"}" circuits.bn128
+    make_case bn128_chain_pow2_plus1 chain_pow2_plus1 "{\"x\": \"$(rand_fr bn128)\"}" circuits.bn128
+    xs=""
+    for i in $(seq 40); do xs="$xs${xs:+, }\"$(rand_fr bn128)\""; done
+    make_case bn128_many_public many_public "{\"x\": [$xs], \"k\": \"$(rand_fr bn128)\"}" circuits.bn128
+    make_case bn128_poseidon_merkle poseidon_merkle "$(cat "$ROOT/tests/e2e/inputs/poseidon_merkle.bn128.json")" \
+      circuits.bn128
+  fi
   if [ "$gen" != 0 ]; then
     local d="$out/fresh_gen$gen"
     mkdir -p "$d"
