@@ -1,6 +1,10 @@
 // cuzk-supervisor: the daemon's entry point. Validates the config (exit 78 on any error, naming
 // the key), then runs the supervisor loop in the foreground (systemd Type=notify).
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include <CLI/CLI.hpp>
@@ -44,8 +48,23 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
-    cuzk::sup::Supervisor s(std::move(cfg), config_path);
-    return s.run();
+    int rc;
+    bool reload;
+    {
+      cuzk::sup::Supervisor s(std::move(cfg), config_path);
+      rc = s.run();
+      reload = s.reload_requested();
+    }
+    if (reload) {
+      // The same program again, in this process (systemd keeps tracking the pid), on the new file.
+      spdlog::info("starting again with {}", config_path);
+      logger->flush();
+      std::fflush(nullptr);
+      ::execv("/proc/self/exe", argv);
+      spdlog::critical("SIGHUP: cannot start again: {}", std::strerror(errno));
+      return cuzk::exit_status::kFailure;
+    }
+    return rc;
   } catch (const cuzk::config::ConfigError& e) {
     std::fprintf(stderr, "cuzk-supervisor: %s: %s\n", config_path.c_str(), e.what());
     return cuzk::exit_status::kConfig;

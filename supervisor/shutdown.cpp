@@ -1,16 +1,37 @@
 // Draining and stopping on SIGTERM or SIGINT: no new work, in-flight work gets
 // daemon.shutdown_grace_ms, unfinished partitions are stored as queued for the next start, and the
-// loop ends once every worker has exited.
+// loop ends once every worker has exited. SIGHUP drains the same way after checking the
+// configuration file, and main() then starts the program again with it.
 #include <signal.h>
 #include <sys/socket.h>
 #include <systemd/sd-daemon.h>
 
 #include <spdlog/spdlog.h>
 
+#include "config/config.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
 namespace cuzk::sup {
+
+// Reload: the file is checked first, and a daemon whose new configuration is invalid keeps running
+// on the old one (the error is logged), so that a typo never takes a running service down.
+void Supervisor::on_sighup() {
+  if (draining_) return;
+  try {
+    config::Config next = config::load_config(config_path_);
+    config::validate_cpus(next);
+    read_keys(next);
+  } catch (const std::exception& e) {
+    spdlog::error("SIGHUP: {} is not valid, the daemon goes on with the configuration it has: {}", config_path_,
+                  e.what());
+    return;
+  }
+  spdlog::info("SIGHUP: {} is valid; draining, then starting again with it", config_path_);
+  sd_notify(0, "RELOADING=1\nSTATUS=reloading: draining");
+  reload_ = true;
+  begin_shutdown("SIGHUP");
+}
 
 void Supervisor::begin_shutdown(const char* why) {
   if (draining_) {

@@ -183,6 +183,8 @@ int Supervisor::run() {
   uv_signal_init(loop_, &sigint_);
   uv_signal_start(&sigint_, [](uv_signal_t* s, int) { static_cast<Supervisor*>(s->loop->data)->begin_shutdown("SIGINT"); },
                   SIGINT);
+  uv_signal_init(loop_, &sighup_);
+  uv_signal_start(&sighup_, [](uv_signal_t* s, int) { static_cast<Supervisor*>(s->loop->data)->on_sighup(); }, SIGHUP);
   signal(SIGPIPE, SIG_IGN);
   uv_timer_init(loop_, &tick_timer_);
   uv_timer_start(&tick_timer_, [](uv_timer_t* t) { static_cast<Supervisor*>(t->loop->data)->tick(); }, 100, 100);
@@ -197,6 +199,7 @@ int Supervisor::run() {
   // Tear down: handles closed, rings and socket removed.
   uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&sighup_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&tick_timer_), nullptr);
   for (auto& w : workers_) {
     close_handle(w->timer);

@@ -91,8 +91,13 @@ class Supervisor {
  public:
   Supervisor(config::Config cfg, std::string config_path);
   ~Supervisor();
-  // Runs the loop until SIGTERM/SIGINT has drained the daemon. Returns the process exit status.
+  // Runs the loop until SIGTERM/SIGINT (or SIGHUP, see reload_requested) has drained the daemon.
+  // Returns the process exit status.
   int run();
+  // Whether the loop ended for a SIGHUP: the configuration file was valid then, the daemon drained
+  // as for SIGTERM (unfinished partitions stay queued in the store), and the caller starts the
+  // program again in this process (same pid for systemd) so that it runs with the new file.
+  bool reload_requested() const { return reload_; }
   // Each circuit's zkey header, read completely enough to know the file is whole (its section
   // table fits the file); throws ConfigError naming circuits[i].zkey. `--check-config` runs it too.
   static std::vector<ZKeyHeader> read_keys(const config::Config& cfg);
@@ -172,7 +177,9 @@ class Supervisor {
   std::unique_ptr<SubmitValidator> validator_;
   std::map<uint64_t, ActiveJob> jobs_;
   std::set<Key> pending_;
-  uv_signal_t sigterm_{}, sigint_{};
+  uv_signal_t sigterm_{}, sigint_{}, sighup_{};
+  bool reload_ = false;
+  void on_sighup();
   uv_timer_t tick_timer_{};
   bool draining_ = false, stopping_ = false;
   uint64_t drain_deadline_ns_ = 0;
