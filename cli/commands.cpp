@@ -44,7 +44,7 @@ using namespace groth16;
 
 template <class C>
 static int gen_circuit_on(int log_n, const std::string& r1cs_path, const std::string& wtns_path, uint64_t seed,
-                          bool quiet);
+                          groth16::GenProfile profile, bool quiet);
 template <class C>
 static int demo_on(const std::string& zkey_path, const std::string& wtns_path);
 
@@ -205,18 +205,20 @@ int cmd_export_vk(const std::string& zkey_path, const std::string& vk_path) {
 }
 
 int cmd_gen_circuit(int log_n, const std::string& r1cs_path, const std::string& wtns_path, uint64_t seed, bool quiet,
-                    CurveId curve) {
-  return with_curve(curve, [&]<class C>() { return gen_circuit_on<C>(log_n, r1cs_path, wtns_path, seed, quiet); });
+                    CurveId curve, const std::string& profile) {
+  groth16::GenProfile p = groth16::parse_gen_profile(profile);
+  return with_curve(curve, [&]<class C>() { return gen_circuit_on<C>(log_n, r1cs_path, wtns_path, seed, p, quiet); });
 }
 
 template <class C>
 static int gen_circuit_on(int log_n, const std::string& r1cs_path, const std::string& wtns_path, uint64_t seed,
-                          bool quiet) {
+                          groth16::GenProfile profile, bool quiet) {
   Progress p(quiet);
-  p.stage("generating a 2^" + std::to_string(log_n) + " " + C::display_name + " circuit");
+  p.stage("generating a 2^" + std::to_string(log_n) + " " + C::display_name + " circuit (" +
+          groth16::to_string(profile) + " profile)");
   R1cs<C> r;
   std::vector<typename C::Fr> w;
-  gen_circuit(log_n, seed, r, w);
+  gen_circuit(log_n, seed, r, w, profile);
   p.stage("writing " + r1cs_path + " and " + wtns_path);
   write_r1cs(r1cs_path, r);
   write_wtns<C>(wtns_path, w);

@@ -42,7 +42,7 @@ int cmd_verify(const std::string& vk, const std::string& pub, const std::string&
 int cmd_setup(const std::string& r1cs, const std::string& zkey, const std::optional<std::string>& seed, bool quiet);
 int cmd_export_vk(const std::string& zkey, const std::string& vk);
 int cmd_gen_circuit(int log_n, const std::string& r1cs, const std::string& wtns, uint64_t seed, bool quiet,
-                    CurveId curve);
+                    CurveId curve, const std::string& profile);
 int cmd_info(const std::string& path);
 int cmd_demo(const std::string& dir);
 // `cuzk bench msm|ntt|h-stage|prove|all [--sizes ...]`: device-resident GPU timings (CUDA events).

@@ -107,12 +107,15 @@ int main(int argc, char** argv) {
   int log_n = 0;
   std::string gen_r1cs, gen_wtns;
   uint64_t gen_seed = 1;
-  std::string gen_curve = "bls12381";
+  std::string gen_curve = "bls12381", gen_profile = "circom";
   auto* gen = app.add_subcommand("gen-circuit", "benchmark circuit: gen-circuit <log2 constraints> <out.r1cs> <out.wtns>");
-  gen->add_option("log2", log_n, "domain size exponent, 4..26")->required()->check(CLI::Range(4, 26));
+  gen->add_option("log2", log_n, "domain size exponent, 4..27")->required()->check(CLI::Range(4, 27));
   gen->add_option("r1cs", gen_r1cs)->required();
   gen->add_option("wtns", gen_wtns)->required();
   gen->add_option("--seed", gen_seed, "generator seed");
+  gen->add_option("--profile", gen_profile,
+                  "circom (default): circom output's mix; porep: a PoRep partition's, >= 90% of the witness 0/1")
+      ->check(CLI::IsMember({"circom", "porep"}));
   gen->add_option("--curve", gen_curve, "bls12381 (default) or bn254 alias bn128")
       ->check(CLI::IsMember({"bls12381", "bls12-381", "bls12_381", "bn254", "bn128", "alt_bn128"}));
 
@@ -146,7 +149,8 @@ int main(int argc, char** argv) {
     if (*verify) return cmd_verify(vk_path, pub_path, proof_path, quiet);
     if (*setup) return cmd_setup(r1cs_path, zkey_out, seed, quiet);
     if (*exp_vk) return cmd_export_vk(ex_zkey, ex_vk);
-    if (*gen) return cmd_gen_circuit(log_n, gen_r1cs, gen_wtns, gen_seed, quiet, cuzk::parse_curve(gen_curve));
+    if (*gen) return cmd_gen_circuit(log_n, gen_r1cs, gen_wtns, gen_seed, quiet, cuzk::parse_curve(gen_curve),
+                                   gen_profile);
     if (*info) return cmd_info(info_path);
     if (*demo) return cmd_demo(demo_dir);
     if (*bench) return cmd_bench(bench->remaining());

@@ -104,3 +104,7 @@ set_tests_properties(e2e.witness_bad PROPERTIES FIXTURES_REQUIRED
 cuzk_e2e_test(e2e.curve_mismatch 120 curve_mismatch.sh multiplier multiplier)
 set_tests_properties(e2e.curve_mismatch PROPERTIES FIXTURES_REQUIRED
   "e2e_circuit_multiplier;e2e_case_multiplier;e2e.bn128_circuit_multiplier;e2e.bn128_case_multiplier")
+
+# Both gen-circuit profiles against snarkjs: wtns check, a cuzk setup key, cuzk's proof verified.
+cuzk_e2e_test(e2e.gen_circuit 300 gen_circuit.sh 12)
+cuzk_e2e_test_on(bn128 e2e.gen_circuit.bn128 300 gen_circuit.sh 12)
