@@ -88,8 +88,36 @@ class MsmEngine {
   // Scalars: n device Fr (Dev<C>::Fr of any curve) in Montgomery form. window = 0 chooses
   // automatically. shared: the runs get precomputed bases (msm_precompute with this plan's window(),
   // stride n - idx_offset) and all windows share one set of buckets.
+  //
+  // Window batches: with an entry cap (set_entry_cap), a plain plan covers at most cap / n windows,
+  // so that the digit entries and buckets of a 2^27 MSM fit beside a resident key; plan(..., batch)
+  // for batch < batches() covers the next windows and run() returns that batch's share of the sum
+  // (each_batch does the loop). A window of 0 chooses automatically: for a plain plan from the
+  // scalars' bit lengths (msm_auto_window_hist), so sparse witness scalars get narrower windows.
   template <class Fr>
-  void plan(const Fr* d_scalars, size_t n, int window = 0, bool shared = false);
+  void plan(const Fr* d_scalars, size_t n, int window = 0, bool shared = false, int batch = 0);
+  // plan() and body() for each window batch (one unless an entry cap splits the windows).
+  template <class Fr, class Body>
+  void each_batch(const Fr* d_scalars, size_t n, int window, bool shared, Body&& body) {
+    plan(d_scalars, n, window, shared, 0);
+    body();
+    for (int b = 1; b < nbatch_; b++) {
+      plan(d_scalars, n, c_, shared, b);
+      body();
+    }
+  }
+  // hist[b] for b < kMsmHistBins: how many of the n scalars have a folded value of b bits (one pass
+  // over the scalars, then a 1 KB copy back; waits for the stream).
+  template <class Fr>
+  void histogram(const Fr* d_scalars, size_t n, u64* hist);
+  // At most this many digit entries per plain plan (0: no cap, every window in one plan).
+  void set_entry_cap(size_t max_entries) { cap_ = max_entries; }
+  int batches() const { return nbatch_; }
+  // Device bytes a plain plan of n scalars needs per window of width c: the entries (keys and
+  // values, double-buffered) and the buckets' sums and level-0 partial sums (xyzz_bytes each).
+  static size_t bytes_per_window(size_t n, int c, size_t xyzz_bytes) {
+    return n * 16 + (size_t(1) << (c - 1)) * (xyzz_bytes * 5 / 2 + 32);
+  }
   // Allocates now the scratch that plan() and run_*() would grow into for n scalars at this window
   // (0: automatic) and kind of plan, with bucket sums of xyzz_bytes each (the larger curve the
   // engine serves), so that a caller can size other long-lived allocations (precomputed tables) from
@@ -115,8 +143,9 @@ class MsmEngine {
   const u32* task_order();
 
   cudaStream_t s_;
-  size_t n_ = 0, m_ = 0;
+  size_t n_ = 0, m_ = 0, cap_ = 0;
   int c_ = 0, nw_ = 0, levels_ = 0;
+  int w0_ = 0, nbatch_ = 1;  // the plan's first window, and the batches that cover all windows
   bool shared_ = false;
   u32 nb_ = 0, l0_ = 0;
   static constexpr u32 kL1 = 16;   // partial sums per task above level 0
@@ -128,6 +157,7 @@ class MsmEngine {
   std::vector<DevBuf<u32>> ntask_, toff_, map_;  // per level: tasks per bucket, their offsets, task -> bucket
   std::vector<u32> totals_;                // tasks per level
   DevBuf<u32> scalars_d_;                  // small device scalars (counters, maxima)
+  DevBuf<u64> hist_d_;                     // histogram()'s bins
   DevBuf<unsigned char> partial0_, partials_hi_, buckets_, chunks_[2];
   DevBuf<u32> task_key_[2], task_id_[2];   // sort of the level-0 tasks by length
   const u32* order_ = nullptr;

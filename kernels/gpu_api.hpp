@@ -56,11 +56,14 @@ std::vector<Fr> compute_h_coset(int device, const std::vector<Fr>& a, const std:
 
 // One-shot MSMs of host data: sum scalars[i] * points[i], points of HC and scalars of the same
 // curve's Fr (Fp<FrParams>). Points at infinity and any scalars are allowed. window = 0 picks the
-// window width automatically.
+// window width automatically (from the scalars' bit lengths). max_entries > 0 caps the digit entries
+// of one plan, so that the windows run in batches (what the prover does when memory is short).
 template <class HC, class FrParams>
-Jacobian<HC> msm_g1(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0);
+Jacobian<HC> msm_g1(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0,
+                    size_t max_entries = 0);
 template <class HC, class FrParams>
-Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0);
+Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0,
+                    size_t max_entries = 0);
 // The same over precomputed bases: the device first builds 2^(w c) P_i for every window w (a table
 // of n * windows points, c >= 8), then all windows share one set of 2^(c-1) buckets.
 template <class HC, class FrParams>
@@ -96,6 +99,10 @@ struct GpuOptions {
   // NTT passes per transform: at least this many, 1..8; 0: automatic (the fewest below 2^27, 4 from
   // 2^27).
   int ntt_passes = 0;
+  // Device memory the plain MSM plans' digit entries and buckets may take, both engines together;
+  // 0: what is free after the key beside a 1 GiB headroom. When the windows do not all fit, the
+  // plans run in window batches (PrecomputeInfo::msm_batches_*).
+  size_t msm_scratch_bytes = 0;
   // Throws std::invalid_argument naming the field that is out of range.
   void validate() const;
 };
@@ -108,6 +115,9 @@ struct PrecomputeInfo {
   double build_ms = 0;          // wall time of the table builds
   int window_w = 0, window_h = 0;  // shared-plan windows of the witness and H MSMs
   size_t free_bytes = 0;        // device memory free after the key, the tables and the MSM scratch
+  // Window batches of the plain witness and H plans: 1 unless the key leaves too little memory for
+  // all windows at once (2^27 on the H200).
+  int msm_batches_w = 1, msm_batches_h = 1;
 };
 
 // Per-stage wall times of a GpuProver's last run, in milliseconds, for benchmarks and logs.

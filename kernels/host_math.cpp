@@ -45,7 +45,7 @@ Fr inverse_of_pow2(int k) {
 }
 
 template <class HC>
-Jacobian<HC> from_windows(const void* xyzz, int nw, int c) {
+Jacobian<HC> from_windows(const void* xyzz, int nw, int c, int first) {
   std::vector<XYZZ<HC>> win(nw);
   std::memcpy(win.data(), xyzz, nw * sizeof(XYZZ<HC>));
   Jacobian<HC> acc = Jacobian<HC>::infinity();
@@ -53,11 +53,16 @@ Jacobian<HC> from_windows(const void* xyzz, int nw, int c) {
     for (int i = 0; i < c; i++) acc = acc.dbl();
     acc = acc + win[w].to_jacobian();
   }
+  for (int i = 0; i < first * c; i++) acc = acc.dbl();
   return acc;
 }
 template <class HC>
 Jacobian<HC> infinity() {
   return Jacobian<HC>::infinity();
+}
+template <class HC>
+Jacobian<HC> add(const Jacobian<HC>& a, const Jacobian<HC>& b) {
+  return a + b;
 }
 
 #define CUZK_INSTANTIATE(C)                                                                 \
@@ -66,10 +71,12 @@ Jacobian<HC> infinity() {
   template C::Fr one<C::Fr>();                                                              \
   template C::Fr inverse(const C::Fr&);                                                     \
   template C::Fr inverse_of_pow2<C::Fr>(int);                                               \
-  template C::G1 from_windows<C::G1Curve>(const void*, int, int);                           \
-  template C::G2 from_windows<C::G2Curve>(const void*, int, int);                           \
+  template C::G1 from_windows<C::G1Curve>(const void*, int, int, int);                           \
+  template C::G2 from_windows<C::G2Curve>(const void*, int, int, int);                           \
   template C::G1 infinity<C::G1Curve>();                                                    \
-  template C::G2 infinity<C::G2Curve>();
+  template C::G2 infinity<C::G2Curve>();                                                    \
+  template C::G1 add<C::G1Curve>(const C::G1&, const C::G1&);                               \
+  template C::G2 add<C::G2Curve>(const C::G2&, const C::G2&);
 CUZK_INSTANTIATE(Bls12_381)
 CUZK_INSTANTIATE(Bn254)
 #undef CUZK_INSTANTIATE

@@ -26,11 +26,15 @@ template <class Fr>
 Fr inverse_of_pow2(int k);  // 1 / 2^k
 
 // HC: a host group (C::G1Curve or C::G2Curve).
-// Horner over MSM window sums given as XYZZ points (device byte layout): sum_w 2^(w c) W_w.
+// Horner over MSM window sums given as XYZZ points (device byte layout) of windows first..first+nw-1:
+// sum_w 2^((first + w) c) W_w.
 template <class HC>
-Jacobian<HC> from_windows(const void* xyzz, int nw, int c);
+Jacobian<HC> from_windows(const void* xyzz, int nw, int c, int first = 0);
 template <class HC>
 Jacobian<HC> infinity();
+// a + b: host curve arithmetic stays in host_math.cpp, out of nvcc's reach.
+template <class HC>
+Jacobian<HC> add(const Jacobian<HC>& a, const Jacobian<HC>& b);
 
 }  // namespace host
 }  // namespace gpu

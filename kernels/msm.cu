@@ -23,9 +23,10 @@ constexpr int kMaxLevels = 12;
 // (window, warp), and one atomic per block reserves them. (Writing each scalar's digits
 // consecutively instead put a warp's 32 stores ~13 words apart, 32 sectors per store: 4.5 ms of
 // the 9.7 ms plan at 2^24.) The order of entries before the sort does not matter.
+// Windows [w0, w0 + nw) of the scalars; entries carry the window relative to w0.
 template <class Fr>
-__global__ void __launch_bounds__(kEmitThreads) k_emit(const Fr* scalars, size_t n, int c, u32 shared_stride,
-                                                        u32* keys, u32* vals, u32* counter) {
+__global__ void __launch_bounds__(kEmitThreads) k_emit(const Fr* scalars, size_t n, int c, int w0, int nw,
+                                                        u32 shared_stride, u32* keys, u32* vals, u32* counter) {
   constexpr int kWarps = kEmitThreads / 32;
   __shared__ u32 off[kMsmMaxWindows * kWarps];
   __shared__ u32 base;
@@ -33,9 +34,9 @@ __global__ void __launch_bounds__(kEmitThreads) k_emit(const Fr* scalars, size_t
   size_t i = blockIdx.x * (size_t)kEmitThreads + threadIdx.x;
   u32 k[kMsmScalarWords] = {0, 0, 0, 0, 0, 0, 0, 0}, neg = 0;
   if (i < n) neg = msm_scalar_words(msm_prepare_scalar(load(scalars + i)), k);
-  const int nw = msm_windows(c), cells = nw * kWarps;
+  const int cells = nw * kWarps;
   for (int w = 0; w < nw; w++) {
-    u32 m = __ballot_sync(~0u, msm_digit(k, w, c) != 0);
+    u32 m = __ballot_sync(~0u, msm_digit(k, w0 + w, c) != 0);
     if (lane == 0) off[w * kWarps + warp] = __popc(m);
   }
   __syncthreads();
@@ -55,12 +56,31 @@ __global__ void __launch_bounds__(kEmitThreads) k_emit(const Fr* scalars, size_t
   __syncthreads();
   const u32 below = (1u << lane) - 1;
   for (int w = 0; w < nw; w++) {
-    int d = msm_digit(k, w, c);
+    int d = msm_digit(k, w0 + w, c);
     u32 m = __ballot_sync(~0u, d != 0);
     if (d == 0) continue;
     u32 p = base + off[w * kWarps + warp] + __popc(m & below);
     msm_entry(w, d, (u32)i, neg, c, shared_stride, keys[p], vals[p]);
   }
+}
+
+// Bit lengths of the folded scalars: a block histogram in shared memory (one atomic per group of
+// equal lengths in a warp: witness scalars are mostly 0 and 1), then one atomic per bin and block.
+template <class Fr>
+__global__ void k_bit_hist(const Fr* scalars, size_t n, unsigned long long* hist) {
+  __shared__ u32 h[kMsmHistBins];
+  for (int b = threadIdx.x; b < kMsmHistBins; b += blockDim.x) h[b] = 0;
+  __syncthreads();
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    u32 k[kMsmScalarWords];
+    msm_scalar_words(msm_prepare_scalar(load(scalars + i)), k);
+    int b = msm_bit_length(k);
+    u32 peers = __match_any_sync(__activemask(), b);
+    if ((threadIdx.x & 31) == (u32)(__ffs(peers) - 1)) atomicAdd(&h[b], (u32)__popc(peers));
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < kMsmHistBins; b += blockDim.x)
+    if (h[b]) atomicAdd(&hist[b], (unsigned long long)h[b]);
 }
 
 __global__ void k_bounds(const u32* keys, u32 m, u32* start, u32* end) {
@@ -221,16 +241,43 @@ const u32* MsmEngine::task_order() {
 }
 
 template <class Fr>
-void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared) {
+void MsmEngine::histogram(const Fr* d_scalars, size_t n, u64* hist) {
+  static_assert(sizeof(u64) == sizeof(unsigned long long), "histogram counters");
+  hist_d_.reserve(kMsmHistBins);
+  CUZK_CUDA_CHECK(cudaMemsetAsync(hist_d_.get(), 0, kMsmHistBins * sizeof(u64), s_));
+  if (n) {
+    k_bit_hist<<<small_grid(n), 256, 0, s_>>>(d_scalars, n, reinterpret_cast<unsigned long long*>(hist_d_.get()));
+    CUZK_CUDA_LAUNCHED("k_bit_hist");
+  }
+  d2h(hist, hist_d_.get(), kMsmHistBins, s_);
+}
+template void MsmEngine::histogram(const Dev<Bls12_381>::Fr*, size_t, u64*);
+template void MsmEngine::histogram(const Dev<Bn254>::Fr*, size_t, u64*);
+
+template <class Fr>
+void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared, int batch) {
   order_ready_ = false;
   if (n >= (size_t(1) << 31)) throw GpuError("GPU MSM of " + std::to_string(n) + " points: at most 2^31 - 1");
   n_ = n;
   shared_ = shared;
-  c_ = window ? window : shared ? msm_auto_window_shared(n) : msm_auto_window(n);
+  if (window) {
+    c_ = window;
+  } else if (shared) {
+    c_ = msm_auto_window_shared(n);
+  } else {
+    u64 hist[kMsmHistBins];
+    histogram(d_scalars, n, hist);
+    c_ = msm_auto_window_hist(hist);
+  }
   if (c_ < 4 || c_ > 24) throw GpuError("MSM window width " + std::to_string(c_) + " is outside 4..24");
-  nw_ = msm_windows(c_);
-  if (shared && (c_ < 8 || n * (size_t)nw_ >= (size_t(1) << 31)))
+  int all = msm_windows(c_);
+  if (shared && (c_ < 8 || n * (size_t)all >= (size_t(1) << 31)))
     throw GpuError("GPU MSM over precomputed bases: window " + std::to_string(c_) + " must be >= 8 and n * windows < 2^31");
+  int per = shared || cap_ == 0 || n == 0 ? all : (int)std::clamp<size_t>(cap_ / n, 1, (size_t)all);
+  nbatch_ = (all + per - 1) / per;
+  if (batch < 0 || batch >= nbatch_) throw GpuError("GPU MSM: window batch " + std::to_string(batch) + " of " + std::to_string(nbatch_));
+  w0_ = batch * per;
+  nw_ = std::min(per, all - w0_);
   nb_ = shared ? 1u << (c_ - 1) : (u32)nw_ << (c_ - 1);
   m_ = 0;
   levels_ = 0;
@@ -244,13 +291,13 @@ void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared) {
   }
   scalars_d_.reserve(2 + kMaxLevels);
   CUZK_CUDA_CHECK(cudaMemsetAsync(scalars_d_.get(), 0, sizeof(u32), s_));
-  k_emit<<<grid_for(n, kEmitThreads), kEmitThreads, 0, s_>>>(d_scalars, n, c_, shared ? (u32)n : 0u,
+  k_emit<<<grid_for(n, kEmitThreads), kEmitThreads, 0, s_>>>(d_scalars, n, c_, w0_, nw_, shared ? (u32)n : 0u,
                                                              keys_[0].get(), vals_[0].get(), scalars_d_.get());
   CUZK_CUDA_LAUNCHED("k_emit");
   plan_sorted(n);
 }
-template void MsmEngine::plan(const Dev<Bls12_381>::Fr*, size_t, int, bool);
-template void MsmEngine::plan(const Dev<Bn254>::Fr*, size_t, int, bool);
+template void MsmEngine::plan(const Dev<Bls12_381>::Fr*, size_t, int, bool, int);
+template void MsmEngine::plan(const Dev<Bn254>::Fr*, size_t, int, bool, int);
 
 void MsmEngine::plan_sorted(size_t n) {
   u32 m = 0;
@@ -331,6 +378,7 @@ void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
   if (n == 0) return;
   int c = window ? window : shared ? msm_auto_window_shared(n) : msm_auto_window(n);
   int nw = msm_windows(c);
+  if (!shared && cap_) nw = (int)std::clamp<size_t>(cap_ / n, 1, (size_t)nw);  // one window batch
   size_t cap = n * (size_t)nw;
   size_t nb = shared ? size_t(1) << (c - 1) : (size_t)nw << (c - 1);
   for (int i = 0; i < 2; i++) {
@@ -449,7 +497,7 @@ Jacobian<typename C::Host> MsmEngine::run(const Affine<C>* d_points, u32 idx_off
   }
   std::vector<P> win(nw);
   d2h(win.data(), cur, nw, s_);
-  return host::from_windows<HC>(win.data(), nw, c_);
+  return host::from_windows<HC>(win.data(), nw, c_, shared_ ? 0 : w0_);
 }
 
 template <class C>
@@ -474,14 +522,18 @@ CUZK_INSTANTIATE(Bn254)
 
 // G1 and G2 run the same template; the two names say which group a call site means.
 template <class HC, class FrP>
-Jacobian<HC> msm_g1(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window) {
+Jacobian<HC> msm_g1(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
+                    size_t max_entries) {
   MsmUpload<HC, Fp<FrP>> o(device, points, scalars, n);
-  o.eng.plan(o.sc.get(), n, window);
-  return o.eng.run(o.pts.get());
+  o.eng.set_entry_cap(max_entries);
+  Jacobian<HC> sum = host::infinity<HC>();
+  o.eng.each_batch(o.sc.get(), n, window, false, [&] { sum = host::add(sum, o.eng.run(o.pts.get())); });
+  return sum;
 }
 template <class HC, class FrP>
-Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window) {
-  return msm_g1(device, points, scalars, n, window);
+Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
+                    size_t max_entries) {
+  return msm_g1(device, points, scalars, n, window, max_entries);
 }
 
 // Precomputed bases: the same one-shot MSM with the window copies built on the device first.
@@ -500,8 +552,8 @@ Jacobian<HC> msm_g2_precomputed(int device, const Affine<HC>* points, const Fp<F
 }
 
 #define CUZK_INSTANTIATE(C)                                                                          \
-  template C::G1 msm_g1(int, const C::G1Affine*, const C::Fr*, size_t, int);                         \
-  template C::G2 msm_g2(int, const C::G2Affine*, const C::Fr*, size_t, int);                         \
+  template C::G1 msm_g1(int, const C::G1Affine*, const C::Fr*, size_t, int, size_t);                 \
+  template C::G2 msm_g2(int, const C::G2Affine*, const C::Fr*, size_t, int, size_t);                 \
   template C::G1 msm_g1_precomputed(int, const C::G1Affine*, const C::Fr*, size_t, int);             \
   template C::G2 msm_g2_precomputed(int, const C::G2Affine*, const C::Fr*, size_t, int);
 CUZK_INSTANTIATE(Bls12_381)

@@ -21,6 +21,7 @@
 // "shared" plan sends every window's digits to one set of 2^(c-1) buckets, so steps 5-6 run for a
 // single window and wider windows pay off (msm_auto_window_shared).
 #pragma once
+#include <algorithm>
 #include <cstdlib>
 #include <type_traits>
 
@@ -362,6 +363,61 @@ inline int msm_auto_window_shared(size_t n) {
     }
   }
   return best;
+}
+
+// Bit length of a prepared scalar's plain words (fold flag cleared): 0 for zero, 1 for one, at most
+// kMsmScalarBits.
+CUZK_HD int msm_bit_length(const u32 (&k)[kMsmScalarWords]) {
+  for (int j = kMsmScalarWords - 1; j >= 0; j--)
+    if (k[j]) {
+#ifdef __CUDA_ARCH__
+      return 32 * j + 32 - __clz(k[j]);
+#else
+      return 32 * j + 32 - __builtin_clz(k[j]);
+#endif
+    }
+  return 0;
+}
+
+// Scalars by the bit length of their folded value (hist[b]: how many have b bits, b < 256), which
+// tells how many digit entries a plan of any window width will emit: a b-bit value has nonzero
+// digits in at most ceil(b / c) windows (Booth's carry can add one; random bits leave a digit zero
+// only 2^-c of the time). Witness scalars are mostly 0 (no entry) and 1 (one entry), so their plans
+// hold far fewer entries than n * windows, and the best window is narrower than for random scalars.
+constexpr int kMsmHistBins = 256;
+inline double msm_entries_estimate(const u64* hist, int c) {
+  double e = 0;
+  for (int b = 1; b < kMsmHistBins; b++)
+    if (hist[b]) e += (double)hist[b] * std::min(msm_windows(c), (b + c - 1) / c);
+  return e;
+}
+
+// msm_auto_window's cost model over the estimated entries instead of n * windows. Measured on the
+// H200 with porep-profile witness scalars (94% 0/1): the model picks c = 15 at 2^24 and 16 at 2^26,
+// the fastest of the swept widths there (16.0 and 49.0 ms, against 19.4 and 122.6 ms at the widths
+// n alone gives, 17 and 20); for random scalars it picks what msm_auto_window(n) picks.
+inline int msm_auto_window_hist(const u64* hist) {
+  int best = 8;
+  double best_cost = 1e300;
+  for (int c = 8; c <= 22; c++) {
+    double w = msm_windows(c);
+    double cost = msm_entries_estimate(hist, c) + w * (double)(1u << (c - 1)) * 11.0;
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = c;
+    }
+  }
+  return best;
+}
+
+// Whether scalars this sparse go faster through a plain plan at msm_auto_window_hist's width than
+// through precomputed bases at the tables' width c_shared: when their digits would fill less than a
+// quarter of the shared plan's n * windows slots. Measured on the H200 (G1, plain at the histogram's
+// width / precomputed at 22): porep witness scalars, 9% of the slots filled, 16.0 / 31.0 ms at 2^24
+// and 49.0 / 57.7 ms at 2^26; circom-profile witness scalars and random ones, 40% and more, are faster
+// over the tables (61.5 against 67.7 ms and 95.0 against 110.7 ms at 2^24).
+inline bool msm_prefer_plain(const u64* hist, size_t n, int c_shared) {
+  return msm_entries_estimate(hist, c_shared) < 0.25 * (double)n * msm_windows(c_shared);
 }
 
 // Field inversions for the one-time precomputation (Fermat: a^(p-2); Fq2 through the norm).

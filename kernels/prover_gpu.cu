@@ -205,7 +205,8 @@ struct GpuProver<C>::Impl {
   int c_w = 0, c_h = 0;
   PrecomputeInfo pinfo;
 
-  int msm_window;  // GpuOptions::msm_window
+  int msm_window;          // GpuOptions::msm_window
+  size_t msm_scratch_cap;  // GpuOptions::msm_scratch_bytes
 
   Impl(const groth16::ZKey<C>& zk, const groth16::ConstraintEvaluator<C>& ev, int dev, const GpuOptions& opt)
       : device(dev),
@@ -214,7 +215,8 @@ struct GpuProver<C>::Impl {
         domain(zk.domain_size),
         log_domain(zk.log_domain),
         ntt(s_h.get(), opt.ntt_passes),
-        msm_window(opt.msm_window) {
+        msm_window(opt.msm_window),
+        msm_scratch_cap(opt.msm_scratch_bytes) {
     if (ev.n_rows != domain || ev.n_vars != n_vars)
       throw std::invalid_argument("GPU prover: the constraint evaluator does not belong to this zkey");
     upload(a, zk.a);
@@ -242,18 +244,54 @@ struct GpuProver<C>::Impl {
     return k == kSetH ? domain : k == kSetC ? (c_needed() ? n_vars - n_public - 1 : 0) : n_vars;
   }
 
+  // Both engines' plain plans at full width when they fit in free device memory beside a headroom;
+  // otherwise in window batches (MsmEngine::set_entry_cap), the engine needing more memory giving
+  // up a window per batch at a time. A 2^27 key's points take 77 GB of the H200's 141, and the
+  // plain plans at full width another 60.
+  void size_msm_scratch() {
+    constexpr size_t headroom = size_t(1) << 30;
+    size_t fr = 0, tot = 0;
+    CUZK_CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
+    const size_t n[2] = {n_vars, domain}, xyzz[2] = {sizeof(DG2xyzz), sizeof(DG1xyzz)};
+    int c[2], per[2];
+    size_t unit[2];
+    for (int e = 0; e < 2; e++) {
+      c[e] = msm_window ? msm_window : msm_auto_window(n[e]);
+      per[e] = msm_windows(c[e]);
+      unit[e] = MsmEngine::bytes_per_window(n[e], c[e], xyzz[e]);
+    }
+    size_t avail = fr > headroom ? fr - headroom : 0;
+    if (msm_scratch_cap) avail = std::min(avail, msm_scratch_cap);
+    auto need = [&] { return per[0] * unit[0] + per[1] * unit[1]; };
+    if (need() <= avail) return;
+    while (need() > avail && (per[0] > 1 || per[1] > 1)) {
+      int e = per[0] * unit[0] >= per[1] * unit[1] && per[0] > 1 ? 0 : per[1] > 1 ? 1 : 0;
+      per[e]--;
+    }
+    if (need() > avail)
+      throw GpuError("GPU prover: the MSMs need " + std::to_string(need() >> 20) +
+                     " MiB of device memory even one window at a time; " + std::to_string(avail >> 20) +
+                     " MiB are left for them beside the key");
+    eng_w.set_entry_cap(n[0] * per[0]);
+    eng_h.set_entry_cap(n[1] * per[1]);
+    pinfo.msm_batches_w = (msm_windows(c[0]) + per[0] - 1) / per[0];
+    pinfo.msm_batches_h = (msm_windows(c[1]) + per[1] - 1) / per[1];
+  }
+
   // The MSM scratch of both engines first (plain plans always, shared ones when tables may be
   // built), then a table per asked-for set, in order, while free memory covers it with headroom.
   void reserve_and_precompute(const PrecomputeOptions& pre) {
     bool want = pre.enabled && !parse_sets(pre.sets).empty();
+    size_msm_scratch();
     eng_w.reserve(n_vars, 0, false, sizeof(DG2xyzz));
     eng_h.reserve(domain, 0, false, sizeof(DG1xyzz));
     if (want) {
       c_w = msm_window ? msm_window : msm_auto_window_shared(n_vars);
       c_h = msm_window ? msm_window : msm_auto_window_shared(domain);
-      eng_w.reserve(n_vars, c_w, true, sizeof(DG2xyzz));
-      eng_h.reserve(domain, c_h, true, sizeof(DG1xyzz));
     }
+    // An engine's shared-plan scratch is reserved with its first table, and counted in that table's
+    // fit: at 2^27 neither fits beside the key, and neither is taken.
+    bool shared_reserved[2] = {false, false};
     pinfo.window_w = c_w;
     pinfo.window_h = c_h;
     std::vector<int> built, skipped;
@@ -275,11 +313,18 @@ struct GpuProver<C>::Impl {
         size_t fr = 0, tot = 0;
         CUZK_CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
         size_t plan_n = k == kSetH ? domain : n_vars;  // a shared plan needs plan_n * windows < 2^31
-        if (plan_n * nw >= (size_t(1) << 31) || fr < bytes + lmem + pre.headroom_bytes) {
+        const int e = k == kSetH ? 1 : 0;
+        const size_t xyzz = e ? sizeof(DG1xyzz) : sizeof(DG2xyzz);
+        size_t scratch = shared_reserved[e] ? 0 : MsmEngine::bytes_per_window(plan_n, win, xyzz) + plan_n * (nw - 1) * 16;
+        if (plan_n * nw >= (size_t(1) << 31) || fr < bytes + scratch + lmem + pre.headroom_bytes) {
           skipped.push_back(k);
           continue;
         }
         try {
+          if (!shared_reserved[e]) {
+            (e ? eng_h : eng_w).reserve(plan_n, win, true, xyzz);
+            shared_reserved[e] = true;
+          }
           if (g2) build_table(b2, n, win, msm_precompute<DG2>);
           else build_table(k == kSetA ? a : k == kSetB1 ? b1 : k == kSetC ? c : h, n, win, msm_precompute<DG1>);
         } catch (const GpuError&) {  // refused after all (another process took the memory): plain path
@@ -320,21 +365,40 @@ struct GpuProver<C>::Impl {
     return std::async(std::launch::async, [this, &out] {
       auto t1 = std::chrono::steady_clock::now();
       set_device(device);
+      SpanRecorder& sp = lane_spans;
+      cudaStream_t s = s_w.get();
+      // A witness as sparse as a PoRep partition's goes faster through a plain plan at the width its
+      // bit lengths call for than over the tables (msm_prefer_plain).
+      u64 hist[kMsmHistBins];
+      sp.run("msm_plan", s, [&] { eng_w.histogram(w.get(), n_vars, hist); });
+      const bool sparse = c_w > 0 && msm_prefer_plain(hist, n_vars, c_w);  // c_w = 0: no tables
+      const int c_plain = msm_window ? msm_window : msm_auto_window_hist(hist);
+      auto on_table = [&](int k) { return tabled(k) && !sparse; };
       // Sets with tables over one shared plan, the others over a plain plan of the same w.
       bool need[2] = {false, false};
       for (int k : {kSetA, kSetB1, kSetB2, kSetC})
-        if (k != kSetC || c_needed()) need[tabled(k) ? 1 : 0] = true;
-      out.c = host::infinity<typename C::G1Curve>();
-      SpanRecorder& sp = lane_spans;
-      cudaStream_t s = s_w.get();
+        if (k != kSetC || c_needed()) need[on_table(k) ? 1 : 0] = true;
+      out.a = out.b1 = out.c = host::infinity<typename C::G1Curve>();
+      out.b2 = host::infinity<typename C::G2Curve>();
       for (int shared = 1; shared >= 0; shared--) {
         if (!need[shared]) continue;
-        sp.run("msm_plan", s, [&] { eng_w.plan(w.get(), n_vars, shared ? c_w : 0, shared); });
-        if (tabled(kSetA) == (bool)shared) out.a = sp.run("msm_a", s, [&] { return eng_w.run(a.get()); });
-        if (tabled(kSetB1) == (bool)shared) out.b1 = sp.run("msm_b1", s, [&] { return eng_w.run(b1.get()); });
-        if (tabled(kSetB2) == (bool)shared) out.b2 = sp.run("msm_b2", s, [&] { return eng_w.run(b2.get()); });
-        if (c_needed() && tabled(kSetC) == (bool)shared)
-          out.c = sp.run("msm_c", s, [&] { return eng_w.run(c.get(), n_public + 1); });
+        auto msms = [&] {
+          if (on_table(kSetA) == (bool)shared)
+            out.a = host::add(out.a, sp.run("msm_a", s, [&] { return eng_w.run(a.get()); }));
+          if (on_table(kSetB1) == (bool)shared)
+            out.b1 = host::add(out.b1, sp.run("msm_b1", s, [&] { return eng_w.run(b1.get()); }));
+          if (on_table(kSetB2) == (bool)shared)
+            out.b2 = host::add(out.b2, sp.run("msm_b2", s, [&] { return eng_w.run(b2.get()); }));
+          if (c_needed() && on_table(kSetC) == (bool)shared)
+            out.c = host::add(out.c, sp.run("msm_c", s, [&] { return eng_w.run(c.get(), n_public + 1); }));
+        };
+        int win = shared ? c_w : c_plain;
+        sp.run("msm_plan", s, [&] { eng_w.plan(w.get(), n_vars, win, shared != 0); });
+        msms();
+        for (int b = 1; b < eng_w.batches(); b++) {
+          sp.run("msm_plan", s, [&] { eng_w.plan(w.get(), n_vars, win, shared != 0, b); });
+          msms();
+        }
       }
       t.witness_msms_ms = ms_since(t1);
     });
@@ -344,8 +408,13 @@ struct GpuProver<C>::Impl {
   void h_msm(RawMsms& out) {
     auto t3 = std::chrono::steady_clock::now();
     bool shared = tabled(kSetH);
-    spans.run("msm_plan", s_h.get(), [&] { eng_h.plan(abc.get(), domain, shared ? c_h : 0, shared); });
-    out.h = spans.run("msm_h", s_h.get(), [&] { return eng_h.run(h.get()); });
+    int win = shared ? c_h : msm_window;
+    out.h = host::infinity<typename C::G1Curve>();
+    for (int b = 0; b == 0 || b < eng_h.batches(); b++) {
+      spans.run("msm_plan", s_h.get(), [&] { eng_h.plan(abc.get(), domain, win, shared, b); });
+      win = eng_h.window();
+      out.h = host::add(out.h, spans.run("msm_h", s_h.get(), [&] { return eng_h.run(h.get()); }));
+    }
     t.h_msm_ms = ms_since(t3);
   }
 

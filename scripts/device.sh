@@ -313,6 +313,8 @@ HEADLINE=(
   "--runs 5 --warmup 1 msm-g1-ab --sizes 20,22,24 --scalars both"
   "--runs 5 --warmup 1 msm-g2-ab --sizes 20,22 --scalars both"
   "--runs 3 --warmup 1 msm-g1-ab --sizes 26 --scalars both"
+  "--runs 5 --warmup 1 msm-g1 --sizes 24,26 --scalars witness --profile porep"
+  "--runs 5 --warmup 1 prove --sizes 24 --profile porep"
 )
 
 # At most 8 files, two folders deep, come back from $OUT: pack the rest into results.tar.xz.

@@ -3,7 +3,7 @@
 // the estimated physical bound next to each figure.
 //
 //   [--device D] [--runs N] [--warmup W] [--csv FILE] [--curve bls12381|bn254] <what> [--sizes a,b,..]
-//   [--scalars random|witness|both] [--window C]
+//   [--scalars random|witness|both] [--profile circom|porep] [--window C]
 //   [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]
 //   what: msm (G1 and G2) | msm-g1 | msm-g2 | msm-g1-ab | msm-g2-ab | ntt | h-stage | prove | prove-ab |
 //         window-sweep | all
@@ -12,7 +12,9 @@
 //   --curve: the curve of msm, msm-g1, msm-g2, ntt, h-stage, prove and prove-ab (default bls12381);
 //   the rest, and witness scalars, are BLS12-381's only.
 //
-// Sizes are log2. Witness scalars are the values of a `gen-circuit` witness (2^20 of them, tiled to
+// Sizes are log2. --profile picks the gen-circuit profile of witness scalars and of `prove`'s circuits
+// (reported as "witness" / "gen-circ" for circom, "porep" for porep). Witness scalars are the values
+// of a `gen-circuit` witness (2^20 of them, tiled to
 // the size asked), so the 0/1/small-value mix is that of a real circuit. `prove` builds the
 // gen-circuit R1CS at 2^k constraints with random key points (the timing does not depend on the
 // points), keeps the key resident and times whole proofs through the `cuda` backend, then the proving
@@ -50,6 +52,7 @@ struct Args {
   int device = 0, runs = 5, warmup = 1, window = 0;
   std::string what = "all", scalars = "both", csv;
   CurveId curve = CurveId::bls12_381;
+  groth16::GenProfile profile = groth16::GenProfile::circom;  // of witness scalars and prove circuits
   GpuOptions gpu;  // --precompute, --headroom-mb, --msm-window, --ntt-passes: the prover's tunables
   std::vector<int> sizes;
 };
@@ -96,6 +99,7 @@ Args parse(const std::vector<std::string>& argv) {
       else if (s == "--scalars") a.scalars = val();
       else if (s == "--sizes") a.sizes = parse_sizes(val());
       else if (s == "--curve") a.curve = parse_curve(val());
+      else if (s == "--profile") a.profile = groth16::parse_gen_profile(val());
       else if (s == "--precompute") a.gpu.precompute = PrecomputeOptions::parse(val(), a.gpu.precompute.headroom_bytes);
       else if (s == "--headroom-mb") a.gpu.precompute.headroom_bytes = (size_t)std::stoull(val()) << 20;
       else if (s == "--msm-window") a.gpu.msm_window = std::stoi(val());
@@ -166,18 +170,24 @@ std::vector<F> random_scalars(size_t n, uint64_t seed) {
   return s;
 }
 
-const std::vector<Fr>& witness_pool() {
-  static std::vector<Fr> w = [] {
+const std::vector<Fr>& witness_pool(groth16::GenProfile p) {
+  static std::vector<Fr> w[2];
+  std::vector<Fr>& v = w[(int)p];
+  if (v.empty()) {
     R1cs r;
-    std::vector<Fr> v;
-    gen_circuit(20, 42, r, v);
-    return v;
-  }();
-  return w;
+    gen_circuit(20, 42, r, v, p);
+  }
+  return v;
 }
 
-std::vector<Fr> witness_scalars(size_t n) {
-  const std::vector<Fr>& w = witness_pool();
+// The label of witness scalars in the results: "witness" (circom profile) or "porep".
+const char* witness_label(groth16::GenProfile p) { return p == groth16::GenProfile::porep ? "porep" : "witness"; }
+
+// The label of whole proofs of a gen-circuit circuit: "gen-circ" (circom profile) or "porep".
+std::string circ_label(groth16::GenProfile p) { return p == groth16::GenProfile::porep ? "porep" : "gen-circ"; }
+
+std::vector<Fr> witness_scalars(size_t n, groth16::GenProfile p) {
+  const std::vector<Fr>& w = witness_pool(p);
   std::vector<Fr> s(n);
   for (size_t i = 0; i < n; i++) s[i] = w[i % w.size()];
   return s;
@@ -214,8 +224,8 @@ void run_msm(const Args& a, const std::vector<int>& sizes, const char* op, const
     }
     if constexpr (std::is_same_v<F, Fr>) {  // the witness pool is a BLS12-381 gen-circuit's
       if (a.scalars == "random") continue;
-      auto sc = witness_scalars(n);
-      report(op, k, "witness", bench(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
+      auto sc = witness_scalars(n, a.profile);
+      report(op, k, witness_label(a.profile), bench(a.device, pts.data(), sc.data(), n, a.window, a.warmup, a.runs));
     }
   }
 }
@@ -232,16 +242,21 @@ void run_msm_g2(const Args& a, const std::vector<int>& sizes) {
                                                [](auto... args) { return bench_msm_g2(args...); });
 }
 
-// G1 MSM with random scalars at several window widths (the automatic choice is marked "auto").
+// The plain G1 MSM at several window widths (the automatic choice is marked "auto"), with random
+// scalars, or with --scalars witness the profile's witness scalars (wider range of widths: their
+// digit entries are fewer, which favours narrower windows).
 void run_window_sweep(const Args& a, const std::vector<int>& sizes) {
   int kmax = *std::max_element(sizes.begin(), sizes.end());
   auto pts = make_points<G1Curve>(size_t(1) << kmax, g1_generator(), 3);
+  const bool wit = a.scalars == "witness";
   for (int k : sizes) {
     size_t n = size_t(1) << k;
-    auto sc = random_scalars(n, 300 + k);
-    for (int c : {k - 10, k - 8, k - 6, k - 4, k - 2, 0}) {
+    auto sc = wit ? witness_scalars(n, a.profile) : random_scalars(n, 300 + k);
+    std::vector<int> widths = {k - 10, k - 8, k - 6, k - 4, k - 2, 0};
+    if (wit) widths = {10, 12, 13, 14, 15, 16, 17, 18, 20, 0};
+    for (int c : widths) {
       if (c != 0 && (c < 8 || c > 23)) continue;
-      report("sweep-g1", k, c ? "c=" + std::to_string(c) : "auto",
+      report(wit ? std::string("sweep-g1-") + witness_label(a.profile) : "sweep-g1", k, c ? "c=" + std::to_string(c) : "auto",
              bench_msm_g1(a.device, pts.data(), sc.data(), n, c, a.warmup, a.runs));
     }
   }
@@ -264,36 +279,35 @@ void run_msm_ab(const Args& a, const std::vector<int>& sizes, bool g1) {
     size_t n = size_t(1) << k;
     for (int witness = 0; witness < 2; witness++) {
       if (witness ? a.scalars == "random" : a.scalars == "witness") continue;
-      auto sc = witness ? witness_scalars(n) : random_scalars(n, (g1 ? 100 : 200) + k);
+      auto sc = witness ? witness_scalars(n, a.profile) : random_scalars(n, (g1 ? 100 : 200) + k);
       std::vector<BenchStats> r;
       if constexpr (std::is_same_v<C, G1Curve>)
         r = bench_msm_g1_ab(a.device, pts.data(), sc.data(), n, a.warmup, a.runs, 2);
       else
         r = bench_msm_g2_ab(a.device, pts.data(), sc.data(), n, a.warmup, a.runs, 2);
-      for (size_t i = 0; i < r.size(); i++) report(i % 2 ? op + "-pre" : op, k, witness ? "witness" : "random", r[i]);
+      for (size_t i = 0; i < r.size(); i++)
+        report(i % 2 ? op + "-pre" : op, k, witness ? witness_label(a.profile) : "random", r[i]);
     }
   }
 }
 
-// A key for the gen-circuit R1CS with random points: the coefficient section (A and B plus the
-// public rows snarkjs adds) as setup writes it, every point section at its full length.
+// A key for a gen-circuit circuit with random points: its A and B coefficients (gen_circuit_coefs)
+// plus the public rows snarkjs's setup appends, every point section at its full length.
 template <class C>
-std::shared_ptr<const groth16::ZKey<C>> bench_key(const groth16::R1cs<C>& r, int log_n) {
+std::shared_ptr<const groth16::ZKey<C>> bench_key(HugeVec<groth16::ZKeyCoef<C>>&& coefs, const groth16::GenShape& sh,
+                                                  int log_n) {
   using G1C = typename C::G1Curve;
   using G2C = typename C::G2Curve;
   const auto g1_gen = C::g1_generator();
   const auto g2_gen = C::g2_generator();
   auto zk = std::make_shared<groth16::ZKey<C>>();
-  zk->n_public = r.n_public();
-  zk->n_vars = r.n_wires;
+  zk->n_public = sh.n_public;
+  zk->n_vars = sh.n_wires;
   zk->domain_size = 1u << log_n;
   zk->log_domain = log_n;
-  size_t nc = r.constraints.size();
+  size_t nc = sh.n_constraints;
   if (nc + zk->n_public + 1 > zk->domain_size) throw std::runtime_error("circuit does not fit its domain");
-  for (size_t i = 0; i < nc; i++) {
-    for (const auto& t : r.constraints[i].a) zk->coefs.push_back({0, (uint32_t)i, t.wire, t.coeff});
-    for (const auto& t : r.constraints[i].b) zk->coefs.push_back({1, (uint32_t)i, t.wire, t.coeff});
-  }
+  zk->coefs = std::move(coefs);
   for (uint32_t j = 0; j <= zk->n_public; j++) zk->coefs.push_back({0, (uint32_t)(nc + j), j, C::Fr::one()});
   auto g1 = make_points<G1C>(zk->n_vars, g1_gen, 11);
   zk->a = g1;
@@ -324,8 +338,8 @@ BenchStats stats_of(std::vector<double> ms) {
   return st;
 }
 
-// The gen-circuit R1CS at 2^k constraints, its witness, and a key with random points over it (the
-// timing does not depend on the points); setup_s: the seconds that took.
+// The gen-circuit circuit of the profile at 2^k constraints, its witness, and a key with random
+// points over it (the timing does not depend on the points); setup_s: the seconds that took.
 template <class C>
 struct BenchCircuit {
   std::shared_ptr<const groth16::ZKey<C>> zk;
@@ -333,12 +347,12 @@ struct BenchCircuit {
   double setup_s;
 };
 template <class C>
-BenchCircuit<C> bench_circuit(int k) {
+BenchCircuit<C> bench_circuit(int k, groth16::GenProfile profile) {
   auto t0 = std::chrono::steady_clock::now();
-  groth16::R1cs<C> r;
+  HugeVec<groth16::ZKeyCoef<C>> coefs;
   std::vector<typename C::Fr> w;
-  groth16::gen_circuit(k, 7, r, w);
-  auto zk = bench_key<C>(r, k);
+  groth16::GenShape sh = groth16::gen_circuit_coefs<C>(k, 7, profile, coefs, w);
+  auto zk = bench_key<C>(std::move(coefs), sh, k);
   return {zk, std::move(w), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
 }
 
@@ -349,7 +363,7 @@ template <class C>
 void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
   using Fr = typename C::Fr;
   for (int k : sizes) {
-    auto [zk, w, setup_s] = bench_circuit<C>(k);
+    auto [zk, w, setup_s] = bench_circuit<C>(k, a.profile);
     size_t free0 = device_info(a.device).free_memory;
     auto t1 = std::chrono::steady_clock::now();
     auto be = make_cuda_prover(zk, a.device, a.gpu);
@@ -385,7 +399,7 @@ void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
         std::snprintf(buf, sizeof buf, "round %d, last: witness MSMs %.1f, H stage %.1f, H MSM %.1f, device total %.1f ms",
                       round + 1, tm.witness_msms_ms, tm.h_stage_ms, tm.h_msm_ms, tm.total_ms);
         st.detail = buf;
-        report(pre ? "prove-pre" : "prove", k, "gen-circ", st);
+        report(pre ? "prove-pre" : "prove", k, circ_label(a.profile), st);
       }
     }
     bool same = first[0].a == first[1].a && first[0].b == first[1].b && first[0].c == first[1].c;
@@ -398,16 +412,20 @@ template <class C>
 void run_prove(const Args& a, const std::vector<int>& sizes) {
   using Fr = typename C::Fr;
   for (int k : sizes) {
-    auto [zk, w, setup_s] = bench_circuit<C>(k);
+    auto [zk, w, setup_s] = bench_circuit<C>(k, a.profile);
     auto t1 = std::chrono::steady_clock::now();
     auto be = make_cuda_prover(zk, a.device, a.gpu);
     double upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-    std::printf("# prove 2^%d: circuit + random key %.1f s, key upload %.1f s, %zu coefficients\n", k, setup_s,
-                upload_s, zk->coefs.size());
+    PrecomputeInfo pi;
+    cuda_backend_precompute(*be, pi);
+    std::printf("# prove 2^%d: circuit + random key %.1f s, key upload %.1f s, %zu coefficients; tables [%s] "
+                "(skipped [%s]); MSM window batches %d (witness) / %d (H); %s free\n",
+                k, setup_s, upload_s, zk->coefs.size(), pi.sets.c_str(), pi.skipped.c_str(), pi.msm_batches_w,
+                pi.msm_batches_h, gb(pi.free_bytes).c_str());
     groth16::ProveOptions<C> opt;
     opt.r = Fr::from_u64(3);
     opt.s = Fr::from_u64(5);
-    auto time_prove = [&](const char* inputs, auto&& prove_once) {
+    auto time_prove = [&](const std::string& inputs, auto&& prove_once) {
       std::vector<double> ms;
       ProverTimings tm{};
       for (int i = 0; i < a.warmup + a.runs; i++) {
@@ -423,9 +441,13 @@ void run_prove(const Args& a, const std::vector<int>& sizes) {
                     "last: upload %.1f, witness MSMs %.1f, H stage %.1f, H MSM %.1f, device total %.1f ms", tm.upload_ms,
                     tm.witness_msms_ms, tm.h_stage_ms, tm.h_msm_ms, tm.total_ms);
       st.detail = buf;
-      report(inputs[0] == 'g' ? "prove" : "prove-synth", k, inputs, st);
+      report(inputs == circ_label(a.profile) ? "prove" : "prove-synth", k, inputs, st);
     };
-    time_prove("gen-circ", [&] { be->prove(w, opt); });
+    time_prove(circ_label(a.profile), [&] { be->prove(w, opt); });
+    if (k > 26) {  // the slot and the host evaluator would not fit beside the key's points
+      std::printf("# prove 2^%d: prove-synth skipped (host memory)\n", k);
+      continue;
+    }
     // The proving stage from synthesized vectors in one host buffer (the daemon's slot), first in
     // pageable memory, then registered (page-locked) as the daemon's GPU worker does with its ring.
     size_t n = zk->domain_size, nv = zk->n_vars;
@@ -454,7 +476,7 @@ void write_csv(const std::string& path) {
 const char* bench_usage() {
   return "[--device D] [--runs N] [--warmup W] [--csv FILE] [--curve bls12381|bn254] "
          "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|prove-ab|window-sweep|field|all "
-         "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--window C]\n"
+         "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--profile circom|porep] [--window C]\n"
          "  [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]";
 }
 

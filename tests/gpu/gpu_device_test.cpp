@@ -261,6 +261,32 @@ TEST(GpuMsm, G1DegenerateInputs) {
   EXPECT_TRUE(gpu::msm_g1(0, pts.data(), sc.data(), 0).is_inf());
 }
 
+// Witness-like scalars of every kind (mostly 0 and 1, then small, full-size, r-1 and other negative
+// ones) through the plain plan at the histogram's width, and the same and random scalars with the
+// windows split into batches by an entry cap (one window per plan, and three), in G1 and G2.
+TEST(GpuMsm, SparseScalarsAndWindowBatchesMatchCpu) {
+  REQUIRE_GPU();
+  size_t n = (1 << 15) + 3;
+  auto p1 = rand_points<G1Curve>(n, g1_generator());
+  auto p2 = rand_points<G2Curve>(n, g2_generator());
+  std::vector<Fr> sparse(n), random = rand_vec(n);
+  for (auto& x : sparse) {
+    uint64_t k = rng()() % 100;
+    x = k < 50 ? Fr::zero() : k < 90 ? Fr::one() : k < 93 ? Fr::from_u64(rng()() % 100000) : k < 95 ? -Fr::one()
+        : k < 97 ? -Fr::from_u64(2 + rng()() % 1000) : rand_fr();
+  }
+  for (const auto* sc : {&sparse, &random}) {
+    SCOPED_TRACE(sc == &sparse ? "sparse scalars" : "random scalars");
+    G1 r1 = msm_g1(p1.data(), sc->data(), n);
+    G2 r2 = msm_g2(p2.data(), sc->data(), n);
+    for (size_t cap : {size_t(0), n, 3 * n}) {
+      ASSERT_EQ(gpu::msm_g1(0, p1.data(), sc->data(), n, 0, cap).to_affine(), r1.to_affine()) << "cap " << cap;
+      ASSERT_EQ(gpu::msm_g1(0, p1.data(), sc->data(), n, 9, cap).to_affine(), r1.to_affine()) << "c=9, cap " << cap;
+      ASSERT_EQ(gpu::msm_g2(0, p2.data(), sc->data(), n, 0, cap).to_affine(), r2.to_affine()) << "cap " << cap;
+    }
+  }
+}
+
 TEST(GpuMsm, G2MatchesCpu) {
   REQUIRE_GPU();
   for (size_t n : {1, 7, 300, 5003}) {
@@ -378,10 +404,10 @@ struct CircuitOn {
 using Circuit = CircuitOn<Bls12_381>;
 
 template <class C = Bls12_381>
-CircuitOn<C> generated(int log_n, uint64_t seed) {
+CircuitOn<C> generated(int log_n, uint64_t seed, groth16::GenProfile profile = groth16::GenProfile::circom) {
   groth16::R1cs<C> r1cs;
   std::vector<typename C::Fr> w;
-  groth16::gen_circuit(log_n, seed, r1cs, w);
+  groth16::gen_circuit(log_n, seed, r1cs, w, profile);
   auto zk = std::make_shared<const groth16::ZKey<C>>(
       groth16::setup_zkey(r1cs, groth16::toxic_from_seed<C>(std::string("gpu-test"))));
   return {zk, w};
@@ -445,6 +471,16 @@ TEST(GpuProver, Bn254GeneratedCircuitsMatchCpuBackend) {
   REQUIRE_GPU();
   for (int log_n : {4, 8, 12, 16})
     expect_same_proofs(generated<Bn254>(log_n, 3000 + rng()() % 1000), log_n >= 12 ? 3 : 2);
+}
+
+// PoRep-profile witnesses (94% 0/1) take the plain plan at the width their bit lengths call for
+// instead of the tables (msm_prefer_plain): raw MSMs and proofs still equal the CPU backend's.
+TEST(GpuProver, PorepCircuitsMatchCpuBackend) {
+  REQUIRE_GPU();
+  for (int log_n : {12, 16}) {
+    expect_same_proofs(generated(log_n, 5000 + rng()() % 1000, groth16::GenProfile::porep), 2);
+    expect_same_proofs(generated<Bn254>(log_n, 6000 + rng()() % 1000, groth16::GenProfile::porep), 2);
+  }
 }
 
 TEST(GpuProver, SnarkjsKeyMatchesCpuAndSnarkjsProof) {
@@ -563,6 +599,41 @@ TEST(GpuProver, TunedOptionsGiveTheSameProofs) {
     EXPECT_EQ(got.a, want.a) << passes;
     EXPECT_EQ(got.b, want.b) << passes;
     EXPECT_EQ(got.c, want.c) << passes;
+  }
+}
+
+// A key that leaves too little device memory for every MSM window at once (2^27 on the H200) is
+// proved in window batches: simulated here by capping the MSM scratch (GpuOptions::msm_scratch_bytes).
+// Proofs equal the CPU backend's in both profiles; the smaller caps must split the windows, and a cap
+// below one window per engine is refused clearly.
+TEST(GpuProver, WindowBatchesWhenMemoryIsShortGiveTheSameProofs) {
+  REQUIRE_GPU();
+  for (auto profile : {groth16::GenProfile::circom, groth16::GenProfile::porep}) {
+    Circuit c = generated(12, 31, profile);
+    ProveOptions opt;
+    opt.r = Fr::from_u64(7);
+    opt.s = Fr::from_u64(11);
+    Proof want = make_cpu_prover(c.zk)->prove(c.w, opt);
+    for (size_t cap_kb : {size_t(65536), size_t(8192), size_t(2048), size_t(256)}) {
+      gpu::GpuOptions g;
+      g.msm_scratch_bytes = cap_kb << 10;
+      std::unique_ptr<ProverBackend> prover;
+      try {
+        prover = make_cuda_prover(c.zk, 0, g);
+      } catch (const gpu::GpuError& e) {
+        EXPECT_EQ(cap_kb, 256u) << e.what();
+        EXPECT_NE(std::string(e.what()).find("even one window at a time"), std::string::npos) << e.what();
+        continue;
+      }
+      gpu::PrecomputeInfo pi;
+      ASSERT_TRUE(cuda_backend_precompute(*prover, pi));
+      if (cap_kb <= 8192) EXPECT_GT(pi.msm_batches_w + pi.msm_batches_h, 2) << cap_kb << " KiB";
+      if (cap_kb == 65536) EXPECT_EQ(pi.msm_batches_w + pi.msm_batches_h, 2);
+      Proof got = prover->prove(c.w, opt);
+      EXPECT_EQ(got.a, want.a) << cap_kb << " KiB, batches " << pi.msm_batches_w << "/" << pi.msm_batches_h;
+      EXPECT_EQ(got.b, want.b) << cap_kb << " KiB";
+      EXPECT_EQ(got.c, want.c) << cap_kb << " KiB";
+    }
   }
 }
 

@@ -1094,3 +1094,54 @@ TEST(GpuKernelEmulationBn254, Sum2AdditionMatchesAddAffine) {
     a = got;
   }
 }
+
+// The bit-length histogram predicts the digit entries a plan emits (within a few percent: Booth's
+// carry adds a window now and then, a random digit is zero 2^-c of the time), for random scalars,
+// witness-like ones and all edge values; the window it picks for random scalars is the one n alone
+// gives, a narrower one for 0/1-heavy scalars; and only the sparse ones prefer a plain plan to
+// precomputed bases.
+TEST(GpuKernelEmulationDigits, BitLengthHistogramPredictsEntriesAndWindows) {
+  std::mt19937_64 rng = test::test_rng();
+  const size_t n = 1 << 14;
+  auto hist_of = [](const std::vector<Fr>& sc, std::vector<u64>& hist) {
+    hist.assign(kMsmHistBins, 0);
+    for (const DFr& d : to_dev<DFr>(sc)) {
+      u32 k[kMsmScalarWords];
+      msm_scalar_words(msm_prepare_scalar(d), k);
+      hist[msm_bit_length(k)]++;
+    }
+  };
+  auto entries = [](const std::vector<Fr>& sc, int c) {
+    size_t m = 0;
+    for (const DFr& d : to_dev<DFr>(sc)) m += msm_emit(msm_prepare_scalar(d), 0, c, [](u32, u32) {});
+    return m;
+  };
+  std::vector<Fr> random(n), sparse(n), edges = {Fr::zero(), Fr::one(), -Fr::one(), Fr::from_u64(2), -Fr::from_u64(2)};
+  for (auto& x : random) x = random_fr(rng);
+  for (auto& x : sparse) {
+    uint64_t k = rng() % 100;
+    x = k < 50 ? Fr::zero() : k < 94 ? Fr::one() : random_fr(rng);
+  }
+  std::vector<u64> hr, hs, he;
+  hist_of(random, hr);
+  hist_of(sparse, hs);
+  hist_of(edges, he);
+  EXPECT_EQ(he[0], 1u);  // 0
+  EXPECT_EQ(he[1], 2u);  // 1, and r-1 folded to -1
+  EXPECT_EQ(he[2], 2u);  // 2 and -2
+  for (int c : {8, 13, 16, 20}) {
+    for (const auto& [sc, h] : {std::pair{&random, &hr}, std::pair{&sparse, &hs}}) {
+      double est = msm_entries_estimate(h->data(), c), got = (double)entries(*sc, c);
+      EXPECT_NEAR(est / got, 1.0, 0.05) << "c=" << c;
+    }
+    EXPECT_EQ(msm_entries_estimate(he.data(), c), 2 * 1 + 2 * 1.0);
+  }
+  // A witness-sized histogram: the same mix scaled to 2^24 scalars.
+  std::vector<u64> big_r(hr), big_s(hs);
+  for (auto& v : big_r) v <<= 10;
+  for (auto& v : big_s) v <<= 10;
+  EXPECT_NEAR(msm_auto_window_hist(big_r.data()), msm_auto_window(size_t(1) << 24), 1);
+  EXPECT_LT(msm_auto_window_hist(big_s.data()), msm_auto_window(size_t(1) << 24));
+  EXPECT_TRUE(msm_prefer_plain(big_s.data(), size_t(1) << 24, 22));
+  EXPECT_FALSE(msm_prefer_plain(big_r.data(), size_t(1) << 24, 22));
+}
