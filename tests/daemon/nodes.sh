@@ -55,7 +55,7 @@ start_node() {
   "$SUP_BIN" --config "$(nconf "$i")" >>"$WORK/node$i.log" 2>&1 &
   NODE_PID[$i]=$!
   wait_until 60 "node $i: all workers idle" \
-    "\"$CUZK_BIN\" status --socket $(nsock "$i") --json 2>/dev/null | node -e \"let s=JSON.parse(require('fs').readFileSync(0,'utf8'));process.exit(s.workers.every(w=>w.state==='idle')?0:1)\""
+    "\"$CUZK_BIN\" status --socket $(nsock "$i") --json 2>/dev/null | node -e \"let s=JSON.parse(require('fs').readFileSync(0,'utf8'));process.exit(s.workers.every(w=>w.state==='idle')?0:1)\" 2>/dev/null"
 }
 
 # stop_node I: SIGTERM, and the node exits 0 after draining.
@@ -105,7 +105,7 @@ check_proved_once() {
   local lines="$WORK/proof_done.txt"
   : >"$lines"
   for i in "$@"; do
-    grep ',PROOF_DONE,' "$WORK/state$i/timeline.log" 2>/dev/null |
+    { grep ',PROOF_DONE,' "$WORK/state$i/timeline.log" 2>/dev/null || true; } |
       awk -F, -v n="node$i" '{ for (k = 5; k <= NF; k++) if ($k ~ /^partition=/) { split($k, a, "="); print $4, a[2], n } }' >>"$lines"
   done
   local dup
