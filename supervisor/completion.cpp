@@ -60,7 +60,8 @@ void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
   ActiveJob* j = active(m.job);
   const uint32_t slot = w.slot;
   if (!j || is_final(j->rec.state) || !holds(*j, m.partition)) {
-    // Cancelled, failed or (a shared store) taken by another node meanwhile: whatever the worker left, the slot is ours to free.
+    // Cancelled, failed or (a shared store) taken by another node meanwhile: whatever the worker
+    // left, the slot is ours to free.
     if (d) release_slot(d->id, slot);
     schedule();
     return;

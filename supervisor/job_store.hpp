@@ -82,6 +82,7 @@ struct Claimed {
 
 struct ReportOutcome {
   bool accepted = false;          // false: the lease is not held any more, and nothing was changed
+  bool again = false;             // recorded by an earlier try whose answer was lost (accepted is true)
   JState job = JState::Running;   // the job's state after the report
 };
 

@@ -97,7 +97,11 @@ std::string PgStore::where() const {
 void PgStore::connect() {
   if (connected()) return;
   if (conn_) PQfinish(conn_);
-  conn_ = PQconnectdb(url_.c_str());
+  // A server that does not answer fails the attempt after 10 s, unless the URI says otherwise: its
+  // own connect_timeout, coming later, overrides this one.
+  const char* keys[] = {"connect_timeout", "dbname", nullptr};
+  const char* values[] = {"10", url_.c_str(), nullptr};
+  conn_ = PQconnectdbParams(keys, values, 1);
   if (PQstatus(conn_) != CONNECTION_OK) {
     const std::string msg = one_line(PQerrorMessage(conn_));
     PQfinish(conn_);
@@ -409,7 +413,7 @@ ReportOutcome PgStore::report(const std::string& node, const Lease& lease, const
         Result d = exec("SELECT 1 FROM cuzk_partitions WHERE job_id = $1 AND idx = $2 AND state = $3"
                         " AND proved_by = $4 AND lease_epoch = $5",
                         {{job}, {num(lease.index)}, {num(int(PState::Done))}, {node}, {num(int64_t(lease.epoch))}});
-        out.accepted = PQntuples(d.get()) > 0;
+        out.accepted = out.again = PQntuples(d.get()) > 0;
       }
       return out;
     }

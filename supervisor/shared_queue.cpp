@@ -233,7 +233,9 @@ void Supervisor::on_reported(const Lease& lease, PState sent, const ReportOutcom
     event(tl::kProofDone, lease.job, done_kv);
     forget_partition(lease);
   }
-  if (is_final(sent) && is_final(o.job)) {
+  // A result recorded by an earlier try whose answer was lost (o.again) cannot tell whether it ended
+  // the job or another node's did: JOB_DONE is left to the node that saw it happen.
+  if (is_final(sent) && is_final(o.job) && !o.again) {
     event(tl::kJobDone, lease.job, tl::Kv().add(tl::kState, to_string(o.job)).str());
     spdlog::info("job {}: {}", lease.job, to_string(o.job));
   }

@@ -50,7 +50,14 @@ void StoreThread::drain_completions() {
     std::lock_guard lk(mu_);
     batch.swap(done_);
   }
-  for (auto& fn : batch) fn();
+  for (auto& fn : batch) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      // A completion must never take the loop down; what it was doing is logged and dropped.
+      spdlog::error("job store: handling an answer: {}", e.what());
+    }
+  }
 }
 
 bool StoreThread::execute(Op& op) {

@@ -19,6 +19,7 @@
 
 #include "supervisor/pg_store.hpp"
 #include "supervisor/sqlite_store.hpp"
+#include "supervisor/store_thread.hpp"
 
 namespace fs = std::filesystem;
 using namespace cuzk::sup;
@@ -377,6 +378,82 @@ TEST(PgSchema, VersionTableMigratesOnceAndRefusesNewer) {
 // No server at the address: StoreUnavailable (the daemon waits and retries), not another error.
 TEST(PgSchema, AnUnreachableServerIsUnavailable) {
   EXPECT_THROW(PgStore("postgresql://cuzk@/cuzk?host=/nonexistent-cuzk-dir&connect_timeout=2"), StoreUnavailable);
+}
+
+// A store that is unreachable while `down` is set, and counts the releases it made.
+class FlakyStore final : public JobStore {
+ public:
+  std::atomic<bool> down{false};
+  std::atomic<int> released{0};
+  const char* backend() const override { return "flaky"; }
+  bool insert(JobRec&) override { return check(), true; }
+  std::optional<uint64_t> find_request(const std::string&) override { return check(), std::nullopt; }
+  std::optional<JobRec> load(uint64_t) override { return check(), std::nullopt; }
+  std::vector<JobRec> list(const std::vector<JState>&, size_t) override { return check(), std::vector<JobRec>{}; }
+  Counts counts() override { return check(), Counts{}; }
+  CancelOutcome cancel(uint64_t, const std::string&, int64_t) override { return check(), CancelOutcome{}; }
+  std::vector<Claimed> claim(const std::string&, const std::vector<std::string>&, size_t, uint32_t) override {
+    return check(), std::vector<Claimed>{};
+  }
+  std::vector<Lease> renew(const std::string&, const std::vector<Lease>&, uint32_t) override {
+    return check(), std::vector<Lease>{};
+  }
+  ReportOutcome report(const std::string&, const Lease&, const PartitionRec&, int64_t) override {
+    return check(), ReportOutcome{};
+  }
+  size_t release(const std::string&) override { return check(), size_t(++released); }
+
+ private:
+  void check() const {
+    if (down) throw StoreUnavailable("flaky store: down");
+  }
+};
+
+// While the store is unreachable, work that may wait (a result) waits and is done once it is back,
+// in order; other work fails at once; every answer runs on the loop's thread.
+TEST(StoreThread, DurableWorkWaitsForTheStoreAndFastWorkFailsAtOnce) {
+  uv_loop_t loop;
+  ASSERT_EQ(uv_loop_init(&loop), 0);
+  auto owned = std::make_unique<FlakyStore>();
+  FlakyStore& store = *owned;
+  store.down = true;
+  StoreThread t(&loop, std::move(owned));
+  const std::thread::id loop_thread = std::this_thread::get_id();
+  std::vector<std::string> seen;
+  auto durable = [&](const std::string& name) {
+    t.run_durable(
+        [&, name](JobStore& s) {
+          s.release("n");
+          return [&, name] {
+            EXPECT_EQ(std::this_thread::get_id(), loop_thread);
+            seen.push_back(name);
+          };
+        },
+        [&, name](const std::string& why) { seen.push_back(name + " failed: " + why); });
+  };
+  durable("first");
+  durable("second");
+  t.run([](JobStore& s) { return s.claim("n", {"c"}, 1, 1000), std::function<void()>(); },
+        [&](const std::string&) { seen.push_back("claim refused"); });
+  auto spin = [&](auto done) {
+    for (int i = 0; i < 1000 && !done(); i++) {
+      uv_run(&loop, UV_RUN_NOWAIT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  };
+  spin([&] { return !seen.empty(); });
+  ASSERT_EQ(seen, std::vector<std::string>{"claim refused"});
+  EXPECT_FALSE(t.connected());
+  EXPECT_EQ(t.waiting(), 2u);
+  store.down = false;
+  spin([&] { return seen.size() == 3; });
+  EXPECT_EQ(seen, (std::vector<std::string>{"claim refused", "first", "second"}));
+  EXPECT_EQ(store.released.load(), 2);
+  EXPECT_TRUE(t.connected());
+  EXPECT_EQ(t.reconnects(), 1u);
+  t.stop(1000);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
 }
 
 }  // namespace
