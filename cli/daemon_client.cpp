@@ -290,7 +290,17 @@ int cmd_status(const HttpClient& c, bool json, std::ostream& out, std::ostream& 
   std::snprintf(line, sizeof line, "cuzk daemon %s: pid %s, %s, up %s s, backend %s\n", str_or(s, "instance").c_str(),
                 str_or(s, "pid").c_str(), str_or(s, "state").c_str(), str_or(s, "uptime_s").c_str(),
                 str_or(s, "backend").c_str());
-  out << line << "\nworkers\n";
+  out << line;
+  if (s.contains("store") && s["store"].is_object()) {
+    const auto& st = s["store"];
+    std::string where = str_or(st, "where", "");
+    std::string state = st.contains("connected") && st["connected"].is_boolean()
+                            ? (st["connected"].get<bool>() ? ", connected" : ", UNREACHABLE")
+                            : "";
+    out << "store " << str_or(st, "backend") << (where.empty() ? "" : " at " + where) << ", node "
+        << str_or(st, "node_id") << state << "\n";
+  }
+  out << "\nworkers\n";
   std::snprintf(line, sizeof line, "  %-10s %-6s %-6s %-8s %-12s %-9s %8s  %s\n", "NAME", "KIND", "DEVICE", "PID",
                 "CPUS", "STATE", "RESTARTS", "WORK");
   out << line;

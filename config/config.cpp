@@ -338,7 +338,7 @@ void check_token(const std::string& key, const std::string& token, const toml::n
     if (c <= 0x20 || c >= 0x7f) fail(key, "must be printable ASCII without spaces (it is sent in an HTTP header)", n);
 }
 
-const std::vector<std::string> kSections = {"daemon", "synthesis", "gpu", "circuits", "limits", "timeline"};
+const std::vector<std::string> kSections = {"daemon", "synthesis", "gpu", "circuits", "limits", "timeline", "store"};
 const std::vector<std::string> kDaemonKeys = {"instance",   "state_dir",        "socket",           "socket_mode",
                                               "tcp",        "tcp_allow_remote", "token",            "token_file",
                                               "log_level",  "heartbeat_interval_ms", "heartbeat_timeout_ms",
@@ -354,6 +354,7 @@ const std::vector<std::string> kLimitsKeys = {"memory_budget",     "restart_back
                                               "max_upload_bytes",  "max_connections",            "header_timeout_ms",
                                               "idle_timeout_ms"};
 const std::vector<std::string> kTimelineKeys = {"enabled", "path", "format", "also_stderr"};
+const std::vector<std::string> kStoreKeys = {"url", "node_id", "lease_ms", "poll_ms"};
 
 void parse_daemon(const toml::table& root, const std::string& base_dir, DaemonConfig& d) {
   Section s(section(root, "daemon"), "daemon");
@@ -564,6 +565,21 @@ void parse_timeline(const toml::table& root, const std::string& base_dir, Timeli
   s.boolean("also_stderr", t.also_stderr);
 }
 
+void parse_store(const toml::table& root, StoreConfig& st) {
+  Section s(section(root, "store"), "store");
+  s.allow_only(kStoreKeys);
+  s.str("url", st.url);
+  if (!st.url.empty() && st.url.rfind("postgresql://", 0) != 0 && st.url.rfind("postgres://", 0) != 0)
+    fail("store.url", "must be a PostgreSQL URI (postgresql://...), or empty for the SQLite store in daemon.state_dir",
+         s.node("url"));
+  s.str("node_id", st.node_id);
+  if (!st.node_id.empty() && !valid_name(st.node_id, 128, "_-.:/@"))
+    fail("store.node_id", "must be 1 to 128 characters from A-Z a-z 0-9 _ - . : / @, got " + quote(st.node_id),
+         s.node("node_id"));
+  s.integer("lease_ms", st.lease_ms, 1000, 3600000);
+  s.integer("poll_ms", st.poll_ms, 10, 60000);
+}
+
 std::string cpuset_text(const std::vector<int>& cpus) {
   std::string out;
   for (size_t i = 0; i < cpus.size();) {
@@ -706,6 +722,7 @@ Config parse_config(const std::string& toml_text, const std::string& source, con
   parse_circuits(root, base_dir, c.circuits);
   parse_limits(root, c.limits);
   parse_timeline(root, base_dir, c.timeline);
+  parse_store(root, c.store);
   return c;
 }
 
@@ -720,6 +737,7 @@ std::vector<std::string> known_keys() {
   add("circuits[].", kCircuitKeys);
   add("limits.", kLimitsKeys);
   add("timeline.", kTimelineKeys);
+  add("store.", kStoreKeys);
   return out;
 }
 

@@ -98,6 +98,15 @@ struct TimelineConfig {
   bool also_stderr = false;           // echo merged lines to the supervisor's log
 };
 
+struct StoreConfig {
+  // "" = the SQLite store in daemon.state_dir, for one node. "postgresql://user@host/db?..." (a libpq
+  // URI) = a PostgreSQL database shared by every node that serves one queue.
+  std::string url;
+  std::string node_id;       // "" = <hostname>/<instance>; unique among the nodes sharing a database
+  uint32_t lease_ms = 30000;  // a claimed partition's lease, renewed every third of it; expired, another node takes it
+  uint32_t poll_ms = 500;     // how often a node with room looks for queued partitions
+};
+
 struct Config {
   std::string source;                 // the file it was read from ("" for an embedded default)
   DaemonConfig daemon;
@@ -106,6 +115,7 @@ struct Config {
   std::vector<CircuitConfig> circuits;  // >= 1
   LimitsConfig limits;
   TimelineConfig timeline;
+  StoreConfig store;
   const CircuitConfig* find_circuit(const std::string& name) const;
 };
 

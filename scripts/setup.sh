@@ -21,8 +21,8 @@ SUDO=""
 # fuzz targets that the tests labelled fuzz run (scripts/fuzz.sh).
 pkgs=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev xz-utils
       nasm libgmp-dev libxxhash-dev clang libclang-rt-dev
-      libtomlplusplus-dev libspdlog-dev libuv1-dev libboost-dev libhttp-parser-dev libsqlite3-dev libsystemd-dev
-      systemd)
+      libtomlplusplus-dev libspdlog-dev libuv1-dev libboost-dev libhttp-parser-dev libsqlite3-dev libpq-dev libsystemd-dev
+      systemd postgresql)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   if command -v node >/dev/null 2>&1; then
     echo "[setup] node is installed but npm is not; install npm alongside your node" >&2

@@ -54,6 +54,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
     const std::string& p = req.path;
     if (p == "/v1/proofs") {
       if (req.method != "POST") return r->send(http::Response::error(405, "use POST for " + p));
+      if (shared_) return submit_shared(req, std::move(r));
       return r->send(submit(req));
     }
     if (p.rfind("/v1/proofs/", 0) == 0) {
@@ -61,7 +62,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
       const std::optional<uint64_t> parsed = parse_job_id(id_text);
       if (!parsed) return r->send(http::Response::error(404, "no job '" + id_text + "' (ids are decimal numbers)"));
       const uint64_t id = *parsed;
-      if (req.method == "DELETE") return r->send(cancel(id));
+      if (req.method == "DELETE") return shared_ ? cancel_shared(id, std::move(r)) : r->send(cancel(id));
       if (req.method != "GET") return r->send(http::Response::error(405, "use GET or DELETE for " + p));
       double wait = 0;
       if (auto it = req.query.find("wait"); it != req.query.end()) {
@@ -71,6 +72,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
           return r->send(http::Response::error(400, "wait: not a number of seconds: '" + it->second + "'"));
         wait = std::min(wait, kMaxWaitS);
       }
+      if (shared_) return get_shared(id, wait, std::move(r));  // any node's job: the database has them all
       if (ActiveJob* j = active(id)) {
         if (wait > 0) {
           // Long poll: answered when the job becomes final (notify_waiters) or when the timer fires.
@@ -318,6 +320,7 @@ json Supervisor::status_json() {
               {"state", draining_ ? "draining" : "running"},
               {"uptime_s", double(shm::monotonic_ns() - t0_ns_) / 1e9},
               {"backend", cfg_.gpu.backend},
+              {"store", store_json()},
               {"workers", workers},
               {"devices", devices},
               {"queues", {{"jobs_queued", queued}, {"jobs_running", running}, {"partitions_queued", pending_.size()}}},
@@ -328,7 +331,7 @@ json Supervisor::status_json() {
 std::string Supervisor::metrics_text() {
   std::string out;
   auto line = [&](const std::string& s) { out += s + "\n"; };
-  JobStore::Counts c = store_->counts();
+  const JobStore::Counts c = store_ ? store_->counts() : shared_->counts;
   line("# HELP cuzk_jobs_total Jobs in the store by state.");
   line("# TYPE cuzk_jobs_total gauge");
   for (int s = 0; s < 5; s++)
@@ -373,7 +376,7 @@ std::string Supervisor::metrics_text() {
   line("# HELP cuzk_uptime_seconds Seconds since the supervisor started.");
   line("# TYPE cuzk_uptime_seconds gauge");
   line("cuzk_uptime_seconds " + std::to_string(double(shm::monotonic_ns() - t0_ns_) / 1e9));
-  return out;
+  return out + store_metrics_text();
 }
 
 }  // namespace cuzk::sup

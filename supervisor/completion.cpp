@@ -41,7 +41,8 @@ std::string kv_of(const Worker& w, uint32_t partition, uint32_t slot, int device
 
 void Supervisor::set_pstate(ActiveJob& j, uint32_t p, PState s) {
   j.rec.parts[p].state = s;
-  store_->set_partition(j.rec.id, j.rec.parts[p]);
+  if (shared_) report_partition(j, p, "");
+  else store_->set_partition(j.rec.id, j.rec.parts[p]);
 }
 
 // A worker's report ends the task it holds, and a busy worker is idle again. False for a stale
@@ -58,8 +59,9 @@ void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
   Device* d = device(w.task_device);
   ActiveJob* j = active(m.job);
   const uint32_t slot = w.slot;
-  if (!j || is_final(j->rec.state)) {
-    // Cancelled or failed meanwhile: whatever the worker left, the slot is ours to free.
+  if (!j || is_final(j->rec.state) || !holds(*j, m.partition)) {
+    // Cancelled, failed or (a shared store) taken by another node meanwhile: whatever the worker
+    // left, the slot is ours to free.
     if (d) release_slot(d->id, slot);
     schedule();
     return;
@@ -91,7 +93,7 @@ void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
   Device* d = device(w.task_device);
   ActiveJob* j = active(m.job);
   const uint32_t slot = w.slot;
-  if (!j || is_final(j->rec.state)) {
+  if (!j || is_final(j->rec.state) || !holds(*j, m.partition)) {
     if (d && d->seg->state(slot) != shm::SlotState::Proving) release_slot(d->id, slot);
     schedule();
     return;
@@ -130,15 +132,20 @@ void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
 
 void Supervisor::requeue(uint64_t job, uint32_t p, const std::string& why, bool count_attempt) {
   ActiveJob* j = active(job);
-  if (!j || is_final(j->rec.state)) return;
+  if (!j || is_final(j->rec.state) || !holds(*j, p)) return;
   PartitionRec& pr = j->rec.parts[p];
   if (count_attempt) pr.attempts++;
   pr.error = why;
   if (pr.attempts >= kMaxAttempts) return fail_job(*j, p, "gave up after " + std::to_string(pr.attempts) +
                                                             " attempts; last: " + why);
+  spdlog::info("job {} partition {}: requeued ({})", job, p, why);
+  if (shared_) {
+    // Back to the shared queue, for whichever node claims it next.
+    pr.state = PState::Queued;
+    return report_partition(*j, p, "");
+  }
   set_pstate(*j, p, PState::Queued);
   pending_.insert({int(j->rec.priority), job, p});
-  spdlog::info("job {} partition {}: requeued ({})", job, p, why);
 }
 
 void Supervisor::complete_partition(ActiveJob& j, uint32_t p, const std::string& result_dir) {
@@ -160,9 +167,15 @@ void Supervisor::complete_partition(ActiveJob& j, uint32_t p, const std::string&
              {"total_ms", ms(t.queued, now)}};
   pr.timings = tj.dump();
   pr.error.clear();
+  const std::string done_kv = tl::Kv().add(tl::kPartition, p).ms(tl::kTotalMs, ms(t.queued, now)).str();
+  if (shared_) {
+    // Done once the store has accepted it from this node, the lease holder (on_reported).
+    pr.state = PState::Done;
+    return report_partition(j, p, done_kv);
+  }
   set_pstate(j, p, PState::Done);
   proofs_done_++;
-  event(tl::kProofDone, j.rec.id, tl::Kv().add(tl::kPartition, p).ms(tl::kTotalMs, ms(t.queued, now)).str());
+  event(tl::kProofDone, j.rec.id, done_kv);
   bool all = true;
   for (auto& q : j.rec.parts) all = all && q.state == PState::Done;
   if (all) finish_job(j, JState::Done, "");
@@ -170,21 +183,22 @@ void Supervisor::complete_partition(ActiveJob& j, uint32_t p, const std::string&
 
 void Supervisor::fail_job(ActiveJob& j, uint32_t p, const std::string& why) {
   j.rec.parts[p].error = why;
-  set_pstate(j, p, PState::Failed);
   parts_failed_++;
   event(tl::kPartitionFailed, j.rec.id, tl::Kv().add(tl::kPartition, p).add(tl::kReason, why).str());
   spdlog::warn("job {} partition {} failed: {}", j.rec.id, p, why);
+  if (shared_) {
+    // The store fails the job for every node; this one stops its own work on it now.
+    const uint64_t id = j.rec.id;
+    j.rec.parts[p].state = PState::Failed;
+    report_partition(j, p, "");
+    if (ActiveJob* still = active(id)) drop_job(*still);
+    return;
+  }
+  set_pstate(j, p, PState::Failed);
   finish_job(j, JState::Failed, "partition " + std::to_string(p) + ": " + why);
 }
 
-// Final state: stored, remaining partitions stopped (their slots' cancel flags set), waiters answered.
-void Supervisor::finish_job(ActiveJob& j, JState st, const std::string& error) {
-  const uint64_t id = j.rec.id;
-  for (auto& pr : j.rec.parts)
-    if (!is_final(pr.state)) {
-      pr.state = PState::Cancelled;
-      store_->set_partition(id, pr);
-    }
+void Supervisor::stop_job_work(uint64_t id) {
   for (auto it = pending_.begin(); it != pending_.end();)
     it = std::get<1>(*it) == id ? pending_.erase(it) : std::next(it);
   for (auto& d : devices_)
@@ -196,6 +210,17 @@ void Supervisor::finish_job(ActiveJob& j, JState st, const std::string& error) {
       else
         d.seg->slot(s).cancel.store(1, std::memory_order_release);  // its owner frees it
     }
+}
+
+// Final state: stored, remaining partitions stopped (their slots' cancel flags set), waiters answered.
+void Supervisor::finish_job(ActiveJob& j, JState st, const std::string& error) {
+  const uint64_t id = j.rec.id;
+  for (auto& pr : j.rec.parts)
+    if (!is_final(pr.state)) {
+      pr.state = PState::Cancelled;
+      store_->set_partition(id, pr);
+    }
+  stop_job_work(id);
   j.rec.state = st;
   j.rec.error = error;
   j.rec.finished_ms = wall_ms();

@@ -63,7 +63,8 @@ void Supervisor::repair_task(Worker& w) {
   ActiveJob* j = active(w.job);
   SlotUse& u = d->slots[w.slot];
   const bool its = u.used && u.job == w.job && u.partition == w.partition;
-  const RepairRule rule = repair_rule(w.kind, d->seg->state(w.slot), its, j && !is_final(j->rec.state));
+  const RepairRule rule =
+      repair_rule(w.kind, d->seg->state(w.slot), its, j && !is_final(j->rec.state) && holds(*j, w.partition));
   spdlog::debug("{}: job {} partition {} slot {} ({}): {}", w.name, w.job, w.partition, w.slot,
                 shm::to_string(rule.slot), rule.reason);
   switch (rule.action) {

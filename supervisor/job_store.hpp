@@ -1,15 +1,14 @@
-// The durable job store (SQLite, WAL). Every state change is written here before the supervisor
-// acts on it, so that a restarted supervisor requeues whatever was unfinished and loses nothing.
+// The job store: what the supervisor knows about jobs, behind one interface with two backends.
+// SQLite (sqlite_store.hpp, the default) serves one node: the supervisor keeps the queue in memory
+// and writes every change through before acting on it, so that a restarted supervisor requeues
+// whatever was unfinished. PostgreSQL (pg_store.hpp, [store] url) serves many nodes: the database is
+// the queue, and each node claims partitions from it under a lease (see docs/ARCHITECTURE.md).
 #pragma once
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
-
-struct sqlite3;
 
 namespace cuzk::sup {
 
@@ -29,10 +28,17 @@ inline bool is_final(PState s) { return s == PState::Done || s == PState::Failed
 // synthesis worker runs the circuit's witness generator on. Stored as its integer value.
 enum class InputKind : int { Witnesses = 0, Inputs = 1 };
 const char* to_string(InputKind k);  // "witnesses", "inputs": the request field they came in
+const char* file_extension(InputKind k);  // ".wtns", ".json"
 
 // The store could not be written because the filesystem under it is full (SQLITE_FULL, ENOSPC).
-// Nothing half-written is left behind: the change was rolled back, or is held (see JobStore).
+// Nothing half-written is left behind: the change was rolled back, or is held (see SqliteStore).
 struct StoreFull : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The store cannot be reached now (a database server down or restarting, the connection lost).
+// Nothing was changed, or the transaction was rolled back; the same call can be made again later.
+struct StoreUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
@@ -42,6 +48,9 @@ struct PartitionRec {
   PState state = PState::Queued;
   uint32_t attempts = 0;
   std::string error, proof, pub, timings;  // proof/pub: the JSON texts; timings: a JSON object text
+  // The input's bytes when the request carried them and the store keeps them (a shared store:
+  // every node must be able to read them). Written by insert(), returned by claim() only.
+  std::string content;
 };
 
 struct JobRec {
@@ -54,56 +63,77 @@ struct JobRec {
   std::vector<PartitionRec> parts;
 };
 
+// A node's hold on one partition. The epoch goes up with every claim of the partition, so a node
+// whose lease expired and was claimed by another can no longer change the partition: each change
+// is made only where node and epoch still match.
+struct Lease {
+  uint64_t job = 0;
+  uint32_t index = 0;
+  uint64_t epoch = 0;
+  bool operator==(const Lease&) const = default;
+};
+
+struct Claimed {
+  JobRec job;               // the job's fields; parts holds the one claimed partition, content included
+  uint32_t partitions = 0;  // how many the job has
+  Lease lease;
+  bool taken_over = false;  // its earlier lease expired: the node holding it died or lost the store
+};
+
+struct ReportOutcome {
+  bool accepted = false;          // false: the lease is not held any more, and nothing was changed
+  bool again = false;             // recorded by an earlier try whose answer was lost (accepted is true)
+  JState job = JState::Running;   // the job's state after the report
+};
+
+struct CancelOutcome {
+  bool found = false;
+  bool cancelled = false;         // false with found: the job was final already
+  JState state = JState::Queued;  // the job's state now
+};
+
 class JobStore {
  public:
-  // The schema version this build writes (PRAGMA user_version). A store of an older version is
-  // migrated when opened; one of a newer version is refused.
-  static constexpr int kSchemaVersion = 1;
+  virtual ~JobStore() = default;
+  virtual const char* backend() const = 0;  // "sqlite", "postgresql"
+  // Whether the last call reached the store (a local file always does).
+  virtual bool connected() const { return true; }
 
-  // Opens (creating or migrating if needed) <path>; throws std::runtime_error naming the file.
-  explicit JobStore(const std::string& path);
-  ~JobStore();
-  JobStore(const JobStore&) = delete;
-  JobStore& operator=(const JobStore&) = delete;
-
-  // Inserts a job and its partitions in one transaction; fills job.id. Throws StoreFull, having
-  // written nothing, when the disk is full or earlier changes are still held for lack of space.
-  void insert(JobRec& job);
-  std::optional<uint64_t> find_request(const std::string& request_id);
-  std::optional<JobRec> load(uint64_t id);
-  // Unfinished jobs, oldest first, with in-flight partitions already reset to Queued (recovery).
-  std::vector<JobRec> recover();
-  // State changes of accepted jobs. When the disk is full they are held in memory (a later change
-  // of the same job or partition replaces the held one), retried by flush_held() and by every
-  // later change, and shown by load(); they are never dropped while the process lives. A
-  // supervisor killed meanwhile requeues what was in flight, as after any crash.
-  void set_job(uint64_t id, JState s, const std::string& error, int64_t finished_ms);
-  void set_partition(uint64_t job, const PartitionRec& p);
-  // Writes the held changes in one transaction; true when none is left held.
-  bool flush_held();
-  // Changes held for lack of space: while there are any, the store counts as full.
-  size_t held() const { return held_jobs_.size() + held_parts_.size(); }
-  // Re-points a partition at a new witness path (uploads moved under the job's id).
-  void set_witness(uint64_t job, uint32_t index, const std::string& path);
+  // Submission. Inserts the job and its partitions in one transaction and fills job.id; true. When
+  // job.request_id names a job already stored, inserts nothing, sets job.id and job.state to that
+  // job's, and returns false: a retried submission never makes a second job.
+  virtual bool insert(JobRec& job) = 0;
+  virtual std::optional<uint64_t> find_request(const std::string& request_id) = 0;
+  // The job with its partitions and their results (not their stored input content).
+  virtual std::optional<JobRec> load(uint64_t id) = 0;
+  // Jobs in one of `states`, oldest first, at most `limit`, loaded as by load().
+  virtual std::vector<JobRec> list(const std::vector<JState>& states, size_t limit) = 0;
   struct Counts {
     uint64_t jobs[5] = {}, parts[7] = {};
   };
-  Counts counts();
+  virtual Counts counts() = 0;
+  // Makes an unfinished job Cancelled with `why`, and its unfinished partitions with it.
+  virtual CancelOutcome cancel(uint64_t id, const std::string& why, int64_t now_ms) = 0;
 
- private:
-  void exec(const char* sql);
-  void rollback();  // ends an open transaction (SQLite may have rolled a failed one back already)
-  void migrate();
-  struct JobChange {
-    JState state;
-    std::string error;
-    int64_t finished_ms;
-  };
-  std::map<uint64_t, JobChange> held_jobs_;
-  std::map<std::pair<uint64_t, uint32_t>, PartitionRec> held_parts_;
-  bool has_column(const char* table, const char* column);
-  sqlite3* db_ = nullptr;
-  std::string path_;
+  // The shared queue. claim() takes up to n unfinished partitions of the named circuits that no
+  // live lease holds, best first (priority, then the oldest job, then partition order), for `node`
+  // with a lease of lease_ms; their jobs become Running. Concurrent claims never take the same
+  // partition.
+  virtual std::vector<Claimed> claim(const std::string& node, const std::vector<std::string>& circuits, size_t n,
+                                     uint32_t lease_ms) = 0;
+  // Extends the leases `node` still holds to lease_ms from now; returns those it no longer holds
+  // (claimed by another node after expiring, or their job ended).
+  virtual std::vector<Lease> renew(const std::string& node, const std::vector<Lease>& held, uint32_t lease_ms) = 0;
+  // A partition's new state from its lease holder, applied only while the lease is held:
+  //   Synthesizing, Ready, Proving: progress (the lease stays);
+  //   Queued: back to the queue (attempts and error as given; the lease ends);
+  //   Done: its proof, public and timings; the job is Done when every partition is;
+  //   Failed: its error; the job fails with it, and its unfinished partitions are cancelled.
+  virtual ReportOutcome report(const std::string& node, const Lease& lease, const PartitionRec& p,
+                               int64_t now_ms) = 0;
+  // Every lease held by `node` ends, its partitions queued again (a node starting up: whatever an
+  // earlier run of it held is not in flight any more). Returns how many.
+  virtual size_t release(const std::string& node) = 0;
 };
 
 }  // namespace cuzk::sup

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -58,7 +59,8 @@ void Supervisor::open_store() {
           throw config::ConfigError("daemon.state_dir", d.string() + " is not writable by the daemon's user: " +
                                                             std::strerror(errno));
       }
-      store_ = std::make_unique<JobStore>((dir / "jobs.sqlite").string());
+      if (cfg_.store.url.empty()) store_ = std::make_unique<SqliteStore>((dir / "jobs.sqlite").string());
+      else open_shared_store();
       if (said) spdlog::info("space under daemon.state_dir ({}) is back: starting", dir.string());
       return;
     } catch (const StoreFull& e) {
@@ -72,6 +74,9 @@ void Supervisor::open_store() {
 }
 
 void Supervisor::setup_state() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) std::strcpy(host, "localhost");
+  node_id_ = cfg_.store.node_id.empty() ? std::string(host) + "/" + cfg_.daemon.instance : cfg_.store.node_id;
   open_store();
   if (cfg_.timeline.enabled) {
     std::string path = cfg_.timeline.path.empty() ? (fs::path(cfg_.daemon.state_dir) / "timeline.log").string()
@@ -134,6 +139,7 @@ void Supervisor::warn_if_few_slots() const {
 }
 
 void Supervisor::recover_jobs() {
+  if (!store_) return;  // a shared store: nothing is this node's until it claims it
   for (JobRec& r : store_->recover()) {
     ActiveJob j;
     j.rec = std::move(r);

@@ -79,10 +79,11 @@ bool Supervisor::state_disk_full() const {
 
 void Supervisor::check_disk_space() {
   const uint64_t now = shm::monotonic_ns();
-  if (store_->held() && !disk_full_) note_disk_full(std::to_string(store_->held()) + " changes could not be written");
+  if (store_ && store_->held() && !disk_full_)
+    note_disk_full(std::to_string(store_->held()) + " changes could not be written");
   if (!disk_full_ || now - last_space_check_ns_ < 1000000000ull) return;
   last_space_check_ns_ = now;
-  if (!store_->flush_held() || state_disk_full()) return;
+  if ((store_ && !store_->flush_held()) || state_disk_full()) return;
   // Room for the store's changes; a submission's uploads may still find none, and say so again.
   disk_full_ = false;
   spdlog::info("space under daemon.state_dir ({}) is back: held changes written, accepting jobs again",
@@ -94,6 +95,7 @@ void Supervisor::tick() {
   const uint64_t now = shm::monotonic_ns();
   check_heartbeats();
   check_disk_space();
+  if (shared_) shared_tick();
   if (timeline_) timeline_->flush(now, 300000000ull);
   if (draining_) maybe_finish_shutdown();
   if (stopping_) {
@@ -211,6 +213,12 @@ int Supervisor::run() {
       wt.timer = nullptr;
     }
   server_.reset();
+  if (shared_) {
+    for (uv_timer_t* t : shared_->polls) close_handle(t);
+    shared_->polls.clear();
+    // Results and released leases reach the database before the process ends, if it is there.
+    shared_->store->stop(5000);
+  }
   uv_run(loop_, UV_RUN_NOWAIT);
   for (auto& d : devices_) shm::Segment::remove(cfg_.daemon.instance, d.id);
   spdlog::info("stopped");

@@ -22,6 +22,8 @@
 #include "shm/slot_ring.hpp"
 #include "supervisor/http_server.hpp"
 #include "supervisor/job_store.hpp"
+#include "supervisor/sqlite_store.hpp"
+#include "supervisor/store_thread.hpp"
 #include "supervisor/submission.hpp"
 #include "supervisor/timeline.hpp"
 #include "supervisor/worker_state.hpp"
@@ -85,6 +87,22 @@ struct ActiveJob {
     uv_timer_t* timer;
   };
   std::vector<Waiter> waiters;
+  // A shared store: the partitions this node holds, each with its lease's epoch. Only these are the
+  // node's; the other entries of rec.parts stand for partitions it does not hold (Cancelled).
+  std::map<uint32_t, uint64_t> leases;
+};
+
+// The supervisor's side of a shared store (shared_queue.cpp): the store thread, this node's name,
+// what it is doing with the queue, and what it counted. Absent with the SQLite store.
+struct SharedQueue {
+  std::unique_ptr<StoreThread> store;
+  std::string where;                  // the server, for logs and status (no password)
+  std::vector<std::string> circuits;  // the configured circuits: the only ones this node claims
+  bool claiming = false, renewing = false;
+  uint64_t next_claim_ns = 0, next_renew_ns = 0;
+  uint64_t claims = 0, taken_over = 0, lost = 0, conflicts = 0;
+  JobStore::Counts counts;            // the whole queue's, as of the last renewal
+  std::set<uv_timer_t*> polls;        // long polls waiting for their next look at the store
 };
 
 class Supervisor {
@@ -139,6 +157,7 @@ class Supervisor {
   void complete_partition(ActiveJob& j, uint32_t p, const std::string& result_dir);
   void fail_job(ActiveJob& j, uint32_t p, const std::string& why);
   void finish_job(ActiveJob& j, JState st, const std::string& error);
+  void stop_job_work(uint64_t id);  // its queued partitions dropped, its slots freed or told to cancel
   void set_pstate(ActiveJob& j, uint32_t p, PState s);
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
@@ -152,6 +171,28 @@ class Supervisor {
   nlohmann::json status_json();
   std::string metrics_text();
   void notify_waiters(ActiveJob& j);
+  // the shared store (shared_queue.cpp: claims, leases and reports; shared_api.cpp: its API)
+  void open_shared_store();
+  void shared_tick();
+  size_t claim_room() const;
+  void claim_more();
+  void adopt(Claimed& c);
+  void renew_leases();
+  bool holds(const ActiveJob& j, uint32_t p) const { return !shared_ || j.leases.count(p); }
+  void report_partition(ActiveJob& j, uint32_t p, const std::string& done_kv);
+  void on_reported(const Lease& lease, PState sent, const ReportOutcome& o, const std::string& done_kv);
+  void forget_partition(const Lease& lease);
+  void forget_job_if_idle(uint64_t id);
+  void drop_job(ActiveJob& j);
+  void release_unstarted();
+  void release_leases();
+  void submit_shared(const http::Request& req, std::shared_ptr<http::Responder> r);
+  void store_shared(const SubmitRequest& sr, std::shared_ptr<http::Responder> r);
+  void get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r);
+  void poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r);
+  void cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r);
+  nlohmann::json store_json() const;
+  std::string store_metrics_text() const;
   // draining and stopping (shutdown.cpp)
   void begin_shutdown(const char* why);
   void maybe_finish_shutdown();
@@ -167,7 +208,9 @@ class Supervisor {
   std::string worker_dir_;
   uv_loop_t* loop_ = nullptr;
   uint64_t t0_ns_ = 0;
-  std::unique_ptr<JobStore> store_;
+  std::string node_id_;                 // store.node_id, or <hostname>/<instance>
+  std::unique_ptr<SqliteStore> store_;  // one node: the queue is in memory, journalled here
+  std::unique_ptr<SharedQueue> shared_;  // or a shared store: the queue is in the database
   std::unique_ptr<Timeline> timeline_;
   std::unique_ptr<http::Server> server_;
   std::vector<std::unique_ptr<Worker>> workers_;

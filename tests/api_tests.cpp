@@ -14,7 +14,7 @@
 #include "groth16/formats.hpp"
 #include "common/log_escape.hpp"
 #include "supervisor/input_access.hpp"
-#include "supervisor/job_store.hpp"
+#include "supervisor/sqlite_store.hpp"
 #include "supervisor/submission.hpp"
 #include "supervisor/timeline.hpp"
 #include "supervisor/wtns_header.hpp"
@@ -406,7 +406,7 @@ TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
     sqlite3_close(db);
   }
   {
-    JobStore s(path);
+    SqliteStore s(path);
     auto j = s.load(4);
     ASSERT_TRUE(j);
     EXPECT_EQ(j->request_id, "old-1");
@@ -431,7 +431,7 @@ TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
     EXPECT_EQ(s.load(6)->input, InputKind::Inputs);
   }
   {
-    JobStore again(path);  // migrated once; reopening changes nothing
+    SqliteStore again(path);  // migrated once; reopening changes nothing
     EXPECT_EQ(again.load(6)->input, InputKind::Inputs);
     EXPECT_EQ(again.load(4)->input, InputKind::Witnesses);
     sqlite3* db = nullptr;
@@ -439,14 +439,14 @@ TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
     sqlite3_stmt* st = nullptr;
     ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
     ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    EXPECT_EQ(sqlite3_column_int(st, 0), JobStore::kSchemaVersion);
+    EXPECT_EQ(sqlite3_column_int(st, 0), SqliteStore::kSchemaVersion);
     sqlite3_finalize(st);
     // A store from a newer cuzk is refused rather than misread.
     ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
   }
   try {
-    JobStore newer(path);
+    SqliteStore newer(path);
     ADD_FAILURE() << "a store of schema version 99 opened";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("newer cuzk"), std::string::npos) << e.what();

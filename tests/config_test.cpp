@@ -425,6 +425,25 @@ TEST_F(ConfigTest, LimitsAndTimelineAreChecked) {
   EXPECT_CONFIG_ERROR(minimal("[timeline]\nformat = \"json\"\n"), "timeline.format", "\"csv\"");
 }
 
+// [store]: SQLite unless a PostgreSQL URI is given; the node's name and the lease are checked.
+TEST_F(ConfigTest, StoreIsChecked) {
+  const Config d = parse(minimal());
+  EXPECT_EQ(d.store.url, "");
+  EXPECT_EQ(d.store.node_id, "");
+  EXPECT_EQ(d.store.lease_ms, 30000u);
+  EXPECT_EQ(d.store.poll_ms, 500u);
+  const Config c = parse(minimal("[store]\nurl = \"postgresql://cuzk@db/cuzk\"\nnode_id = \"gpu-7/a\"\n"
+                                 "lease_ms = 5000\npoll_ms = 50\n"));
+  EXPECT_EQ(c.store.url, "postgresql://cuzk@db/cuzk");
+  EXPECT_EQ(c.store.node_id, "gpu-7/a");
+  EXPECT_EQ(c.store.lease_ms, 5000u);
+  EXPECT_EQ(c.store.poll_ms, 50u);
+  EXPECT_CONFIG_ERROR(minimal("[store]\nurl = \"mysql://x\"\n"), "store.url", "PostgreSQL URI");
+  EXPECT_CONFIG_ERROR(minimal("[store]\nnode_id = \"a b\"\n"), "store.node_id", "1 to 128 characters");
+  EXPECT_CONFIG_ERROR(minimal("[store]\nlease_ms = 100\n"), "store.lease_ms", "between 1000 and");
+  EXPECT_CONFIG_ERROR(minimal("[store]\npoll = 1\n"), "store.poll", "unknown key");
+}
+
 TEST_F(ConfigTest, ErrorsCarryTheLine) {
   ConfigError e = error_of(minimal("[gpu]\n\n\nbackend = \"gpu\"\n"));
   EXPECT_EQ(e.key, "gpu.backend");

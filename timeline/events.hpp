@@ -29,6 +29,10 @@ inline constexpr char kProofUnverified[] = "PROOF_UNVERIFIED";  // a proof faile
 inline constexpr char kProofDone[] = "PROOF_DONE";          // partition, total_ms
 inline constexpr char kPartitionFailed[] = "PARTITION_FAILED";  // partition, reason
 inline constexpr char kJobDone[] = "JOB_DONE";              // state
+// A shared store ([store] url): this node's hold on partitions of the one queue.
+inline constexpr char kPartitionClaimed[] = "PARTITION_CLAIMED";  // partition, epoch, taken_over
+inline constexpr char kLeaseLost[] = "LEASE_LOST";                // partition, epoch
+inline constexpr char kReportRejected[] = "REPORT_REJECTED";      // partition, epoch, state
 
 // ---- keys ----
 inline constexpr char kWorker[] = "worker";          // synth<i>, gpu<i>
@@ -62,6 +66,7 @@ inline constexpr char kUploadMs[] = "upload_ms";
 inline constexpr char kTotalMs[] = "total_ms";
 inline constexpr char kReason[] = "reason";
 inline constexpr char kState[] = "state";
+inline constexpr char kTakenOver[] = "taken_over";   // PARTITION_CLAIMED: 1 when another node's lease had expired
 
 // GPU_END's per-stage busy time: "kernel_" + stage + "_ms" (stages of a proof from a slot: copy,
 // ntt, msm_plan, msm_a, msm_b1, msm_b2, msm_c, msm_h on the cuda backend; copy, ntt, msm on the cpu

@@ -1,0 +1,193 @@
+// The API's job requests with a shared store: submissions go into the database, and a job's state
+// comes from it, so that any node answers for any job. Each runs on the store thread and answers
+// from its completion; 503 while the database cannot be reached (clients retry).
+#include <spdlog/spdlog.h>
+
+#include "supervisor/helpers.hpp"
+#include "supervisor/supervisor.hpp"
+#include "timeline/events.hpp"
+
+using nlohmann::json;
+
+namespace cuzk::sup {
+
+namespace {
+
+constexpr uint64_t kPollNs = 250000000ull;  // a long poll looks at the store this often
+
+http::Response unreachable(const std::string& why) {
+  return http::Response::error(503, "the job store cannot be reached now (" + why + "); retry later");
+}
+
+http::Response existing(uint64_t id, JState st) {
+  return http::Response::json(200, json{{"id", std::to_string(id)}, {"state", to_string(st)}, {"existing", true}}.dump());
+}
+
+// What a long poll's timer needs when it fires.
+struct PollCtx {
+  Supervisor* self;
+  uint64_t id, deadline_ns;
+  std::shared_ptr<http::Responder> r;
+};
+
+}  // namespace
+
+void Supervisor::submit_shared(const http::Request& req, std::shared_ptr<http::Responder> r) {
+  if (draining_) return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
+  SubmitRequest sr = validator_->parse(req.body);
+  const JobStore::Counts& c = shared_->counts;
+  const uint64_t unfinished = c.jobs[int(JState::Queued)] + c.jobs[int(JState::Running)];
+  if (unfinished >= cfg_.limits.max_queued_jobs)
+    throw SubmitError(429, std::to_string(unfinished) +
+                               " jobs are unfinished in the shared queue (limits.max_queued_jobs); retry later");
+  if (sr.request_id.empty()) return store_shared(sr, std::move(r));
+  // A known request id is answered before its inputs are looked at again, as with one node.
+  auto srp = std::make_shared<SubmitRequest>(std::move(sr));
+  shared_->store->run(
+      [this, srp, r](JobStore& s) {
+        const std::optional<uint64_t> id = s.find_request(srp->request_id);
+        const std::optional<JobRec> rec = id ? s.load(*id) : std::nullopt;
+        return [this, srp, r, rec] {
+          if (rec) return r->send(existing(rec->id, rec->state));
+          store_shared(*srp, r);
+        };
+      },
+      [r](const std::string& why) { r->send(unreachable(why)); });
+}
+
+// The inputs checked, then the job inserted with the bytes the request carried (every node must be
+// able to read them); insert() makes a concurrent twin with the same request id the same job.
+void Supervisor::store_shared(const SubmitRequest& sr, std::shared_ptr<http::Responder> r) {
+  std::vector<PreparedInput> inputs;
+  try {
+    inputs = validator_->prepare(sr);
+  } catch (const SubmitError& e) {
+    return r->send(http::Response::error(e.status, e.what()));
+  }
+  JobRec rec;
+  rec.circuit = cfg_.circuits[sr.circuit].name;
+  rec.priority = sr.priority;
+  rec.request_id = sr.request_id;
+  rec.input = sr.kind;
+  rec.created_ms = wall_ms();
+  for (size_t i = 0; i < inputs.size(); i++) {
+    PartitionRec p;
+    p.index = uint32_t(i);
+    p.witness = inputs[i].path;
+    p.content = std::move(inputs[i].content);
+    rec.parts.push_back(std::move(p));
+  }
+  shared_->store->run(
+      [this, rec = std::move(rec), r](JobStore& s) mutable {
+        const bool fresh = s.insert(rec);
+        return [this, id = rec.id, st = rec.state, n = rec.parts.size(), circuit = rec.circuit, prio = rec.priority,
+                kind = rec.input, fresh, r] {
+          if (!fresh) return r->send(existing(id, st));
+          event(tl::kJobSubmit, id,
+                tl::Kv()
+                    .add(tl::kPartitions, n)
+                    .add(tl::kPriority, to_string(prio))
+                    .add(tl::kCircuit, circuit)
+                    .add(tl::kInput, to_string(kind))
+                    .str());
+          spdlog::info("job {}: {} x {} ({}, {}) into the shared queue", id, n, circuit, to_string(prio),
+                       to_string(kind));
+          shared_->counts.jobs[int(JState::Queued)]++;
+          shared_->next_claim_ns = 0;  // this node may have room for it
+          r->send(http::Response::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump()));
+          schedule();
+        };
+      },
+      [r](const std::string& why) { r->send(unreachable(why)); });
+}
+
+void Supervisor::get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r) {
+  poll_shared(id, shm::monotonic_ns() + uint64_t(wait_s * 1e9), std::move(r));
+}
+
+// One look at the job; a long poll whose job is not final looks again after kPollNs, until its end.
+void Supervisor::poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r) {
+  shared_->store->run(
+      [this, id, deadline_ns, r](JobStore& s) {
+        auto rec = std::make_shared<std::optional<JobRec>>(s.load(id));
+        return [this, id, deadline_ns, r, rec] {
+          if (!*rec) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+          const uint64_t now = shm::monotonic_ns();
+          if (is_final((*rec)->state) || now >= deadline_ns || !r->alive() || stopping_)
+            return r->send(http::Response::json(200, job_json(**rec, nullptr).dump()));
+          auto* t = new uv_timer_t{};
+          uv_timer_init(loop_, t);
+          t->data = new PollCtx{this, id, deadline_ns, r};
+          shared_->polls.insert(t);
+          uv_timer_start(
+              t,
+              [](uv_timer_t* h) {
+                auto* c = static_cast<PollCtx*>(h->data);
+                c->self->shared_->polls.erase(h);
+                c->self->poll_shared(c->id, c->deadline_ns, c->r);
+                delete c;
+                close_handle(h);
+              },
+              std::min(kPollNs, deadline_ns - now) / 1000000, 0);
+        };
+      },
+      [r](const std::string& why) { r->send(unreachable(why)); });
+}
+
+void Supervisor::cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r) {
+  shared_->store->run(
+      [this, id, r](JobStore& s) {
+        const CancelOutcome o = s.cancel(id, "cancelled by request", wall_ms());
+        return [this, id, r, o] {
+          if (!o.found) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+          if (!o.cancelled)
+            return r->send(
+                http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(o.state)));
+          // This node stops its part now; the others when they next renew their leases.
+          if (ActiveJob* j = active(id)) drop_job(*j);
+          event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(JState::Cancelled)).str());
+          spdlog::info("job {}: cancelled", id);
+          r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
+          schedule();
+        };
+      },
+      [r](const std::string& why) { r->send(unreachable(why)); });
+}
+
+json Supervisor::store_json() const {
+  json j = {{"backend", shared_ ? "postgresql" : "sqlite"}, {"node_id", node_id_}};
+  if (!shared_) return j;
+  j["where"] = shared_->where;
+  j["connected"] = shared_->store->connected();
+  j["reports_waiting"] = shared_->store->waiting();
+  size_t held = 0;
+  for (const auto& [id, a] : jobs_) held += a.leases.size();
+  j["leases_held"] = held;
+  return j;
+}
+
+std::string Supervisor::store_metrics_text() const {
+  std::string out;
+  auto metric = [&](const char* name, const char* type, const char* help, uint64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " +
+           std::to_string(v) + "\n";
+  };
+  const SharedQueue none;
+  const SharedQueue& s = shared_ ? *shared_ : none;
+  metric("cuzk_store_up", "gauge", "1 when the job store answered its last call.",
+         shared_ ? s.store->connected() : 1);
+  metric("cuzk_store_claims_total", "counter", "Partitions this node claimed from the shared queue.", s.claims);
+  metric("cuzk_store_lease_expiries_total", "counter",
+         "Partitions this node claimed after another node's lease on them expired.", s.taken_over);
+  metric("cuzk_store_leases_lost_total", "counter",
+         "Leases of this node that expired and went to another node, or whose job ended elsewhere.", s.lost);
+  metric("cuzk_store_conflicts_total", "counter",
+         "Reports of this node refused because it no longer held the partition's lease.", s.conflicts);
+  metric("cuzk_store_reconnects_total", "counter", "Times the job store was reached again after a loss.",
+         shared_ ? s.store->reconnects() : 0);
+  metric("cuzk_store_reports_waiting", "gauge", "Results and releases waiting for the job store to be reachable.",
+         shared_ ? s.store->waiting() : 0);
+  return out;
+}
+
+}  // namespace cuzk::sup

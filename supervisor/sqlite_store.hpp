@@ -1,0 +1,76 @@
+// The SQLite job store (WAL), for one node. The supervisor keeps the queue in memory and writes
+// every state change here before acting on it (set_job, set_partition), so that a restarted
+// supervisor requeues whatever was unfinished (recover) and loses nothing. The shared-queue calls of
+// JobStore work here too, for one process.
+#pragma once
+#include <map>
+#include <utility>
+
+#include "supervisor/job_store.hpp"
+
+struct sqlite3;
+
+namespace cuzk::sup {
+
+class SqliteStore final : public JobStore {
+ public:
+  // The schema version this build writes (PRAGMA user_version). A store of an older version is
+  // migrated when opened; one of a newer version is refused.
+  static constexpr int kSchemaVersion = 2;
+
+  // Opens (creating or migrating if needed) <path>; throws std::runtime_error naming the file.
+  explicit SqliteStore(const std::string& path);
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  const char* backend() const override { return "sqlite"; }
+  // Throws StoreFull, having written nothing, when the disk is full or earlier changes are still
+  // held for lack of space.
+  bool insert(JobRec& job) override;
+  std::optional<uint64_t> find_request(const std::string& request_id) override;
+  std::optional<JobRec> load(uint64_t id) override;
+  std::vector<JobRec> list(const std::vector<JState>& states, size_t limit) override;
+  Counts counts() override;
+  CancelOutcome cancel(uint64_t id, const std::string& why, int64_t now_ms) override;
+  std::vector<Claimed> claim(const std::string& node, const std::vector<std::string>& circuits, size_t n,
+                             uint32_t lease_ms) override;
+  std::vector<Lease> renew(const std::string& node, const std::vector<Lease>& held, uint32_t lease_ms) override;
+  ReportOutcome report(const std::string& node, const Lease& lease, const PartitionRec& p, int64_t now_ms) override;
+  size_t release(const std::string& node) override;
+
+  // The one-node journal.
+  // Unfinished jobs, oldest first, with in-flight partitions already reset to Queued (recovery).
+  std::vector<JobRec> recover();
+  // State changes of accepted jobs. When the disk is full they are held in memory (a later change
+  // of the same job or partition replaces the held one), retried by flush_held() and by every
+  // later change, and shown by load(); they are never dropped while the process lives. A
+  // supervisor killed meanwhile requeues what was in flight, as after any crash.
+  void set_job(uint64_t id, JState s, const std::string& error, int64_t finished_ms);
+  void set_partition(uint64_t job, const PartitionRec& p);
+  // Writes the held changes in one transaction; true when none is left held.
+  bool flush_held();
+  // Changes held for lack of space: while there are any, the store counts as full.
+  size_t held() const { return held_jobs_.size() + held_parts_.size(); }
+
+ private:
+  void exec(const char* sql);
+  void begin();
+  void commit();
+  void rollback();  // ends an open transaction (SQLite may have rolled a failed one back already)
+  void migrate();
+  bool has_column(const char* table, const char* column);
+  std::optional<JState> job_state(uint64_t id);
+  void set_job_row(uint64_t id, JState s, const std::string& error, int64_t finished_ms);
+  struct JobChange {
+    JState state;
+    std::string error;
+    int64_t finished_ms;
+  };
+  std::map<uint64_t, JobChange> held_jobs_;
+  std::map<std::pair<uint64_t, uint32_t>, PartitionRec> held_parts_;
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace cuzk::sup
