@@ -18,8 +18,6 @@ namespace cuzk::sup {
 
 namespace {
 
-constexpr uint32_t kMaxAttempts = 3;  // a partition failing this often for non-input reasons fails its job
-
 std::string read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   if (!f) throw std::runtime_error("cannot read " + p.string());

@@ -314,6 +314,7 @@ std::vector<Claimed> PgStore::claim(const std::string& node, const std::vector<s
         " AND (p.lease_node IS NULL OR p.lease_expires < now())"
         " ORDER BY j.priority, j.id, p.idx LIMIT $3 FOR UPDATE OF p SKIP LOCKED)"
         " UPDATE cuzk_partitions p SET state = $7, lease_node = $1, lease_epoch = p.lease_epoch + 1,"
+        " attempts = p.attempts + CASE WHEN c.taken_over THEN 1 ELSE 0 END,"
         " lease_expires = now() + make_interval(secs => $4::double precision / 1000)"
         " FROM c WHERE p.job_id = c.job_id AND p.idx = c.idx"
         " RETURNING p.job_id, p.idx, c.taken_over, p.witness, p.input, p.attempts, p.error, p.lease_epoch",

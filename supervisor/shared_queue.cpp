@@ -114,6 +114,14 @@ void Supervisor::adopt(Claimed& c) {
   event(tl::kPartitionClaimed, id,
         tl::Kv().add(tl::kPartition, p).add(tl::kEpoch, c.lease.epoch).add(tl::kTakenOver, int(c.taken_over)).str());
   if (c.taken_over) spdlog::info("job {} partition {}: claimed after another node's lease expired", id, p);
+  if (c.taken_over && part.attempts >= kMaxAttempts) {
+    const uint32_t n = part.attempts;
+    part.state = PState::Queued;
+    j.rec.parts[p] = std::move(part);
+    return fail_job(j, p, "gave up after " + std::to_string(n) +
+                              " attempts; the last nodes holding it stopped renewing their lease (a node or worker died "
+                              "proving it)");
+  }
   if (!part.content.empty()) {
     // The request carried it: this node's copy lives under uploads/ until the job leaves the node.
     const fs::path dir = fs::path(cfg_.daemon.state_dir) / "uploads" / ("job-" + std::to_string(id));

@@ -445,11 +445,13 @@ std::vector<Claimed> SqliteStore::claim(const std::string& node, const std::vect
     }
     for (Claimed& c : out) {
       Stmt u(db_,
-             "UPDATE partitions SET state = ?, lease_node = ?, lease_epoch = lease_epoch + 1, lease_expires_ms = ?"
-             " WHERE job_id = ? AND idx = ? RETURNING lease_epoch",
+             "UPDATE partitions SET state = ?, lease_node = ?, lease_epoch = lease_epoch + 1, lease_expires_ms = ?,"
+             " attempts = attempts + ? WHERE job_id = ? AND idx = ? RETURNING lease_epoch",
              path_);
       u.bind(1, int64_t(PState::Queued)).bind(2, node).bind(3, now + int64_t(lease_ms));
-      u.bind(4, int64_t(c.lease.job)).bind(5, int64_t(c.lease.index));
+      u.bind(4, int64_t(c.taken_over ? 1 : 0));  // an expired lease is a failed attempt
+      u.bind(5, int64_t(c.lease.job)).bind(6, int64_t(c.lease.index));
+      if (c.taken_over) c.job.parts[0].attempts++;
       if (u.step()) c.lease.epoch = uint64_t(u.i64(0));
       while (u.step()) {
       }

@@ -202,11 +202,11 @@ TEST_P(StoreTest, AnExpiredLeaseGoesToAnotherNodeAndOnlyTheHolderReports) {
   auto b = n2->claim("b", {"merkle"}, 5, 60000);
   ASSERT_EQ(b.size(), 2u);  // both leases (a's, and b's own short one) expired
   Lease lb{};
-  for (auto& c : b)
-    if (c.lease.index == la.index) {
-      lb = c.lease;
-      EXPECT_TRUE(c.taken_over);
-    }
+  for (auto& c : b) {
+    EXPECT_TRUE(c.taken_over);
+    EXPECT_EQ(c.job.parts.at(0).attempts, 1u);  // an expired lease counts as a failed attempt
+    if (c.lease.index == la.index) lb = c.lease;
+  }
   EXPECT_GT(lb.epoch, la.epoch);
   // a comes back: its renewal says the lease is gone, its result is refused and changes nothing.
   auto lost = store_->renew("a", {la}, 60000);
@@ -231,6 +231,20 @@ TEST_P(StoreTest, AnExpiredLeaseGoesToAnotherNodeAndOnlyTheHolderReports) {
   EXPECT_FALSE(store_->report("a", la, done(la.index, "{}"), 9).accepted);
   EXPECT_EQ(store_->load(j.id)->parts[la.index].proof, "{\"from\":\"b\"}");
   EXPECT_TRUE(store_->claim("a", {"merkle"}, 5, 300).empty());
+}
+
+// Each expiry of a lease counts as a failed attempt, so the node that claims a partition after
+// kMaxAttempts expiries fails it instead of proving it again.
+TEST_P(StoreTest, ExpiredLeasesCountAsAttempts) {
+  JobRec j = job("merkle", 1);
+  for (uint32_t i = 0; i <= kMaxAttempts; i++) {
+    auto c = store_->claim("n" + std::to_string(i), {"merkle"}, 1, 50);
+    ASSERT_EQ(c.size(), 1u) << "claim " << i;
+    EXPECT_EQ(c[0].taken_over, i > 0);
+    EXPECT_EQ(c[0].job.parts.at(0).attempts, i);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  }
+  EXPECT_EQ(store_->load(j.id)->parts[0].attempts, kMaxAttempts);
 }
 
 TEST_P(StoreTest, RequeueFailureAndCancel) {
