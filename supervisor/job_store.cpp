@@ -129,8 +129,9 @@ bool JobStore::has_column(const char* table, const char* column) {
 }
 
 // Brings the schema to kSchemaVersion in one transaction. Version 0 is both a new file and a store
-// written before versions were recorded (same tables, without jobs.input_kind); the column is added
-// only where it is missing, so either opens with every job kept (old jobs were all witnesses).
+// written before versions were recorded (same tables, without jobs.input_kind); version 2 adds
+// jobs.submitter. A column is added only where it is missing, so any older store opens with every
+// job kept (old jobs were all witnesses, and their submitter is unknown: '').
 void JobStore::migrate() {
   exec("BEGIN IMMEDIATE");
   try {
@@ -147,13 +148,14 @@ void JobStore::migrate() {
         "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, request_id TEXT UNIQUE, circuit TEXT NOT NULL,"
         " priority INTEGER NOT NULL, state INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '',"
         " created_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0,"
-        " input_kind INTEGER NOT NULL DEFAULT 0)");
+        " input_kind INTEGER NOT NULL DEFAULT 0, submitter TEXT NOT NULL DEFAULT '')");
     exec(
         "CREATE TABLE IF NOT EXISTS partitions(job_id INTEGER NOT NULL, idx INTEGER NOT NULL, witness TEXT NOT NULL,"
         " state INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
         " proof TEXT NOT NULL DEFAULT '', public TEXT NOT NULL DEFAULT '', timings TEXT NOT NULL DEFAULT '',"
         " PRIMARY KEY(job_id, idx))");
     if (!has_column("jobs", "input_kind")) exec("ALTER TABLE jobs ADD COLUMN input_kind INTEGER NOT NULL DEFAULT 0");
+    if (!has_column("jobs", "submitter")) exec("ALTER TABLE jobs ADD COLUMN submitter TEXT NOT NULL DEFAULT ''");
     if (version != kSchemaVersion) exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str());
     exec("COMMIT");
   } catch (...) {
@@ -181,12 +183,14 @@ void JobStore::insert(JobRec& job) {
                     " changes of accepted jobs wait for space)");
   exec("BEGIN IMMEDIATE");
   try {
-    Stmt s(db_, "INSERT INTO jobs(request_id, circuit, priority, state, created_ms, input_kind) VALUES(?,?,?,?,?,?)",
+    Stmt s(db_,
+           "INSERT INTO jobs(request_id, circuit, priority, state, created_ms, input_kind, submitter)"
+           " VALUES(?,?,?,?,?,?,?)",
            path_);
     if (job.request_id.empty()) s.bind_null(1);
     else s.bind(1, job.request_id);
     s.bind(2, job.circuit).bind(3, int64_t(job.priority)).bind(4, int64_t(job.state)).bind(5, job.created_ms);
-    s.bind(6, int64_t(job.input));
+    s.bind(6, int64_t(job.input)).bind(7, job.submitter);
     s.step();
     job.id = uint64_t(sqlite3_last_insert_rowid(db_));
     for (const PartitionRec& p : job.parts) {
@@ -210,7 +214,7 @@ std::optional<uint64_t> JobStore::find_request(const std::string& request_id) {
 
 std::optional<JobRec> JobStore::load(uint64_t id) {
   Stmt s(db_,
-         "SELECT id, request_id, circuit, priority, state, error, created_ms, finished_ms, input_kind FROM jobs"
+         "SELECT id, request_id, circuit, priority, state, error, created_ms, finished_ms, input_kind, submitter FROM jobs"
          " WHERE id = ?",
          path_);
   s.bind(1, int64_t(id));
@@ -225,6 +229,7 @@ std::optional<JobRec> JobStore::load(uint64_t id) {
   j.created_ms = s.i64(6);
   j.finished_ms = s.i64(7);
   j.input = s.i64(8) == int64_t(InputKind::Inputs) ? InputKind::Inputs : InputKind::Witnesses;
+  j.submitter = s.text(9);
   Stmt p(db_,
          "SELECT idx, witness, state, attempts, error, proof, public, timings FROM partitions WHERE job_id = ?"
          " ORDER BY idx",

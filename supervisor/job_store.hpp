@@ -49,6 +49,7 @@ struct JobRec {
   std::string request_id, circuit, error;
   Priority priority = Priority::Normal;
   InputKind input = InputKind::Witnesses;
+  std::string submitter;  // who may read it (job_access.hpp); "" in stores of schema version 1
   JState state = JState::Queued;
   int64_t created_ms = 0, finished_ms = 0;  // wall clock (ms since the epoch)
   std::vector<PartitionRec> parts;
@@ -58,7 +59,7 @@ class JobStore {
  public:
   // The schema version this build writes (PRAGMA user_version). A store of an older version is
   // migrated when opened; one of a newer version is refused.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens (creating or migrating if needed) <path>; throws std::runtime_error naming the file.
   explicit JobStore(const std::string& path);
