@@ -9,6 +9,14 @@
 //                                           then up to MIB MiB of zeros while the daemon reads; the
 //                                           status and how much it took
 //   node raw_client.js get SOCK PATH        a plain GET: status and body
+//   node raw_client.js upload SOCK CIRCUIT WTNS N PAD [cut|hold BYTES]
+//                                           POST /v1/proofs with N copies of WTNS as base64 and PAD
+//                                           spaces after the JSON: the status and body; with cut,
+//                                           only the first BYTES are sent before the client leaves
+//                                           ({"cut": true}); with hold, it then waits to be killed
+//   node raw_client.js pipeline SOCK N WAIT_S  N pipelined GET /v1/status, none of the answers read
+//                                           for WAIT_S; then how many answers came and whether the
+//                                           daemon had closed the connection
 "use strict";
 const net = require("net");
 const [cmd, sock, a, b, c] = process.argv.slice(2);
@@ -80,7 +88,38 @@ if (cmd === "hold") {
     r.on("data", (d) => (body += d));
     r.on("end", () => done({ status: r.statusCode, body }));
   }).on("error", (e) => done({ status: 0, body: String(e) }));
+} else if (cmd === "upload") {
+  const [circuit, wtns, n, pad, mode, cut] = process.argv.slice(4);
+  const b64 = require("fs").readFileSync(wtns).toString("base64");
+  const body = Buffer.from(JSON.stringify({ circuit, witnesses: Array(+n).fill({ base64: b64 }) }) + " ".repeat(+pad));
+  const s = net.connect(sock);
+  let data = "";
+  s.on("connect", () => {
+    const head = "POST /v1/proofs HTTP/1.1\r\nHost: cuzk\r\nContent-Length: " + body.length + "\r\n\r\n";
+    if (!mode) return s.write(head + body.toString("latin1"), "latin1");
+    s.write(head);
+    s.write(body.subarray(0, +cut), () => {
+      if (mode === "cut") { s.destroy(); done({ cut: true }); }
+      else console.log(JSON.stringify({ holding: true }));
+    });
+  });
+  s.on("data", (d) => { data += d; if (/\r\n\r\n[\s\S]*\}$/.test(data)) s.end(); });
+  s.on("error", () => {});
+  s.on("close", () => { if (mode !== "cut") done({ status: status(data), body: data.split("\r\n\r\n")[1] || "" }); });
+} else if (cmd === "pipeline") {
+  const s = net.connect(sock);
+  let data = "", closed = false;
+  s.pause();
+  s.on("connect", () => s.write("GET /v1/status HTTP/1.1\r\nHost: cuzk\r\n\r\n".repeat(+a)));
+  s.on("error", () => { closed = true; });
+  s.on("end", () => { closed = true; });
+  s.on("close", () => { closed = true; });
+  setTimeout(() => {
+    s.on("data", (d) => (data += d));
+    s.resume();
+    setTimeout(() => done({ answers: (data.match(/HTTP\/1\.1 200/g) || []).length, closed }), 2000);
+  }, +b * 1000);
 } else {
-  console.error("usage: raw_client.js hold|send|body SOCK ...");
+  console.error("usage: raw_client.js hold|send|body|get|upload|pipeline SOCK ...");
   process.exit(64);
 }
