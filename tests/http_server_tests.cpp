@@ -720,3 +720,25 @@ TEST_F(Fixture, AClientThatReadsNoAnswersIsNotReadFurtherAndClosed) {
   EXPECT_EQ(answers, 400u);
   EXPECT_EQ(handled.load(), 400);
 }
+
+// The last answers of a connection that asked to close, never read: the connection is closed
+// after the idle timeout instead of waiting for the client for ever.
+TEST_F(Fixture, UnreadLastAnswersAreDroppedAfterTheIdleTimeout) {
+  opt.idle_timeout_ms = 400;
+  start();
+  std::string reqs;
+  for (int i = 0; i < 12; i++) reqs += "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+  reqs += "GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";  // 832 KiB of answers in all
+  int fd = connect_unix(path);
+  send_all(fd, reqs);
+  size_t open = 1;
+  uint64_t queued = 0;
+  lt.run_on_loop([&] { queued = server->queued_write_bytes(); });
+  for (int i = 0; i < 300 && open; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    lt.run_on_loop([&] { open = server->open_connections(); });
+  }
+  ::close(fd);
+  EXPECT_EQ(open, 0u) << queued << " bytes were queued";
+  EXPECT_EQ(handled.load(), 13);
+}
