@@ -12,7 +12,11 @@ namespace cuzk::http {
 
 SpooledBody::~SpooledBody() { ::unlink(path.c_str()); }
 
-void BodyBuffer::uncount(uint64_t bytes) { pool_.in_memory -= std::min(bytes, pool_.in_memory); }
+// The pool is not touched when there is nothing to give back: a connection's buffer is reset when
+// it closes, and destroyed later, possibly after the server and its pool.
+void BodyBuffer::uncount(uint64_t bytes) {
+  if (bytes) pool_.in_memory -= std::min(bytes, pool_.in_memory);
+}
 
 int BodyBuffer::append(const char* data, size_t n, std::string& why) {
   if (fd_ < 0) {

@@ -182,6 +182,11 @@ class Scanner {
     if (k >= max_witnesses_)
       throw SubmitError(400, "witnesses: more than " + std::to_string(max_witnesses_) +
                                  " uploaded entries (no circuit allows more partitions)");
+    if (k == 0) {
+      std::error_code ec;
+      std::filesystem::create_directories(dir_, ec);
+      if (ec) io_error("create the upload folder", dir_, ec.value());
+    }
     StreamedWitness w;
     w.path = dir_ + "/upload-" + std::to_string(k) + ".wtns";
     out_.witnesses.push_back(std::move(w));
@@ -284,9 +289,6 @@ bool Base64Decoder::put(char c, std::string& out) {
 
 StreamedBody stream_uploads(const std::string& body_path, const std::string& dir, uint64_t max_json,
                             size_t max_witnesses) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) io_error("create the upload folder", dir, ec.value());
   int fd = ::open(body_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) io_error("read the request body", body_path, errno);
   Scanner scan(dir, max_json, max_witnesses);
