@@ -77,13 +77,17 @@ struct CircuitConfig {
 };
 
 struct LimitsConfig {
-  uint64_t memory_budget = 0;         // bytes ("64GiB" in TOML); 0 = no limit. Bounds the slot rings.
+  uint64_t memory_budget = 0;         // bytes ("64GiB" in TOML); 0 = no limit. Bounds the slot rings and upload_memory.
   uint32_t restart_backoff_initial_ms = 1000;
   uint32_t restart_backoff_max_ms = 30000;
   uint32_t restart_intensity = 5;     // restarts within restart_period_s before the worker is marked failed
   uint32_t restart_period_s = 60;
   uint32_t max_queued_jobs = 10000;
   uint64_t max_upload_bytes = 1ull << 30;  // largest accepted HTTP body
+  // Request bodies the supervisor holds in memory, all connections together; a body that would go
+  // past it, and any body over 1 MiB, is written to <state_dir>/spool/ as it arrives instead.
+  // Counted in memory_budget with the slot rings.
+  uint64_t upload_memory = 64ull << 20;
   // API connections (unix socket and TCP together) open at once; one more is answered 503 and
   // closed. Must fit the process's descriptor limit (checked at start).
   uint32_t max_connections = 512;

@@ -5,7 +5,7 @@
 #
 #   build     configure and build BUILD_DIR (default build-fuzz), then write the seed corpora
 #   seed      write the seed corpora only (BUILD_DIR/seeds/<target>)
-#   TARGET    build, then fuzz one target for SECONDS (default 60): zkey wtns r1cs config http submit
+#   TARGET    build, then fuzz one target for SECONDS (default 60): zkey wtns r1cs config http submit spool
 #             msg verify_json inputs
 #   all       the same for every target, one after the other (default)
 #
@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 
-TARGETS=(zkey wtns r1cs config http submit msg verify_json inputs)
+TARGETS=(zkey wtns r1cs config http submit spool msg verify_json inputs)
 BUILD_DIR="${BUILD_DIR:-build-fuzz}"
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
 what="${1:-all}"
@@ -67,6 +67,8 @@ seed() {
   for f in "$s"/inputs/*.json fuzz/corpus/inputs/*.json; do
     printf '{"circuit": "g", "inputs": [%s]}' "$(cat "$f")" >"$s/submit/inputs_$(basename "$f")"
   done
+  # Spooled bodies are submission bodies.
+  cp "$s"/submit/* fuzz/corpus/submit/* "$s/spool/"
   say "seed corpora in $s"
 }
 
@@ -74,7 +76,7 @@ dict_of() {
   case "$1" in
     config) echo "$ROOT/fuzz/dict/toml.dict" ;;
     http) echo "$ROOT/fuzz/dict/http.dict" ;;
-    submit | verify_json | inputs) echo "$ROOT/fuzz/dict/json.dict" ;;
+    submit | spool | verify_json | inputs) echo "$ROOT/fuzz/dict/json.dict" ;;
   esac
 }
 
@@ -97,7 +99,7 @@ run() {
 case "$what" in
   build) build; seed ;;
   seed) seed ;;
-  all | zkey | wtns | r1cs | config | http | submit | msg | verify_json | inputs)
+  all | zkey | wtns | r1cs | config | http | submit | spool | msg | verify_json | inputs)
     if [ "${FUZZ_NO_BUILD:-0}" != 1 ]; then build; seed; fi
     [ -d "$BUILD_DIR/seeds" ] || seed
     if [ "$what" = all ]; then
@@ -107,7 +109,7 @@ case "$what" in
     fi
     ;;
   *)
-    echo "usage: scripts/fuzz.sh [build|seed|zkey|wtns|r1cs|config|http|submit|msg|verify_json|inputs|all] [seconds]" >&2
+    echo "usage: scripts/fuzz.sh [build|seed|zkey|wtns|r1cs|config|http|submit|spool|msg|verify_json|inputs|all] [seconds]" >&2
     exit 2
     ;;
 esac

@@ -6,14 +6,21 @@
 # For MINUTES, jobs of three circom circuits (1 to 3 partitions each, random priorities) are
 # submitted every fraction of a second, each with a request id, and meanwhile every 1 to 4 s one of:
 # kill -9 of a random synthesis or GPU worker, SIGSTOP of a worker for up to 1.5 s (then SIGCONT),
-# or kill -9 of the supervisor followed by a start as systemd would do it (Restart=on-failure,
-# after 0.2 to 1.5 s). A submission that fails because the supervisor is down is sent again with
-# the same request id, so it lands once. Then the chaos stops and the soak checks that every job
-# is done exactly once, verifies every proof with snarkjs, and that nothing is left over: no slot
-# busy, no upload or result file, no shared-memory segment but the live daemon's, no worker whose
-# supervisor is gone. It prints one line, and exits 0 only when nothing was lost:
+# kill -9 of the supervisor followed by a start as systemd would do it (Restart=on-failure, after
+# 0.2 to 1.5 s), filling /dev/shm, or filling the disk under state_dir (each fill is freed 2 to 6 s
+# later, kills going on meanwhile). A supervisor that exits by itself is started again 1 s later,
+# as systemd would. A submission that fails because the supervisor is down or the disk is full is
+# sent again with the same request id, so it lands once. Then the chaos stops and the soak checks
+# that every job is done exactly once, verifies every proof with snarkjs, and that nothing is left
+# over: no slot busy, no upload, spool or result file, no shared-memory segment but the live
+# daemon's, no worker whose supervisor is gone. It prints one line, and exits 0 only when nothing
+# was lost:
 #
-#   soak: 212 jobs, 431 proofs verified by snarkjs, 57 kills (41 workers, 9 supervisor, 7 stops), 0 lost, 0 leaked
+#   soak: 212 jobs, 431 proofs verified by snarkjs, 57 kills (41 workers, 9 supervisor, 7 stops), 6 fills (3 /dev/shm, 3 disk), 0 lost, 0 leaked
+#
+# The fills need root: the soak runs itself again in a private mount namespace (unshare) with a
+# tmpfs of SOAK_SHM_MB (256) MiB on /dev/shm and one of 48 MiB for state_dir, so that they touch
+# nothing outside it. Without root, or where mounting is refused, it runs without fills and says so.
 #
 # Builds what it needs first (scripts/setup.sh, the e2e circuits and witnesses in build/e2e/).
 # Environment: BUILD_DIR (default build), SOAK_KEEP=1 keeps the work folder, SOAK_NO_SETUP=1 skips
@@ -42,6 +49,11 @@ SECONDS_TOTAL=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
 RANDOM=$SEED
 say() { echo "[soak] $*"; }
 
+if [ -z "${SOAK_NS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare --mount --propagation private true 2>/dev/null; then
+  exec env SOAK_NS=1 unshare --mount --propagation private bash "$ROOT/scripts/soak.sh" "$MINUTES" \
+    --backend "$BACKEND" --seed "$SEED"
+fi
+
 BUILD_DIR="${BUILD_DIR:-build}"
 if [ -z "${SOAK_NO_SETUP:-}" ]; then
   bash scripts/setup.sh >/dev/null
@@ -66,9 +78,21 @@ cleanup() {
   local rc=$?
   [ -z "$SUP_PID" ] || kill -9 "$SUP_PID" 2>/dev/null || true
   rm -f /dev/shm/cuzk."$INSTANCE".* 2>/dev/null || true
+  if mountpoint -q "$WORK/state" 2>/dev/null; then  # the tmpfs ends with the namespace: keep a copy
+    { [ $rc -eq 0 ] && [ -z "${SOAK_KEEP:-}" ]; } || cp -a "$WORK/state" "$WORK/state.kept"
+    umount -l "$WORK/state"
+  fi
   if [ $rc -eq 0 ] && [ -z "${SOAK_KEEP:-}" ]; then rm -rf "$WORK"; else echo "[soak] work folder kept: $WORK" >&2; fi
 }
 trap cleanup EXIT
+FILLS=0
+if [ -n "${SOAK_NS:-}" ] && mkdir -p "$WORK/state" &&
+   mount -t tmpfs -o "size=${SOAK_SHM_MB:-256}m" soak-shm /dev/shm 2>/dev/null &&
+   mount -t tmpfs -o size=48m soak-state "$WORK/state" 2>/dev/null; then
+  FILLS=1
+else
+  say "no /dev/shm or disk fills: they need root and a private mount namespace"
+fi
 
 # Short heartbeats and restart backoffs, so that kills are noticed and repaired within the run; a
 # restart intensity no run reaches, so that no worker is marked failed.
@@ -150,11 +174,39 @@ submitter() {
 submitter &
 SUBMITTER=$!
 
-kills_w=0 kills_s=0 stops=0
+# A fill takes every free byte of a tmpfs, until free_fills (or the next fill of the same one).
+fill() { dd if=/dev/zero of="$1" bs=1M 2>/dev/null || true; }
+SHM_FILL=/dev/shm/soak-fill DISK_FILL="$WORK/state/soak-fill"
+shm_until=0 disk_until=0
+free_fills() {
+  if [ "$shm_until" -ne 0 ] && [ "${1:-$SECONDS}" -ge "$shm_until" ]; then rm -f "$SHM_FILL"; shm_until=0; fi
+  if [ "$disk_until" -ne 0 ] && [ "${1:-$SECONDS}" -ge "$disk_until" ]; then rm -f "$DISK_FILL"; disk_until=0; fi
+}
+
+kills_w=0 kills_s=0 stops=0 fills_shm=0 fills_disk=0 exits=0
 end=$((SECONDS + SECONDS_TOTAL))
 while [ $SECONDS -lt $end ]; do
   sleep "$((1 + RANDOM % 3)).$((RANDOM % 10))"
-  roll=$((RANDOM % 10))
+  free_fills
+  if ! kill -0 "$SUP_PID" 2>/dev/null; then  # it exited by itself (a start that found no room)
+    wait "$SUP_PID" 2>/dev/null || true
+    exits=$((exits + 1))
+    sleep 1
+    start_supervisor
+    continue
+  fi
+  roll=$((RANDOM % (FILLS ? 12 : 10)))
+  if [ $roll -eq 10 ] && [ "$shm_until" -eq 0 ]; then
+    fill "$SHM_FILL"
+    shm_until=$((SECONDS + 2 + RANDOM % 5)) fills_shm=$((fills_shm + 1))
+    continue
+  fi
+  if [ $roll -eq 11 ] && [ "$disk_until" -eq 0 ]; then
+    fill "$DISK_FILL"
+    disk_until=$((SECONDS + 2 + RANDOM % 5)) fills_disk=$((fills_disk + 1))
+    continue
+  fi
+  [ $roll -lt 10 ] || continue
   if [ $roll -lt 2 ]; then
     kill -9 "$SUP_PID" 2>/dev/null || true
     wait "$SUP_PID" 2>/dev/null || true
@@ -176,9 +228,10 @@ while [ $SECONDS -lt $end ]; do
     kill -CONT "$victim" 2>/dev/null || true
   fi
 done
+free_fills 999999999
 touch "$WORK/stop"
 wait "$SUBMITTER"
-kill -0 "$SUP_PID" 2>/dev/null || start_supervisor
+kill -0 "$SUP_PID" 2>/dev/null || { wait "$SUP_PID" 2>/dev/null || true; start_supervisor; }
 for _ in $(seq 300); do up && break; sleep 0.1; done
 say "chaos over: $(wc -l <"$WORK/jobs.txt") jobs submitted; waiting for them to finish"
 
@@ -222,8 +275,8 @@ up
 busy=$(node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
   console.log(s.slots.filter(x=>x.state!=="free").length + s.queues.jobs_queued + s.queues.jobs_running)' "$WORK/status.json")
 [ "$busy" -eq 0 ] || { say "LEAKED: $busy slots or jobs still busy"; leaked=$((leaked + busy)); }
-left=$(find "$WORK/state/uploads" "$WORK/state/results" -mindepth 1 2>/dev/null | wc -l)
-[ "$left" -eq 0 ] || { say "LEAKED: $left files under uploads/ or results/"; leaked=$((leaked + left)); }
+left=$(find "$WORK/state/uploads" "$WORK/state/results" "$WORK/state/spool" -mindepth 1 2>/dev/null | wc -l)
+[ "$left" -eq 0 ] || { say "LEAKED: $left files under uploads/, spool/ or results/"; leaked=$((leaked + left)); }
 segs=$(ls /dev/shm | grep -c "^cuzk\.$INSTANCE\." || true)
 [ "$segs" -le 1 ] || { say "LEAKED: $segs shared-memory segments for one device"; leaked=$((leaked + segs - 1)); }
 orphans=0
@@ -237,6 +290,9 @@ SUP_PID=""
 segs=$(ls /dev/shm | grep -c "^cuzk\.$INSTANCE\." || true)
 [ "$segs" -eq 0 ] || { say "LEAKED: $segs shared-memory segments after the stop"; leaked=$((leaked + segs)); }
 
+fills="$((fills_shm + fills_disk)) fills ($fills_shm /dev/shm, $fills_disk disk)"
+[ "$FILLS" -eq 1 ] || fills="no fills (not root)"
+[ "$exits" -eq 0 ] || fills="$fills, $exits supervisor exits restarted"
 echo "soak: $(wc -l <"$WORK/jobs.txt") jobs, $verified proofs verified by snarkjs, $((kills_w + kills_s + stops)) kills" \
-     "($kills_w workers, $kills_s supervisor, $stops stops), $lost lost, $leaked leaked (seed $SEED)"
+     "($kills_w workers, $kills_s supervisor, $stops stops), $fills, $lost lost, $leaked leaked (seed $SEED)"
 [ "$lost" -eq 0 ] && [ "$leaked" -eq 0 ]

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
+#include "supervisor/job_access.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -49,20 +50,37 @@ struct WaitCtx {
 
 }  // namespace
 
+// A spooled submission body on its way through stream_uploads on the thread pool.
+struct SpoolWork {
+  uv_work_t req;
+  Supervisor* self;
+  std::shared_ptr<http::Responder> r;
+  std::shared_ptr<const http::SpooledBody> body;
+  std::string dir, submitter;
+  uint64_t max_json;
+  size_t max_witnesses;
+  StreamedBody out;
+  int status = 0;  // the work's failure: an HTTP status (503: the disk is full)
+  std::string error;
+};
+
 void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responder> r) {
   try {
     const std::string& p = req.path;
     if (p == "/v1/proofs") {
       if (req.method != "POST") return r->send(http::Response::error(405, "use POST for " + p));
       if (shared_) return submit_shared(req, std::move(r));
-      return r->send(submit(req));
+      if (req.body_file) return submit_spooled(req, r);
+      return r->send(submit(req.body, submitter_of(req), nullptr, ""));
     }
     if (p.rfind("/v1/proofs/", 0) == 0) {
       const std::string id_text = p.substr(11);
       const std::optional<uint64_t> parsed = parse_job_id(id_text);
       if (!parsed) return r->send(http::Response::error(404, "no job '" + id_text + "' (ids are decimal numbers)"));
       const uint64_t id = *parsed;
-      if (req.method == "DELETE") return shared_ ? cancel_shared(id, std::move(r)) : r->send(cancel(id));
+      // With a shared store the job's submitter is read from the database, off the loop.
+      if (!shared_ && !visible(id, req)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+      if (req.method == "DELETE") return shared_ ? cancel_shared(id, std::move(r), viewer_of(req)) : r->send(cancel(id));
       if (req.method != "GET") return r->send(http::Response::error(405, "use GET or DELETE for " + p));
       double wait = 0;
       if (auto it = req.query.find("wait"); it != req.query.end()) {
@@ -72,7 +90,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
           return r->send(http::Response::error(400, "wait: not a number of seconds: '" + it->second + "'"));
         wait = std::min(wait, kMaxWaitS);
       }
-      if (shared_) return get_shared(id, wait, std::move(r));  // any node's job: the database has them all
+      if (shared_) return get_shared(id, wait, std::move(r), viewer_of(req));  // any node's job: the database has them all
       if (ActiveJob* j = active(id)) {
         if (wait > 0) {
           // Long poll: answered when the job becomes final (notify_waiters) or when the timer fires.
@@ -135,14 +153,95 @@ void Supervisor::notify_waiters(ActiveJob& j) {
   j.waiters.clear();
 }
 
-http::Response Supervisor::submit(const http::Request& req) {
+bool Supervisor::visible(uint64_t id, const http::Request& req) {
+  std::string owner;
+  if (ActiveJob* a = active(id)) owner = a->rec.submitter;
+  else if (auto rec = store_->load(id)) owner = rec->submitter;
+  else return true;  // no such job: answered 404 as such
+  return may_access(owner, req, uint32_t(::geteuid()));
+}
+
+// A body spooled to a file: its base64 witnesses are decoded into the job's upload folder on the
+// thread pool, and the rest of the submission is checked back on the loop.
+void Supervisor::submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r) {
+  if (draining_) return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
+  auto* w = new SpoolWork{};
+  w->req.data = w;
+  w->self = this;
+  w->r = std::move(r);
+  w->body = req.body_file;
+  w->submitter = submitter_of(req);
+  w->dir = new_upload_dir();
+  w->max_json = cfg_.limits.upload_memory;
+  w->max_witnesses = 0;
+  for (const auto& c : cfg_.circuits) w->max_witnesses = std::max<size_t>(w->max_witnesses, c.max_partitions);
+  spool_works_++;
+  uv_queue_work(
+      loop_, &w->req,
+      [](uv_work_t* q) {
+        auto* w = static_cast<SpoolWork*>(q->data);
+        try {
+          w->out = stream_uploads(w->body->path, w->dir, w->max_json, w->max_witnesses);
+        } catch (const SubmitError& e) {
+          w->status = e.status, w->error = e.what();
+        } catch (const StoreFull& e) {
+          w->status = 503, w->error = e.what();
+        } catch (const std::exception& e) {
+          w->status = 500, w->error = e.what();
+        }
+      },
+      [](uv_work_t* q, int) {
+        std::unique_ptr<SpoolWork> w(static_cast<SpoolWork*>(q->data));
+        w->body.reset();  // the spool file is removed
+        w->self->spool_works_--;
+        w->self->after_spooled(*w);
+      });
+}
+
+void Supervisor::after_spooled(SpoolWork& w) {
+  http::Response resp;
+  try {
+    if (w.status == 503) {
+      note_disk_full(w.error);
+      throw SubmitError(503, disk_full_message());
+    }
+    if (w.status) throw SubmitError(w.status, w.error);
+    resp = submit(w.out.json, w.submitter, &w.out, w.dir);
+  } catch (const SubmitError& e) {
+    resp = http::Response::error(e.status, e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("POST /v1/proofs: {}", e.what());
+    resp = http::Response::error(500, e.what());
+  }
+  if (resp.status != 201) {  // no job took the folder
+    std::error_code ec;
+    fs::remove_all(w.dir, ec);
+  }
+  w.r->send(std::move(resp));
+  maybe_finish_shutdown();
+}
+
+std::string Supervisor::new_upload_dir() {
+  return (fs::path(cfg_.daemon.state_dir) / "uploads" / (std::to_string(getpid()) + "-" + std::to_string(++upload_seq_)))
+      .string();
+}
+
+std::string Supervisor::disk_full_message() const {
+  return "the disk under daemon.state_dir (" + cfg_.daemon.state_dir +
+         ") is full: not accepting jobs until space is freed; retry later";
+}
+
+http::Response Supervisor::submit(const std::string& body, const std::string& submitter, const StreamedBody* streamed,
+                                  const std::string& upload_dir) {
   if (draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
-  const SubmitRequest sr = validator_->parse(req.body);
+  const SubmitRequest sr = validator_->parse(body);
   if (!sr.request_id.empty()) {
     if (auto id = store_->find_request(sr.request_id)) {
       JobRec rec;
       if (ActiveJob* a = active(*id)) rec = a->rec;
       else rec = *store_->load(*id);
+      if (!rec.submitter.empty() && rec.submitter != submitter)
+        throw SubmitError(409, "request_id: already used by a job of another client");
       return http::Response::json(
           200, json{{"id", std::to_string(*id)}, {"state", to_string(rec.state)}, {"existing", true}}.dump());
     }
@@ -150,10 +249,10 @@ http::Response Supervisor::submit(const http::Request& req) {
   size_t unfinished = jobs_.size();
   if (unfinished >= cfg_.limits.max_queued_jobs)
     throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
-  const std::vector<PreparedInput> inputs = validator_->prepare(sr);
+  const std::vector<PreparedInput> inputs = validator_->prepare(sr, streamed);
   std::string why;
   try {
-    return store_job(sr, inputs);
+    return store_job(sr, inputs, submitter, upload_dir);
   } catch (const StoreFull& e) {
     why = e.what();
   } catch (const fs::filesystem_error& e) {
@@ -161,13 +260,13 @@ http::Response Supervisor::submit(const http::Request& req) {
     why = e.what();
   }
   note_disk_full(why);
-  throw SubmitError(503, "the disk under daemon.state_dir (" + cfg_.daemon.state_dir +
-                             ") is full: not accepting jobs until space is freed; retry later");
+  throw SubmitError(503, disk_full_message());
 }
 
 // Stores an accepted submission: its uploads, then the job in one transaction; on any failure
-// nothing of it is left.
-http::Response Supervisor::store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs) {
+// nothing of it is left. upload_dir: the folder its streamed uploads are in already, or "".
+http::Response Supervisor::store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                                     const std::string& submitter, std::string upload_dir) {
   const config::CircuitConfig& cc = cfg_.circuits[sr.circuit];
 
   JobRec rec;
@@ -175,8 +274,8 @@ http::Response Supervisor::store_job(const SubmitRequest& sr, const std::vector<
   rec.priority = sr.priority;
   rec.request_id = sr.request_id;
   rec.input = sr.kind;
+  rec.submitter = submitter;
   rec.created_ms = wall_ms();
-  std::string upload_dir;
   try {
     for (size_t i = 0; i < inputs.size(); i++) {
       PartitionRec p;
@@ -184,12 +283,8 @@ http::Response Supervisor::store_job(const SubmitRequest& sr, const std::vector<
       p.witness = inputs[i].path;
       if (p.witness.empty()) {
         // Content sent in the request: stored under the job's upload folder, removed with the job.
-        if (upload_dir.empty()) {
-          upload_dir = (fs::path(cfg_.daemon.state_dir) / "uploads" /
-                        (std::to_string(getpid()) + "-" + std::to_string(++upload_seq_)))
-                           .string();
-          fs::create_directories(upload_dir);
-        }
+        if (upload_dir.empty()) upload_dir = new_upload_dir();
+        fs::create_directories(upload_dir);
         p.witness = (fs::path(upload_dir) / (std::to_string(i) + inputs[i].ext)).string();
         store_upload(p.witness, inputs[i].content, std::string(to_string(sr.kind)) + "[" + std::to_string(i) + "]");
       }
@@ -373,6 +468,16 @@ std::string Supervisor::metrics_text() {
   line("# HELP cuzk_http_connections_refused_total Connections refused at limits.max_connections.");
   line("# TYPE cuzk_http_connections_refused_total counter");
   line("cuzk_http_connections_refused_total " + std::to_string(server_ ? server_->refused_connections() : 0));
+  const http::BodyPool* bodies = server_ ? &server_->bodies() : nullptr;
+  line("# HELP cuzk_http_body_memory_bytes Request bodies held in memory now (limits.upload_memory).");
+  line("# TYPE cuzk_http_body_memory_bytes gauge");
+  line("cuzk_http_body_memory_bytes " + std::to_string(bodies ? bodies->in_memory : 0));
+  line("# HELP cuzk_http_bodies_spooled_total Request bodies written to <state_dir>/spool/ as they arrived.");
+  line("# TYPE cuzk_http_bodies_spooled_total counter");
+  line("cuzk_http_bodies_spooled_total " + std::to_string(bodies ? bodies->spooled_total : 0));
+  line("# HELP cuzk_http_write_queue_bytes Answer bytes written but not yet taken by their clients.");
+  line("# TYPE cuzk_http_write_queue_bytes gauge");
+  line("cuzk_http_write_queue_bytes " + std::to_string(server_ ? server_->queued_write_bytes() : 0));
   line("# HELP cuzk_uptime_seconds Seconds since the supervisor started.");
   line("# TYPE cuzk_uptime_seconds gauge");
   line("cuzk_uptime_seconds " + std::to_string(double(shm::monotonic_ns() - t0_ns_) / 1e9));

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -144,10 +145,15 @@ struct Core {
   bool listening = false;
   bool unix_bound = false;
   std::unordered_set<Conn*> conns;
+  BodyPool bodies;
   uint64_t refused = 0;          // connections refused at opt.max_connections since start
   uint64_t refused_in_burst = 0;  // of those, since the limit was last reached (0: not at the limit)
 
-  Core(uv_loop_t* l, ServerOptions o, Handler h) : loop(l), opt(std::move(o)), handler(std::move(h)) {}
+  Core(uv_loop_t* l, ServerOptions o, Handler h) : loop(l), opt(std::move(o)), handler(std::move(h)) {
+    bodies.spool_dir = opt.spool_dir;
+    bodies.spool_above = opt.spool_above;
+    bodies.memory_budget = opt.memory_budget;
+  }
   void close_all();
 };
 
@@ -179,12 +185,15 @@ struct Conn {
   bool via_tcp = false;
   Phase phase = Phase::Open;
   bool reading = false;
-  bool paused = false;      // parser paused: too many pipelined requests waiting for answers
+  bool paused = false;      // parser paused: too many pipelined requests or answer bytes waiting
   bool eof_seen = false;
   uint64_t last_read_ms = 0;     // uv_now of the last bytes read (or of the accept)
+  uint64_t last_write_ms = 0;    // uv_now of the last answer bytes the client took
   uint64_t header_deadline = 0;  // uv_now by which the current request's headers must be complete; 0: none
   std::string backlog;      // unparsed bytes kept while paused
   std::unique_ptr<RequestParser> parser;
+  std::unique_ptr<BodyBuffer> body;  // the current request's body as it arrives
+  Peer peer;
   char buf[kReadBuffer];
   std::deque<std::shared_ptr<Slot>> slots;
 
@@ -217,11 +226,26 @@ void conn_close(Conn* c) {
   c->srv = nullptr;
   for (auto& s : c->slots) s->conn = nullptr;
   c->slots.clear();
+  if (c->body) c->body->reset();
   uv_close(&c->h.handle, on_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&c->linger), on_closed);
 }
 
-void on_linger_timeout(uv_timer_t* t) { conn_close(static_cast<Conn*>(t->data)); }
+uint64_t queued_bytes(const Conn* c) { return uv_stream_get_write_queue_size(&c->h.stream); }
+
+// Closes a lingering connection, or one whose last answers its client has not taken for
+// idle_timeout_ms (a client still taking them is given more time).
+void on_linger_timeout(uv_timer_t* t) {
+  Conn* c = static_cast<Conn*>(t->data);
+  if (c->phase == Phase::ShuttingDown && c->srv && queued_bytes(c)) {
+    const uint64_t now = uv_now(c->srv->loop), idle = c->srv->opt.idle_timeout_ms;
+    if (idle && now < c->last_write_ms + idle) {
+      uv_timer_start(&c->linger, on_linger_timeout, c->last_write_ms + idle - now, 0);
+      return;
+    }
+  }
+  conn_close(c);
+}
 
 void fail_connection(Conn* c, int status, const std::string& msg);
 
@@ -238,7 +262,8 @@ bool owes_answer(const Conn* c) {
 void arm_idle(Conn* c) {
   if (!c->srv || c->phase != Phase::Open) return;
   const uint64_t now = uv_now(c->srv->loop), idle = c->srv->opt.idle_timeout_ms;
-  uint64_t due = idle ? c->last_read_ms + idle : 0;
+  const uint64_t last = std::max(c->last_read_ms, c->last_write_ms);
+  uint64_t due = idle ? last + idle : 0;
   if (c->header_deadline && (!due || c->header_deadline < due)) due = c->header_deadline;
   if (!due) return;
   uv_timer_start(&c->linger, on_idle_timeout, due > now ? due - now : 0, 0);
@@ -253,15 +278,16 @@ void on_idle_timeout(uv_timer_t* t) {
                                 " ms (limits.header_timeout_ms)");
     return;
   }
-  // A long poll in progress is not idleness.
-  if (idle && now >= c->last_read_ms + idle && !owes_answer(c)) {
+  // A long poll in progress is not idleness, nor a client taking its answers.
+  const uint64_t last = std::max(c->last_read_ms, c->last_write_ms);
+  if (idle && now >= last + idle && !owes_answer(c)) {
     if (c->parser->in_message())
       fail_connection(c, 408, "request not completed: nothing received for " + std::to_string(idle) +
                                   " ms (limits.idle_timeout_ms)");
     else conn_close(c);
     return;
   }
-  if (idle && now >= c->last_read_ms + idle) c->last_read_ms = now;  // count idleness from the answer on
+  if (idle && now >= last + idle) c->last_read_ms = now;  // count idleness from the answer on
   arm_idle(c);
 }
 
@@ -282,11 +308,19 @@ struct WriteReq {
   std::string data;
 };
 
+void maybe_resume(Conn* c);
+
 void on_written(uv_write_t* w, int status) {
   auto* wr = reinterpret_cast<WriteReq*>(w);
   Conn* c = static_cast<Conn*>(w->data);
   delete wr;
-  if (status < 0 && !c->closed()) conn_close(c);  // the client is gone
+  if (c->closed()) return;
+  if (status < 0) {
+    conn_close(c);  // the client is gone
+    return;
+  }
+  c->last_write_ms = uv_now(c->srv->loop);
+  maybe_resume(c);
 }
 
 void write_bytes(Conn* c, std::string data) {
@@ -301,6 +335,7 @@ void write_bytes(Conn* c, std::string data) {
 }
 
 void resume_parsing(Conn* c);
+void stop_reading(Conn* c);
 
 // Writes the answers that are ready, in request order; after the last answer of a finishing
 // connection, shuts the write side down.
@@ -319,6 +354,12 @@ void flush(Conn* c) {
   if (c->closed()) return;
   if (c->phase == Phase::Finishing && c->slots.empty()) {
     c->phase = Phase::ShuttingDown;
+    // The shutdown completes once the client has taken the last answers; one that takes nothing is
+    // closed after idle_timeout_ms (on_shutdown re-arms the timer for the linger).
+    if (const uint64_t idle = c->srv->opt.idle_timeout_ms) {
+      c->last_write_ms = uv_now(c->srv->loop);
+      uv_timer_start(&c->linger, on_linger_timeout, idle, 0);
+    }
     auto* sd = new uv_shutdown_t;
     sd->data = c;
     if (uv_shutdown(sd, &c->h.stream, on_shutdown) < 0) {
@@ -327,7 +368,21 @@ void flush(Conn* c) {
     }
     return;
   }
-  if (c->phase == Phase::Open && c->paused && c->slots.size() < kMaxPipelined / 2) resume_parsing(c);
+  if (c->phase != Phase::Open) return;
+  if (!c->paused && queued_bytes(c) > c->srv->opt.max_write_queue) {
+    // A client that does not take its answers: read no further requests until it does.
+    c->parser->pause();
+    c->paused = true;
+    stop_reading(c);
+  }
+  maybe_resume(c);
+}
+
+// Parsing goes on once few enough answers are owed and the client has taken enough of those given.
+void maybe_resume(Conn* c) {
+  if (c->phase == Phase::Open && c->paused && c->srv && c->slots.size() < kMaxPipelined / 2 &&
+      queued_bytes(c) <= c->srv->opt.max_write_queue / 2)
+    resume_parsing(c);
 }
 
 void ResponderImpl::send(Response r) {
@@ -340,6 +395,7 @@ void ResponderImpl::send(Response r) {
 
 // Queues an error answer after those already pending and reads no further requests.
 void fail_connection(Conn* c, int status, const std::string& msg) {
+  if (c->body) c->body->reset();
   auto s = std::make_shared<Slot>();
   s->conn = c;
   s->keep_alive = false;
@@ -361,6 +417,8 @@ bool on_request(Conn* c, RequestParser::Complete& done) {
   c->slots.push_back(slot);
   if (!slot->keep_alive) c->phase = Phase::Finishing;  // no requests after this one
   auto responder = std::make_shared<ResponderImpl>(slot);
+  done.request.peer = c->peer;
+  c->body->take(done.request.body, done.request.body_file);
   if (!done.authorized) {
     responder->send(Response::error(401, "missing or wrong bearer token (Authorization: Bearer <daemon.token>)"));
   } else {
@@ -375,6 +433,8 @@ bool on_request(Conn* c, RequestParser::Complete& done) {
     }
   }
   responder.reset();  // answers 500 if the handler neither answered nor kept it
+  if (c->closed()) return false;
+  c->body->release_handed();  // the handler has what it needs of the body
   if (c->phase != Phase::Open) return false;
   if (c->slots.size() >= kMaxPipelined) {
     c->parser->pause();
@@ -463,6 +523,20 @@ void resume_parsing(Conn* c) {
 
 void free_handle(uv_handle_t* h);
 
+// The credentials of a unix socket's peer, as the kernel recorded them at connect().
+Peer peer_of(uv_pipe_t* p) {
+  Peer peer;
+  uv_os_fd_t fd;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(p), &fd) == 0 &&
+      ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred) {
+    peer.unix_creds = true;
+    peer.uid = cred.uid, peer.gid = cred.gid, peer.pid = cred.pid;
+  }
+  return peer;
+}
+
 // A connection over opt.max_connections: accepted only to be told 503 and closed at once, so that it
 // holds no descriptor. The first refusal of a burst is logged; the count when connections are
 // accepted again.
@@ -522,12 +596,15 @@ void on_connection(uv_stream_t* server, int status) {
     return;
   }
   if (tcp) uv_tcp_nodelay(&c->h.tcp, 1);
+  else c->peer = peer_of(&c->h.pipe);
+  c->body = std::make_unique<BodyBuffer>(impl->bodies);
   c->parser = std::make_unique<RequestParser>(
       RequestLimits{impl->opt.max_body, impl->opt.max_header, impl->opt.token}, tcp,
       [c](RequestParser::Complete& done) { return on_request(c, done); },
       [c] {  // "Expect: 100-continue": say so at once when no earlier answer is still owed
         if (c->slots.empty()) write_bytes(c, "HTTP/1.1 100 Continue\r\n\r\n");
-      });
+      },
+      [c](const char* data, size_t n, std::string& why) { return c->body->append(data, n, why); });
   if (uv_read_start(&c->h.stream, on_alloc, on_read) < 0) {
     conn_close(c);
     return;
@@ -594,6 +671,7 @@ struct RequestParser::Impl {
   bool via_tcp;
   std::function<bool(Complete&)> on_request;
   std::function<void()> on_continue;
+  BodySink on_body;
   http_parser parser;
   http_parser_settings settings{};
   State state = State::Ok;
@@ -606,6 +684,7 @@ struct RequestParser::Impl {
   std::string field, value;
   bool last_was_value = false;
   uint64_t header_bytes = 0;
+  uint64_t body_bytes = 0;
   bool authorized = true;
   int reject_status = 0;  // set by a callback to stop with this status
   std::string reject_message;
@@ -684,6 +763,7 @@ struct RequestParser::Impl {
     m->value.clear();
     m->last_was_value = false;
     m->header_bytes = 0;
+    m->body_bytes = 0;
     m->authorized = true;
     m->in_message = true;
     m->in_headers = true;
@@ -764,12 +844,22 @@ struct RequestParser::Impl {
   static int cb_body(http_parser* p, const char* at, size_t n) {
     Impl* m = of(p);
     if (m->stopped) return -1;
-    if (m->req.body.size() + n > m->limits.max_body) {
+    if (m->body_bytes + n > m->limits.max_body) {
       m->reject_status = 413;
       m->reject_message = "request body exceeds " + std::to_string(m->limits.max_body) + " bytes";
       return -1;
     }
-    m->req.body.append(at, n);
+    m->body_bytes += n;
+    if (!m->on_body) {
+      m->req.body.append(at, n);
+      return 0;
+    }
+    std::string why;
+    if (int status = m->on_body(at, n, why)) {
+      m->reject_status = status;
+      m->reject_message = why;
+      return -1;
+    }
     return 0;
   }
 
@@ -791,13 +881,14 @@ struct RequestParser::Impl {
 };
 
 RequestParser::RequestParser(RequestLimits limits, bool via_tcp, std::function<bool(Complete&)> on_request,
-                             std::function<void()> on_continue)
+                             std::function<void()> on_continue, BodySink on_body)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.limits = std::move(limits);
   m.via_tcp = via_tcp;
   m.on_request = std::move(on_request);
   m.on_continue = std::move(on_continue);
+  m.on_body = std::move(on_body);
   http_parser_init(&m.parser, HTTP_REQUEST);
   m.parser.data = &m;
   m.settings.on_message_begin = Impl::cb_message_begin;
@@ -945,5 +1036,13 @@ size_t Server::open_connections() const { return impl_->conns.size(); }
 uint64_t Server::refused_connections() const { return impl_->refused; }
 
 int Server::tcp_port() const { return impl_->tcp_port; }
+
+const BodyPool& Server::bodies() const { return impl_->bodies; }
+
+uint64_t Server::queued_write_bytes() const {
+  uint64_t n = 0;
+  for (const Conn* c : impl_->conns) n += queued_bytes(c);
+  return n;
+}
 
 }  // namespace cuzk::http

@@ -11,15 +11,27 @@
 
 #include <uv.h>
 
+#include "supervisor/body_store.hpp"
+
 namespace cuzk::http {
+
+// Who is on the other end of a connection. Unix socket peers are known by their credentials
+// (SO_PEERCRED); TCP peers only by the bearer token every request of theirs carries.
+struct Peer {
+  bool unix_creds = false;  // uid, gid and pid are known
+  uint32_t uid = 0, gid = 0;
+  int32_t pid = 0;
+};
 
 struct Request {
   std::string method;                          // "GET", "POST", "DELETE", ...
   std::string path;                            // decoded path without the query, e.g. "/v1/proofs/17"
   std::map<std::string, std::string> query;    // decoded query parameters
   std::map<std::string, std::string> headers;  // names lower-cased
-  std::string body;
+  std::string body;                               // the body, unless it was spooled to a file
+  std::shared_ptr<const SpooledBody> body_file;   // the body in a file (ServerOptions::spool_dir)
   bool via_tcp = false;
+  Peer peer;
 };
 
 struct Response {
@@ -69,8 +81,11 @@ class RequestParser {
   };
   // on_request is called once per complete request and returns false to stop parsing after it;
   // on_continue when an authorized request's headers say "Expect: 100-continue".
+  // on_body, when given, takes the body's bytes instead of Request::body (after the size check)
+  // and returns 0, or a status to refuse the request with, setting its reason.
+  using BodySink = std::function<int(const char* data, size_t n, std::string& why)>;
   RequestParser(RequestLimits limits, bool via_tcp, std::function<bool(Complete&)> on_request,
-                std::function<void()> on_continue = {});
+                std::function<void()> on_continue = {}, BodySink on_body = {});
   ~RequestParser();
   RequestParser(const RequestParser&) = delete;
   RequestParser& operator=(const RequestParser&) = delete;
@@ -97,6 +112,16 @@ struct ServerOptions {
   std::string token;            // required on TCP connections as "Authorization: Bearer <token>"
   uint64_t max_body = 1ull << 30;
   uint64_t max_header = 64 * 1024;
+  // Bodies: one larger than spool_above, or one that would take the bodies held in memory by all
+  // connections together past memory_budget, is written to a file in spool_dir as it arrives
+  // (Request::body_file) instead. spool_dir "" keeps every body in memory.
+  std::string spool_dir;
+  uint64_t spool_above = 1 << 20;
+  uint64_t memory_budget = 64ull << 20;
+  // Answers queued for a client that does not read them: past this many bytes the connection reads
+  // no further requests until the client has taken enough of them; one that takes nothing for
+  // idle_timeout_ms is closed.
+  uint64_t max_write_queue = 1 << 20;
   // A connection that owes no answer and sends nothing for this long is closed (a request left
   // half-sent gets 408 first); 0 = never.
   uint64_t idle_timeout_ms = 60 * 1000;
@@ -133,6 +158,10 @@ class Server {
   uint64_t refused_connections() const;
   // The bound TCP port after start() (useful with port 0); 0 when TCP is off.
   int tcp_port() const;
+  // Request bodies: bytes held in memory now and at most since start, and bodies spooled to files.
+  const BodyPool& bodies() const;
+  // Bytes of answers written but not yet taken by the clients, all connections together.
+  uint64_t queued_write_bytes() const;
 
  private:
   struct Impl;

@@ -63,6 +63,7 @@ struct JobRec {
   std::string request_id, circuit, error;
   Priority priority = Priority::Normal;
   InputKind input = InputKind::Witnesses;
+  std::string submitter;  // who may read it (job_access.hpp); "" in stores of schema version 1
   JState state = JState::Queued;
   int64_t created_ms = 0, finished_ms = 0;  // wall clock (ms since the epoch)
   std::vector<PartitionRec> parts;

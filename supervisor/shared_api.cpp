@@ -3,7 +3,11 @@
 // from its completion; 503 while the database cannot be reached (clients retry).
 #include <spdlog/spdlog.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "supervisor/helpers.hpp"
+#include "supervisor/job_access.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -28,28 +32,40 @@ struct PollCtx {
   Supervisor* self;
   uint64_t id, deadline_ns;
   std::shared_ptr<http::Responder> r;
+  Viewer viewer;
 };
 
 }  // namespace
 
 void Supervisor::submit_shared(const http::Request& req, std::shared_ptr<http::Responder> r) {
   if (draining_) return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
-  SubmitRequest sr = validator_->parse(req.body);
+  // The database keeps the bytes a request carried, so a spooled body is read back whole here: a
+  // shared store holds uploads in memory up to limits.max_upload_bytes, as before spooling.
+  std::string spooled;
+  if (req.body_file) {
+    std::ifstream f(req.body_file->path, std::ios::binary);
+    spooled.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    if (!f && !f.eof()) throw std::runtime_error("cannot read the spooled request body " + req.body_file->path);
+  }
+  SubmitRequest sr = validator_->parse(req.body_file ? spooled : req.body);
+  const std::string submitter = submitter_of(req);
   const JobStore::Counts& c = shared_->counts;
   const uint64_t unfinished = c.jobs[int(JState::Queued)] + c.jobs[int(JState::Running)];
   if (unfinished >= cfg_.limits.max_queued_jobs)
     throw SubmitError(429, std::to_string(unfinished) +
                                " jobs are unfinished in the shared queue (limits.max_queued_jobs); retry later");
-  if (sr.request_id.empty()) return store_shared(sr, std::move(r));
+  if (sr.request_id.empty()) return store_shared(sr, submitter, std::move(r));
   // A known request id is answered before its inputs are looked at again, as with one node.
   auto srp = std::make_shared<SubmitRequest>(std::move(sr));
   shared_->store->run(
-      [this, srp, r](JobStore& s) {
+      [this, srp, r, submitter](JobStore& s) {
         const std::optional<uint64_t> id = s.find_request(srp->request_id);
         const std::optional<JobRec> rec = id ? s.load(*id) : std::nullopt;
-        return [this, srp, r, rec] {
+        return [this, srp, r, rec, submitter] {
+          if (rec && !rec->submitter.empty() && rec->submitter != submitter)  // another client's id
+            return r->send(http::Response::error(409, "request_id: already used by a job of another client"));
           if (rec) return r->send(existing(rec->id, rec->state));
-          store_shared(*srp, r);
+          store_shared(*srp, submitter, r);
         };
       },
       [r](const std::string& why) { r->send(unreachable(why)); });
@@ -57,7 +73,8 @@ void Supervisor::submit_shared(const http::Request& req, std::shared_ptr<http::R
 
 // The inputs checked, then the job inserted with the bytes the request carried (every node must be
 // able to read them); insert() makes a concurrent twin with the same request id the same job.
-void Supervisor::store_shared(const SubmitRequest& sr, std::shared_ptr<http::Responder> r) {
+void Supervisor::store_shared(const SubmitRequest& sr, const std::string& submitter,
+                              std::shared_ptr<http::Responder> r) {
   std::vector<PreparedInput> inputs;
   try {
     inputs = validator_->prepare(sr);
@@ -69,6 +86,7 @@ void Supervisor::store_shared(const SubmitRequest& sr, std::shared_ptr<http::Res
   rec.priority = sr.priority;
   rec.request_id = sr.request_id;
   rec.input = sr.kind;
+  rec.submitter = submitter;
   rec.created_ms = wall_ms();
   for (size_t i = 0; i < inputs.size(); i++) {
     PartitionRec p;
@@ -101,30 +119,31 @@ void Supervisor::store_shared(const SubmitRequest& sr, std::shared_ptr<http::Res
       [r](const std::string& why) { r->send(unreachable(why)); });
 }
 
-void Supervisor::get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r) {
-  poll_shared(id, shm::monotonic_ns() + uint64_t(wait_s * 1e9), std::move(r));
+void Supervisor::get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r, Viewer viewer) {
+  poll_shared(id, shm::monotonic_ns() + uint64_t(wait_s * 1e9), std::move(r), std::move(viewer));
 }
 
 // One look at the job; a long poll whose job is not final looks again after kPollNs, until its end.
-void Supervisor::poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r) {
+void Supervisor::poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer) {
   shared_->store->run(
-      [this, id, deadline_ns, r](JobStore& s) {
+      [this, id, deadline_ns, r, viewer](JobStore& s) {
         auto rec = std::make_shared<std::optional<JobRec>>(s.load(id));
-        return [this, id, deadline_ns, r, rec] {
+        if (*rec && !viewer((*rec)->submitter)) rec->reset();  // another class's job reads as missing
+        return [this, id, deadline_ns, r, rec, viewer] {
           if (!*rec) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
           const uint64_t now = shm::monotonic_ns();
           if (is_final((*rec)->state) || now >= deadline_ns || !r->alive() || stopping_)
             return r->send(http::Response::json(200, job_json(**rec, nullptr).dump()));
           auto* t = new uv_timer_t{};
           uv_timer_init(loop_, t);
-          t->data = new PollCtx{this, id, deadline_ns, r};
+          t->data = new PollCtx{this, id, deadline_ns, r, viewer};
           shared_->polls.insert(t);
           uv_timer_start(
               t,
               [](uv_timer_t* h) {
                 auto* c = static_cast<PollCtx*>(h->data);
                 c->self->shared_->polls.erase(h);
-                c->self->poll_shared(c->id, c->deadline_ns, c->r);
+                c->self->poll_shared(c->id, c->deadline_ns, c->r, c->viewer);
                 delete c;
                 close_handle(h);
               },
@@ -134,10 +153,14 @@ void Supervisor::poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<
       [r](const std::string& why) { r->send(unreachable(why)); });
 }
 
-void Supervisor::cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r) {
+void Supervisor::cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r, Viewer viewer) {
   shared_->store->run(
-      [this, id, r](JobStore& s) {
-        const CancelOutcome o = s.cancel(id, "cancelled by request", wall_ms());
+      [this, id, r, viewer](JobStore& s) {
+        // Another class's job reads as missing (the check and the cancel are not one transaction,
+        // but a job's submitter never changes).
+        const std::optional<JobRec> rec = s.load(id);
+        const CancelOutcome o = rec && viewer(rec->submitter) ? s.cancel(id, "cancelled by request", wall_ms())
+                                                              : CancelOutcome{};
         return [this, id, r, o] {
           if (!o.found) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
           if (!o.cancelled)

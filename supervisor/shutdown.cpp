@@ -86,6 +86,7 @@ void Supervisor::maybe_finish_shutdown() {
   }
   for (auto& w : workers_)
     if (w->pid > 0) return;  // wait for every exit callback
+  if (spool_works_) return;  // and for spooled submissions being decoded (answered 503)
   event(tl::kDaemonStop, 0, "");
   if (timeline_) timeline_->flush(0, 0);
   uv_stop(loop_);

@@ -50,7 +50,7 @@ void Supervisor::open_store() {
   const fs::path dir = cfg_.daemon.state_dir;
   for (bool said = false;; said = true) {
     try {
-      for (const fs::path& d : {dir, dir / "results", dir / "uploads"}) {
+      for (const fs::path& d : {dir, dir / "results", dir / "uploads", dir / "spool"}) {
         std::error_code ec;
         fs::create_directories(d, ec);
         if (ec && no_space(ec)) throw StoreFull("cannot create " + d.string() + ": " + ec.message());
@@ -96,12 +96,13 @@ void Supervisor::setup_rings() {
   }
   const uint64_t per_ring = shm::segment_bytes_for(cfg_.gpu.slots, max_vars, max_domain);
   const uint64_t total = per_ring * cfg_.gpu.devices.size();
-  if (cfg_.limits.memory_budget && total > cfg_.limits.memory_budget)
+  if (cfg_.limits.memory_budget && total + cfg_.limits.upload_memory > cfg_.limits.memory_budget)
     throw config::ConfigError("limits.memory_budget",
                               std::to_string(cfg_.limits.memory_budget) + " bytes cannot hold the slot rings (" +
                                   std::to_string(cfg_.gpu.devices.size()) + " devices x " +
                                   std::to_string(cfg_.gpu.slots) + " slots = " + std::to_string(total) +
-                                  " bytes); lower gpu.slots or raise the budget");
+                                  " bytes) and limits.upload_memory (" + std::to_string(cfg_.limits.upload_memory) +
+                                  " bytes); lower gpu.slots or upload_memory, or raise the budget");
   // Segments of an earlier run of this instance, including devices no longer configured.
   const std::string prefix = "cuzk." + cfg_.daemon.instance + ".dev";
   std::error_code ec;
@@ -180,6 +181,24 @@ void Supervisor::recover_jobs() {
     spdlog::info("job {}: recovered with {} partitions to prove", id, left);
     jobs_.emplace(id, std::move(j));
   }
+  remove_orphan_uploads();
+}
+
+// What a supervisor killed in the middle of a request left: bodies being received (spool/), and
+// upload folders of submissions not stored, or of jobs that ended before their folder was removed.
+void Supervisor::remove_orphan_uploads() {
+  const fs::path state = cfg_.daemon.state_dir;
+  std::set<std::string> kept;
+  for (const auto& [id, j] : jobs_)
+    if (!j.upload_dir.empty()) kept.insert(j.upload_dir);
+  std::error_code ec;
+  for (const char* sub : {"spool", "uploads"})
+    for (const auto& e : fs::directory_iterator(state / sub, ec)) {
+      if (kept.count(e.path().string())) continue;
+      spdlog::info("removing {}, left by an earlier run", e.path().string());
+      std::error_code rm;
+      fs::remove_all(e.path(), rm);
+    }
 }
 
 // One record per synthesis worker, then one per device's GPU worker; ids are unique across kinds.

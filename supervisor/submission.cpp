@@ -133,24 +133,36 @@ SubmitRequest SubmitValidator::parse(const std::string& text) const {
   return r;
 }
 
-std::vector<PreparedInput> SubmitValidator::prepare(const SubmitRequest& req) const {
+std::vector<PreparedInput> SubmitValidator::prepare(const SubmitRequest& req, const StreamedBody* streamed) const {
   std::vector<PreparedInput> out;
   out.reserve(req.entries.size());
   const std::string name = to_string(req.kind);
   for (size_t i = 0; i < req.entries.size(); i++) {
     const std::string field = name + "[" + std::to_string(i) + "]";
     out.push_back(req.kind == InputKind::Inputs ? inputs_entry(req.entries[i], field, req.circuit)
-                                                : witness_entry(req.entries[i], field, req.circuit));
+                                                : witness_entry(req.entries[i], field, req.circuit, streamed));
   }
   return out;
 }
 
-PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& field, uint32_t circuit) const {
+PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& field, uint32_t circuit,
+                                             const StreamedBody* streamed) const {
   PreparedInput p;
   WtnsInfo info{};
   std::string where;  // names the witness in messages
   try {
-    if (auto b64 = sole_string(e, "base64")) {
+    if (auto b64 = streamed ? sole_string(e, "base64") : std::nullopt) {
+      // Decoded and its header read already; the JSON holds its index.
+      const std::optional<uint64_t> k = *b64 == "0" ? std::optional<uint64_t>(0) : parse_job_id(*b64);
+      if (!k || *k >= streamed->witnesses.size() || !streamed->witnesses[*k].valid_base64)
+        bad(field + ".base64: not valid base64");
+      const StreamedWitness& w = streamed->witnesses[*k];
+      where = field + " (uploaded)";
+      if (!w.info) throw WtnsHeaderError(w.problem);
+      info = *w.info;
+      p.path = w.path;
+      p.stored = true;
+    } else if (auto b64 = sole_string(e, "base64")) {
       auto bytes = decode_base64(*b64);
       if (!bytes) bad(field + ".base64: not valid base64");
       p.content = std::move(*bytes);

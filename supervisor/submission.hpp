@@ -14,6 +14,7 @@
 #include "groth16/formats.hpp"
 #include "supervisor/input_access.hpp"
 #include "supervisor/job_store.hpp"
+#include "supervisor/upload_stream.hpp"
 #include "witness/manifest.hpp"
 
 namespace cuzk::sup {
@@ -37,6 +38,7 @@ struct PreparedInput {
   std::string path;     // canonical, inside daemon.input_dirs; empty when content is set
   std::string content;  // bytes to store
   std::string ext;      // ".wtns" or ".json": the stored file's extension
+  bool stored = false;  // path is an upload already written to the job's upload folder
 };
 
 class SubmitValidator {
@@ -50,10 +52,13 @@ class SubmitValidator {
   // The request's fields; throws SubmitError(400) naming the field. Touches no file.
   SubmitRequest parse(const std::string& body) const;
   // Every partition's input, in order; throws SubmitError naming the entry ("inputs[1]: ...").
-  std::vector<PreparedInput> prepare(const SubmitRequest& req) const;
+  // streamed: the uploads of a spooled body (stream_uploads), whose base64 values the request's
+  // JSON names by index.
+  std::vector<PreparedInput> prepare(const SubmitRequest& req, const StreamedBody* streamed = nullptr) const;
 
  private:
-  PreparedInput witness_entry(const nlohmann::json& e, const std::string& field, uint32_t circuit) const;
+  PreparedInput witness_entry(const nlohmann::json& e, const std::string& field, uint32_t circuit,
+                              const StreamedBody* streamed) const;
   PreparedInput inputs_entry(const nlohmann::json& e, const std::string& field, uint32_t circuit) const;
 
   const config::Config& cfg_;

@@ -158,6 +158,8 @@ int Supervisor::run() {
   so.tcp = cfg_.daemon.tcp;
   so.token = cfg_.daemon.token;
   so.max_body = cfg_.limits.max_upload_bytes;
+  so.spool_dir = (fs::path(cfg_.daemon.state_dir) / "spool").string();
+  so.memory_budget = cfg_.limits.upload_memory;
   so.max_connections = cfg_.limits.max_connections;
   so.header_timeout_ms = cfg_.limits.header_timeout_ms;
   so.idle_timeout_ms = cfg_.limits.idle_timeout_ms;

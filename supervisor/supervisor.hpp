@@ -21,6 +21,7 @@
 #include "shm/messages.hpp"
 #include "shm/slot_ring.hpp"
 #include "supervisor/http_server.hpp"
+#include "supervisor/job_access.hpp"
 #include "supervisor/job_store.hpp"
 #include "supervisor/sqlite_store.hpp"
 #include "supervisor/store_thread.hpp"
@@ -30,6 +31,8 @@
 #include "witness/manifest.hpp"
 
 namespace cuzk::sup {
+
+struct SpoolWork;
 
 struct Worker {
   WorkerKind kind = WorkerKind::Synth;
@@ -130,6 +133,7 @@ class Supervisor {
   void setup_rings();
   void warn_if_few_slots() const;
   void recover_jobs();
+  void remove_orphan_uploads();
   void create_workers();
   // worker processes (worker_lifecycle.cpp)
   void set_state(Worker& w, WorkerState to, const char* why);
@@ -161,8 +165,16 @@ class Supervisor {
   void set_pstate(ActiveJob& j, uint32_t p, PState s);
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
-  http::Response submit(const http::Request& req);
-  http::Response store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs);
+  // submitter: job_access.hpp's; streamed and upload_dir: a spooled body's uploads (or null, "")
+  http::Response submit(const std::string& body, const std::string& submitter, const StreamedBody* streamed,
+                        const std::string& upload_dir);
+  void submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r);
+  void after_spooled(SpoolWork& w);
+  std::string new_upload_dir();
+  std::string disk_full_message() const;
+  bool visible(uint64_t id, const http::Request& req);  // may the request's client see job id
+  http::Response store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                           const std::string& submitter, std::string upload_dir);
   void note_disk_full(const std::string& why);  // logs once until space is back (tick)
   void check_disk_space();                      // tick: writes held changes once there is room
   bool state_disk_full() const;                 // less than a MiB free under state_dir
@@ -187,10 +199,10 @@ class Supervisor {
   void release_unstarted();
   void release_leases();
   void submit_shared(const http::Request& req, std::shared_ptr<http::Responder> r);
-  void store_shared(const SubmitRequest& sr, std::shared_ptr<http::Responder> r);
-  void get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r);
-  void poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r);
-  void cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r);
+  void store_shared(const SubmitRequest& sr, const std::string& submitter, std::shared_ptr<http::Responder> r);
+  void get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r, Viewer viewer);
+  void poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer);
+  void cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r, Viewer viewer);
   nlohmann::json store_json() const;
   std::string store_metrics_text() const;
   // draining and stopping (shutdown.cpp)
@@ -228,6 +240,7 @@ class Supervisor {
   uint64_t drain_deadline_ns_ = 0;
   int exit_status_ = exit_status::kOk;
   uint64_t upload_seq_ = 0;
+  size_t spool_works_ = 0;  // spooled submissions being decoded on the thread pool
   // metrics
   uint64_t proofs_done_ = 0, parts_failed_ = 0;
   double prove_sum_s_ = 0, synth_sum_s_ = 0;

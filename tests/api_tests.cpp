@@ -14,9 +14,11 @@
 #include "groth16/formats.hpp"
 #include "common/log_escape.hpp"
 #include "supervisor/input_access.hpp"
+#include "supervisor/job_access.hpp"
 #include "supervisor/sqlite_store.hpp"
 #include "supervisor/submission.hpp"
 #include "supervisor/timeline.hpp"
+#include "supervisor/upload_stream.hpp"
 #include "supervisor/wtns_header.hpp"
 
 using namespace cuzk;
@@ -38,6 +40,22 @@ void write_file(const fs::path& p, const std::string& body) {
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// base64 by hand: the tests must not share the daemon's decoders.
+std::string to_base64(const std::string& bytes) {
+  std::string b64;
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t n = uint32_t(uint8_t(bytes[i])) << 16;
+    if (i + 1 < bytes.size()) n |= uint32_t(uint8_t(bytes[i + 1])) << 8;
+    if (i + 2 < bytes.size()) n |= uint8_t(bytes[i + 2]);
+    b64 += t[n >> 18];
+    b64 += t[(n >> 12) & 63];
+    b64 += i + 1 < bytes.size() ? t[(n >> 6) & 63] : '=';
+    b64 += i + 2 < bytes.size() ? t[n & 63] : '=';
+  }
+  return b64;
 }
 
 // A witness of n values (w[0] = 1), as snarkjs writes it.
@@ -303,17 +321,7 @@ TEST_F(Api, EmptyInputDirsRefusesPathsButTakesContent) {
   EXPECT_REFUSED(witnesses({(in / "ok.wtns").string()}), 403, "daemon.input_dirs is empty");
   EXPECT_REFUSED(inputs({json{{"path", (in / "inputs.json").string()}}}), 403, "daemon.input_dirs is empty");
   const std::string bytes = slurp(in / "ok.wtns");
-  std::string b64;  // base64 by hand: the test must not share the daemon's decoder
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t n = uint32_t(uint8_t(bytes[i])) << 16;
-    if (i + 1 < bytes.size()) n |= uint32_t(uint8_t(bytes[i + 1])) << 8;
-    if (i + 2 < bytes.size()) n |= uint8_t(bytes[i + 2]);
-    b64 += t[n >> 18];
-    b64 += t[(n >> 12) & 63];
-    b64 += i + 1 < bytes.size() ? t[(n >> 6) & 63] : '=';
-    b64 += i + 2 < bytes.size() ? t[n & 63] : '=';
-  }
+  const std::string b64 = to_base64(bytes);
   auto p = submit(witnesses({json{{"base64", b64}}}));
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0].content, bytes);
@@ -382,35 +390,43 @@ TEST(WtnsHeader, ReadsOnlyTheHeader) {
 
 // A store written by the schema before input kinds (no jobs.input_kind, user_version 0) opens with
 // its jobs, which read back as witness jobs; new jobs record their kind.
-TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
+// The tables of the first schema; jobs' columns end open, for the later versions to add theirs.
+const std::string kJobsV0 =
+    "PRAGMA journal_mode=WAL;"
+    "CREATE TABLE partitions(job_id INTEGER NOT NULL, idx INTEGER NOT NULL, witness TEXT NOT NULL,"
+    " state INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
+    " proof TEXT NOT NULL DEFAULT '', public TEXT NOT NULL DEFAULT '', timings TEXT NOT NULL DEFAULT '',"
+    " PRIMARY KEY(job_id, idx));"
+    "CREATE TABLE jobs(id INTEGER PRIMARY KEY, request_id TEXT UNIQUE, circuit TEXT NOT NULL,"
+    " priority INTEGER NOT NULL, state INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '',"
+    " created_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0";
+
+// Writes a store with `sql` in a new temporary folder; returns the store's path.
+std::string old_store(const std::string& sql) {
   char tmpl[] = "/tmp/cuzk_store_test.XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  EXPECT_NE(mkdtemp(tmpl), nullptr);
   const std::string path = std::string(tmpl) + "/jobs.sqlite";
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    const char* old_schema =
-        "PRAGMA journal_mode=WAL;"
-        "CREATE TABLE jobs(id INTEGER PRIMARY KEY, request_id TEXT UNIQUE, circuit TEXT NOT NULL,"
-        " priority INTEGER NOT NULL, state INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '',"
-        " created_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0);"
-        "CREATE TABLE partitions(job_id INTEGER NOT NULL, idx INTEGER NOT NULL, witness TEXT NOT NULL,"
-        " state INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
-        " proof TEXT NOT NULL DEFAULT '', public TEXT NOT NULL DEFAULT '', timings TEXT NOT NULL DEFAULT '',"
-        " PRIMARY KEY(job_id, idx));"
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  return path;
+}
+
+TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
+  const std::string path = old_store(kJobsV0 + ");"
         "INSERT INTO jobs(id, request_id, circuit, priority, state, created_ms) VALUES(4, 'old-1', 'merkle', 1, 1, 1000);"
         "INSERT INTO partitions(job_id, idx, witness, state) VALUES(4, 0, '/data/p0.wtns', 3);"
         "INSERT INTO partitions(job_id, idx, witness, state, proof) VALUES(4, 1, '/data/p1.wtns', 4, '{}');"
-        "INSERT INTO jobs(id, circuit, priority, state, created_ms, finished_ms) VALUES(5, 'merkle', 2, 2, 1, 2);";
-    ASSERT_EQ(sqlite3_exec(db, old_schema, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-    sqlite3_close(db);
-  }
+        "INSERT INTO jobs(id, circuit, priority, state, created_ms, finished_ms) VALUES(5, 'merkle', 2, 2, 1, 2);");
+  const std::string tmpl = fs::path(path).parent_path().string();
   {
     SqliteStore s(path);
     auto j = s.load(4);
     ASSERT_TRUE(j);
     EXPECT_EQ(j->request_id, "old-1");
     EXPECT_EQ(j->input, InputKind::Witnesses);
+    EXPECT_EQ(j->submitter, "");  // unknown: every client may read it, as before
     ASSERT_EQ(j->parts.size(), 2u);
     EXPECT_EQ(j->parts[0].witness, "/data/p0.wtns");
     EXPECT_EQ(j->parts[1].proof, "{}");
@@ -423,6 +439,7 @@ TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
     JobRec n;
     n.circuit = "gen";
     n.input = InputKind::Inputs;
+    n.submitter = "unix:1000";
     PartitionRec part;
     part.witness = "/data/in.json";
     n.parts.push_back(part);
@@ -433,6 +450,7 @@ TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
   {
     SqliteStore again(path);  // migrated once; reopening changes nothing
     EXPECT_EQ(again.load(6)->input, InputKind::Inputs);
+    EXPECT_EQ(again.load(6)->submitter, "unix:1000");
     EXPECT_EQ(again.load(4)->input, InputKind::Witnesses);
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
@@ -451,6 +469,28 @@ TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("newer cuzk"), std::string::npos) << e.what();
   }
+  fs::remove_all(tmpl);
+}
+
+// A store of schema version 1 (input kinds, no submitters) opens with its jobs readable by every
+// client, and records the submitter of new ones.
+TEST(JobStoreMigration, OpensAStoreOfSchemaVersion1) {
+  const std::string path = old_store(kJobsV0 + ", input_kind INTEGER NOT NULL DEFAULT 0);"
+        "INSERT INTO jobs(id, circuit, priority, state, created_ms, input_kind) VALUES(3, 'gen', 2, 0, 1, 1);"
+        "INSERT INTO partitions(job_id, idx, witness, state) VALUES(3, 0, '/data/in.json', 0);"
+        "PRAGMA user_version = 1;");
+  const std::string tmpl = fs::path(path).parent_path().string();
+  SqliteStore s(path);
+  auto j = s.load(3);
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->input, InputKind::Inputs);
+  EXPECT_EQ(j->submitter, "");
+  JobRec n;
+  n.circuit = "gen";
+  n.submitter = "tcp";
+  n.parts.push_back(PartitionRec{});
+  s.insert(n);
+  EXPECT_EQ(s.load(n.id)->submitter, "tcp");
   fs::remove_all(tmpl);
 }
 
@@ -492,4 +532,166 @@ TEST(SupervisorLog, ControlCharactersInMessagesAreEscaped) {
             "forged\\r\\t\\x1b[2K\\x7f: does not satisfy constraint 1\n");
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
   EXPECT_EQ(cuzk::logging::escape_control("a\x01" "b\xc3\xa9"), "a\\x01b\xc3\xa9");  // UTF-8 kept as it is
+}
+
+namespace {
+
+// The outcome of one body through either path: the refusal, or each partition's bytes.
+struct Outcome {
+  int status = 0;
+  std::string message;
+  std::vector<std::string> parts;  // content, file bytes, or the path submitted
+  bool operator==(const Outcome& o) const { return status == o.status && message == o.message && parts == o.parts; }
+};
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  os << o.status << " " << o.message;
+  for (auto& p : o.parts) os << " [" << p.size() << " bytes]";
+  return os;
+}
+
+}  // namespace
+
+struct Streamed : Api {
+  Outcome in_memory(const std::string& body) {
+    Outcome o;
+    try {
+      for (auto& p : v->prepare(v->parse(body))) o.parts.push_back(p.path.empty() ? p.content : slurp(p.path));
+    } catch (const SubmitError& e) {
+      o.status = e.status, o.message = e.what();
+    }
+    return o;
+  }
+  // The same body as a spooled one: its uploads decoded into a folder, the rest checked after.
+  Outcome streamed(const std::string& body, uint64_t max_json = 1 << 20) {
+    write_file(root / "body", body);
+    const fs::path dir = root / "up";
+    fs::remove_all(dir);
+    Outcome o;
+    try {
+      StreamedBody sb = stream_uploads((root / "body").string(), dir.string(), max_json, 2);
+      for (auto& p : v->prepare(v->parse(sb.json), &sb)) {
+        EXPECT_EQ(p.stored, p.path.rfind(dir.string(), 0) == 0) << p.path;
+        o.parts.push_back(p.path.empty() ? p.content : slurp(p.path));
+      }
+    } catch (const SubmitError& e) {
+      o.status = e.status, o.message = e.what();
+    }
+    return o;
+  }
+};
+
+// Whatever the body, decoding its base64 witnesses from the spool file gives what decoding it in
+// memory gives: the same bytes, or the same refusal naming the same entry.
+TEST_F(Streamed, SameOutcomeAsInMemory) {
+  const std::string ok = to_base64(slurp(in / "ok.wtns"));
+  const std::string trunc = to_base64(slurp(in / "ok.wtns").substr(0, 50));
+  const std::string path = (in / "ok.wtns").string();
+  std::string spaced, escaped;
+  for (size_t i = 0; i < ok.size(); i++) {
+    spaced += ok[i];
+    if (i % 7 == 3) spaced += i % 2 ? "\\n" : " ";
+  }
+  for (char c : ok) escaped += c == '/' ? std::string("\\/") : c == 'A' ? std::string("\\u0041") : std::string(1, c);
+  const std::vector<std::string> bodies = {
+      R"({"circuit":"plain","witnesses":[{"base64":")" + ok + R"("}]})",
+      R"({"witnesses":[{"base64":")" + ok + R"("},")" + path + R"("],"circuit":"plain"})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + spaced + R"("}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + escaped + R"("}]})",
+      R"({"circuit":"plain","witnesses":[{"base\u0036\u0034":")" + ok + R"("}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + trunc + R"("}]})",
+      R"({"circuit":"gen","witnesses":[{"base64":")" + ok + R"("}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + ok + R"(","x":1}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":"@@@@"}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":"AB=C"}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":"A==="}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":"QUJD="}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":"QUI"}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":""}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":"QQ==\b"}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":"0"}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":7}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + ok + R"("}])",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + ok.substr(0, 40),
+      R"({"circuit":"plain","base64":")" + ok + R"(","witnesses":[")" + path + R"("]})",
+      R"({"circuit":"gen","inputs":[{"alpha":"3","vec":[1,2,3,4]}]})",
+  };
+  for (const std::string& b : bodies) {
+    Outcome mem = in_memory(b), str = streamed(b);
+    const std::string not_json = "body is not JSON";
+    if (mem.message.rfind(not_json, 0) == 0) {  // the parser's position is in the shorter text
+      EXPECT_EQ(str.status, 400);
+      EXPECT_EQ(str.message.rfind(not_json, 0), 0u) << str.message;
+      continue;
+    }
+    EXPECT_EQ(mem, str) << b.substr(0, 200);
+  }
+  EXPECT_EQ(in_memory(bodies[0]).parts, std::vector<std::string>{slurp(in / "ok.wtns")});
+}
+
+TEST_F(Streamed, BoundsWhatStaysInMemory) {
+  const std::string ok = to_base64(slurp(in / "ok.wtns"));
+  // The JSON without its base64 text is bounded; the base64 text is not counted.
+  const std::string body = R"({"circuit":"plain","witnesses":[{"base64":")" + ok + R"("}]})";
+  EXPECT_EQ(streamed(body, 80).status, 0);
+  Outcome o = streamed(R"({"circuit":"plain","request_id":")" + std::string(100, 'r') + R"(","witnesses":[]})", 80);
+  EXPECT_EQ(o.status, 413);
+  EXPECT_NE(o.message.find("limits.upload_memory"), std::string::npos) << o.message;
+  // No more upload files than any circuit's max_partitions.
+  o = streamed(R"({"circuit":"plain","witnesses":[{"base64":"QQ=="},{"base64":"QQ=="},{"base64":"QQ=="}]})");
+  EXPECT_EQ(o.status, 400);
+  EXPECT_NE(o.message.find("more than 2 uploaded entries"), std::string::npos) << o.message;
+}
+
+TEST(Base64Decoder, DecodesInPiecesLikeTheWhole) {
+  std::string bytes;
+  for (int n = 0; n < 40; n++) {
+    const std::string b64 = to_base64(bytes);
+    Base64Decoder d;
+    std::string out;
+    for (char c : b64) ASSERT_TRUE(d.put(c, out)) << b64;
+    EXPECT_TRUE(d.finish());
+    EXPECT_EQ(out, bytes);
+    if (!b64.empty()) {
+      Base64Decoder cut;
+      std::string o2;
+      for (size_t i = 0; i + 1 < b64.size(); i++) cut.put(b64[i], o2);
+      EXPECT_FALSE(cut.finish()) << b64;
+    }
+    bytes.push_back(char(n * 37 + 11));
+  }
+  for (const char* bad : {"=", "A=", "AB=C", "A===", "ABC==", "AB==AB==", "A-BC", "AB\x80="}) {
+    Base64Decoder d;
+    std::string out;
+    for (const char* p = bad; *p; p++) d.put(*p, out);
+    EXPECT_FALSE(d.finish()) << bad;
+  }
+}
+
+// Socket clients see their own jobs (by uid), TCP token holders the jobs submitted over TCP; root
+// and the daemon's own user see all of them; jobs of a store from before submitters were recorded
+// stay visible to every client.
+TEST(JobAccess, SubmitterClasses) {
+  auto unix_req = [](uint32_t uid) {
+    http::Request r;
+    r.peer.unix_creds = true;
+    r.peer.uid = uid, r.peer.gid = 100;
+    return r;
+  };
+  http::Request tcp;
+  tcp.via_tcp = true;
+  const uint32_t daemon = 997;
+  EXPECT_EQ(submitter_of(unix_req(1000)), "unix:1000");
+  EXPECT_EQ(submitter_of(tcp), "tcp");
+  EXPECT_TRUE(may_access("unix:1000", unix_req(1000), daemon));
+  EXPECT_FALSE(may_access("unix:1000", unix_req(1001), daemon));
+  EXPECT_FALSE(may_access("unix:1000", tcp, daemon));
+  EXPECT_FALSE(may_access("tcp", unix_req(1000), daemon));
+  EXPECT_TRUE(may_access("tcp", tcp, daemon));
+  EXPECT_TRUE(may_access("unix:1000", unix_req(0), daemon));
+  EXPECT_TRUE(may_access("tcp", unix_req(daemon), daemon));
+  EXPECT_TRUE(may_access("", unix_req(1001), daemon));
+  EXPECT_TRUE(may_access("", tcp, daemon));
+  http::Request unknown;  // a unix peer without credentials sees only what every client sees
+  EXPECT_FALSE(may_access("unix:?", unknown, daemon));
+  EXPECT_FALSE(may_access("unix:0", unknown, daemon));
 }

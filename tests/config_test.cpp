@@ -84,6 +84,7 @@ TEST_F(ConfigTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_EQ(c.gpu.slots, 2u);
   EXPECT_EQ(c.limits.memory_budget, 0u);
   EXPECT_EQ(c.limits.max_upload_bytes, 1ull << 30);
+  EXPECT_EQ(c.limits.upload_memory, 64ull << 20);
   EXPECT_EQ(c.limits.max_connections, 512u);
   EXPECT_EQ(c.limits.header_timeout_ms, 10000u);
   EXPECT_EQ(c.limits.idle_timeout_ms, 60000u);
@@ -143,6 +144,7 @@ zkey = "KEYDIR/b.zkey"
 
 [limits]
 memory_budget = "64GiB"
+upload_memory = "8MiB"
 restart_backoff_initial_ms = 200
 restart_backoff_max_ms = 200
 restart_intensity = 3
@@ -202,6 +204,7 @@ also_stderr = true
   EXPECT_EQ(c.circuits[1].name, "porep.c2-32G");
   EXPECT_EQ(c.circuits[1].zkey, path("keys/b.zkey"));
   EXPECT_EQ(c.limits.memory_budget, 64ull << 30);
+  EXPECT_EQ(c.limits.upload_memory, 8ull << 20);
   EXPECT_EQ(c.limits.restart_backoff_initial_ms, 200u);
   EXPECT_EQ(c.limits.restart_backoff_max_ms, 200u);
   EXPECT_EQ(c.limits.restart_intensity, 3u);
@@ -582,6 +585,7 @@ TEST(ExampleConfig, ParsesAndDocumentsEveryKey) {
   EXPECT_EQ(c.limits.restart_period_s, d.limits.restart_period_s);
   EXPECT_EQ(c.limits.max_queued_jobs, d.limits.max_queued_jobs);
   EXPECT_EQ(c.limits.max_upload_bytes, d.limits.max_upload_bytes);
+  EXPECT_EQ(c.limits.upload_memory, d.limits.upload_memory);
   EXPECT_EQ(c.limits.max_connections, d.limits.max_connections);
   EXPECT_EQ(c.limits.header_timeout_ms, d.limits.header_timeout_ms);
   EXPECT_EQ(c.limits.idle_timeout_ms, d.limits.idle_timeout_ms);

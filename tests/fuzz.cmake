@@ -25,7 +25,7 @@ set(CUZK_FUZZ_SECONDS 20 CACHE STRING "Seconds each fuzz target runs under ctest
 set(_fuzz_env ${CMAKE_COMMAND} -E env BUILD_DIR=${CMAKE_BINARY_DIR}/fuzz)
 add_test(NAME fuzz.build COMMAND ${_fuzz_env} JOBS=2 bash ${PROJECT_SOURCE_DIR}/scripts/fuzz.sh build)
 set_tests_properties(fuzz.build PROPERTIES LABELS fuzz TIMEOUT 1800 FIXTURES_SETUP cuzk_fuzz)
-foreach(t zkey wtns r1cs config http submit msg verify_json inputs)
+foreach(t zkey wtns r1cs config http submit spool msg verify_json inputs)
   add_test(NAME fuzz.${t}
            COMMAND ${_fuzz_env} FUZZ_NO_BUILD=1 FUZZ_TIMEOUT=10
                    bash ${PROJECT_SOURCE_DIR}/scripts/fuzz.sh ${t} ${CUZK_FUZZ_SECONDS})

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <csignal>
+
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +29,7 @@ struct Fixture : ::testing::Test {
   std::string path = temp_socket_path("srv");
 
   void SetUp() override {
+    ::signal(SIGPIPE, SIG_IGN);  // as the supervisor does: a client gone is an EPIPE, not a signal
     opt.unix_path = path;
     opt.unix_mode = 0600;
     opt.tcp = "127.0.0.1:0";
@@ -68,7 +72,14 @@ struct Fixture : ::testing::Test {
     }
     if (r.path == "/drop") return;
     if (r.path == "/throw") throw std::runtime_error("boom");
-    json j = {{"method", r.method}, {"path", r.path}, {"query", r.query}, {"body", r.body}, {"via_tcp", r.via_tcp}};
+    if (r.path == "/big") return resp->send(http::Response::json(200, std::string(64 * 1024, 'x')));
+    std::string body = r.body;
+    if (r.body_file) {
+      std::ifstream in(r.body_file->path, std::ios::binary);
+      body.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    json j = {{"method", r.method}, {"path", r.path}, {"query", r.query}, {"body", body}, {"via_tcp", r.via_tcp},
+              {"spooled", r.body_file != nullptr}, {"peer_uid", r.peer.unix_creds ? json(r.peer.uid) : json(nullptr)}};
     if (r.headers.count("x-test")) j["x_test"] = r.headers.at("x-test");
     resp->send(http::Response::json(200, j.dump()));
   }
@@ -561,4 +572,187 @@ TEST(RequestParser, UpgradeRequestWithABodyInTwoReads) {
     EXPECT_EQ(bodies[0], "body");
     EXPECT_EQ(p.state(), cuzk::http::RequestParser::State::Stopped);
   }
+}
+
+namespace {
+
+size_t files_in(const std::string& dir) {
+  size_t n = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir)) n += e.is_regular_file() ? 1 : 0;
+  return n;
+}
+
+// The file of a request's body is removed on the loop just after its answer is written.
+size_t files_left(const std::string& dir) {
+  for (int i = 0; i < 100 && files_in(dir); i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return files_in(dir);
+}
+
+struct SpoolFixture : Fixture {
+  std::string dir = "/tmp/cuzk-test-spool-" + std::to_string(getpid());
+  void SetUp() override {
+    Fixture::SetUp();
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    opt.spool_dir = dir;
+    opt.spool_above = 4096;
+    opt.memory_budget = 8192;
+    opt.max_body = 1 << 20;
+  }
+  void TearDown() override {
+    Fixture::TearDown();
+    std::filesystem::remove_all(dir);
+  }
+  http::BodyPool pool() {
+    http::BodyPool p;
+    lt.run_on_loop([&] { p = server->bodies(); });
+    return p;
+  }
+  std::string post_head(size_t length) {
+    return "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(length) + "\r\n\r\n";
+  }
+};
+
+}  // namespace
+
+// A body over spool_above reaches the handler as a file with the same bytes, and the file is gone once
+// the request is answered; a small one stays in memory.
+TEST_F(SpoolFixture, LargeBodiesAreSpooledAndTheFileRemovedAfterTheAnswer) {
+  start();
+  std::string big(100000, '\0');
+  for (size_t i = 0; i < big.size(); i++) big[i] = char('a' + i % 26);
+  auto r = unix_client().request("POST", "/echo", big);
+  ASSERT_EQ(r.status, 200);
+  auto j = json::parse(r.body);
+  EXPECT_TRUE(j["spooled"]);
+  EXPECT_EQ(j["body"], big);
+  r = unix_client().request("POST", "/echo", "small");
+  j = json::parse(r.body);
+  EXPECT_FALSE(j["spooled"]);
+  EXPECT_EQ(j["body"], "small");
+  EXPECT_EQ(files_left(dir), 0u);
+  EXPECT_EQ(pool().spooled_total, 1u);
+  EXPECT_EQ(pool().in_memory, 0u);
+}
+
+// Bodies below spool_above stay in memory only while all of them together fit memory_budget; the
+// next one goes to a file, and every one arrives whole.
+TEST_F(SpoolFixture, BodiesPastTheSharedBudgetGoToFiles) {
+  start();
+  std::vector<int> fds;
+  const std::string part(3000, 'm');
+  for (int i = 0; i < 4; i++) {
+    fds.push_back(connect_unix(path));
+    send_all(fds.back(), post_head(4000) + part);
+  }
+  for (int i = 0; i < 100 && pool().spooled_total < 2; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  http::BodyPool p = pool();
+  EXPECT_LE(p.in_memory, opt.memory_budget);
+  EXPECT_LE(p.peak_in_memory, opt.memory_budget);
+  EXPECT_EQ(p.spooled_total, 2u);  // 4 bodies of 4000 bytes (reserved as 4096), 8192 in memory
+  EXPECT_EQ(files_in(dir), 2u);
+  int spooled = 0;
+  for (int fd : fds) {
+    send_all(fd, std::string(1000, 'm'));
+    std::string raw = read_until(fd, "}", 1);
+    ::close(fd);
+    auto j = json::parse(raw.substr(raw.find("\r\n\r\n") + 4));
+    EXPECT_EQ(j["body"], std::string(4000, 'm'));
+    spooled += j["spooled"].get<bool>();
+  }
+  EXPECT_EQ(spooled, 2);
+  EXPECT_EQ(files_left(dir), 0u);
+  EXPECT_EQ(pool().in_memory, 0u);
+}
+
+// A client that leaves in the middle of its body, or passes max_body, leaves no file and no memory
+// counted behind.
+TEST_F(SpoolFixture, AbandonedAndRefusedBodiesLeaveNothing) {
+  start();
+  int fd = connect_unix(path);
+  send_all(fd, post_head(200000) + std::string(50000, 'z'));
+  for (int i = 0; i < 100 && files_in(dir) == 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(files_in(dir), 1u);
+  ::close(fd);
+  EXPECT_EQ(files_left(dir), 0u);
+  fd = connect_unix(path);
+  send_all(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+  const std::string chunk = "10000\r\n" + std::string(0x10000, 'c') + "\r\n";
+  for (int i = 0; i < 20; i++) send_all(fd, chunk);
+  std::string raw = read_until_close(fd, 3000);
+  ::close(fd);
+  EXPECT_EQ(status_of(raw), 413) << raw;
+  EXPECT_EQ(files_left(dir), 0u);
+  EXPECT_EQ(pool().in_memory, 0u);
+  EXPECT_EQ(pool().spooled_total, 2u);
+}
+
+// A client that pipelines requests and reads none of the answers: once max_write_queue bytes wait for
+// it, the connection reads no further requests, and it is closed after the idle timeout. A client
+// that does read them later gets every answer, in order.
+TEST_F(Fixture, AClientThatReadsNoAnswersIsNotReadFurtherAndClosed) {
+  opt.max_write_queue = 256 * 1024;
+  opt.idle_timeout_ms = 600;
+  start();
+  std::string reqs;
+  for (int i = 0; i < 400; i++) reqs += "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+  int fd = connect_unix(path);
+  send_all(fd, reqs);  // 400 answers of 64 KiB: 25 MiB if nothing stopped them
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  uint64_t queued = 0;
+  lt.run_on_loop([&] { queued = server->queued_write_bytes(); });
+  EXPECT_LE(queued, opt.max_write_queue + 70 * 1024);
+  EXPECT_GT(queued, 0u);
+  EXPECT_LT(handled.load(), 100);  // what the socket buffers and the queue hold, and no more
+  size_t open = 1;
+  for (int i = 0; i < 300 && open; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    lt.run_on_loop([&] { open = server->open_connections(); });
+  }
+  EXPECT_EQ(open, 0u);
+  ::close(fd);
+
+  handled = 0;
+  fd = connect_unix(path);
+  send_all(fd, reqs);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Counted as they come (the 25 MiB are not searched again on every read).
+  const std::string head = "HTTP/1.1 200";
+  std::string tail;
+  std::vector<char> buf(1 << 18);
+  size_t answers = 0;
+  while (answers < 400) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 5000) <= 0) break;
+    ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+    if (n <= 0) break;
+    tail.append(buf.data(), size_t(n));
+    for (size_t at = tail.find(head); at != std::string::npos; at = tail.find(head, at + 1)) answers++;
+    tail.erase(0, tail.size() > head.size() ? tail.size() - head.size() + 1 : 0);
+  }
+  ::close(fd);
+  EXPECT_EQ(answers, 400u);
+  EXPECT_EQ(handled.load(), 400);
+}
+
+// The last answers of a connection that asked to close, never read: the connection is closed
+// after the idle timeout instead of waiting for the client for ever.
+TEST_F(Fixture, UnreadLastAnswersAreDroppedAfterTheIdleTimeout) {
+  opt.idle_timeout_ms = 400;
+  start();
+  std::string reqs;
+  for (int i = 0; i < 12; i++) reqs += "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+  reqs += "GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";  // 832 KiB of answers in all
+  int fd = connect_unix(path);
+  send_all(fd, reqs);
+  size_t open = 1;
+  uint64_t queued = 0;
+  lt.run_on_loop([&] { queued = server->queued_write_bytes(); });
+  for (int i = 0; i < 300 && open; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    lt.run_on_loop([&] { open = server->open_connections(); });
+  }
+  ::close(fd);
+  EXPECT_EQ(open, 0u) << queued << " bytes were queued";
+  EXPECT_EQ(handled.load(), 13);
 }

@@ -57,8 +57,11 @@ for setting in Type=notify NotifyAccess=main WatchdogSec=30 Restart=on-failure R
 done
 sed -n '/^\[Unit\]/,/^\[/p' "$unit" | grep -q '^StartLimitIntervalSec=' || fail "StartLimitIntervalSec is not in [Unit]"
 sed -n '/^\[Unit\]/,/^\[/p' "$unit" | grep -q '^StartLimitBurst=' || fail "StartLimitBurst is not in [Unit]"
-grep -Eq '^(PrivateDevices=yes|DevicePolicy=(closed|strict)|ProtectClock=yes)' "$unit" &&
-  fail "the unit blocks device access (the GPU workers need /dev/nvidia*)"
+# The GPU workers need /dev/nvidia*: no private /dev, and a closed device policy must let them in.
+grep -q '^PrivateDevices=yes' "$unit" && fail "PrivateDevices=yes hides /dev/nvidia* from the GPU workers"
+if grep -Eq '^DevicePolicy=(closed|strict)' "$unit" && ! grep -qx 'DeviceAllow=char-nvidia\* rw' "$unit"; then
+  fail "the unit closes the device policy without DeviceAllow=char-nvidia* rw"
+fi
 
 # 3. systemd-analyze verify. It exits 0 on some problems (an unknown key is only a warning), so any
 #    message about our unit fails the test too. Messages about other units on this host are shown.
@@ -78,6 +81,23 @@ sed 's/^KillMode=mixed$/KillMode=mixed\nNotAKey=1/' "$unit" >"$tmp/cuzk.service"
 bad="$(systemd-analyze verify --man=no --recursive-errors=no "$tmp/cuzk.service" 2>&1)"
 if echo "$bad" | grep -q "NotAKey"; then ok "systemd-analyze verify flags an unknown key"; else
   fail "systemd-analyze verify did not flag an unknown key (got: $bad)"; fi
+
+# 3c. The sandboxing's exposure score may not get worse than the one recorded in
+#     docs/RELIABILITY.md (systemd-analyze security; --offline needs systemd 250 or later).
+recorded=1.5
+if systemd-analyze security --help 2>&1 | grep -q -- '--offline'; then
+  score="$(systemd-analyze security --offline=true --no-pager "$unit" 2>&1 |
+           sed -n 's/.*Overall exposure level for cuzk.service: \([0-9.]*\).*/\1/p')"
+  if [ -z "$score" ]; then
+    fail "systemd-analyze security --offline=true gave no score"
+  elif awk -v s="$score" -v r="$recorded" 'BEGIN { exit !(s <= r) }'; then
+    ok "systemd-analyze security: exposure $score (recorded $recorded)"
+  else
+    fail "systemd-analyze security: exposure $score, worse than the recorded $recorded"
+  fi
+else
+  echo "note: systemd-analyze security has no --offline here; the exposure score was not checked"
+fi
 
 # 4. sysusers.d: create the user and groups in an empty root directory.
 root="$tmp/root"
@@ -106,7 +126,7 @@ if [ "$(id -u)" -eq 0 ]; then
   if [ $rc -ne 0 ] || [ -n "$out" ]; then
     fail "systemd-tmpfiles exited $rc or complained"
   else
-    for spec in "etc/cuzk 750 0 $gid" "var/lib/cuzk 750 $uid $gid" "var/lib/cuzk/keys 750 $uid $gid" \
+    for spec in "etc/cuzk 750 0 $gid" "var/lib/cuzk 700 $uid $gid" "var/lib/cuzk/keys 750 $uid $gid" \
                 "var/log/cuzk 750 $uid $gid"; do
       set -- $spec
       got="$(stat -c '%a %u %g' "$root/$1" 2>/dev/null)"

@@ -4,7 +4,8 @@
 # bounded; held idle connections are closed after limits.idle_timeout_ms, and a submission on a
 # fresh connection afterwards is served. Bodies over limits.max_upload_bytes get 413 (a declared
 # Content-Length before any of the body is read, a chunked body at the limit) without the
-# supervisor's memory growing with the size attempted.
+# supervisor's memory growing with the size attempted. A client that pipelines requests and reads
+# none of the answers is no longer read once 1 MiB of answers waits for it, and is closed.
 source "$(dirname "$0")/lib.sh"
 require_tools
 RAW=(node "$CUZK_SRC/tests/daemon/raw_client.js")
@@ -61,4 +62,20 @@ log "chunked, 256 MiB attempted (limit 16 MiB): $(cat "$WORK/chunked.json"); pea
 [ $((hwm2 - hwm1)) -lt 65536 ] || die "the supervisor's peak memory grew by $((hwm2 - hwm1)) KiB for a 16 MiB limit"
 job=$(submit mult "$W_MULT")
 await_ok "$job" "$WORK/out2" "$VK_MULT" 1
+
+# 4. 20000 pipelined requests whose answers are never read: the supervisor stops reading the
+# connection once 1 MiB of answers wait for it, and closes it after the idle timeout.
+hwm3=$(kib VmHWM)
+"${RAW[@]}" pipeline "$SOCK" 20000 5 >"$WORK/pipeline.json" &
+client=$!
+sleep 1.5
+queued=$("${RAW[@]}" get "$SOCK" /metrics | jget body | awk '$1=="cuzk_http_write_queue_bytes" {print $2}')
+wait $client
+hwm4=$(kib VmHWM)
+log "20000 pipelined status requests, answers unread for 5 s: $(cat "$WORK/pipeline.json"); $queued bytes queued after 1.5 s; peak RSS ${hwm3} -> ${hwm4} KiB"
+[ "$queued" -gt 0 ] && [ "$queued" -le $(((1 << 20) + 65536)) ] || die "$queued bytes of answers queued for a client that reads none"
+[ "$(jget closed <"$WORK/pipeline.json")" = true ] || die "the connection was not closed after limits.idle_timeout_ms"
+[ $((hwm4 - hwm3)) -lt 8192 ] || die "the supervisor's peak memory grew by $((hwm4 - hwm3)) KiB for unread answers"
+job=$(submit mult "$W_MULT")
+await_ok "$job" "$WORK/out3" "$VK_MULT" 1
 log "ok"

@@ -1,0 +1,28 @@
+// The submitter rule of job_access.hpp.
+#include "supervisor/job_access.hpp"
+
+#include <unistd.h>
+
+namespace cuzk::sup {
+
+std::string submitter_of(const http::Request& req) {
+  if (req.via_tcp) return "tcp";
+  // A unix peer's credentials are always known on Linux; without them the job is the operators'.
+  return req.peer.unix_creds ? "unix:" + std::to_string(req.peer.uid) : "unix:?";
+}
+
+bool may_access(const std::string& owner, const http::Request& req, uint32_t daemon_uid) {
+  if (owner.empty()) return true;
+  if (!req.via_tcp && req.peer.unix_creds && (req.peer.uid == 0 || req.peer.uid == daemon_uid)) return true;
+  return owner == submitter_of(req) && owner != "unix:?";
+}
+
+Viewer viewer_of(const http::Request& req) {
+  http::Request who;
+  who.via_tcp = req.via_tcp;
+  who.peer = req.peer;
+  const uint32_t euid = uint32_t(::geteuid());
+  return [who, euid](const std::string& owner) { return may_access(owner, who, euid); };
+}
+
+}  // namespace cuzk::sup

@@ -1,0 +1,28 @@
+// Which clients may read a job's state and proofs, and cancel it: those of the class that submitted
+// it. A unix socket client is known by its uid (SO_PEERCRED), a TCP client by the bearer token it
+// must present; root and the daemon's own user on the socket are operators and see every job. A
+// job that a client may not see is answered exactly like a job that does not exist (404), so that
+// its id cannot be probed.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "supervisor/http_server.hpp"
+
+namespace cuzk::sup {
+
+// How a job's submitter is stored: "unix:<uid>" for the unix socket, "tcp" for TCP; "" stands for a
+// job stored before submitters were recorded, which every client may see as before.
+std::string submitter_of(const http::Request& req);
+
+// Whether the client of req may see and cancel a job whose stored submitter is `owner`.
+// daemon_uid: the supervisor's effective uid.
+bool may_access(const std::string& owner, const http::Request& req, uint32_t daemon_uid);
+
+// may_access for the client of req and this process's uid, as a value that outlives the request
+// (a shared store's reads check the owner on its own thread).
+using Viewer = std::function<bool(const std::string& owner)>;
+Viewer viewer_of(const http::Request& req);
+
+}  // namespace cuzk::sup
