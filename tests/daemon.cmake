@@ -20,6 +20,11 @@ foreach(t jobs kill_workers kill_supervisor cancel_priority bad_input heartbeat 
   set_tests_properties(daemon.${t} PROPERTIES LABELS daemon TIMEOUT 600 SKIP_RETURN_CODE 77
     FIXTURES_REQUIRED "${_daemon_fixtures}")
 endforeach()
+# Access by submitter class over a shared PostgreSQL store (skipped where no server can start).
+add_test(NAME daemon.access_shared COMMAND ${CUZK_DAEMON_TEST_ENV} ACCESS_STORE=postgresql
+  bash ${PROJECT_SOURCE_DIR}/tests/daemon/access.sh)
+set_tests_properties(daemon.access_shared PROPERTIES LABELS daemon TIMEOUT 600 SKIP_RETURN_CODE 77
+  FIXTURES_REQUIRED "${_daemon_fixtures}")
 # A 30 s run of the kill-soak (scripts/soak.sh; docs/RELIABILITY.md has the long runs).
 add_test(NAME daemon.soak_smoke COMMAND ${CMAKE_COMMAND} -E env SOAK_NO_SETUP=1 BUILD_DIR=${CMAKE_BINARY_DIR}
   bash ${PROJECT_SOURCE_DIR}/scripts/soak.sh 0.5)

@@ -4,17 +4,31 @@
 # every job. Another client's job is a 404 with the same text as a job that does not exist, for
 # GET, long polls and DELETE; a request id of another client's job is a 409. The rule survives a
 # restart (the submitter is in the job store). Runs clients as two other users: needs root.
+# ACCESS_STORE=postgresql runs the same over a shared PostgreSQL store, where the daemon reads the
+# submitter from the database on its store thread.
 source "$(dirname "$0")/lib.sh"
 require_tools
 [ "$(id -u)" -eq 0 ] || { log "skipped: needs root to connect as other users"; exit $SKIP; }
+STORE_TOML=""
+if [ "${ACCESS_STORE:-sqlite}" = postgresql ]; then
+  source "$(dirname "$0")/nodes.sh"
+  STORE_TOML="[store]
+url = \"$PG_URL\"
+node_id = \"access\"
+lease_ms = 10000
+poll_ms = 100"
+fi
 RAW=(node "$CUZK_SRC/tests/daemon/raw_client.js")
 PORT=$((20000 + $$ % 20000))
 TOKEN="access-test-token-$$"
-write_config 1 2
+write_config 1 2 "$STORE_TOML"
 sed -i "/^\[daemon\]/a socket_mode = \"0666\"\ntcp = \"127.0.0.1:$PORT\"\ntoken = \"$TOKEN\"" "$CONFIG"
 chmod 755 "$WORK"
 install -m 644 "$W_MULT" "$WORK/w.wtns"
 start_daemon
+if [ -n "$STORE_TOML" ]; then
+  "$CUZK_BIN" status --socket "$SOCK" | grep -q "^store postgresql" || die "the daemon is not on the shared store"
+fi
 A=65534 B=65533
 as() { local u="$1"; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
 sub() { as "$1" "$CUZK_BIN" submit --socket "$SOCK" --circuit mult --upload --witness "$WORK/w.wtns" "${@:2}"; }
