@@ -6,19 +6,16 @@ source "$(dirname "$0")/lib.sh"
 require_tools
 source "$(dirname "$0")/nodes.sh"
 for i in 1 2 3; do node_config "$i" 1 2 2000; done
-# Node 1 proves slowly, so that it holds work in flight when it dies. It runs alone until it proves:
-# with all three up, the fast nodes claim each job within milliseconds of its submission, and node 1,
-# which looks at the queue every poll_ms, could find it empty every time.
+# Node 1 proves slowly (1.5 s a partition) and runs alone until it is killed, so that it holds work
+# then: until its 8 partitions are done it always holds the one it proves or the next it claimed.
+# (With all three up, the fast nodes claimed each job within milliseconds of its submission, and
+# node 1, which looks at the queue every poll_ms, could find it empty every time.)
 export CUZK_TEST_PROVE_DELAY_MS=1500
 start_node 1
 unset CUZK_TEST_PROVE_DELAY_MS
 jobs=()
 for k in $(seq 0 3); do jobs+=("$(submit_to 1 mult "$W_MULT" "$W_MULT")"); done
 wait_until 30 "node 1 proving" "[ \"\$(nstat 1 \"s.workers.find(w=>w.name==='gpu0').state\")\" = busy ]"
-start_node 2
-start_node 3
-NODES_UP=(2 3)
-for k in $(seq 4 23); do jobs+=("$(submit_to $((k % 2 + 2)) mult "$W_MULT" "$W_MULT")"); done
 log "kill -9 node 1 (pid ${NODE_PID[1]})"
 kill -9 "${NODE_PID[1]}"
 wait "${NODE_PID[1]}" 2>/dev/null || true
@@ -26,6 +23,11 @@ NODE_PID[1]=""
 held=$(sql "SELECT job_id || ':' || idx FROM cuzk_partitions WHERE lease_node = 'node1' AND state < 4")
 [ -n "$held" ] || die "node 1 held nothing when it was killed"
 log "node 1 held $(echo "$held" | wc -l) partitions: $(echo $held)"
+# The others come up, take node 1's partitions once its leases expire, and take new jobs.
+start_node 2
+start_node 3
+NODES_UP=(2 3)
+for k in $(seq 4 23); do jobs+=("$(submit_to $((k % 2 + 2)) mult "$W_MULT" "$W_MULT")"); done
 wait_until 60 "every job final" "[ \"\$(jobs_left)\" = 0 ]"
 check_all_done
 for h in $held; do
