@@ -17,6 +17,9 @@
 #   GPU     scripts/device.sh daemon [LOG2 [CASE...]]
 #   GPU     scripts/device.sh synth R1CS GENERATOR INPUTS_DIR [WORKERS] [PARTITIONS]
 #   GPU     scripts/device.sh synth gen:LOG2 - - [WORKERS] [PARTITIONS]
+#   here    scripts/device.sh soak payload [--e2e-work DIR]
+#   GPU     scripts/device.sh soak MINUTES
+#   here    bash scripts/soak.sh verify soak-proofs.tgz
 #
 # `scripts/device.sh help` describes each subcommand.
 set -uo pipefail
@@ -88,6 +91,12 @@ synth gen:LOG2 - - [WORKERS] [PARTITIONS]
     from circuit inputs (a `cuzk witness build` artefact and input JSON files under .devbundle),
     the second submits .wtns files of a gen-circuit. GPU_CORES (default 2) last cores go to the
     GPU worker.
+soak payload [--e2e-work DIR]                                                                 here
+    The kill-soak's circuits and witnesses (poseidon_merkle, chain_pow2, multiplier from the e2e
+    ceremony in DIR, default build/e2e) into .devbundle/soak.
+soak MINUTES                                                                                   GPU
+    scripts/soak.sh on the cuda backend with the bundle's executables; the proofs come back as
+    soak-proofs.tgz, for `bash scripts/soak.sh verify soak-proofs.tgz` here (snarkjs).
 
 CUZK_DEVICE_BACKEND=cpu makes e2e prove, daemon and synth a dry run on the cpu backend, for a
 machine without a GPU. The GPU host runs these from the repository root with .devbundle carried:
@@ -634,6 +643,35 @@ rand_fr() {
     console.log((v % r).toString());' "${1:-bls12381}"
 }
 
+SOAK_CIRCUITS=(poseidon_merkle chain_pow2 multiplier)
+cmd_soak_payload() {
+  local work="$ROOT/build/e2e" c
+  [ "${1:-}" != --e2e-work ] || work="$2"
+  [ -d "$work/circuits" ] || die "no e2e circuits under $work (run the e2e tests: ctest -L e2e)"
+  rm -rf "$DEV/soak"
+  for c in "${SOAK_CIRCUITS[@]}"; do
+    mkdir -p "$DEV/soak/circuits/$c" "$DEV/soak/cases/$c"
+    cp "$work/circuits/$c/circuit.zkey" "$work/circuits/$c/circuit.r1cs" "$work/circuits/$c/vk.json" \
+      "$DEV/soak/circuits/$c/" || die "$c: the e2e ceremony is incomplete under $work"
+    cp "$work/cases/$c/witness.wtns" "$DEV/soak/cases/$c/" || die "$c: no e2e witness under $work"
+  done
+  echo "$DEV/soak: $(du -sh "$DEV/soak" | cut -f1)"
+}
+
+# The kill-soak with the bundle's executables on the cuda backend (as root: fills too, where the
+# host lets it mount in a private namespace). The bundle's wrapper is bypassed: the soak starts
+# the executables itself, so the loader finds the bundle's libraries through LD_LIBRARY_PATH.
+cmd_soak() {
+  local minutes="${1:-}"
+  [[ "$minutes" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "soak MINUTES"
+  [ -f "$DEV/soak/cases/multiplier/witness.wtns" ] || die "no soak payload (scripts/device.sh soak payload, here)"
+  open_bundle
+  LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" SOAK_NO_SETUP=1 BUILD_DIR="$B" SOAK_E2E="$DEV/soak" \
+    SOAK_PROOFS="$OUT/soak-proofs.tgz" bash "$ROOT/scripts/soak.sh" "$minutes" --backend "$BACKEND" 2>&1 | tee "$OUT/soak.log" |
+    grep -v '^\[soak\] seed'
+  return "${PIPESTATUS[0]}"
+}
+
 cmd_e2e_payload() {
   local work="$ROOT/build/e2e" gen=16
   while [ $# -gt 0 ]; do
@@ -737,6 +775,11 @@ main() {
     bench) cmd_bench "$@"; rc=$? ;;
     daemon) cmd_daemon "$@"; rc=$? ;;
     synth) cmd_synth "$@"; rc=$? ;;
+    soak)
+      case "${1:-}" in
+        payload) shift; cmd_soak_payload "$@"; return ;;
+        *) cmd_soak "$@"; rc=$? ;;
+      esac ;;
     help | -h | --help) usage; return 0 ;;
     *) usage >&2; return 2 ;;
   esac

@@ -2,6 +2,7 @@
 # Kill-soak: a daemon under a stream of jobs while its processes are killed at random instants.
 #
 #   bash scripts/soak.sh MINUTES [--backend cpu|cuda] [--seed N]
+#   bash scripts/soak.sh verify PROOFS.tgz
 #
 # For MINUTES, jobs of three circom circuits (1 to 3 partitions each, random priorities) are
 # submitted every fraction of a second, each with a request id, and meanwhile every 1 to 4 s one of:
@@ -25,10 +26,49 @@
 # Builds what it needs first (scripts/setup.sh, the e2e circuits and witnesses in build/e2e/).
 # Environment: BUILD_DIR (default build), SOAK_KEEP=1 keeps the work folder, SOAK_NO_SETUP=1 skips
 # the setup (ctest's daemon.soak_smoke, whose fixtures have built everything already), SOAK_SEED
-# replays a run's random choices.
+# replays a run's random choices, SOAK_E2E names the circuits and witnesses (default
+# BUILD_DIR/e2e).
+#
+# A GPU host has no node: there SOAK_PROOFS=FILE packs the proofs with their verification keys
+# into FILE instead (the line then counts "proofs to verify"), and `soak.sh verify FILE` on a
+# machine with node verifies them all with snarkjs (scripts/device.sh soak does both halves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
+
+SNARKJS="$ROOT/node_modules/snarkjs"
+# Verifies each "VK PUBLIC PROOF" line of LIST with snarkjs; prints how many verified, and the
+# rejected or unreadable ones on stderr.
+verify_list() {
+  node -e '
+const snarkjs = require(process.argv[1]), fs = require("fs");
+const lines = fs.readFileSync(process.argv[2], "utf8").trim().split("\n").filter(Boolean);
+(async () => {
+  let ok = 0;
+  for (const l of lines) {
+    const [vk, pub, proof] = l.split(" ");
+    try {
+      if (await snarkjs.groth16.verify(JSON.parse(fs.readFileSync(vk)), JSON.parse(fs.readFileSync(pub)),
+                                       JSON.parse(fs.readFileSync(proof)))) ok++;
+      else console.error("[soak] REJECTED " + proof);
+    } catch (e) { console.error("[soak] UNREADABLE " + proof + ": " + e.message); }
+  }
+  console.log(ok);
+  process.exit(0);
+})();' "$SNARKJS" "$1"
+}
+
+if [ "${1:-}" = verify ]; then  # the proofs of a soak run where node was missing
+  [ -f "${2:-}" ] || { echo "usage: scripts/soak.sh verify PROOFS.tgz" >&2; exit 64; }
+  tmp="$(mktemp -d /tmp/cuzk-soak-verify.XXXXXX)"
+  trap 'rm -rf "$tmp"' EXIT
+  tar -xzf "$2" -C "$tmp"
+  expected=$(wc -l <"$tmp/verify.txt")
+  verified=$(cd "$tmp" && verify_list verify.txt)
+  echo "soak proofs: $verified of $expected verified by snarkjs ($(head -1 "$tmp/line.txt"))"
+  [ "$verified" -eq "$expected" ]
+  exit
+fi
 
 MINUTES="${1:-}"
 shift || true
@@ -63,9 +103,11 @@ fi
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
 CUZK="$BUILD_DIR/bin/cuzk"
 SUP="$BUILD_DIR/bin/cuzk-supervisor"
-E2E="$BUILD_DIR/e2e"
-SNARKJS="$ROOT/node_modules/snarkjs"
-for f in "$CUZK" "$SUP" "$E2E/circuits/poseidon_merkle/circuit.zkey" "$E2E/cases/multiplier/witness.wtns" "$SNARKJS"; do
+E2E="${SOAK_E2E:-$BUILD_DIR/e2e}"
+PROOFS="${SOAK_PROOFS:-}"
+needed=("$CUZK" "$SUP" "$E2E/circuits/poseidon_merkle/circuit.zkey" "$E2E/cases/multiplier/witness.wtns")
+[ -n "$PROOFS" ] || needed+=("$SNARKJS")
+for f in "${needed[@]}"; do
   [ -e "$f" ] || { echo "[soak] missing $f (run without SOAK_NO_SETUP)" >&2; exit 1; }
 done
 
@@ -143,9 +185,16 @@ start_supervisor() {
   SUP_PID=$!
 }
 up() { "$CUZK" status --socket "$SOCK" --json >"$WORK/status.json" 2>/dev/null; }
+# Reads the last status: node where there is one, else python3 (a GPU host).
+status_eval() {  # status_eval JS PYTHON: each prints from the parsed status s
+  if command -v node >/dev/null 2>&1; then
+    node -e "const s=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8')); console.log($1)" "$WORK/status.json"
+  else
+    python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print($2)" "$WORK/status.json"
+  fi
+}
 worker_pids() {
-  node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
-    console.log(s.workers.filter(w=>w.pid).map(w=>w.pid).join(" "))' "$WORK/status.json"
+  status_eval 's.workers.filter(w=>w.pid).map(w=>w.pid).join(" ")' '" ".join(str(w["pid"]) for w in s["workers"] if w.get("pid"))'
 }
 
 say "seed $SEED, $MINUTES min, backend $BACKEND, work folder $WORK"
@@ -250,30 +299,19 @@ while read -r id c parts; do
   for ((p = 0; p < parts; p++)); do echo "${VK[$c]} $WORK/out/$id/public_$p.json $WORK/out/$id/proof_$p.json"; done >>"$WORK/verify.txt"
   [ ! -e "$WORK/out/$id/proof_$parts.json" ] || { say "LOST: job $id has more proofs than partitions"; lost=$((lost + 1)); }
 done <"$WORK/jobs.txt"
-verified=$(node -e '
-const snarkjs = require(process.argv[1]), fs = require("fs");
-const lines = fs.readFileSync(process.argv[2], "utf8").trim().split("\n").filter(Boolean);
-(async () => {
-  let ok = 0;
-  for (const l of lines) {
-    const [vk, pub, proof] = l.split(" ");
-    try {
-      if (await snarkjs.groth16.verify(JSON.parse(fs.readFileSync(vk)), JSON.parse(fs.readFileSync(pub)),
-                                       JSON.parse(fs.readFileSync(proof)))) ok++;
-      else console.error("[soak] REJECTED " + proof);
-    } catch (e) { console.error("[soak] UNREADABLE " + proof + ": " + e.message); }
-  }
-  console.log(ok);
-  process.exit(0);
-})();' "$SNARKJS" "$WORK/verify.txt" 2>>"$WORK/verify_errors.log")
+if [ -z "$PROOFS" ]; then
+  verified=$(verify_list "$WORK/verify.txt" 2>>"$WORK/verify_errors.log")
+else
+  verified=0
+fi
 expected=$(wc -l <"$WORK/verify.txt")
-[ "$verified" -eq "$expected" ] || { say "LOST: $((expected - verified)) proofs rejected: $(head -3 "$WORK/verify_errors.log")"; lost=$((lost + expected - verified)); }
+[ -n "$PROOFS" ] || [ "$verified" -eq "$expected" ] || { say "LOST: $((expected - verified)) proofs rejected: $(head -3 "$WORK/verify_errors.log")"; lost=$((lost + expected - verified)); }
 
 # Nothing left over once every job is final.
 leaked=0
 up
-busy=$(node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
-  console.log(s.slots.filter(x=>x.state!=="free").length + s.queues.jobs_queued + s.queues.jobs_running)' "$WORK/status.json")
+busy=$(status_eval 's.slots.filter(x=>x.state!=="free").length + s.queues.jobs_queued + s.queues.jobs_running' \
+  'sum(x["state"] != "free" for x in s["slots"]) + s["queues"]["jobs_queued"] + s["queues"]["jobs_running"]')
 [ "$busy" -eq 0 ] || { say "LEAKED: $busy slots or jobs still busy"; leaked=$((leaked + busy)); }
 left=$(find "$WORK/state/uploads" "$WORK/state/results" "$WORK/state/spool" -mindepth 1 2>/dev/null | wc -l)
 [ "$left" -eq 0 ] || { say "LEAKED: $left files under uploads/, spool/ or results/"; leaked=$((leaked + left)); }
@@ -293,6 +331,21 @@ segs=$(ls /dev/shm | grep -c "^cuzk\.$INSTANCE\." || true)
 fills="$((fills_shm + fills_disk)) fills ($fills_shm /dev/shm, $fills_disk disk)"
 [ "$FILLS" -eq 1 ] || fills="no fills (not root)"
 [ "$exits" -eq 0 ] || fills="$fills, $exits supervisor exits restarted"
-echo "soak: $(wc -l <"$WORK/jobs.txt") jobs, $verified proofs verified by snarkjs, $((kills_w + kills_s + stops)) kills" \
-     "($kills_w workers, $kills_s supervisor, $stops stops), $fills, $lost lost, $leaked leaked (seed $SEED)"
+proofs="$verified proofs verified by snarkjs"
+[ -z "$PROOFS" ] || proofs="$expected proofs to verify (soak.sh verify $(basename "$PROOFS"))"
+line="soak: $(wc -l <"$WORK/jobs.txt") jobs, $proofs, $((kills_w + kills_s + stops)) kills"
+line+=" ($kills_w workers, $kills_s supervisor, $stops stops), $fills, $lost lost, $leaked leaked (seed $SEED, backend $BACKEND)"
+if [ -n "$PROOFS" ]; then  # the proofs and their keys, paths relative to the archive's root
+  mkdir -p "$WORK/pack/vk"
+  rewrite=()
+  for c in 0 1 2; do
+    cp "${VK[$c]}" "$WORK/pack/vk/$c.json"
+    rewrite+=(-e "s#${VK[$c]}#vk/$c.json#")
+  done
+  sed "${rewrite[@]}" -e "s#$WORK/out/#out/#g" "$WORK/verify.txt" >"$WORK/pack/verify.txt"
+  echo "$line" >"$WORK/pack/line.txt"
+  cp -r "$WORK/out" "$WORK/pack/out"
+  tar -C "$WORK/pack" -czf "$PROOFS" .
+fi
+echo "$line"
 [ "$lost" -eq 0 ] && [ "$leaked" -eq 0 ]

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -58,6 +59,20 @@ uint64_t shm_free_bytes() {
   return uint64_t(st.f_bavail) * st.f_frsize;
 }
 
+namespace {
+std::string mib(uint64_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f MiB", double(bytes) / (1 << 20));
+  return b;
+}
+}  // namespace
+
+uint64_t shm_size_bytes() {
+  struct statvfs st;
+  if (statvfs("/dev/shm", &st) != 0) return 0;
+  return uint64_t(st.f_blocks) * st.f_frsize;
+}
+
 struct Segment::Impl {
   bip::shared_memory_object obj;
   bip::mapped_region region;
@@ -91,9 +106,9 @@ std::unique_ptr<Segment> Segment::create(const std::string& instance, int device
   const uint64_t total = segment_bytes_for(n_slots, max_vars, max_domain);
   const uint64_t free_bytes = shm_free_bytes();
   if (total > free_bytes)
-    throw std::runtime_error("/dev/shm has " + std::to_string(free_bytes >> 20) + " MiB free, the slot ring " + name +
-                             " needs " + std::to_string(total >> 20) + " MiB (" + std::to_string(n_slots) +
-                             " slots); lower gpu.slots or enlarge /dev/shm");
+    throw NoRoom("/dev/shm has " + mib(free_bytes) + " free of " + mib(shm_size_bytes()) + ", the slot ring " + name +
+                     " needs " + mib(total) + " (" + std::to_string(n_slots) + " slots)",
+                 total, free_bytes, shm_size_bytes());
   std::unique_ptr<Segment> s(new Segment);
   s->impl_ = std::make_unique<Impl>();
   try {
@@ -103,6 +118,10 @@ std::unique_ptr<Segment> Segment::create(const std::string& instance, int device
     // is a SIGBUS in whichever worker touches it.
     int fd = s->impl_->obj.get_mapping_handle().handle;
     int rc = posix_fallocate(fd, 0, off_t(total));
+    if (rc == ENOSPC)  // taken by someone else since the check above
+      throw NoRoom("cannot reserve " + mib(total) + " in /dev/shm for " + name + ": " +
+                       std::strerror(rc),
+                   total, shm_free_bytes(), shm_size_bytes());
     if (rc != 0)
       throw std::runtime_error("cannot reserve " + std::to_string(total >> 20) + " MiB in /dev/shm for " + name + ": " +
                                std::strerror(rc));

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace cuzk::shm {
@@ -127,5 +128,15 @@ class Segment {
 
 // Free space on the filesystem behind /dev/shm, in bytes.
 uint64_t shm_free_bytes();
+// The size of the filesystem on /dev/shm (0 when it cannot be read).
+uint64_t shm_size_bytes();
+
+// Segment::create found too little room in /dev/shm: `need` bytes against `free` free of `size`.
+// When need <= size, freeing room there (another segment, a full tmpfs) lets a later try succeed.
+struct NoRoom : std::runtime_error {
+  NoRoom(const std::string& what, uint64_t need, uint64_t free, uint64_t size)
+      : std::runtime_error(what), need(need), free(free), size(size) {}
+  uint64_t need, free, size;
+};
 
 }  // namespace cuzk::shm

@@ -116,11 +116,31 @@ void Supervisor::setup_rings() {
   for (int id : cfg_.gpu.devices) {
     Device d;
     d.id = id;
-    d.seg = shm::Segment::create(cfg_.daemon.instance, id, cfg_.gpu.slots, max_vars, max_domain);
+    d.seg = create_ring(id, max_vars, max_domain);
     d.slots.resize(cfg_.gpu.slots);
     spdlog::info("slot ring /{}: {} slots of {} MiB", d.seg->name(), cfg_.gpu.slots,
                  d.seg->header().slot_bytes >> 20);
     devices_.push_back(std::move(d));
+  }
+}
+
+// A slot ring larger than all of /dev/shm is a configuration error (exit 78: no restart can fix it).
+// One that only lacks room now (/dev/shm filled by something else) waits for it, telling systemd so,
+// as a full disk under state_dir does, instead of exiting into a restart loop.
+std::unique_ptr<shm::Segment> Supervisor::create_ring(int device, uint64_t max_vars, uint64_t max_domain) {
+  for (bool said = false;; said = true) {
+    try {
+      auto seg = shm::Segment::create(cfg_.daemon.instance, device, cfg_.gpu.slots, max_vars, max_domain);
+      if (said) spdlog::info("room in /dev/shm is back: starting");
+      return seg;
+    } catch (const shm::NoRoom& e) {
+      if (e.size && e.need > e.size)
+        throw config::ConfigError("gpu.slots", std::string(e.what()) + ": /dev/shm is smaller than the ring; lower " +
+                                                   "gpu.slots or enlarge /dev/shm");
+      if (!said) spdlog::error("{}: waiting for room in /dev/shm before starting", e.what());
+      sd_notify(0, "EXTEND_TIMEOUT_USEC=30000000\nSTATUS=waiting for room in /dev/shm");
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
   }
 }
 

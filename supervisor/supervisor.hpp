@@ -131,6 +131,7 @@ class Supervisor {
   void open_store();
   void reserve_descriptors() const;
   void setup_rings();
+  std::unique_ptr<shm::Segment> create_ring(int device, uint64_t max_vars, uint64_t max_domain);
   void warn_if_few_slots() const;
   void recover_jobs();
   void remove_orphan_uploads();
