@@ -94,15 +94,21 @@ class MsmEngine {
   // for batch < batches() covers the next windows and run() returns that batch's share of the sum
   // (each_batch does the loop). A window of 0 chooses automatically: for a plain plan from the
   // scalars' bit lengths (msm_auto_window_hist), so sparse witness scalars get narrower windows.
+  // hist: the scalars' histogram() when the caller has it (else a plain plan with window 0 makes
+  // it); a plain plan whose entries it bounds within the cap (msm_entries_bound) is one batch.
   template <class Fr>
-  void plan(const Fr* d_scalars, size_t n, int window = 0, bool shared = false, int batch = 0);
+  void plan(const Fr* d_scalars, size_t n, int window = 0, bool shared = false, int batch = 0,
+            const u64* hist = nullptr);
   // plan() and body() for each window batch (one unless an entry cap splits the windows).
   template <class Fr, class Body>
   void each_batch(const Fr* d_scalars, size_t n, int window, bool shared, Body&& body) {
-    plan(d_scalars, n, window, shared, 0);
+    u64 hist[kMsmHistBins];
+    const bool with_hist = !shared && n;
+    if (with_hist) histogram(d_scalars, n, hist);
+    plan(d_scalars, n, window, shared, 0, with_hist ? hist : nullptr);
     body();
     for (int b = 1; b < nbatch_; b++) {
-      plan(d_scalars, n, c_, shared, b);
+      plan(d_scalars, n, c_, shared, b, with_hist ? hist : nullptr);
       body();
     }
   }
@@ -144,6 +150,7 @@ class MsmEngine {
 
   cudaStream_t s_;
   size_t n_ = 0, m_ = 0, cap_ = 0;
+  size_t nb_reserved_ = 0;  // buckets reserve() has made room for
   int c_ = 0, nw_ = 0, levels_ = 0;
   int w0_ = 0, nbatch_ = 1;  // the plan's first window, and the batches that cover all windows
   bool shared_ = false;

@@ -115,8 +115,9 @@ struct PrecomputeInfo {
   double build_ms = 0;          // wall time of the table builds
   int window_w = 0, window_h = 0;  // shared-plan windows of the witness and H MSMs
   size_t free_bytes = 0;        // device memory free after the key, the tables and the MSM scratch
-  // Window batches of the plain witness and H plans: 1 unless the key leaves too little memory for
-  // all windows at once (2^27 on the H200).
+  // Window batches the plain witness and H plans may need: 1 unless the key leaves too little
+  // memory for all windows at once (2^27 on the H200). A witness whose bit lengths bound its digit
+  // entries within the scratch still runs in one (ProverTimings has what a proof used).
   int msm_batches_w = 1, msm_batches_h = 1;
 };
 
@@ -126,6 +127,8 @@ struct ProverTimings {
   // that is almost nothing; through staging it is the transfer). h_stage_ms includes waiting for
   // a, b, c (run_synthesized) or evaluating them (run).
   double upload_ms = 0, witness_msms_ms = 0, h_stage_ms = 0, h_msm_ms = 0, total_ms = 0;
+  // Window batches of the last proof's plain witness and H plans (0: that MSM ran over tables).
+  int batches_w = 0, batches_h = 0;
   // When the device executed each stage (copy, eval, ntt, msm_plan, msm_a, msm_b1, msm_b2, msm_c,
   // msm_h), from CUDA events on the stage's stream, in ms from the proof's first operation. The
   // two lanes' spans overlap; their union is the device's busy time for the proof.

@@ -255,25 +255,36 @@ template void MsmEngine::histogram(const Dev<Bls12_381>::Fr*, size_t, u64*);
 template void MsmEngine::histogram(const Dev<Bn254>::Fr*, size_t, u64*);
 
 template <class Fr>
-void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared, int batch) {
+void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared, int batch, const u64* hist) {
   order_ready_ = false;
   if (n >= (size_t(1) << 31)) throw GpuError("GPU MSM of " + std::to_string(n) + " points: at most 2^31 - 1");
   n_ = n;
   shared_ = shared;
+  u64 own[kMsmHistBins];
+  if (!shared && !hist && window == 0 && n) {
+    histogram(d_scalars, n, own);
+    hist = own;
+  }
   if (window) {
     c_ = window;
   } else if (shared) {
     c_ = msm_auto_window_shared(n);
   } else {
-    u64 hist[kMsmHistBins];
-    histogram(d_scalars, n, hist);
-    c_ = msm_auto_window_hist(hist);
+    c_ = n ? msm_auto_window_hist(hist) : msm_auto_window(n);
   }
   if (c_ < 4 || c_ > 24) throw GpuError("MSM window width " + std::to_string(c_) + " is outside 4..24");
   int all = msm_windows(c_);
   if (shared && (c_ < 8 || n * (size_t)all >= (size_t(1) << 31)))
     throw GpuError("GPU MSM over precomputed bases: window " + std::to_string(c_) + " must be >= 8 and n * windows < 2^31");
-  int per = shared || cap_ == 0 || n == 0 ? all : (int)std::clamp<size_t>(cap_ / n, 1, (size_t)all);
+  // Entries of all windows at once: n * windows at most, fewer for scalars with few bits (a plain
+  // plan with the scalars' histogram). With those within the cap, and the buckets of every window
+  // within what reserve() took for them (or a small part of the cap: a G2 bucket's sums take the
+  // bytes of ~64 entries), there is one batch.
+  size_t bound = n * (size_t)all;
+  if (!shared && hist && n) bound = std::min(bound, msm_entries_bound(hist, c_));
+  const size_t bucket_room = std::max(nb_reserved_, cap_ / 64);
+  bool one = shared || cap_ == 0 || n == 0 || (bound <= cap_ && ((size_t)all << (c_ - 1)) <= bucket_room);
+  int per = one ? all : (int)std::clamp<size_t>(cap_ / n, 1, (size_t)all);
   nbatch_ = (all + per - 1) / per;
   if (batch < 0 || batch >= nbatch_) throw GpuError("GPU MSM: window batch " + std::to_string(batch) + " of " + std::to_string(nbatch_));
   w0_ = batch * per;
@@ -283,7 +294,7 @@ void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared, int
   levels_ = 0;
   if (n == 0) return;
 
-  size_t cap = n * (size_t)nw_;
+  size_t cap = nbatch_ == 1 ? bound : n * (size_t)nw_;
   if (cap >= (size_t(1) << 32)) throw GpuError("GPU MSM: too many digit entries for one plan");
   for (int i = 0; i < 2; i++) {
     keys_[i].reserve(cap);
@@ -296,8 +307,8 @@ void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared, int
   CUZK_CUDA_LAUNCHED("k_emit");
   plan_sorted(n);
 }
-template void MsmEngine::plan(const Dev<Bls12_381>::Fr*, size_t, int, bool, int);
-template void MsmEngine::plan(const Dev<Bn254>::Fr*, size_t, int, bool, int);
+template void MsmEngine::plan(const Dev<Bls12_381>::Fr*, size_t, int, bool, int, const u64*);
+template void MsmEngine::plan(const Dev<Bn254>::Fr*, size_t, int, bool, int, const u64*);
 
 void MsmEngine::plan_sorted(size_t n) {
   u32 m = 0;
@@ -388,6 +399,7 @@ void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
   start_.reserve(nb);
   end_.reserve(nb);
   count_.reserve(nb);
+  nb_reserved_ = std::max(nb_reserved_, nb);
   // Level-0 tasks: sum over buckets of ceil(count / l0) <= nb + m / l0, and plan() picks l0 >= 2 m / nb
   // unless it stops at 4096, so at most 1.5 nb + cap / 4096.
   partial0_.reserve((nb + nb / 2 + cap / 4096 + 1) * xyzz_bytes);

@@ -392,6 +392,17 @@ inline double msm_entries_estimate(const u64* hist, int c) {
   return e;
 }
 
+// An upper bound on the digit entries of every window of width c together: a b-bit value has a
+// nonzero digit only in windows w with wc - 1 <= b - 1 (window w reads bits [wc-1, wc+c)), so in at
+// most floor(b / c) + 1 of them (one more than msm_entries_estimate counts: Booth's carry). A plan
+// whose bound fits its entry cap needs no window batches however many windows it has.
+inline size_t msm_entries_bound(const u64* hist, int c) {
+  size_t e = 0;
+  for (int b = 1; b < kMsmHistBins; b++)
+    if (hist[b]) e += (size_t)hist[b] * (size_t)std::min(msm_windows(c), b / c + 1);
+  return e;
+}
+
 // msm_auto_window's cost model over the estimated entries instead of n * windows. Measured on the
 // H200 with porep-profile witness scalars (94% 0/1): the model picks c = 15 at 2^24 and 16 at 2^26,
 // the fastest of the swept widths there (16.0 and 49.0 ms, against 19.4 and 122.6 ms at the widths

@@ -393,12 +393,11 @@ struct GpuProver<C>::Impl {
             out.c = host::add(out.c, sp.run("msm_c", s, [&] { return eng_w.run(c.get(), n_public + 1); }));
         };
         int win = shared ? c_w : c_plain;
-        sp.run("msm_plan", s, [&] { eng_w.plan(w.get(), n_vars, win, shared != 0); });
-        msms();
-        for (int b = 1; b < eng_w.batches(); b++) {
-          sp.run("msm_plan", s, [&] { eng_w.plan(w.get(), n_vars, win, shared != 0, b); });
+        for (int b = 0; b == 0 || b < eng_w.batches(); b++) {
+          sp.run("msm_plan", s, [&] { eng_w.plan(w.get(), n_vars, win, shared != 0, b, hist); });
           msms();
         }
+        if (!shared) t.batches_w = eng_w.batches();
       }
       t.witness_msms_ms = ms_since(t1);
     });
@@ -416,11 +415,13 @@ struct GpuProver<C>::Impl {
       out.h = host::add(out.h, spans.run("msm_h", s_h.get(), [&] { return eng_h.run(h.get()); }));
     }
     t.h_msm_ms = ms_since(t3);
+    t.batches_h = shared ? 0 : eng_h.batches();
   }
 
   // A proof starts: the origin of its spans goes on the witness stream, ahead of everything (the
   // other streams wait on that stream's events before their first stage).
   void begin_spans() {
+    t.batches_w = t.batches_h = 0;
     spans.reset();
     lane_spans.reset();
     origin.record(s_w.get());

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "groth16/parallel.hpp"
+#include "groth16/stage_spans.hpp"
 #include "groth16/setup.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "bench/gpu/gpu_bench.hpp"
@@ -438,9 +439,19 @@ void run_prove(const Args& a, const std::vector<int>& sizes) {
       BenchStats st = stats_of(ms);
       char buf[256];
       std::snprintf(buf, sizeof buf,
-                    "last: upload %.1f, witness MSMs %.1f, H stage %.1f, H MSM %.1f, device total %.1f ms", tm.upload_ms,
-                    tm.witness_msms_ms, tm.h_stage_ms, tm.h_msm_ms, tm.total_ms);
+                    "last: upload %.1f, witness MSMs %.1f, H stage %.1f, H MSM %.1f, device total %.1f ms; "
+                    "window batches %d (witness) / %d (H); kernels busy",
+                    tm.upload_ms, tm.witness_msms_ms, tm.h_stage_ms, tm.h_msm_ms, tm.total_ms, tm.batches_w,
+                    tm.batches_h);
       st.detail = buf;
+      // Where the device time went: each stage's spans (the two lanes overlap).
+      const StageBusy busy = summarize_spans(tm.spans);
+      std::snprintf(buf, sizeof buf, " %.1f ms:", busy.total_ms);
+      st.detail += buf;
+      for (const auto& [stage, ms] : busy.stages) {
+        std::snprintf(buf, sizeof buf, " %s %.1f", stage.c_str(), ms);
+        st.detail += buf;
+      }
       report(inputs == circ_label(a.profile) ? "prove" : "prove-synth", k, inputs, st);
     };
     time_prove(circ_label(a.profile), [&] { be->prove(w, opt); });

@@ -287,6 +287,22 @@ TEST(GpuMsm, SparseScalarsAndWindowBatchesMatchCpu) {
   }
 }
 
+// A cap below n * windows, but above what sparse scalars emit (msm_entries_bound): one plan of
+// every window instead of window batches, with the same sum.
+TEST(GpuMsm, SparseScalarsWithinTheCapNeedNoBatches) {
+  REQUIRE_GPU();
+  size_t n = size_t(1) << 20;
+  auto p1 = rand_points<G1Curve>(n, g1_generator());
+  std::vector<Fr> sc(n);
+  for (auto& x : sc) {
+    uint64_t k = rng()() % 100;
+    x = k < 50 ? Fr::zero() : k < 94 ? Fr::one() : k < 97 ? -Fr::from_u64(1 + rng()() % 1000) : rand_fr();
+  }
+  G1 want = msm_g1(p1.data(), sc.data(), n);
+  for (int c : {11, 0})
+    ASSERT_EQ(gpu::msm_g1(0, p1.data(), sc.data(), n, c, 2 * n).to_affine(), want.to_affine()) << "c=" << c;
+}
+
 TEST(GpuMsm, G2MatchesCpu) {
   REQUIRE_GPU();
   for (size_t n : {1, 7, 300, 5003}) {

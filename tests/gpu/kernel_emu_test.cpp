@@ -1145,3 +1145,43 @@ TEST(GpuKernelEmulationDigits, BitLengthHistogramPredictsEntriesAndWindows) {
   EXPECT_TRUE(msm_prefer_plain(big_s.data(), size_t(1) << 24, 22));
   EXPECT_FALSE(msm_prefer_plain(big_r.data(), size_t(1) << 24, 22));
 }
+
+// msm_entries_bound is an upper bound on what a plan of any window emits, for each scalar alone
+// (so for any mix), and it is reached: 2^c - 1 is two digits (-1, then the carry) at width c,
+// though it has only c bits.
+TEST(GpuKernelEmulationDigits, EntriesBoundHoldsForEveryScalar) {
+  std::mt19937_64 rng = test::test_rng();
+  auto one = [](const Fr& x, int c, size_t& emitted, size_t& bound) {
+    DFr d = to_dev<DFr>(std::vector<Fr>{x})[0];
+    u32 k[kMsmScalarWords];
+    msm_scalar_words(msm_prepare_scalar(d), k);
+    std::vector<u64> h(kMsmHistBins, 0);
+    h[msm_bit_length(k)] = 1;
+    emitted = (size_t)msm_emit(msm_prepare_scalar(d), 0, c, [](u32, u32) {});
+    bound = msm_entries_bound(h.data(), c);
+  };
+  std::vector<Fr> sc = {Fr::zero(), Fr::one(), -Fr::one(), Fr::from_u64(2), -Fr::from_u64(3)};
+  for (int c : {8, 13, 16, 20}) {
+    sc.push_back(Fr::from_u64((1ull << c) - 1));
+    sc.push_back(-Fr::from_u64((1ull << c) - 1));
+    sc.push_back(Fr::from_u64((1ull << c) + 1));
+  }
+  for (int i = 0; i < 2000; i++) {
+    Fr x = random_fr(rng);
+    sc.push_back(i % 4 == 0 ? x : Fr::from_u64(rng() >> (rng() % 64)));
+  }
+  for (int c : {8, 13, 16, 20}) {
+    bool reached = false;
+    for (const Fr& x : sc) {
+      size_t emitted, bound;
+      one(x, c, emitted, bound);
+      ASSERT_LE(emitted, bound) << "c=" << c;
+      if (bound > 1 && emitted == bound && bound < (size_t)msm_windows(c)) reached = true;
+    }
+    EXPECT_TRUE(reached) << "c=" << c << ": the carry's extra digit never happened";
+    size_t e, b;
+    one(Fr::from_u64((1ull << c) - 1), c, e, b);
+    EXPECT_EQ(e, 2u) << "c=" << c;
+    EXPECT_EQ(b, 2u) << "c=" << c;
+  }
+}
