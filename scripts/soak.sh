@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Kill-soak: a daemon under a stream of jobs while its processes are killed at random instants.
 #
-#   bash scripts/soak.sh MINUTES [--backend cpu|cuda] [--seed N]
+#   bash scripts/soak.sh MINUTES [--backend cpu|cuda] [--seed N] [--circuits DIR]
 #   bash scripts/soak.sh verify PROOFS.tgz
 #
-# For MINUTES, jobs of three circom circuits (1 to 3 partitions each, random priorities) are
+# --circuits DIR: the mix is every folder of DIR holding circuit.zkey, vk.json and witness.wtns (and
+# circuit.r1cs, then configured so that synthesis checks every constraint), named after the folder;
+# by default the three circom circuits of the e2e tests.
+#
+# For MINUTES, jobs of the mix's circuits (1 to 3 partitions each, random priorities) are
 # submitted every fraction of a second, each with a request id, and meanwhile every 1 to 4 s one of:
 # kill -9 of a random synthesis or GPU worker, SIGSTOP of a worker for up to 1.5 s (then SIGCONT),
 # kill -9 of the supervisor followed by a start as systemd would do it (Restart=on-failure, after
@@ -74,15 +78,18 @@ MINUTES="${1:-}"
 shift || true
 BACKEND=cpu
 SEED="${SOAK_SEED:-$RANDOM$RANDOM}"
+MIX=""
+USAGE="usage: scripts/soak.sh MINUTES [--backend cpu|cuda] [--seed N] [--circuits DIR]   (MINUTES may be a fraction, e.g. 0.5)"
 while [ $# -gt 0 ]; do
   case "$1" in
     --backend) BACKEND="$2"; shift 2 ;;
     --seed) SEED="$2"; shift 2 ;;
-    *) echo "usage: scripts/soak.sh MINUTES [--backend cpu|cuda] [--seed N]" >&2; exit 64 ;;
+    --circuits) MIX="$(realpath -e "$2")" || { echo "soak: no folder $2" >&2; exit 64; }; shift 2 ;;
+    *) echo "$USAGE" >&2; exit 64 ;;
   esac
 done
 if ! [[ "$MINUTES" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
-  echo "usage: scripts/soak.sh MINUTES [--backend cpu|cuda] [--seed N]   (MINUTES may be a fraction, e.g. 0.5)" >&2
+  echo "$USAGE" >&2
   exit 64
 fi
 SECONDS_TOTAL=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
@@ -91,7 +98,7 @@ say() { echo "[soak] $*"; }
 
 if [ -z "${SOAK_NS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare --mount --propagation private true 2>/dev/null; then
   exec env SOAK_NS=1 unshare --mount --propagation private bash "$ROOT/scripts/soak.sh" "$MINUTES" \
-    --backend "$BACKEND" --seed "$SEED"
+    --backend "$BACKEND" --seed "$SEED" ${MIX:+--circuits "$MIX"}
 fi
 
 BUILD_DIR="${BUILD_DIR:-build}"
@@ -105,7 +112,32 @@ CUZK="$BUILD_DIR/bin/cuzk"
 SUP="$BUILD_DIR/bin/cuzk-supervisor"
 E2E="${SOAK_E2E:-$BUILD_DIR/e2e}"
 PROOFS="${SOAK_PROOFS:-}"
-needed=("$CUZK" "$SUP" "$E2E/circuits/poseidon_merkle/circuit.zkey" "$E2E/cases/multiplier/witness.wtns")
+# The mix: name, key, r1cs (or empty), witness and verification key of each circuit.
+CIRCUITS=() ZKEY=() R1CS=() WITNESS=() VK=()
+add_circuit() {
+  CIRCUITS+=("$1") ZKEY+=("$2") R1CS+=("$3") WITNESS+=("$4") VK+=("$5")
+}
+if [ -n "$MIX" ]; then
+  for d in "$MIX"/*/; do
+    d="${d%/}"
+    [ -f "$d/circuit.zkey" ] && [ -f "$d/vk.json" ] && [ -f "$d/witness.wtns" ] || continue
+    r1cs=""
+    [ -f "$d/circuit.r1cs" ] && r1cs="$d/circuit.r1cs"
+    add_circuit "$(basename "$d" | tr -c 'A-Za-z0-9_\n-' _)" "$d/circuit.zkey" "$r1cs" "$d/witness.wtns" "$d/vk.json"
+  done
+  [ ${#CIRCUITS[@]} -gt 0 ] || { echo "[soak] no folder of $MIX holds circuit.zkey, vk.json and witness.wtns" >&2; exit 64; }
+  INPUTS="$MIX"
+else
+  add_circuit poseidon "$E2E/circuits/poseidon_merkle/circuit.zkey" "$E2E/circuits/poseidon_merkle/circuit.r1cs" \
+    "$E2E/cases/poseidon_merkle/witness.wtns" "$E2E/circuits/poseidon_merkle/vk.json"
+  add_circuit chain "$E2E/circuits/chain_pow2/circuit.zkey" "" "$E2E/cases/chain_pow2/witness.wtns" \
+    "$E2E/circuits/chain_pow2/vk.json"
+  add_circuit mult "$E2E/circuits/multiplier/circuit.zkey" "" "$E2E/cases/multiplier/witness.wtns" \
+    "$E2E/circuits/multiplier/vk.json"
+  INPUTS="$E2E/cases"
+fi
+NC=${#CIRCUITS[@]}
+needed=("$CUZK" "$SUP" "${ZKEY[@]}" "${WITNESS[@]}" "${VK[@]}")
 [ -n "$PROOFS" ] || needed+=("$SNARKJS")
 for f in "${needed[@]}"; do
   [ -e "$f" ] || { echo "[soak] missing $f (run without SOAK_NO_SETUP)" >&2; exit 1; }
@@ -138,9 +170,10 @@ fi
 
 # Short heartbeats and restart backoffs, so that kills are noticed and repaired within the run; a
 # restart intensity no run reaches, so that no worker is marked failed.
-cat >"$CONFIG" <<TOML
+{
+  cat <<TOML
 [daemon]
-input_dirs = ["$E2E/cases"]
+input_dirs = ["$INPUTS"]
 instance = "$INSTANCE"
 socket = "$SOCK"
 state_dir = "$WORK/state"
@@ -155,28 +188,17 @@ backend = "$BACKEND"
 devices = [0]
 slots = 4
 threads = 1
-[[circuits]]
-name = "poseidon"
-zkey = "$E2E/circuits/poseidon_merkle/circuit.zkey"
-r1cs = "$E2E/circuits/poseidon_merkle/circuit.r1cs"
-max_partitions = 3
-[[circuits]]
-name = "chain"
-zkey = "$E2E/circuits/chain_pow2/circuit.zkey"
-max_partitions = 3
-[[circuits]]
-name = "mult"
-zkey = "$E2E/circuits/multiplier/circuit.zkey"
-max_partitions = 3
 [limits]
 restart_backoff_initial_ms = 100
 restart_backoff_max_ms = 1000
 restart_intensity = 1000000
 restart_period_s = 60
 TOML
-CIRCUITS=(poseidon chain mult)
-WITNESS=("$E2E/cases/poseidon_merkle/witness.wtns" "$E2E/cases/chain_pow2/witness.wtns" "$E2E/cases/multiplier/witness.wtns")
-VK=("$E2E/circuits/poseidon_merkle/vk.json" "$E2E/circuits/chain_pow2/vk.json" "$E2E/circuits/multiplier/vk.json")
+  for ((c = 0; c < NC; c++)); do
+    printf '[[circuits]]\nname = "%s"\nzkey = "%s"\nmax_partitions = 3\n' "${CIRCUITS[$c]}" "${ZKEY[$c]}"
+    [ -z "${R1CS[$c]}" ] || printf 'r1cs = "%s"\n' "${R1CS[$c]}"
+  done
+} >"$CONFIG"
 PRIO=(critical high normal low)
 
 # Starts the supervisor in the background, as systemd would after a crash.
@@ -197,7 +219,7 @@ worker_pids() {
   status_eval 's.workers.filter(w=>w.pid).map(w=>w.pid).join(" ")' '" ".join(str(w["pid"]) for w in s["workers"] if w.get("pid"))'
 }
 
-say "seed $SEED, $MINUTES min, backend $BACKEND, work folder $WORK"
+say "seed $SEED, $MINUTES min, backend $BACKEND, circuits ${CIRCUITS[*]}, work folder $WORK"
 start_supervisor
 for _ in $(seq 600); do up && break; sleep 0.1; done
 up || { tail -n 30 "$WORK/sup.log" >&2; echo "[soak] the daemon did not start" >&2; exit 1; }
@@ -209,7 +231,7 @@ submitter() {
   local n=0
   while [ ! -e "$WORK/stop" ]; do
     n=$((n + 1))
-    local c=$((RANDOM % 3)) parts=$((1 + RANDOM % 3)) args=() id
+    local c=$((RANDOM % NC)) parts=$((1 + RANDOM % 3)) args=() id
     for ((p = 0; p < parts; p++)); do args+=(--witness "${WITNESS[$c]}"); done
     [ $((RANDOM % 4)) -ne 0 ] || args+=(--upload)  # a quarter sent as bytes: uploads/ must be cleaned too
     while ! id=$("$CUZK" submit --socket "$SOCK" --circuit "${CIRCUITS[$c]}" "${args[@]}" \
@@ -338,7 +360,7 @@ line+=" ($kills_w workers, $kills_s supervisor, $stops stops), $fills, $lost los
 if [ -n "$PROOFS" ]; then  # the proofs and their keys, paths relative to the archive's root
   mkdir -p "$WORK/pack/vk"
   rewrite=()
-  for c in 0 1 2; do
+  for ((c = 0; c < NC; c++)); do
     cp "${VK[$c]}" "$WORK/pack/vk/$c.json"
     rewrite+=(-e "s#${VK[$c]}#vk/$c.json#")
   done
