@@ -102,8 +102,10 @@ class MsmEngine {
   // plan() and body() for each window batch (one unless an entry cap splits the windows).
   template <class Fr, class Body>
   void each_batch(const Fr* d_scalars, size_t n, int window, bool shared, Body&& body) {
+    // The histogram picks an automatic window and bounds the entries under a cap; an explicit
+    // window without a cap needs neither.
     u64 hist[kMsmHistBins];
-    const bool with_hist = !shared && n;
+    const bool with_hist = !shared && n && (window == 0 || cap_ != 0);
     if (with_hist) histogram(d_scalars, n, hist);
     plan(d_scalars, n, window, shared, 0, with_hist ? hist : nullptr);
     body();
