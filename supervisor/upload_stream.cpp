@@ -228,6 +228,13 @@ class Scanner {
       return;
     }
     if (c == '"') return end_upload();
+    if (static_cast<unsigned char>(c) < 0x20) {
+      // A raw control character: JSON allows none inside a string, so the body is not JSON, as an
+      // in-memory parse would say. A byte no JSON text holds, after this string's placeholder,
+      // makes the parse of the rest report it.
+      out_.json += '\x01';
+      return put('\x01');
+    }
     put(c);
   }
   void put(char c) {

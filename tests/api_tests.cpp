@@ -614,6 +614,11 @@ TEST_F(Streamed, SameOutcomeAsInMemory) {
       R"({"circuit":"plain","witnesses":[{"base64":")" + ok.substr(0, 40),
       R"({"circuit":"plain","base64":")" + ok + R"(","witnesses":[")" + path + R"("]})",
       R"({"circuit":"gen","inputs":[{"alpha":"3","vec":[1,2,3,4]}]})",
+      // Raw control characters in the base64 text: not JSON (a string holds none unescaped), though
+      // the base64 decoder would skip \v, \f and \t as whitespace.
+      R"({"circuit":"plain","witnesses":[{"base64":")" + ok.substr(0, 40) + "\v\v" + ok.substr(40) + R"("}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + ok.substr(0, 40) + "\t" + ok.substr(40) + R"("}]})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + ok.substr(0, 40) + "\n" + ok.substr(40) + R"("}]})",
   };
   for (const std::string& b : bodies) {
     Outcome mem = in_memory(b), str = streamed(b);
