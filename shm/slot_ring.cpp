@@ -53,13 +53,14 @@ std::string segment_name(const std::string& instance, int device) {
   return "cuzk." + instance + ".dev" + std::to_string(device);
 }
 
-uint64_t shm_free_bytes() {
+namespace {
+// Free or total bytes of the filesystem on /dev/shm (0 when it cannot be read).
+uint64_t shm_bytes(bool free) {
   struct statvfs st;
   if (statvfs("/dev/shm", &st) != 0) return 0;
-  return uint64_t(st.f_bavail) * st.f_frsize;
+  return uint64_t(free ? st.f_bavail : st.f_blocks) * st.f_frsize;
 }
 
-namespace {
 std::string mib(uint64_t bytes) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f MiB", double(bytes) / (1 << 20));
@@ -67,11 +68,8 @@ std::string mib(uint64_t bytes) {
 }
 }  // namespace
 
-uint64_t shm_size_bytes() {
-  struct statvfs st;
-  if (statvfs("/dev/shm", &st) != 0) return 0;
-  return uint64_t(st.f_blocks) * st.f_frsize;
-}
+uint64_t shm_free_bytes() { return shm_bytes(true); }
+uint64_t shm_size_bytes() { return shm_bytes(false); }
 
 struct Segment::Impl {
   bip::shared_memory_object obj;
@@ -105,10 +103,12 @@ std::unique_ptr<Segment> Segment::create(const std::string& instance, int device
   bip::shared_memory_object::remove(name.c_str());  // a stale segment from an earlier run
   const uint64_t total = segment_bytes_for(n_slots, max_vars, max_domain);
   const uint64_t free_bytes = shm_free_bytes();
-  if (total > free_bytes)
-    throw NoRoom("/dev/shm has " + mib(free_bytes) + " free of " + mib(shm_size_bytes()) + ", the slot ring " + name +
-                     " needs " + mib(total) + " (" + std::to_string(n_slots) + " slots)",
-                 total, free_bytes, shm_size_bytes());
+  if (total > free_bytes) {
+    const uint64_t size = shm_size_bytes();
+    throw NoRoom("/dev/shm has " + mib(free_bytes) + " free of " + mib(size) + ", the slot ring " + name + " needs " +
+                     mib(total) + " (" + std::to_string(n_slots) + " slots)",
+                 total, free_bytes, size);
+  }
   std::unique_ptr<Segment> s(new Segment);
   s->impl_ = std::make_unique<Impl>();
   try {
