@@ -30,3 +30,8 @@ add_test(NAME daemon.soak_smoke COMMAND ${CMAKE_COMMAND} -E env SOAK_NO_SETUP=1 
   bash ${PROJECT_SOURCE_DIR}/scripts/soak.sh 0.5)
 set_tests_properties(daemon.soak_smoke PROPERTIES LABELS daemon TIMEOUT 300
   FIXTURES_REQUIRED "${_daemon_fixtures}")
+# The same on a mix named by --circuits, its proofs packed and verified afterwards.
+add_test(NAME daemon.soak_mix COMMAND ${CUZK_DAEMON_TEST_ENV} BUILD_DIR=${CMAKE_BINARY_DIR}
+  bash ${PROJECT_SOURCE_DIR}/tests/daemon/soak_mix.sh)
+set_tests_properties(daemon.soak_mix PROPERTIES LABELS daemon TIMEOUT 300
+  FIXTURES_REQUIRED "${_daemon_fixtures}")
