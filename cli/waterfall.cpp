@@ -249,6 +249,34 @@ Lane gpu_lane(const std::string& dev, const std::vector<Event>& ev, const std::v
   return l;
 }
 
+// DeviceStats::steady and startup from the lane's segments and proof bars.
+void steady_window(const Lane& l, DeviceStats& d) {
+  auto& st = d.steady;
+  bool any = false;
+  for (const auto& g : l.segments)
+    if (g.state == State::Proving) {
+      if (!any) st.start_ms = g.start_ms;
+      st.end_ms = g.end_ms;
+      any = true;
+    }
+  if (!any) return;
+  for (const auto& g : l.segments) {
+    const double lo = std::max(g.start_ms, st.start_ms), hi = std::min(g.end_ms, st.end_ms);
+    if (g.state == State::Proving) st.busy_ms += std::max(0.0, hi - lo);
+    else if (hi > lo) st.idle[size_t(g.state)] += hi - lo;
+    if (g.state != State::Proving && g.start_ms < st.start_ms)
+      d.startup[size_t(g.state)] += std::min(g.end_ms, st.start_ms) - g.start_ms;
+  }
+  std::vector<double> walls;
+  for (const auto& b : l.bars)
+    if (b.cut.empty() && b.start_ms >= st.start_ms && b.end_ms <= st.end_ms) {
+      st.proofs++;
+      walls.push_back(b.end_ms - b.start_ms);
+      if (b.kernel_ms > 0) st.kernel_ms += b.kernel_ms;
+    }
+  if (!walls.empty()) st.median_proof_ms = median(walls);
+}
+
 DeviceStats device_stats(const Lane& l, double span_ms) {
   DeviceStats d;
   d.device = l.device;
@@ -283,6 +311,7 @@ DeviceStats device_stats(const Lane& l, double span_ms) {
     parts[g.state] += g.end_ms - g.start_ms;
   }
   close(l.segments.empty() ? 0 : l.segments.back().end_ms);
+  steady_window(l, d);
   return d;
 }
 

@@ -63,6 +63,18 @@ struct DeviceStats {
   double idle_waiting_synth_ms = 0, idle_ready_ms = 0, idle_starting_ms = 0, idle_down_ms = 0, idle_no_work_ms = 0;
   std::vector<Gap> gaps;  // idle stretches inside the span
   size_t proofs = 0;      // completed GPU_START..GPU_END
+  // The steady state: from the device's first GPU_START to its last GPU_END, which leaves out the
+  // start-up (keys loading, the first partition's synthesis) and the tail. A short stream's span
+  // figures are dominated by its start-up; these are what a long stream converges to.
+  struct Steady {
+    double start_ms = 0, end_ms = 0;  // the window (0, 0: no proof)
+    double busy_ms = 0, kernel_ms = 0;
+    StateMs idle{};                   // the idle states inside the window
+    size_t proofs = 0;                // completed proofs inside it
+    double median_proof_ms = 0;       // of those proofs, GPU_START..GPU_END: the GPU-bound floor
+    double sec_per_proof() const { return proofs ? (end_ms - start_ms) / 1000.0 / (double)proofs : 0; }
+  } steady;
+  StateMs startup{};  // the idle states before the window: what the first proof waited for
 };
 
 // Where one job's time went. GPU idle time (WaitingOnSynthesis, PickupLatency, Starting, Down) is

@@ -1,6 +1,7 @@
 // `cuzk waterfall LOG`: the text report.
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "timeline/events.hpp"
 #include "waterfall.hpp"
@@ -71,6 +72,42 @@ void print_chart(const Waterfall& w, std::ostream& out, int width) {
   out << buf;
 }
 
+// The idle states of ms that are not zero, as "waiting on synthesis 0.300 s, ..." ("none" if all are).
+std::string idle_list(const StateMs& ms) {
+  std::string r;
+  char buf[128];
+  for (State s : {State::WaitingOnSynthesis, State::PickupLatency, State::Starting, State::Down, State::NoWork}) {
+    if (at(ms, s) < 0.5) continue;  // prints as 0.000 s
+    std::snprintf(buf, sizeof buf, "%s%s %.3f s", r.empty() ? "" : ", ", state_label(s), secs(ms, s));
+    r += buf;
+  }
+  return r.empty() ? "none" : r;
+}
+
+// The steady state (first GPU_START to last GPU_END) against the GPU-bound floor (the median proof),
+// and the start-up before it.
+void print_steady(const DeviceStats& d, std::ostream& out) {
+  const auto& st = d.steady;
+  const double win = st.end_ms - st.start_ms;
+  if (st.proofs == 0 || win <= 0) return;
+  char buf[512];
+  double idle = 0, before = 0;
+  for (size_t s = 0; s < kStates; s++) idle += st.idle[s], before += d.startup[s];
+  std::snprintf(buf, sizeof buf,
+                "    steady state (first GPU_START → last GPU_END, %.3f s): %zu proofs, %.4f s/proof, %+.1f%% against "
+                "the median proof (%.4f s); GPU busy %.1f%%",
+                win / 1000, st.proofs, st.sec_per_proof(), 100.0 * (st.sec_per_proof() * 1000 / st.median_proof_ms - 1),
+                st.median_proof_ms / 1000, 100.0 * st.busy_ms / win);
+  out << buf;
+  if (d.kernel_reported) {
+    std::snprintf(buf, sizeof buf, ", kernels busy %.1f%%", 100.0 * st.kernel_ms / win);
+    out << buf;
+  }
+  std::snprintf(buf, sizeof buf, "\n      idle inside %.3f s: %s\n    start-up before the first proof %.3f s: %s\n",
+                idle / 1000, idle_list(st.idle).c_str(), before / 1000, idle_list(d.startup).c_str());
+  out << buf;
+}
+
 void print_devices(const Waterfall& w, std::ostream& out) {
   char buf[512];
   out << "\nGPU utilisation\n";
@@ -92,6 +129,7 @@ void print_devices(const Waterfall& w, std::ostream& out) {
                   (w.span_ms - d.busy_ms) / 1000, d.idle_waiting_synth_ms / 1000, d.idle_ready_ms / 1000,
                   d.idle_starting_ms / 1000, d.idle_down_ms / 1000, d.idle_no_work_ms / 1000);
     out << buf;
+    print_steady(d, out);
     if (d.gaps.empty()) continue;
     auto gaps = d.gaps;
     std::sort(gaps.begin(), gaps.end(),

@@ -613,6 +613,7 @@ cmd_synth() {
     stop_daemon "$work/state-$tag" "$rd"
     echo "$tag: workers=$w sets=[$sets] partitions=${#files[@]} wall=${wall}s;" \
       "$(grep -m1 '^span' "$rd/waterfall.txt")" | tee -a "$OUT/summary.txt"
+    grep -m1 -A2 'steady state' "$rd/waterfall.txt" | tee -a "$OUT/summary.txt"
     # One proof per run goes back for snarkjs.
     mkdir -p "$OUT/proofs/$tag"
     cp "$work/out-$tag-${ids[0]}/proof_0.json" "$work/out-$tag-${ids[0]}/public_0.json" "$OUT/runs/vk.json" \

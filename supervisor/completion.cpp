@@ -97,7 +97,12 @@ void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
     return;
   }
   if (m.status == shm::kOk) {
-    if (d) d->slots[slot] = SlotUse{};  // the worker has set it FREE
+    if (d) {
+      d->slots[slot] = SlotUse{};  // the worker has set it FREE
+      // The device's next READY slot goes out first: the bookkeeping below (the store, reading the
+      // result files, a finished job's clean-up) then runs while the GPU proves, not before.
+      dispatch_proofs(*d);
+    }
     j->times[m.partition].prove_ms = m.ms[0];
     prove_sum_s_ += m.ms[0] / 1000;
     complete_partition(*j, m.partition, m.text);

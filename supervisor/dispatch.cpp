@@ -134,7 +134,6 @@ void Supervisor::dispatch_proofs(Device& d) {
   if (best < 0) return;
   SlotUse& u = d.slots[best];
   ActiveJob& j = *active(u.job);
-  set_pstate(j, u.partition, PState::Proving);
   shm::SlotHeader& h = d.seg->slot(uint32_t(best));
   h.owner_worker = g->id;
   h.owner_epoch = g->epoch;
@@ -148,6 +147,8 @@ void Supervisor::dispatch_proofs(Device& d) {
   m.circuit = j.circuit, m.device = d.id, m.t_ns = shm::monotonic_ns();
   if (::send(g->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
     spdlog::warn("{}: could not send work (its exit will repair the slot)", g->name);
+  // Stored after the GPU has its work: a restart requeues READY and PROVING partitions alike.
+  set_pstate(j, u.partition, PState::Proving);
 }
 
 }  // namespace cuzk::sup

@@ -93,6 +93,12 @@ void Supervisor::check_disk_space() {
 
 void Supervisor::tick() {
   const uint64_t now = shm::monotonic_ns();
+  // The tick comes every 100 ms: a much longer gap means a callback held the loop, and with it the
+  // GPUs' next slots, the API and the heartbeats.
+  if (last_tick_ns_ && now - last_tick_ns_ > 600000000ull)
+    spdlog::warn("the event loop was held for about {} ms: dispatch, the API and heartbeats waited",
+                 (now - last_tick_ns_) / 1000000 - 100);
+  last_tick_ns_ = now;
   check_heartbeats();
   check_disk_space();
   if (shared_) shared_tick();

@@ -237,6 +237,7 @@ class Supervisor {
   bool reload_ = false;
   void on_sighup();
   uv_timer_t tick_timer_{};
+  uint64_t last_tick_ns_ = 0;  // monotonic: when tick() last ran
   bool draining_ = false, stopping_ = false;
   uint64_t drain_deadline_ns_ = 0;
   int exit_status_ = exit_status::kOk;

@@ -434,6 +434,18 @@ TEST(Timeline, WaterfallGpuWaitedExactly300msOnSynthesis) {
   EXPECT_DOUBLE_EQ(ms(s0, State::NoWork), 1000);
   EXPECT_EQ(s0.done, 2u);
   EXPECT_DOUBLE_EQ(w.medians.at("GPU_END.kernel_ms").first, 750);
+  // The steady state runs from the first GPU_START (1 s) to the last GPU_END (3.3 s): the 1 s wait
+  // for the first synthesis is start-up, the 0.3 s wait between the proofs is inside it.
+  EXPECT_DOUBLE_EQ(d.steady.start_ms, 1000);
+  EXPECT_DOUBLE_EQ(d.steady.end_ms, 3300);
+  EXPECT_EQ(d.steady.proofs, 2u);
+  EXPECT_DOUBLE_EQ(d.steady.busy_ms, 2000);
+  EXPECT_DOUBLE_EQ(d.steady.kernel_ms, 1500);
+  EXPECT_DOUBLE_EQ(d.steady.median_proof_ms, 1000);
+  EXPECT_DOUBLE_EQ(d.steady.sec_per_proof(), 1.15);
+  EXPECT_DOUBLE_EQ(d.steady.idle[size_t(State::WaitingOnSynthesis)], 300);
+  EXPECT_DOUBLE_EQ(d.startup[size_t(State::WaitingOnSynthesis)], 1000);
+  EXPECT_DOUBLE_EQ(d.startup[size_t(State::NoWork)], 0);
 
   std::ostringstream out;
   tlc::render_waterfall(w, out, 33);
@@ -443,6 +455,12 @@ TEST(Timeline, WaterfallGpuWaitedExactly300msOnSynthesis) {
             std::string::npos)
       << s;
   EXPECT_NE(s.find("0.300 s at +2.000 s (waiting on synthesis)"), std::string::npos) << s;
+  EXPECT_NE(s.find("steady state (first GPU_START → last GPU_END, 2.300 s): 2 proofs, 1.1500 s/proof, +15.0% against "
+                   "the median proof (1.0000 s); GPU busy 87.0%, kernels busy 65.2%\n"
+                   "      idle inside 0.300 s: waiting on synthesis 0.300 s\n"
+                   "    start-up before the first proof 1.000 s: waiting on synthesis 1.000 s\n"),
+            std::string::npos)
+      << s;
   EXPECT_NE(s.find("  synth0         2.300     0.900     1.250     0.150     0.000"), std::string::npos) << s;
   EXPECT_NE(s.find("  2             1     1.300     0.500     0.700     0.000     1.000     0.600        0.300"),
             std::string::npos)
