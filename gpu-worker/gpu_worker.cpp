@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <type_traits>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -90,12 +90,60 @@ void add_busy(tl::Kv& kv, const std::vector<StageSpan>& spans) {
   for (const auto& [stage, ms] : b.stages) kv.ms(tl::kernel_stage_key(stage), ms);
 }
 
-// Writes a file atomically (temporary name, fsync-free rename): a reader never sees half of it.
-void write_atomic(const fs::path& dst, const std::function<void(const std::string&)>& writer) {
-  const std::string tmp = dst.string() + ".tmp" + std::to_string(getpid());
-  writer(tmp);
-  fs::rename(tmp, dst);
-}
+// A proof's two result files, each written under a temporary name and renamed into place by
+// commit() (fsync-free: a reader never sees half of one). write() starts writing the key's last proof
+// on a thread of its own, so that the files are written while verified() checks the proof (about
+// 2 ms each on the host, both between two proofs on the GPU). Temporary files left uncommitted are
+// removed.
+class ResultFiles {
+ public:
+  ResultFiles(fs::path pub, fs::path proof) : dst_{std::move(pub), std::move(proof)} {
+    for (int i = 0; i < 2; i++) tmp_[i] = dst_[i].string() + ".tmp" + std::to_string(getpid());
+  }
+  ~ResultFiles() {
+    if (writer_.joinable()) writer_.join();
+    std::error_code ec;
+    for (const auto& t : tmp_) fs::remove(t, ec);
+  }
+  void write(const Key& k) {
+    join();
+    writer_ = std::thread([this, &k] {
+      try {
+        fs::create_directories(dst_[0].parent_path());
+        k.write_public(tmp_[0]);
+        k.write_proof(tmp_[1]);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    });
+  }
+  // Checks the proof while the writer runs, and waits for the writer: the key may prove again after.
+  bool verified(const Key& k) {
+    bool ok = false;
+    try {
+      ok = k.verify();
+    } catch (...) {
+      join();
+      throw;
+    }
+    join();
+    return ok;
+  }
+  void commit() {
+    join();
+    for (int i = 0; i < 2; i++) fs::rename(tmp_[i], dst_[i]);
+  }
+
+ private:
+  void join() {
+    if (writer_.joinable()) writer_.join();
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+  fs::path dst_[2];
+  std::string tmp_[2];
+  std::thread writer_;
+  std::exception_ptr error_;
+};
 
 class GpuWorker {
  public:
@@ -185,20 +233,23 @@ class GpuWorker {
       add_busy(end, k.last_spans());
       if (auto ht = k.last_host_times())  // host-side wall times of the stages
         end.ms(tl::kHMs, ht->h_ms).ms(tl::kMsmMs, ht->msm_ms).ms(tl::kUploadMs, ht->upload_ms);
-      if (cfg_.gpu.verify && !k.verify()) {
+      // Results go to files first; the slot is released only after they are complete, so that a
+      // crash at any point leaves either the result or the slot to prove again. A result file
+      // exists only for a proof that verified (crash repair takes files as a finished proof): the
+      // files are written under temporary names while the proof is checked, and renamed after.
+      fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(req.job);
+      const std::string stem = std::to_string(req.partition);
+      ResultFiles out(dir / (stem + ".public.json"), dir / (stem + ".proof.json"));
+      out.write(k);
+      if (cfg_.gpu.verify && !out.verified(k)) {
         // One more proof with fresh randomness: a passing fault does not repeat, while a witness
         // that does not satisfy the circuit fails every time.
         link_.event(tl::kProofUnverified, req.job, req.partition, req.slot, kv);
         k.prove(*seg_, req.slot, h);
-        if (!k.verify()) throw Unverified(req.circuit);
+        out.write(k);
+        if (!out.verified(k)) throw Unverified(req.circuit);
       }
-      // Results go to files first; the slot is released only after they are complete, so that a
-      // crash at any point leaves either the result or the slot to prove again.
-      fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(req.job);
-      fs::create_directories(dir);
-      const std::string stem = std::to_string(req.partition);
-      write_atomic(dir / (stem + ".public.json"), [&](const std::string& f) { k.write_public(f); });
-      write_atomic(dir / (stem + ".proof.json"), [&](const std::string& f) { k.write_proof(f); });
+      out.commit();
       link_.event(tl::kGpuEnd, req.job, req.partition, req.slot, end.str());
       seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
       done.status = kOk;
