@@ -108,10 +108,31 @@ void print_steady(const DeviceStats& d, std::ostream& out) {
   out << buf;
 }
 
+// With several devices: their steady states together, from the first GPU_START of any to the last
+// GPU_END of any (the stream's throughput without its start-up).
+void print_steady_all(const Waterfall& w, std::ostream& out) {
+  double lo = 0, hi = 0;
+  size_t proofs = 0, n = 0;
+  for (const auto& d : w.devices) {
+    if (d.steady.proofs == 0) continue;
+    lo = n ? std::min(lo, d.steady.start_ms) : d.steady.start_ms;
+    hi = n ? std::max(hi, d.steady.end_ms) : d.steady.end_ms;
+    proofs += d.steady.proofs;
+    n++;
+  }
+  if (n < 2 || hi <= lo) return;
+  char buf[256];
+  const double spp = (hi - lo) / 1000 / (double)proofs;
+  std::snprintf(buf, sizeof buf, "  %zu devices, steady state together (%.3f s): %zu proofs, %.4f s/proof (%.2f proofs/s)\n",
+                n, (hi - lo) / 1000, proofs, spp, 1 / spp);
+  out << buf;
+}
+
 void print_devices(const Waterfall& w, std::ostream& out) {
   char buf[512];
   out << "\nGPU utilisation\n";
   if (w.devices.empty()) out << "  no GPU_START/GPU_END events\n";
+  print_steady_all(w, out);
   for (const auto& d : w.devices) {
     const std::string who = d.worker.empty() || d.worker == d.device ? "" : " (" + d.worker + ")";
     std::snprintf(buf, sizeof buf, "  device %s%s: GPU busy (wall, GPU_START→GPU_END) %.1f%% (%.3f s of %.3f s) | ",

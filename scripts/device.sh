@@ -17,6 +17,7 @@
 #   GPU     scripts/device.sh daemon [LOG2 [CASE...]]
 #   GPU     scripts/device.sh synth R1CS GENERATOR INPUTS_DIR [WORKERS] [PARTITIONS]
 #   GPU     scripts/device.sh synth gen:LOG2 - - [WORKERS] [PARTITIONS]
+#   GPU     scripts/device.sh devices [WORKERS] [PARTITIONS]      (two GPUs)
 #   here    scripts/device.sh soak payload [--e2e-work DIR]
 #   GPU     scripts/device.sh soak MINUTES
 #   here    bash scripts/soak.sh verify soak-proofs.tgz
@@ -91,6 +92,12 @@ synth gen:LOG2 - - [WORKERS] [PARTITIONS]
     from circuit inputs (a `cuzk witness build` artefact and input JSON files under .devbundle),
     the second submits .wtns files of a gen-circuit. GPU_CORES (default 2) last cores go to the
     GPU worker.
+devices [WORKERS] [PARTITIONS]                                                      GPU (two GPUs)
+    synth's 2^22 .wtns stream (DEVICES_LOG2 to change it) with WORKERS synthesis workers (default
+    4) and PARTITIONS (default 240): on gpu.devices = [0], then [0, 1], then [0, 1] with a kill -9 of
+    gpu1 after a third of the proofs. Each GPU worker has its own GPU_CORES (default 4) of the last
+    cores. Every proof of the kill run comes back in proofs.tgz (`e2e verify proofs.tgz` here).
+    SYNTH_DEVICES="1 2 2k" is the same for any synth form.
 soak payload [--e2e-work DIR]                                                                 here
     The kill-soak's circuits and witnesses (poseidon_merkle, chain_pow2, multiplier from the e2e
     ceremony in DIR, default build/e2e) into .devbundle/soak.
@@ -560,6 +567,31 @@ cmd_daemon() {
   return $status
 }
 
+# kill_gpu1_midstream TIMELINE N: once N proofs are done (GPU_END in the daemon's timeline), kill -9
+# the GPU worker of device 1.
+kill_gpu1_midstream() {
+  local tl="$1" n="$2" pid i
+  for ((i = 0; i < 6000; i++)); do
+    [ "$(grep -c ',GPU_END,' "$tl" 2>/dev/null || true)" -ge "$n" ] && break
+    sleep 0.1
+  done
+  pid="$(grep ',WORKER_START,.*worker=gpu1,' "$tl" | tail -1 | sed -n 's/.*,pid=\([0-9]*\).*/\1/p')"
+  [ -n "$pid" ] || die "no gpu1 in $tl"
+  echo "kill -9 gpu1 (pid $pid) after $n proofs"
+  kill -9 "$pid"
+}
+
+# devices [WORKERS] [PARTITIONS]: the 2^22 .wtns stream on one GPU, on two, and on two with a kill
+# of gpu1 mid-stream; needs a host with two GPUs.
+cmd_devices() {
+  local w="${1:-4}" n="${2:-240}" ng
+  if [ "$BACKEND" = cuda ]; then
+    ng="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)"
+    [ "$ng" -ge 2 ] || die "devices needs two GPUs; this host has ${ng:-0}"
+  fi
+  SYNTH_DEVICES="1 2 2k" OVERLAP_W=0 GPU_CORES="${GPU_CORES:-4}" cmd_synth "gen:${DEVICES_LOG2:-22}" - - "$w" "$n"
+}
+
 cmd_synth() {
   [ $# -ge 3 ] || die "synth R1CS GENERATOR INPUTS_DIR [WORKERS] [PARTITIONS] (see: scripts/device.sh help)"
   local r1cs="$1" gen="$2" inputs="$3" workers="${4:-1 2 4 8 12}" n="${5:-24}" per_job=4
@@ -586,15 +618,22 @@ cmd_synth() {
   for ((i = 0; i < n; i++)); do files+=("${avail_files[$((i % ${#avail_files[@]}))]}"); done
   mkdir -p "$OUT/runs"
   run cuzk -q export vk "$work/circuit.zkey" "$OUT/runs/vk.json"
-  synth_run() {  # synth_run TAG W SYNTH_SETS
-    local tag="$1" w="$2" sets="$3" rd="$OUT/runs/$1" sock="$work/$1.sock" ids=() k j args
+  # synth_run TAG W SYNTH_SETS [DEVICES [KILL]]: DEVICES GPU workers (default 1), each on its own
+  # GPU_CORES of the last cores; KILL = 1: kill -9 of gpu1 once a third of the proofs are done, and
+  # every proof goes back for snarkjs (otherwise one per run).
+  synth_run() {
+    local tag="$1" w="$2" sets="$3" nd="${4:-1}" kill="${5:-0}" rd="$OUT/runs/$1" sock="$work/$1.sock" ids=() k j args
+    local devs="0" gsets
+    [ "$nd" -eq 2 ] && devs="0, 1"
+    gsets=""  # GPU_CORES=0: the GPU workers unpinned (a dry run on a small machine)
+    [ "$gpu_cores" -gt 0 ] && gsets="$(cpu_sets $((ncpu - nd * gpu_cores)) $((nd * gpu_cores)) "$nd")"
     mkdir -p "$rd"
     {
       daemon_table "$work" "$tag"
       echo "input_dirs = [\"$inputs\"]"
       printf '[synthesis]\nworkers = %s\ncpus = [%s]\n' "$w" "$sets"
-      printf '[gpu]\nbackend = "%s"\ndevices = [0]\nslots = %s\ncpus = ["%s-%s"]\n' "$BACKEND" $((w + 2)) \
-        $((ncpu - gpu_cores)) $((ncpu - 1))
+      printf '[gpu]\nbackend = "%s"\ndevices = [%s]\nslots = %s\n' "$BACKEND" "$devs" $((w + 2))
+      [ -z "$gsets" ] || printf 'cpus = [%s]\n' "$gsets"
       printf '[[circuits]]\nname = "c"\nzkey = "%s/circuit.zkey"\nmax_partitions = %s\n' "$work" $per_job
       [ "$gen" = - ] || echo "witness_generator = \"$gen\""
     } >"$work/$tag.toml"
@@ -608,21 +647,45 @@ cmd_synth() {
       ids+=("$(run cuzk submit --socket "$sock" --circuit c "${args[@]}")")
       [ -n "${ids[-1]}" ] || die "submitting to the $tag daemon failed"
     done
-    for j in "${ids[@]}"; do run cuzk await --socket "$sock" --out "$work/out-$tag-$j" --timeout 600 "$j" >/dev/null; done
+    [ "$kill" = 1 ] && kill_gpu1_midstream "$work/state-$tag/timeline.log" $((${#files[@]} / 3))
+    for j in "${ids[@]}"; do
+      run cuzk await --socket "$sock" --out "$work/out-$tag-$j" --timeout 600 "$j" >/dev/null ||
+        echo "$tag: job $j did not finish" | tee -a "$OUT/summary.txt"
+    done
     local wall=$((SECONDS - t1))
     stop_daemon "$work/state-$tag" "$rd"
-    echo "$tag: workers=$w sets=[$sets] partitions=${#files[@]} wall=${wall}s;" \
+    echo "$tag: workers=$w sets=[$sets] devices=[$devs] partitions=${#files[@]} wall=${wall}s;" \
       "$(grep -m1 '^span' "$rd/waterfall.txt")" | tee -a "$OUT/summary.txt"
-    grep -m1 -A2 'steady state' "$rd/waterfall.txt" | tee -a "$OUT/summary.txt"
-    # One proof per run goes back for snarkjs.
+    grep -E '^  [0-9]+ devices, steady|^  device |^    steady state|^      idle inside|^    start-up before' \
+      "$rd/waterfall.txt" | tee -a "$OUT/summary.txt"
     mkdir -p "$OUT/proofs/$tag"
-    cp "$work/out-$tag-${ids[0]}/proof_0.json" "$work/out-$tag-${ids[0]}/public_0.json" "$OUT/runs/vk.json" \
-      "$OUT/proofs/$tag/"
+    cp "$OUT/runs/vk.json" "$OUT/proofs/$tag/"
+    if [ "$kill" = 1 ]; then
+      for j in "${ids[@]}"; do
+        for f in "$work/out-$tag-$j"/proof_*.json; do
+          [ -f "$f" ] || continue
+          local i="${f##*/proof_}"
+          cp "$f" "$OUT/proofs/$tag/proof_${j}_$i"
+          cp "$work/out-$tag-$j/public_$i" "$OUT/proofs/$tag/public_${j}_$i"
+        done
+      done
+      echo "$tag: $(ls "$OUT/proofs/$tag"/proof_* 2>/dev/null | wc -l) of ${#files[@]} proofs back for snarkjs" |
+        tee -a "$OUT/summary.txt"
+    else
+      cp "$work/out-$tag-${ids[0]}/proof_0.json" "$work/out-$tag-${ids[0]}/public_0.json" "$OUT/proofs/$tag/"
+    fi
   }
-  local w avail=$((ncpu - gpu_cores))
-  for w in $workers; do
-    [ "$w" -le "$avail" ] || { echo "w$w: skipped ($avail CPUs for synthesis)"; continue; }
-    synth_run "w$w" "$w" "$(cpu_sets 0 "$avail" "$w")"
+  local w d avail
+  for d in ${SYNTH_DEVICES:-1}; do
+    local nd="${d%k}" kill=0
+    [ "$d" != "$nd" ] && kill=1
+    avail=$((ncpu - nd * gpu_cores))
+    for w in $workers; do
+      [ "$w" -le "$avail" ] || { echo "w$w: skipped ($avail CPUs for synthesis)"; continue; }
+      local tag="w$w"
+      [ "$d" = 1 ] || tag+="-d$d"
+      synth_run "$tag" "$w" "$(cpu_sets 0 "$avail" "$w")" "$nd" "$kill"
+    done
   done
   [ "$overlap_w" -gt 0 ] && synth_run "w$overlap_w-overlap" "$overlap_w" "$(cpu_sets 0 "$ncpu" "$overlap_w")"
   tar -C "$OUT" -czf "$OUT/proofs.tgz" proofs && rm -rf "$OUT/proofs"
@@ -776,6 +839,7 @@ main() {
     bench) cmd_bench "$@"; rc=$? ;;
     daemon) cmd_daemon "$@"; rc=$? ;;
     synth) cmd_synth "$@"; rc=$? ;;
+    devices) cmd_devices "$@"; rc=$? ;;
     soak)
       case "${1:-}" in
         payload) shift; cmd_soak_payload "$@"; return ;;

@@ -469,6 +469,39 @@ TEST(Timeline, WaterfallGpuWaitedExactly300msOnSynthesis) {
 
 // The supervisor writes PROOF_DONE after it has read the proof's files: from GPU_END on, nothing is
 // left to synthesize, so that stretch is no work rather than waiting on synthesis.
+// Two devices proving one job side by side: each has its steady state, and together they prove 4
+// partitions in the 250 ms from the first GPU_START (gpu0, 100 ms) to the last GPU_END (gpu1, 350 ms).
+TEST(Timeline, WaterfallTwoDevicesTogether) {
+  const char* log = R"(TIMELINE,0.000,DAEMON_START,-,pid=1,instance=t,unix_ms=1700000000000
+TIMELINE,0.000,JOB_SUBMIT,1,partitions=4,priority=normal,circuit=c
+TIMELINE,100.000,GPU_START,1,partition=0,worker=gpu0,slot=0,device=0
+TIMELINE,150.000,GPU_START,1,partition=1,worker=gpu1,slot=0,device=1
+TIMELINE,200.000,GPU_END,1,partition=0,worker=gpu0,slot=0,device=0,prove_ms=100.000,kernel_ms=90.000
+TIMELINE,200.000,GPU_START,1,partition=2,worker=gpu0,slot=1,device=0
+TIMELINE,250.000,GPU_END,1,partition=1,worker=gpu1,slot=0,device=1,prove_ms=100.000,kernel_ms=90.000
+TIMELINE,250.000,GPU_START,1,partition=3,worker=gpu1,slot=1,device=1
+TIMELINE,300.000,GPU_END,1,partition=2,worker=gpu0,slot=1,device=0,prove_ms=100.000,kernel_ms=90.000
+TIMELINE,350.000,GPU_END,1,partition=3,worker=gpu1,slot=1,device=1,prove_ms=100.000,kernel_ms=90.000
+TIMELINE,350.000,JOB_DONE,1,state=done
+)";
+  auto w = tlc::analyze(parse(log));
+  ASSERT_EQ(w.devices.size(), 2u);
+  for (const auto& d : w.devices) {
+    EXPECT_EQ(d.steady.proofs, 2u) << d.device;
+    EXPECT_DOUBLE_EQ(d.steady.end_ms - d.steady.start_ms, 200) << d.device;
+    EXPECT_DOUBLE_EQ(d.steady.kernel_ms, 180) << d.device;
+  }
+  EXPECT_DOUBLE_EQ(w.devices[0].steady.start_ms, 100);
+  EXPECT_DOUBLE_EQ(w.devices[1].steady.end_ms, 350);
+  std::ostringstream out;
+  tlc::render_waterfall(w, out, 20);
+  const std::string s = out.str();
+  EXPECT_NE(s.find("  2 devices, steady state together (0.250 s): 4 proofs, 0.0625 s/proof (16.00 proofs/s)\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("device 1 (gpu1): GPU busy"), std::string::npos) << s;
+}
+
 TEST(Timeline, WaterfallAProofIsDoneAtItsGpuEnd) {
   std::string log = kGpuWaits;
   for (const char* ev : {"TIMELINE,3300.000,PROOF_DONE", "TIMELINE,3300.000,JOB_DONE"})
