@@ -92,9 +92,9 @@ void add_busy(tl::Kv& kv, const std::vector<StageSpan>& spans) {
 
 // A proof's two result files, each written under a temporary name and renamed into place by
 // commit() (fsync-free: a reader never sees half of one). write() starts writing the key's last proof
-// on a thread of its own, so that the files are written while verified() checks the proof (about
-// 2 ms each on the host, both between two proofs on the GPU). Temporary files left uncommitted are
-// removed.
+// on a thread of its own, so that the files (about 0.6 ms on the H200 host) are written while
+// verified() checks the proof (about 1.7 ms); both sit between two proofs on the GPU. Temporary
+// files left uncommitted are removed.
 class ResultFiles {
  public:
   ResultFiles(fs::path pub, fs::path proof) : dst_{std::move(pub), std::move(proof)} {
