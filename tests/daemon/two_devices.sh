@@ -40,18 +40,19 @@ n0=$(grep -c ',GPU_END,.*worker=gpu0,.*device=0' "$tl" || true)
 n1=$(grep -c ',GPU_END,.*worker=gpu1,.*device=1' "$tl" || true)
 [ "$n0" -ge 1 ] && [ "$n1" -ge 1 ] || die "both devices should prove: gpu0 $n0 proofs, gpu1 $n1"
 [ "$((n0 + n1))" -ge 10 ] || die "10 partitions, $((n0 + n1)) proofs"
-# gpu0 went on proving while gpu1 was down: one of gpu0's proofs (GPU_START..GPU_END) overlaps the
-# window from gpu1's exit to its return. (A proof takes 700 ms here and gpu1 is back within about
-# 350 ms, so a GPU_END inside the window would be luck, not a property.)
+# gpu0 went on proving while gpu1 was down: one of gpu0's partitions, from its pickup to its
+# GPU_END, overlaps the window from gpu1's exit to its return. (The test hook's 700 ms fall between
+# GPU_PICKUP and GPU_START, and gpu1 is back within about 350 ms, so a GPU_START or GPU_END inside
+# the window would be luck, not a property.)
 exit_ms=$(grep ",WORKER_EXIT,[0-9]*,worker=gpu1,pid=$g1," "$tl" | cut -d, -f2)
 back_ms=$(awk -F, -v t="$exit_ms" '$3 == "WORKER_READY" && $0 ~ /worker=gpu1/ && $2 > t { print $2; exit }' "$tl")
 [ -n "$back_ms" ] || die "gpu1 never reported ready after its restart"
 awk -F, -v a="$exit_ms" -v b="$back_ms" '
   $0 !~ /worker=gpu0/ { next }
-  $3 == "GPU_START" { s = $2 }
+  $3 == "GPU_PICKUP" { s = $2 }
   $3 == "GPU_END" && s != "" { if (s < b && $2 > a) f = 1; s = "" }
   END { exit !f }' "$tl" ||
-  die "gpu0 proved nothing while gpu1 was down ($exit_ms .. $back_ms ms): $(grep -E ',GPU_(START|END),.*worker=gpu0' "$tl" | cut -d, -f2,3 | tr '\n' ' ')"
+  die "gpu0 proved nothing while gpu1 was down ($exit_ms .. $back_ms ms): $(grep -E ',GPU_(PICKUP|END),.*worker=gpu0' "$tl" | cut -d, -f2,3 | tr '\n' ' ')"
 grep -q "back to READY after gpu1 died" "$WORK/sup.log" || die "gpu1's crash did not put its slot back to READY"
 
 cz waterfall "$tl" >"$WORK/waterfall.txt" || die "cuzk waterfall failed"
