@@ -136,6 +136,11 @@ class MsmEngine {
   // ::G2) whose scalar field is the plan's; the sum comes back as a point of the host group.
   template <class C>
   Jacobian<typename C::Host> run(const Affine<C>* d_points, u32 idx_offset = 0);
+  // How run() sums a G1 plan's buckets: an XYZZ mixed addition per entry in level-0 tasks and levels
+  // above (the default), or batch-affine rounds (msm_affine.cuh). G2 always takes XYZZ lane pairs.
+  using Accumulate = MsmAccumulate;
+  void set_accumulate(Accumulate a) { acc_ = a; }
+  Accumulate accumulate() const { return acc_; }
   int window() const { return c_; }
   size_t entries() const { return m_; }
   u32 buckets() const { return nb_; }
@@ -149,6 +154,9 @@ class MsmEngine {
 
   // Level-0 tasks by decreasing length, built at the first run of a plan.
   const u32* task_order();
+  // The dense bucket sums of a G1 plan by batch-affine rounds.
+  template <class C>
+  void accumulate_affine(const Affine<C>* d_points, u32 idx_offset, XYZZ<C>* buckets);
 
   cudaStream_t s_;
   size_t n_ = 0, m_ = 0, cap_ = 0;
@@ -156,7 +164,8 @@ class MsmEngine {
   int c_ = 0, nw_ = 0, levels_ = 0;
   int w0_ = 0, nbatch_ = 1;  // the plan's first window, and the batches that cover all windows
   bool shared_ = false;
-  u32 nb_ = 0, l0_ = 0;
+  u32 nb_ = 0, l0_ = 0, max_count_ = 0;
+  Accumulate acc_ = Accumulate::Xyzz;
   static constexpr u32 kL1 = 16;   // partial sums per task above level 0
   static constexpr u32 kChunk = 32;  // buckets per reduction chunk
   DevBuf<u32> keys_[2], vals_[2];
@@ -171,6 +180,10 @@ class MsmEngine {
   DevBuf<u32> task_key_[2], task_id_[2];   // sort of the level-0 tasks by length
   const u32* order_ = nullptr;
   bool order_ready_ = false;
+  // Batch-affine rounds: per bucket npairs, poff and two (cnt, off) pairs; the pair -> bucket map;
+  // the rounds' outputs (two buffers, alternating); the pairs' prefix products; the trick's levels.
+  DevBuf<u32> aff_u32_, aff_map_;
+  DevBuf<unsigned char> aff_pts_[2], aff_pre_, aff_levels_;
 };
 
 // One MSM's points and scalars uploaded to `device` on a stream of their own, with an engine on it

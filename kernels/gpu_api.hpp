@@ -54,13 +54,17 @@ template <class Fr>
 std::vector<Fr> compute_h_coset(int device, const std::vector<Fr>& a, const std::vector<Fr>& b,
                                 const std::vector<Fr>& c, int log_n);
 
+// How a G1 MSM sums its buckets: an XYZZ mixed addition per digit entry, or batch-affine rounds
+// (pairwise affine additions sharing one inversion per round). G2 always uses XYZZ.
+enum class MsmAccumulate { Xyzz, BatchAffine };
+
 // One-shot MSMs of host data: sum scalars[i] * points[i], points of HC and scalars of the same
 // curve's Fr (Fp<FrParams>). Points at infinity and any scalars are allowed. window = 0 picks the
 // window width automatically (from the scalars' bit lengths). max_entries > 0 caps the digit entries
 // of one plan, so that the windows run in batches (what the prover does when memory is short).
 template <class HC, class FrParams>
 Jacobian<HC> msm_g1(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0,
-                    size_t max_entries = 0);
+                    size_t max_entries = 0, MsmAccumulate acc = MsmAccumulate::Xyzz);
 template <class HC, class FrParams>
 Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0,
                     size_t max_entries = 0);
@@ -68,7 +72,7 @@ Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrParams>* sc
 // of n * windows points, c >= 8), then all windows share one set of 2^(c-1) buckets.
 template <class HC, class FrParams>
 Jacobian<HC> msm_g1_precomputed(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n,
-                                int window = 0);
+                                int window = 0, MsmAccumulate acc = MsmAccumulate::Xyzz);
 template <class HC, class FrParams>
 Jacobian<HC> msm_g2_precomputed(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n,
                                 int window = 0);

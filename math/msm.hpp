@@ -106,7 +106,9 @@ CUZK_HD int msm_window_count(int bits, int c) { return (bits + 1 + c - 1) / c; }
 
 // One affine addition whose slope denominator is inverted in a batch elsewhere. pair_denominator
 // classifies p + q and returns what must be inverted: x2 - x1 (general case), 2 y1 (doubling), or
-// one for the trivial cases (an operand at infinity, or q = -p), where the sum needs no slope.
+// one for the trivial cases (an operand at infinity, or q = -p), where the sum needs no slope. A
+// point with y = 0 is its own negation (2-torsion, never in the prime-order groups): P + P is then
+// the cancellation, so that no denominator is ever zero and one bad point cannot void a whole batch.
 enum class PairKind : uint8_t { General, Double, LeftInf, RightInf, Cancel };
 
 template <class C>
@@ -114,7 +116,7 @@ CUZK_HD PairKind pair_kind(const Affine<C>& p, const Affine<C>& q) {
   if (p.is_inf()) return PairKind::LeftInf;
   if (q.is_inf()) return PairKind::RightInf;
   if (p.x != q.x) return PairKind::General;
-  return p.y == q.y ? PairKind::Double : PairKind::Cancel;
+  return p.y == q.y && !p.y.is_zero() ? PairKind::Double : PairKind::Cancel;
 }
 
 template <class C>
