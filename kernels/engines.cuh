@@ -129,7 +129,8 @@ class MsmEngine {
   // Allocates now the scratch that plan() and run_*() would grow into for n scalars at this window
   // (0: automatic) and kind of plan, with bucket sums of xyzz_bytes each (the larger curve the
   // engine serves), so that a caller can size other long-lived allocations (precomputed tables) from
-  // what is left. The data-dependent remainder (sort temp, upper reduction levels) stays lazy.
+  // what is left. The data-dependent remainder (sort temp, upper reduction levels) stays lazy. With
+  // batch-affine accumulation set, the rounds' scratch too (GpuError when the device refuses it).
   void reserve(size_t n, int window, bool shared, size_t xyzz_bytes);
   // sum k_i P_(i - idx_offset) over planned i >= idx_offset; points are device-resident (for a shared
   // plan: the precomputed table of the n - idx_offset points) on a device curve C (Dev<...>::G1 or
@@ -140,6 +141,7 @@ class MsmEngine {
   // above (the default), or batch-affine rounds (msm_affine.cuh). G2 always takes XYZZ lane pairs.
   using Accumulate = MsmAccumulate;
   void set_accumulate(Accumulate a) { acc_ = a; }
+
   Accumulate accumulate() const { return acc_; }
   int window() const { return c_; }
   size_t entries() const { return m_; }
@@ -157,6 +159,10 @@ class MsmEngine {
   // The dense bucket sums of a G1 plan by batch-affine rounds.
   template <class C>
   void accumulate_affine(const Affine<C>* d_points, u32 idx_offset, XYZZ<C>* buckets);
+  // The rounds' scratch for chunks of `chunk` entries over nb buckets, with field elements of
+  // f_bytes and affine points of a_bytes.
+  void reserve_affine_scratch(u64 chunk, u32 nb, size_t f_bytes, size_t a_bytes);
+  u64 affine_chunk(u64 m) const;
 
   cudaStream_t s_;
   size_t n_ = 0, m_ = 0, cap_ = 0;

@@ -107,6 +107,10 @@ struct GpuOptions {
   // 0: what is free after the key beside a 1 GiB headroom. When the windows do not all fit, the
   // plans run in window batches (PrecomputeInfo::msm_batches_*).
   size_t msm_scratch_bytes = 0;
+  // How the G1 MSMs sum their buckets. Batch-affine takes ~100 bytes of scratch per digit entry of a
+  // chunk of at most 2^26 entries (about 7 GB per engine), reserved before the tables; where that
+  // does not fit, the engine keeps XYZZ (PrecomputeInfo::batch_affine says which happened).
+  MsmAccumulate msm_accumulate = MsmAccumulate::Xyzz;
   // Throws std::invalid_argument naming the field that is out of range.
   void validate() const;
 };
@@ -123,6 +127,8 @@ struct PrecomputeInfo {
   // memory for all windows at once (2^27 on the H200). A witness whose bit lengths bound its digit
   // entries within the scratch still runs in one (ProverTimings has what a proof used).
   int msm_batches_w = 1, msm_batches_h = 1;
+  // Whether the G1 MSMs run batch-affine (GpuOptions::msm_accumulate and its scratch fitted).
+  bool batch_affine = false;
 };
 
 // Per-stage wall times of a GpuProver's last run, in milliseconds, for benchmarks and logs.

@@ -479,6 +479,15 @@ void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
     task_id_[i].reserve(nb + nb / 2 + cap / 4096 + 1);
   }
   buckets_.reserve(nb * xyzz_bytes);
+  if (acc_ == Accumulate::BatchAffine) {  // sized for BLS12-381's G1, the larger of the curves served
+    try {
+      reserve_affine_scratch(affine_chunk(cap), (u32)nb, sizeof(Dev<Bls12_381>::Fq), sizeof(Dev<Bls12_381>::G1Affine));
+    } catch (const GpuError&) {  // what was taken goes back, for the caller's fallback to XYZZ
+      for (auto* b : {&aff_u32_, &aff_map_}) b->resize(0);
+      for (auto* b : {&aff_pts_[0], &aff_pts_[1], &aff_pre_, &aff_levels_}) b->resize(0);
+      throw;
+    }
+  }
   size_t wins = shared ? 1 : (size_t)nw, per_window_buckets = nb / wins;
   size_t K = std::min<size_t>(kChunk, per_window_buckets), nchunks = per_window_buckets / K * wins;
   for (auto& ch : chunks_) ch.reserve(nchunks * xyzz_bytes);
@@ -499,32 +508,42 @@ void MsmEngine::launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32
 // count stays on the device. Round r writes its points to aff_pts_[r & 1] and its (cnt, off) to set
 // r & 1, reading the other (round 0: the entries through their values; its (cnt, off) are the
 // plan's count_ and start_ when one chunk covers them all, else their clip to the chunk in set 1).
+u64 MsmEngine::affine_chunk(u64 m) const {
+  return std::min<u64>(m, cap_ ? std::min<u64>(cap_, kAffChunkEntries) : kAffChunkEntries);
+}
+
+void MsmEngine::reserve_affine_scratch(u64 chunk, u32 nb, size_t f_bytes, size_t a_bytes) {
+  const u64 pairs0 = std::max<u64>(chunk / 2, 1), pts1 = std::max<u64>(aff_next_points(chunk, nb), 1);
+  aff_u32_.reserve(6 * (size_t)nb + 1);
+  aff_map_.reserve(pairs0);
+  aff_pre_.reserve(pairs0 * f_bytes);
+  aff_pts_[0].reserve(pts1 * a_bytes);
+  aff_pts_[1].reserve(std::max<u64>(aff_next_points(pts1, nb), 1) * a_bytes);
+  u32 sizes[kAffMaxLevels];
+  const int max_levels = aff_levels((u32)std::min<u64>(pairs0, kAffLanes), kAffGroup, sizes);
+  size_t level_values = 0;
+  for (int k = 0; k <= max_levels; k++) level_values += sizes[k];
+  aff_levels_.reserve(2 * level_values * f_bytes);
+  // Scratch of the scans: ExclusiveSum over nb and the map's max-scan.
+  size_t scan_bytes = 0, sum_bytes = 0;
+  CUZK_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, scan_bytes, aff_map_.get(), MaxU32{}, pairs0, s_));
+  CUZK_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, sum_bytes, (u32*)nullptr, (u32*)nullptr, (int)nb, s_));
+  cub_tmp_.reserve(std::max({scan_bytes, sum_bytes, size_t(16)}));
+}
+
 template <class C>
 void MsmEngine::accumulate_affine(const Affine<C>* d_points, u32 idx_offset, XYZZ<C>* buckets) {
   using F = typename C::F;
   using A = Affine<C>;
   const u32 nb = nb_;
-  const u64 chunk = std::min<u64>(m_, cap_ ? std::min<u64>(cap_, kAffChunkEntries) : kAffChunkEntries);
-  const u64 pairs0 = std::max<u64>(chunk / 2, 1), pts1 = std::max<u64>(aff_next_points(chunk, nb), 1);
-  aff_u32_.reserve(6 * (size_t)nb + 1);
+  const u64 chunk = affine_chunk(m_);
+  reserve_affine_scratch(chunk, nb, sizeof(F), sizeof(A));
   u32* npairs = aff_u32_.get();
   u32* poff = npairs + nb;
   u32* cnts[2] = {npairs + 2 * (size_t)nb, npairs + 3 * (size_t)nb};
   u32* offs[2] = {npairs + 4 * (size_t)nb, npairs + 5 * (size_t)nb};
   u32* P = npairs + 6 * (size_t)nb;  // the round's pair count
-  aff_map_.reserve(pairs0);
-  aff_pre_.reserve(pairs0 * sizeof(F));
-  aff_pts_[0].reserve(pts1 * sizeof(A));
-  aff_pts_[1].reserve(std::max<u64>(aff_next_points(pts1, nb), 1) * sizeof(A));
   u32 sizes[kAffMaxLevels];
-  const int max_levels = aff_levels((u32)std::min<u64>(pairs0, kAffLanes), kAffGroup, sizes);
-  size_t level_values = 0;
-  for (int k = 0; k <= max_levels; k++) level_values += sizes[k];
-  aff_levels_.reserve(2 * level_values * sizeof(F));
-  // Scratch of the scans: ExclusiveSum over nb (plan_sorted reserved it) and the map's max-scan.
-  size_t scan_bytes = 0;
-  CUZK_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, scan_bytes, aff_map_.get(), MaxU32{}, pairs0, s_));
-  cub_tmp_.reserve(scan_bytes);
 
   const u32* cnt = nullptr;
   const u32* off = nullptr;

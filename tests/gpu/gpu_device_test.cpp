@@ -672,6 +672,35 @@ TEST(GpuProver, WindowBatchesWhenMemoryIsShortGiveTheSameProofs) {
   }
 }
 
+// Batch-affine G1 buckets (GpuOptions::msm_accumulate) give the CPU backend's proofs in both
+// profiles: over the key's tables, and with the MSM scratch capped so that the plain plans run in
+// window batches and the rounds in chunks of the entry cap.
+TEST(GpuProver, BatchAffineBucketsGiveTheSameProofs) {
+  REQUIRE_GPU();
+  for (auto profile : {groth16::GenProfile::circom, groth16::GenProfile::porep}) {
+    Circuit c = generated(12, 41, profile);
+    ProveOptions opt;
+    opt.r = Fr::from_u64(13);
+    opt.s = Fr::from_u64(17);
+    Proof want = make_cpu_prover(c.zk)->prove(c.w, opt);
+    for (size_t cap_kb : {size_t(0), size_t(8192)}) {
+      gpu::GpuOptions g;
+      g.msm_accumulate = gpu::MsmAccumulate::BatchAffine;
+      g.msm_scratch_bytes = cap_kb << 10;
+      if (cap_kb) g.precompute = gpu::PrecomputeOptions::parse("off");
+      auto prover = make_cuda_prover(c.zk, 0, g);
+      gpu::PrecomputeInfo pi;
+      ASSERT_TRUE(cuda_backend_precompute(*prover, pi));
+      EXPECT_TRUE(pi.batch_affine) << cap_kb << " KiB";
+      if (cap_kb) EXPECT_GT(pi.msm_batches_w + pi.msm_batches_h, 2) << cap_kb << " KiB";
+      Proof got = prover->prove(c.w, opt);
+      EXPECT_EQ(got.a, want.a) << cap_kb << " KiB";
+      EXPECT_EQ(got.b, want.b) << cap_kb << " KiB";
+      EXPECT_EQ(got.c, want.c) << cap_kb << " KiB";
+    }
+  }
+}
+
 TEST(GpuProver, RejectsWrongWitnessLength) {
   REQUIRE_GPU();
   Circuit c = generated(4, 7);
