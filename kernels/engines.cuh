@@ -137,8 +137,8 @@ class MsmEngine {
   // ::G2) whose scalar field is the plan's; the sum comes back as a point of the host group.
   template <class C>
   Jacobian<typename C::Host> run(const Affine<C>* d_points, u32 idx_offset = 0);
-  // How run() sums a G1 plan's buckets: an XYZZ mixed addition per entry in level-0 tasks and levels
-  // above (the default), or batch-affine rounds (msm_affine.cuh). G2 always takes XYZZ lane pairs.
+  // How run() sums a plan's buckets: an XYZZ mixed addition per entry in level-0 tasks and levels
+  // above (the default; G2 on lane pairs), or batch-affine rounds (msm_affine.cuh).
   using Accumulate = MsmAccumulate;
   void set_accumulate(Accumulate a) { acc_ = a; }
 
@@ -156,7 +156,7 @@ class MsmEngine {
 
   // Level-0 tasks by decreasing length, built at the first run of a plan.
   const u32* task_order();
-  // The dense bucket sums of a G1 plan by batch-affine rounds.
+  // The dense bucket sums of a plan by batch-affine rounds.
   template <class C>
   void accumulate_affine(const Affine<C>* d_points, u32 idx_offset, XYZZ<C>* buckets);
   // The rounds' scratch for chunks of `chunk` entries over nb buckets, with field elements of

@@ -54,8 +54,8 @@ template <class Fr>
 std::vector<Fr> compute_h_coset(int device, const std::vector<Fr>& a, const std::vector<Fr>& b,
                                 const std::vector<Fr>& c, int log_n);
 
-// How a G1 MSM sums its buckets: an XYZZ mixed addition per digit entry, or batch-affine rounds
-// (pairwise affine additions sharing one inversion per round). G2 always uses XYZZ.
+// How an MSM sums its buckets: an XYZZ mixed addition per digit entry (G2: on lane pairs), or
+// batch-affine rounds (pairwise affine additions sharing one inversion per round).
 enum class MsmAccumulate { Xyzz, BatchAffine };
 
 // One-shot MSMs of host data: sum scalars[i] * points[i], points of HC and scalars of the same
@@ -67,7 +67,7 @@ Jacobian<HC> msm_g1(int device, const Affine<HC>* points, const Fp<FrParams>* sc
                     size_t max_entries = 0, MsmAccumulate acc = MsmAccumulate::Xyzz);
 template <class HC, class FrParams>
 Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0,
-                    size_t max_entries = 0);
+                    size_t max_entries = 0, MsmAccumulate acc = MsmAccumulate::Xyzz);
 // The same over precomputed bases: the device first builds 2^(w c) P_i for every window w (a table
 // of n * windows points, c >= 8), then all windows share one set of 2^(c-1) buckets.
 template <class HC, class FrParams>
@@ -75,7 +75,7 @@ Jacobian<HC> msm_g1_precomputed(int device, const Affine<HC>* points, const Fp<F
                                 int window = 0, MsmAccumulate acc = MsmAccumulate::Xyzz);
 template <class HC, class FrParams>
 Jacobian<HC> msm_g2_precomputed(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n,
-                                int window = 0);
+                                int window = 0, MsmAccumulate acc = MsmAccumulate::Xyzz);
 
 // Precomputed bases for the resident key (msm_*_precomputed): at key upload the prover builds, for
 // the point sets named here and in this order of priority, tables of the window copies 2^(wc) P_i,
@@ -107,9 +107,10 @@ struct GpuOptions {
   // 0: what is free after the key beside a 1 GiB headroom. When the windows do not all fit, the
   // plans run in window batches (PrecomputeInfo::msm_batches_*).
   size_t msm_scratch_bytes = 0;
-  // How the G1 MSMs sum their buckets. Batch-affine takes ~100 bytes of scratch per digit entry of a
-  // chunk of at most 2^26 entries (about 7 GB per engine), reserved before the tables; where that
-  // does not fit, the engine keeps XYZZ (PrecomputeInfo::batch_affine says which happened).
+  // How the MSMs sum their buckets. Batch-affine takes ~100 bytes of scratch per digit entry of a
+  // chunk of at most 2^26 entries (about 7 GB per engine, twice that for the witness engine, which
+  // serves G2), reserved before the tables; where that does not fit, the engine keeps XYZZ
+  // (PrecomputeInfo::batch_affine says which happened).
   MsmAccumulate msm_accumulate = MsmAccumulate::Xyzz;
   // Throws std::invalid_argument naming the field that is out of range.
   void validate() const;
@@ -127,7 +128,7 @@ struct PrecomputeInfo {
   // memory for all windows at once (2^27 on the H200). A witness whose bit lengths bound its digit
   // entries within the scratch still runs in one (ProverTimings has what a proof used).
   int msm_batches_w = 1, msm_batches_h = 1;
-  // Whether the G1 MSMs run batch-affine (GpuOptions::msm_accumulate and its scratch fitted).
+  // Whether the MSMs run batch-affine (GpuOptions::msm_accumulate and its scratch fitted).
   bool batch_affine = false;
 };
 

@@ -1,5 +1,6 @@
-// Batch-affine bucket accumulation for G1, as host/device functions of one thread's index (msm.cu's
-// kernels are thin wrappers; the host emulation tests run the same code).
+// Batch-affine bucket accumulation, as host/device functions of one thread's index (msm.cu's
+// kernels are thin wrappers; the host emulation tests run the same code). One template for G1 and
+// G2: over Fq2 the products are Fq2 products and the one inversion goes through the norm.
 //
 // Why: the XYZZ bucket loop pays a mixed addition per digit entry, 8M + 2S with one reduction saved
 // (g1_add_affine_sum2), about 9.5 Fq products. An affine addition whose slope denominator is inverted

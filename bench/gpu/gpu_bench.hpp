@@ -37,19 +37,10 @@ BenchStats bench_msm_g1(int device, const Affine<HC>* points, const Fp<FrP>* sca
 template <class HC, class FrP>
 BenchStats bench_msm_g2(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
                         int warmup, int runs);
-// Bucket accumulations the A/B runs compare per kind of plan: for G1 (coordinates in a prime field)
-// XYZZ then batch-affine (MsmEngine::Accumulate), for G2 XYZZ alone.
-template <class F>
-inline constexpr bool kHostPrimeField = false;
-template <class P>
-inline constexpr bool kHostPrimeField<Fp<P>> = true;
-template <class HC>
-constexpr int msm_ab_accumulations() {
-  return kHostPrimeField<typename HC::F> ? 2 : 1;
-}
 // Same-process A/B of the plain MSM (automatic window) and the MSM over precomputed bases (automatic
-// shared window, table built once): 2 * rounds * msm_ab_accumulations results, plain and
-// precomputed alternating, each with every accumulation.
+// shared window, table built once), each with XYZZ and with batch-affine buckets: 4 * rounds
+// results, in that order per round (plain XYZZ, plain batch-affine, precomputed XYZZ, precomputed
+// batch-affine).
 template <class HC, class FrP>
 std::vector<BenchStats> bench_msm_g1_ab(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n,
                                         int warmup, int runs, int rounds);

@@ -100,7 +100,7 @@ std::vector<BenchStats> bench_ab(int device, const Affine<HC>* points, const Fp<
   std::vector<BenchStats> out;
   for (int r = 0; r < rounds; r++) {
     for (int shared = 0; shared < 2; shared++) {
-      for (int acc = 0; acc < msm_ab_accumulations<HC>(); acc++) {
+      for (int acc = 0; acc < 2; acc++) {
         o.eng.set_accumulate(acc ? MsmEngine::Accumulate::BatchAffine : MsmEngine::Accumulate::Xyzz);
         BenchStats st = time_runs(o.st.get(), warmup, runs, [&] {
           o.eng.plan(o.sc.get(), n, shared ? c : 0, shared);

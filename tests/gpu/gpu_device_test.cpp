@@ -214,13 +214,13 @@ TEST(GpuNtt, HStageMatchesCpu) {
   }
 }
 
-// Every G1 MSM check runs with both bucket accumulations.
-const gpu::MsmAccumulate kG1Accumulations[] = {gpu::MsmAccumulate::Xyzz, gpu::MsmAccumulate::BatchAffine};
+// Every MSM check of a G1 or G2 sum runs with both bucket accumulations.
+const gpu::MsmAccumulate kAccumulations[] = {gpu::MsmAccumulate::Xyzz, gpu::MsmAccumulate::BatchAffine};
 const char* accumulate_name(gpu::MsmAccumulate a) { return a == gpu::MsmAccumulate::Xyzz ? "XYZZ buckets" : "batch-affine buckets"; }
 
 TEST(GpuMsm, G1OddLengthsAndEdgeScalars) {
   REQUIRE_GPU();
-  for (gpu::MsmAccumulate acc : kG1Accumulations) {
+  for (gpu::MsmAccumulate acc : kAccumulations) {
     SCOPED_TRACE(accumulate_name(acc));
     for (size_t n : {1, 2, 3, 5, 31, 100, 1000, 4097, 65537}) {
       auto pts = rand_points<G1Curve>(n, g1_generator());
@@ -234,7 +234,7 @@ TEST(GpuMsm, G1OddLengthsAndEdgeScalars) {
 
 TEST(GpuMsm, G1EveryWindowWidth) {
   REQUIRE_GPU();
-  for (gpu::MsmAccumulate acc : kG1Accumulations) {
+  for (gpu::MsmAccumulate acc : kAccumulations) {
     SCOPED_TRACE(accumulate_name(acc));
     size_t n = 3001;
     auto pts = rand_points<G1Curve>(n, g1_generator());
@@ -247,7 +247,7 @@ TEST(GpuMsm, G1EveryWindowWidth) {
 
 TEST(GpuMsm, G1DegenerateInputs) {
   REQUIRE_GPU();
-  for (gpu::MsmAccumulate acc : kG1Accumulations) {
+  for (gpu::MsmAccumulate acc : kAccumulations) {
     SCOPED_TRACE(accumulate_name(acc));
     size_t n = 2000;
     auto pts = rand_points<G1Curve>(n, g1_generator());
@@ -276,10 +276,11 @@ TEST(GpuMsm, G1DegenerateInputs) {
 
 // Witness-like scalars of every kind (mostly 0 and 1, then small, full-size, r-1 and other negative
 // ones) through the plain plan at the histogram's width, and the same and random scalars with the
-// windows split into batches by an entry cap (one window per plan, and three), in G1 and G2.
+// windows split into batches by an entry cap (one window per plan, and three), in G1 and G2, with
+// either accumulation (batch-affine rounds then in chunks of the cap).
 TEST(GpuMsm, SparseScalarsAndWindowBatchesMatchCpu) {
   REQUIRE_GPU();
-  for (gpu::MsmAccumulate acc : kG1Accumulations) {
+  for (gpu::MsmAccumulate acc : kAccumulations) {
     SCOPED_TRACE(accumulate_name(acc));
     size_t n = (1 << 15) + 3;
     auto p1 = rand_points<G1Curve>(n, g1_generator());
@@ -297,7 +298,7 @@ TEST(GpuMsm, SparseScalarsAndWindowBatchesMatchCpu) {
       for (size_t cap : {size_t(0), n, 3 * n}) {
         ASSERT_EQ(gpu::msm_g1(0, p1.data(), sc->data(), n, 0, cap, acc).to_affine(), r1.to_affine()) << "cap " << cap;
         ASSERT_EQ(gpu::msm_g1(0, p1.data(), sc->data(), n, 9, cap, acc).to_affine(), r1.to_affine()) << "c=9, cap " << cap;
-        ASSERT_EQ(gpu::msm_g2(0, p2.data(), sc->data(), n, 0, cap).to_affine(), r2.to_affine()) << "cap " << cap;
+        ASSERT_EQ(gpu::msm_g2(0, p2.data(), sc->data(), n, 0, cap, acc).to_affine(), r2.to_affine()) << "cap " << cap;
       }
     }
   }
@@ -321,16 +322,21 @@ TEST(GpuMsm, SparseScalarsWithinTheCapNeedNoBatches) {
 
 TEST(GpuMsm, G2MatchesCpu) {
   REQUIRE_GPU();
-  for (size_t n : {1, 7, 300, 5003}) {
+  for (gpu::MsmAccumulate acc : kAccumulations) {
+    SCOPED_TRACE(accumulate_name(acc));
+    for (size_t n : {1, 7, 300, 5003}) {
+      auto pts = rand_points<G2Curve>(n, g2_generator());
+      auto sc = tricky_scalars(n);
+      G2 ref = msm_g2(pts.data(), sc.data(), n);
+      ASSERT_EQ(gpu::msm_g2(0, pts.data(), sc.data(), n, 0, 0, acc).to_affine(), ref.to_affine()) << "n=" << n;
+      ASSERT_EQ(gpu::msm_g2_precomputed(0, pts.data(), sc.data(), n, 0, acc).to_affine(), ref.to_affine()) << "n=" << n;
+    }
+    size_t n = 1000;
     auto pts = rand_points<G2Curve>(n, g2_generator());
-    auto sc = tricky_scalars(n);
-    G2 ref = msm_g2(pts.data(), sc.data(), n);
-    ASSERT_EQ(gpu::msm_g2(0, pts.data(), sc.data(), n).to_affine(), ref.to_affine()) << "n=" << n;
+    std::vector<Fr> ones(n, Fr::one());
+    EXPECT_EQ(gpu::msm_g2(0, pts.data(), ones.data(), n, 7, 0, acc).to_affine(),
+              msm_g2(pts.data(), ones.data(), n).to_affine());
   }
-  size_t n = 1000;
-  auto pts = rand_points<G2Curve>(n, g2_generator());
-  std::vector<Fr> ones(n, Fr::one());
-  EXPECT_EQ(gpu::msm_g2(0, pts.data(), ones.data(), n, 7).to_affine(), msm_g2(pts.data(), ones.data(), n).to_affine());
 }
 
 // G2 on lane pairs and G1 with the level-0 tasks longest first and the chunk sums as a tree, plain
@@ -386,7 +392,7 @@ TEST(GpuMsm, ReductionLevelsMatchCpu) {
 // windows): the same differential checks as above.
 TEST(GpuMsm, PrecomputedBasesMatchCpu) {
   REQUIRE_GPU();
-  for (gpu::MsmAccumulate acc : kG1Accumulations) {
+  for (gpu::MsmAccumulate acc : kAccumulations) {
     SCOPED_TRACE(accumulate_name(acc));
     for (size_t n : {1, 2, 3, 5, 31, 100, 1000, 4097, 65537}) {
       auto pts = rand_points<G1Curve>(n, g1_generator());
@@ -421,7 +427,7 @@ TEST(GpuMsm, PrecomputedBasesMatchCpu) {
     for (size_t m : {1, 7, 300, 5003}) {
       auto p2 = rand_points<G2Curve>(m, g2_generator());
       auto s2 = tricky_scalars(m);
-      ASSERT_EQ(gpu::msm_g2_precomputed(0, p2.data(), s2.data(), m).to_affine(), msm_g2(p2.data(), s2.data(), m).to_affine())
+      ASSERT_EQ(gpu::msm_g2_precomputed(0, p2.data(), s2.data(), m, 0, acc).to_affine(), msm_g2(p2.data(), s2.data(), m).to_affine())
           << "G2 n=" << m;
     }
   }

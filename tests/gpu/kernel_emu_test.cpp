@@ -680,7 +680,7 @@ std::vector<XYZZ<C>> emulate_affine_buckets(const Src0& src0, const std::vector<
 
 // The whole MSM pipeline of msm.cu, with std::sort in place of the device radix sort and scans.
 // shared: over precomputed bases (msm_shifted_copies), all windows in one set of buckets.
-// aff_lanes > 0 (G1): the buckets summed by batch-affine rounds on that many lanes, with groups of
+// aff_lanes > 0: the buckets summed by batch-affine rounds on that many lanes, with groups of
 // aff_group lane products and chunks of aff_chunk entries, instead of the XYZZ tasks and levels.
 template <class C, class HC, class HF = Fr>
 Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector<HF>& sc_h, int c, u32 l0, u32 l1,
@@ -764,7 +764,7 @@ Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector
     }
     buckets[b] = v;
   }
-  if constexpr (kIsPrimeField<typename C::F>) {
+  {
     if (aff_lanes) {
       auto aff = shared ? emulate_affine_buckets<C>(MsmSharedEntryPoints<C>{pts.data(), vals.data(), idx_offset,
                                                                            (u32)sc.size(), stride},
@@ -952,6 +952,12 @@ TEST(GpuKernelEmulation, MsmG2MatchesCpu) {
   auto sc = tricky_scalars(rng, n);
   G2 ref = msm_g2(pts.data(), sc.data(), n);
   EXPECT_EQ((emulate_msm<DG2, G2Curve>(pts, sc, 5, 3, 2, 4).to_affine()), ref.to_affine());
+  // Batch-affine buckets over Fq2 (the inversion through the norm), plain and shared, in chunks.
+  EXPECT_EQ((emulate_msm<DG2, G2Curve>(pts, sc, 5, 3, 2, 4, 0, false, 7, 3).to_affine()), ref.to_affine());
+  EXPECT_EQ((emulate_msm<DG2, G2Curve>(pts, sc, 8, 3, 2, 4, 0, true, 7, 3, 50).to_affine()), ref.to_affine());
+  std::vector<Fr> ones(n, Fr::one());
+  EXPECT_EQ((emulate_msm<DG2, G2Curve>(pts, ones, 5, 3, 2, 4, 0, false, 4, 2, 33).to_affine()),
+            msm_g2(pts.data(), ones.data(), n).to_affine());
 }
 
 // Precomputed bases: each window copy is 2^(wc) P (infinity stays infinity), and the shared-bucket
