@@ -84,16 +84,13 @@ struct MaxU32 {
 
 }  // namespace
 
-// Batch-affine rounds over the plan's sorted entries (msm_affine.cuh), in chunks of at most
-// kAffChunkEntries entries (or the entry cap, when one is set), every round queued without a wait:
-// buffer sizes come from bounds on the chunk's entries and the buckets nb, and each round's pair
-// count stays on the device. Round r writes its points to aff_pts_[r & 1] and its (cnt, off) to set
-// r & 1, reading the other (round 0: the entries through their values; its (cnt, off) are the
-// plan's count_ and start_ when one chunk covers them all, else their clip to the chunk in set 1).
+// Entries per chunk of a plan of m entries.
 u64 MsmEngine::affine_chunk(u64 m) const {
   return std::min<u64>(m, cap_ ? std::min<u64>(cap_, kAffChunkEntries) : kAffChunkEntries);
 }
 
+// Grows the rounds' buffers to what a chunk of `chunk` entries over nb buckets needs (bounds, see
+// aff_next_points); a no-op once they are that large.
 void MsmEngine::reserve_affine_scratch(u64 chunk, u32 nb, size_t f_bytes, size_t a_bytes) {
   const u64 pairs0 = std::max<u64>(chunk / 2, 1), pts1 = std::max<u64>(aff_next_points(chunk, nb), 1);
   aff_u32_.reserve(6 * (size_t)nb + 1);
@@ -113,6 +110,12 @@ void MsmEngine::reserve_affine_scratch(u64 chunk, u32 nb, size_t f_bytes, size_t
   cub_tmp_.reserve(std::max({scan_bytes, sum_bytes, size_t(16)}));
 }
 
+// Batch-affine rounds over the plan's sorted entries (msm_affine.cuh), in chunks of at most
+// kAffChunkEntries entries (or the entry cap, when one is set), every round queued without a wait:
+// buffer sizes come from bounds on the chunk's entries and the buckets nb, and each round's pair
+// count stays on the device. Round r writes its points to aff_pts_[r & 1] and its (cnt, off) to set
+// r & 1, reading the other (round 0: the entries through their values; its (cnt, off) are the
+// plan's count_ and start_ when one chunk covers them all, else their clip to the chunk in set 1).
 template <class C>
 void MsmEngine::accumulate_affine(const Affine<C>* d_points, u32 idx_offset, XYZZ<C>* buckets) {
   using F = typename C::F;
