@@ -3,7 +3,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -160,10 +159,6 @@ inline unsigned grid_for(size_t n, unsigned threads) {
   if (g > 0x7fffffffull) throw GpuError("launch of " + std::to_string(n) + " threads is too large");
   return (unsigned)(g == 0 ? 1 : g);
 }
-
-// Blocks of 256 for a grid-stride loop over n items: one item per thread up to 32 blocks per SM of
-// a 132-SM card, then each thread loops.
-inline unsigned small_grid(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 256, 132 * 32); }
 
 }  // namespace gpu
 }  // namespace cuzk

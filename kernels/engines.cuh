@@ -129,20 +129,13 @@ class MsmEngine {
   // Allocates now the scratch that plan() and run_*() would grow into for n scalars at this window
   // (0: automatic) and kind of plan, with bucket sums of xyzz_bytes each (the larger curve the
   // engine serves), so that a caller can size other long-lived allocations (precomputed tables) from
-  // what is left. The data-dependent remainder (sort temp, upper reduction levels) stays lazy. With
-  // batch-affine accumulation set, the rounds' scratch too (GpuError when the device refuses it).
+  // what is left. The data-dependent remainder (sort temp, upper reduction levels) stays lazy.
   void reserve(size_t n, int window, bool shared, size_t xyzz_bytes);
   // sum k_i P_(i - idx_offset) over planned i >= idx_offset; points are device-resident (for a shared
   // plan: the precomputed table of the n - idx_offset points) on a device curve C (Dev<...>::G1 or
   // ::G2) whose scalar field is the plan's; the sum comes back as a point of the host group.
   template <class C>
   Jacobian<typename C::Host> run(const Affine<C>* d_points, u32 idx_offset = 0);
-  // How run() sums a plan's buckets: an XYZZ mixed addition per entry in level-0 tasks and levels
-  // above (the default; G2 on lane pairs), or batch-affine rounds (msm_affine.cuh).
-  using Accumulate = MsmAccumulate;
-  void set_accumulate(Accumulate a) { acc_ = a; }
-
-  Accumulate accumulate() const { return acc_; }
   int window() const { return c_; }
   size_t entries() const { return m_; }
   u32 buckets() const { return nb_; }
@@ -156,13 +149,6 @@ class MsmEngine {
 
   // Level-0 tasks by decreasing length, built at the first run of a plan.
   const u32* task_order();
-  // The dense bucket sums of a plan by batch-affine rounds.
-  template <class C>
-  void accumulate_affine(const Affine<C>* d_points, u32 idx_offset, XYZZ<C>* buckets);
-  // The rounds' scratch for chunks of `chunk` entries over nb buckets, with field elements of
-  // f_bytes and affine points of a_bytes.
-  void reserve_affine_scratch(u64 chunk, u32 nb, size_t f_bytes, size_t a_bytes);
-  u64 affine_chunk(u64 m) const;
 
   cudaStream_t s_;
   size_t n_ = 0, m_ = 0, cap_ = 0;
@@ -170,8 +156,7 @@ class MsmEngine {
   int c_ = 0, nw_ = 0, levels_ = 0;
   int w0_ = 0, nbatch_ = 1;  // the plan's first window, and the batches that cover all windows
   bool shared_ = false;
-  u32 nb_ = 0, l0_ = 0, max_count_ = 0;
-  Accumulate acc_ = Accumulate::Xyzz;
+  u32 nb_ = 0, l0_ = 0;
   static constexpr u32 kL1 = 16;   // partial sums per task above level 0
   static constexpr u32 kChunk = 32;  // buckets per reduction chunk
   DevBuf<u32> keys_[2], vals_[2];
@@ -186,10 +171,6 @@ class MsmEngine {
   DevBuf<u32> task_key_[2], task_id_[2];   // sort of the level-0 tasks by length
   const u32* order_ = nullptr;
   bool order_ready_ = false;
-  // Batch-affine rounds: per bucket npairs, poff and two (cnt, off) pairs; the pair -> bucket map;
-  // the rounds' outputs (two buffers, alternating); the pairs' prefix products; the trick's levels.
-  DevBuf<u32> aff_u32_, aff_map_;
-  DevBuf<unsigned char> aff_pts_[2], aff_pre_, aff_levels_;
 };
 
 // One MSM's points and scalars uploaded to `device` on a stream of their own, with an engine on it

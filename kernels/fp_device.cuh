@@ -225,9 +225,6 @@ CUZK_UNROLL
   // multiply-adds plus about 4*NW adds; the result is < 2p (standard CIOS bound for a, b < p) and
   // one conditional subtraction makes it canonical.
   CUZK_HD DFp operator*(const DFp& bb) const { return reduce_once(mul_rows<StdRow>(*this, bb)); }
-  // The host field's name for a product whose result may stay in [0, 2p) (math/fp.hpp), so that
-  // formulas shared with the host (pair_finish) compile here; this one is always canonical.
-  CUZK_HD DFp mul_lazy(const DFp& bb) const { return *this * bb; }
 
   // The standard reduction row of the product below (any modulus).
   struct StdRow {

@@ -54,28 +54,24 @@ template <class Fr>
 std::vector<Fr> compute_h_coset(int device, const std::vector<Fr>& a, const std::vector<Fr>& b,
                                 const std::vector<Fr>& c, int log_n);
 
-// How an MSM sums its buckets: an XYZZ mixed addition per digit entry (G2: on lane pairs), or
-// batch-affine rounds (pairwise affine additions sharing one inversion per round).
-enum class MsmAccumulate { Xyzz, BatchAffine };
-
 // One-shot MSMs of host data: sum scalars[i] * points[i], points of HC and scalars of the same
 // curve's Fr (Fp<FrParams>). Points at infinity and any scalars are allowed. window = 0 picks the
 // window width automatically (from the scalars' bit lengths). max_entries > 0 caps the digit entries
 // of one plan, so that the windows run in batches (what the prover does when memory is short).
 template <class HC, class FrParams>
 Jacobian<HC> msm_g1(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0,
-                    size_t max_entries = 0, MsmAccumulate acc = MsmAccumulate::Xyzz);
+                    size_t max_entries = 0);
 template <class HC, class FrParams>
 Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n, int window = 0,
-                    size_t max_entries = 0, MsmAccumulate acc = MsmAccumulate::Xyzz);
+                    size_t max_entries = 0);
 // The same over precomputed bases: the device first builds 2^(w c) P_i for every window w (a table
 // of n * windows points, c >= 8), then all windows share one set of 2^(c-1) buckets.
 template <class HC, class FrParams>
 Jacobian<HC> msm_g1_precomputed(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n,
-                                int window = 0, MsmAccumulate acc = MsmAccumulate::Xyzz);
+                                int window = 0);
 template <class HC, class FrParams>
 Jacobian<HC> msm_g2_precomputed(int device, const Affine<HC>* points, const Fp<FrParams>* scalars, size_t n,
-                                int window = 0, MsmAccumulate acc = MsmAccumulate::Xyzz);
+                                int window = 0);
 
 // Precomputed bases for the resident key (msm_*_precomputed): at key upload the prover builds, for
 // the point sets named here and in this order of priority, tables of the window copies 2^(wc) P_i,
@@ -107,11 +103,6 @@ struct GpuOptions {
   // 0: what is free after the key beside a 1 GiB headroom. When the windows do not all fit, the
   // plans run in window batches (PrecomputeInfo::msm_batches_*).
   size_t msm_scratch_bytes = 0;
-  // How the MSMs sum their buckets. Batch-affine takes ~100 bytes of scratch per digit entry of a
-  // chunk of at most 2^26 entries (about 7 GB per engine, twice that for the witness engine, which
-  // serves G2), reserved before the tables; where that does not fit, the engine keeps XYZZ
-  // (PrecomputeInfo::batch_affine says which happened).
-  MsmAccumulate msm_accumulate = MsmAccumulate::Xyzz;
   // Throws std::invalid_argument naming the field that is out of range.
   void validate() const;
 };
@@ -128,8 +119,6 @@ struct PrecomputeInfo {
   // memory for all windows at once (2^27 on the H200). A witness whose bit lengths bound its digit
   // entries within the scratch still runs in one (ProverTimings has what a proof used).
   int msm_batches_w = 1, msm_batches_h = 1;
-  // Whether the MSMs run batch-affine (GpuOptions::msm_accumulate and its scratch fitted).
-  bool batch_affine = false;
 };
 
 // Per-stage wall times of a GpuProver's last run, in milliseconds, for benchmarks and logs.

@@ -209,6 +209,7 @@ void d2h(T* dst, const T* src, size_t n, cudaStream_t s) {
   CUZK_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
+unsigned small_grid(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 256, 132 * 32); }
 
 }  // namespace
 
@@ -355,7 +356,6 @@ void MsmEngine::plan_sorted(size_t n) {
   CUZK_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_tmp_.get(), bytes, ntask_[0].get(), toff_[0].get(), (int)nb_, s_));
   u32 max_count = 0;
   d2h(&max_count, scalars_d_.get() + 1, 1, s_);
-  max_count_ = max_count;
 
   // Levels until every bucket is one partial sum.
   levels_ = 1;
@@ -408,15 +408,6 @@ void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
     task_id_[i].reserve(nb + nb / 2 + cap / 4096 + 1);
   }
   buckets_.reserve(nb * xyzz_bytes);
-  if (acc_ == Accumulate::BatchAffine) {  // coordinates of xyzz_bytes / 4, affine points of xyzz_bytes / 2
-    try {
-      reserve_affine_scratch(affine_chunk(cap), (u32)nb, xyzz_bytes / 4, xyzz_bytes / 2);
-    } catch (const GpuError&) {  // what was taken goes back, for the caller's fallback to XYZZ
-      for (auto* b : {&aff_u32_, &aff_map_}) b->resize(0);
-      for (auto* b : {&aff_pts_[0], &aff_pts_[1], &aff_pre_, &aff_levels_}) b->resize(0);
-      throw;
-    }
-  }
   size_t wins = shared ? 1 : (size_t)nw, per_window_buckets = nb / wins;
   size_t K = std::min<size_t>(kChunk, per_window_buckets), nchunks = per_window_buckets / K * wins;
   for (auto& ch : chunks_) ch.reserve(nchunks * xyzz_bytes);
@@ -439,55 +430,51 @@ Jacobian<typename C::Host> MsmEngine::run(const Affine<C>* d_points, u32 idx_off
   constexpr bool g1 = kIsPrimeField<typename C::F>;
   if (m_ == 0) return host::infinity<HC>();
 
+  // Level 0 from the sorted entries, then the levels above from partial sums.
+  partial0_.reserve((size_t)totals_[0] * sizeof(P));
+  size_t hi_total = 0;
+  for (int l = 1; l < levels_; l++) hi_total += totals_[l];
+  partials_hi_.reserve(std::max<size_t>(hi_total, 1) * sizeof(P));
+  Levels lv{};
+  lv.count = levels_;
+  P* outs[kMaxLevels];
+  outs[0] = reinterpret_cast<P*>(partial0_.get());
+  size_t off = 0;
+  for (int l = 1; l < levels_; l++) {
+    outs[l] = reinterpret_cast<P*>(partials_hi_.get()) + off;
+    off += totals_[l];
+  }
+  for (int l = 0; l < levels_; l++) {
+    lv.ntask[l] = ntask_[l].get();
+    lv.toff[l] = toff_[l].get();
+    lv.out[l] = outs[l];
+  }
+  // Level-0 tasks longest first (task_order): G1 2^24 over precomputed bases 120.7 -> 106.4 ms, G2
+  // 2^22 95.8 -> 75.9 ms on the H200.
+  const u32* order = task_order();
+  if constexpr (g1) {
+    launch_acc0<C>(d_points, idx_offset, order, outs[0]);
+  } else {
+    auto launch = shared_ ? msm_acc0_g2_pair_shared<C> : msm_acc0_g2_pair_plain<C>;
+    launch(d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
+           toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0], s_);
+  }
+  for (int l = 1; l < levels_; l++) {
+    if (totals_[l] == 0) continue;
+    if constexpr (g1) {
+      k_acc_level<C><<<grid_for(totals_[l], kAccThreads), kAccThreads, 0, s_>>>(
+          outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(), kL1, totals_[l],
+          outs[l]);
+      CUZK_CUDA_LAUNCHED("k_acc_level");
+    } else {
+      msm_acc_level_g2_pair(outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(),
+                            kL1, totals_[l], outs[l], s_);
+    }
+  }
   buckets_.reserve((size_t)nb_ * sizeof(P));
   P* buckets = reinterpret_cast<P*>(buckets_.get());
-  if (acc_ == Accumulate::BatchAffine) {
-    accumulate_affine<C>(d_points, idx_offset, buckets);
-  } else {
-    // Level 0 from the sorted entries, then the levels above from partial sums.
-    partial0_.reserve((size_t)totals_[0] * sizeof(P));
-    size_t hi_total = 0;
-    for (int l = 1; l < levels_; l++) hi_total += totals_[l];
-    partials_hi_.reserve(std::max<size_t>(hi_total, 1) * sizeof(P));
-    Levels lv{};
-    lv.count = levels_;
-    P* outs[kMaxLevels];
-    outs[0] = reinterpret_cast<P*>(partial0_.get());
-    size_t off = 0;
-    for (int l = 1; l < levels_; l++) {
-      outs[l] = reinterpret_cast<P*>(partials_hi_.get()) + off;
-      off += totals_[l];
-    }
-    for (int l = 0; l < levels_; l++) {
-      lv.ntask[l] = ntask_[l].get();
-      lv.toff[l] = toff_[l].get();
-      lv.out[l] = outs[l];
-    }
-    // Level-0 tasks longest first (task_order): G1 2^24 over precomputed bases 120.7 -> 106.4 ms, G2
-    // 2^22 95.8 -> 75.9 ms on the H200.
-    const u32* order = task_order();
-    if constexpr (g1) {
-      launch_acc0<C>(d_points, idx_offset, order, outs[0]);
-    } else {
-      auto launch = shared_ ? msm_acc0_g2_pair_shared<C> : msm_acc0_g2_pair_plain<C>;
-      launch(d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
-             toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0], s_);
-    }
-    for (int l = 1; l < levels_; l++) {
-      if (totals_[l] == 0) continue;
-      if constexpr (g1) {
-        k_acc_level<C><<<grid_for(totals_[l], kAccThreads), kAccThreads, 0, s_>>>(
-            outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(), kL1, totals_[l],
-            outs[l]);
-        CUZK_CUDA_LAUNCHED("k_acc_level");
-      } else {
-        msm_acc_level_g2_pair(outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(),
-                              kL1, totals_[l], outs[l], s_);
-      }
-    }
-    k_finalize<C><<<small_grid(nb_), 256, 0, s_>>>(lv, nb_, buckets);
-    CUZK_CUDA_LAUNCHED("k_finalize");
-  }
+  k_finalize<C><<<small_grid(nb_), 256, 0, s_>>>(lv, nb_, buckets);
+  CUZK_CUDA_LAUNCHED("k_finalize");
 
   // Window sums: chunks of K buckets, then pairs of chunks until one per window (a single window of
   // shared buckets over precomputed bases).
@@ -548,26 +535,23 @@ CUZK_INSTANTIATE(Bn254)
 // G1 and G2 run the same template; the two names say which group a call site means.
 template <class HC, class FrP>
 Jacobian<HC> msm_g1(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
-                    size_t max_entries, MsmAccumulate acc) {
+                    size_t max_entries) {
   MsmUpload<HC, Fp<FrP>> o(device, points, scalars, n);
   o.eng.set_entry_cap(max_entries);
-  o.eng.set_accumulate(acc);
   Jacobian<HC> sum = host::infinity<HC>();
   o.eng.each_batch(o.sc.get(), n, window, false, [&] { sum = host::add(sum, o.eng.run(o.pts.get())); });
   return sum;
 }
 template <class HC, class FrP>
 Jacobian<HC> msm_g2(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
-                    size_t max_entries, MsmAccumulate acc) {
-  return msm_g1(device, points, scalars, n, window, max_entries, acc);
+                    size_t max_entries) {
+  return msm_g1(device, points, scalars, n, window, max_entries);
 }
 
 // Precomputed bases: the same one-shot MSM with the window copies built on the device first.
 template <class HC, class FrP>
-Jacobian<HC> msm_g1_precomputed(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
-                                MsmAccumulate acc) {
+Jacobian<HC> msm_g1_precomputed(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window) {
   MsmUpload<HC, Fp<FrP>> o(device, points, scalars, n);
-  o.eng.set_accumulate(acc);
   o.eng.plan(o.sc.get(), n, window, true);
   DevBuf<Affine<DeviceCurve<HC>>> table;
   table.resize(std::max<size_t>(n * msm_windows(o.eng.window()), 1));
@@ -575,16 +559,15 @@ Jacobian<HC> msm_g1_precomputed(int device, const Affine<HC>* points, const Fp<F
   return o.eng.run(table.get());
 }
 template <class HC, class FrP>
-Jacobian<HC> msm_g2_precomputed(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
-                                MsmAccumulate acc) {
-  return msm_g1_precomputed(device, points, scalars, n, window, acc);
+Jacobian<HC> msm_g2_precomputed(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window) {
+  return msm_g1_precomputed(device, points, scalars, n, window);
 }
 
 #define CUZK_INSTANTIATE(C)                                                                          \
-  template C::G1 msm_g1(int, const C::G1Affine*, const C::Fr*, size_t, int, size_t, MsmAccumulate);  \
-  template C::G2 msm_g2(int, const C::G2Affine*, const C::Fr*, size_t, int, size_t, MsmAccumulate);  \
-  template C::G1 msm_g1_precomputed(int, const C::G1Affine*, const C::Fr*, size_t, int, MsmAccumulate); \
-  template C::G2 msm_g2_precomputed(int, const C::G2Affine*, const C::Fr*, size_t, int, MsmAccumulate);
+  template C::G1 msm_g1(int, const C::G1Affine*, const C::Fr*, size_t, int, size_t);                 \
+  template C::G2 msm_g2(int, const C::G2Affine*, const C::Fr*, size_t, int, size_t);                 \
+  template C::G1 msm_g1_precomputed(int, const C::G1Affine*, const C::Fr*, size_t, int);             \
+  template C::G2 msm_g2_precomputed(int, const C::G2Affine*, const C::Fr*, size_t, int);
 CUZK_INSTANTIATE(Bls12_381)
 CUZK_INSTANTIATE(Bn254)
 #undef CUZK_INSTANTIATE

@@ -261,68 +261,39 @@ CUZK_HD void msm_bucket_bounds(const u32* keys, u32 m, u32* start, u32* end, u32
 
 CUZK_HD u32 ceil_div(u32 a, u32 b) { return (a + b - 1) / b; }
 
-// The point a sorted entry stands for, as a source of entries e: points[index - idx_offset], negated
-// for the sign bit. Entries whose index is below idx_offset (the C MSM covers only the private
-// wires) stand for infinity and add nothing.
+// Level-0 task t: sums the affine points of up to L0 sorted entries of one bucket. Entries whose
+// index is below idx_offset are skipped (the C MSM covers only the private wires), the others use
+// points[index - idx_offset]. Points at infinity add nothing.
 template <class C>
-struct MsmEntryPoints {
-  const Affine<C>* points;
-  const u32* vals;
-  u32 idx_offset;
-  // False for a skipped entry; else p = its point.
-  CUZK_HD bool point(u32 v, Affine<C>& p) const {
-    u32 idx = v & ~kMsmNegBit;
-    if (idx < idx_offset) return false;
-    p = load(points + (idx - idx_offset));
-    if (v & kMsmNegBit) p = -p;
-    return true;
-  }
-  CUZK_HD Affine<C> get(u32 e) const {
-    Affine<C> p;
-    return point(vals[e], p) ? p : Affine<C>::infinity();
-  }
-};
-
-// The same over shared buckets: value w*n_scalars + i (plus the sign bit) names the window-w copy of
-// point i, stored at table[w*stride + i - idx_offset] (stride = points per window copy).
-template <class C>
-struct MsmSharedEntryPoints {
-  const Affine<C>* table;
-  const u32* vals;
-  u32 idx_offset, n_scalars, stride;
-  CUZK_HD bool point(u32 v, Affine<C>& p) const {
-    u32 idx = v & ~kMsmNegBit;
-    u32 w = idx / n_scalars, i = idx - w * n_scalars;
-    if (i < idx_offset) return false;
-    p = load(table + ((size_t)w * stride + (i - idx_offset)));
-    if (v & kMsmNegBit) p = -p;
-    return true;
-  }
-  CUZK_HD Affine<C> get(u32 e) const {
-    Affine<C> p;
-    return point(vals[e], p) ? p : Affine<C>::infinity();
-  }
-};
-
-// Level-0 task t: sums the points of up to L0 sorted entries of one bucket (Src: MsmEntryPoints or
-// MsmSharedEntryPoints). Points at infinity add nothing.
-template <class C, class Src>
-CUZK_HD XYZZ<C> msm_acc_src(const Src& src, u32 begin, u32 end) {
+CUZK_HD XYZZ<C> msm_acc_entries(const Affine<C>* points, u32 idx_offset, const u32* vals, u32 begin, u32 end) {
   XYZZ<C> acc = XYZZ<C>::infinity();
   for (u32 e = begin; e < end; e++) {
-    Affine<C> p;
-    if (src.point(src.vals[e], p)) acc = msm_madd(acc, p);
+    u32 v = vals[e];
+    u32 idx = v & ~kMsmNegBit;
+    if (idx < idx_offset) continue;
+    Affine<C> p = load(points + (idx - idx_offset));
+    if (v & kMsmNegBit) p = -p;
+    acc = msm_madd(acc, p);
   }
   return acc;
 }
-template <class C>
-CUZK_HD XYZZ<C> msm_acc_entries(const Affine<C>* points, u32 idx_offset, const u32* vals, u32 begin, u32 end) {
-  return msm_acc_src<C>(MsmEntryPoints<C>{points, vals, idx_offset}, begin, end);
-}
+
+// Level-0 task over shared buckets: value w*n_scalars + i (plus the sign bit) names the window-w copy
+// of point i, stored at table[w*stride + i - idx_offset] (stride = points per window copy).
 template <class C>
 CUZK_HD XYZZ<C> msm_acc_entries_shared(const Affine<C>* table, u32 idx_offset, u32 n_scalars, u32 stride,
                                        const u32* vals, u32 begin, u32 end) {
-  return msm_acc_src<C>(MsmSharedEntryPoints<C>{table, vals, idx_offset, n_scalars, stride}, begin, end);
+  XYZZ<C> acc = XYZZ<C>::infinity();
+  for (u32 e = begin; e < end; e++) {
+    u32 v = vals[e];
+    u32 idx = v & ~kMsmNegBit;
+    u32 w = idx / n_scalars, i = idx - w * n_scalars;
+    if (i < idx_offset) continue;
+    Affine<C> p = load(table + ((size_t)w * stride + (i - idx_offset)));
+    if (v & kMsmNegBit) p = -p;
+    acc = msm_madd(acc, p);
+  }
+  return acc;
 }
 
 template <class C>

@@ -236,7 +236,7 @@ struct GpuProver<C>::Impl {
     CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&w_ready, cudaEventDisableTiming));
     for (auto& e : abc_ready) CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     CUZK_CUDA_CHECK(cudaDeviceSynchronize());  // the point uploads have landed
-    reserve_and_precompute(opt.precompute, opt.msm_accumulate);
+    reserve_and_precompute(opt.precompute);
   }
 
   bool c_needed() const { return n_vars > n_public + 1; }
@@ -280,24 +280,11 @@ struct GpuProver<C>::Impl {
 
   // The MSM scratch of both engines first (plain plans always, shared ones when tables may be
   // built), then a table per asked-for set, in order, while free memory covers it with headroom.
-  void reserve_and_precompute(const PrecomputeOptions& pre, MsmAccumulate acc) {
+  void reserve_and_precompute(const PrecomputeOptions& pre) {
     bool want = pre.enabled && !parse_sets(pre.sets).empty();
     size_msm_scratch();
-    // Batch-affine scratch is reserved with the plain plans' (MsmEngine::reserve); an engine whose
-    // scratch does not fit keeps XYZZ.
-    auto reserve_plain = [&](MsmEngine& eng, size_t n, size_t xyzz) {
-      eng.set_accumulate(acc);
-      try {
-        eng.reserve(n, 0, false, xyzz);
-      } catch (const GpuError&) {
-        if (acc == MsmAccumulate::Xyzz) throw;
-        eng.set_accumulate(MsmAccumulate::Xyzz);
-        eng.reserve(n, 0, false, xyzz);
-      }
-    };
-    reserve_plain(eng_w, n_vars, sizeof(DG2xyzz));
-    reserve_plain(eng_h, domain, sizeof(DG1xyzz));
-    pinfo.batch_affine = eng_w.accumulate() == MsmAccumulate::BatchAffine && eng_h.accumulate() == MsmAccumulate::BatchAffine;
+    eng_w.reserve(n_vars, 0, false, sizeof(DG2xyzz));
+    eng_h.reserve(domain, 0, false, sizeof(DG1xyzz));
     if (want) {
       c_w = msm_window ? msm_window : msm_auto_window_shared(n_vars);
       c_h = msm_window ? msm_window : msm_auto_window_shared(domain);

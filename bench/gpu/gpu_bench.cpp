@@ -5,11 +5,9 @@
 //   [--device D] [--runs N] [--warmup W] [--csv FILE] [--curve bls12381|bn254] <what> [--sizes a,b,..]
 //   [--scalars random|witness|both] [--profile circom|porep] [--window C]
 //   [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]
-//   [--msm-accumulate xyzz|affine]
 //   what: msm (G1 and G2) | msm-g1 | msm-g2 | msm-g1-ab | msm-g2-ab | ntt | h-stage | prove | prove-ab |
 //         window-sweep | all
-//   (msm-g1-ab / msm-g2-ab: the plain MSM and the MSM over precomputed bases, alternating, same process,
-//   each with XYZZ and with batch-affine buckets (-aff);
+//   (msm-g1-ab / msm-g2-ab: the plain MSM and the MSM over precomputed bases, alternating, same process;
 //   prove-ab: whole proofs with the key's precomputed tables on and off, same backend)
 //   --curve: the curve of msm, msm-g1, msm-g2, ntt, h-stage, prove and prove-ab (default bls12381);
 //   the rest, and witness scalars, are BLS12-381's only.
@@ -56,7 +54,7 @@ struct Args {
   std::string what = "all", scalars = "both", csv;
   CurveId curve = CurveId::bls12_381;
   groth16::GenProfile profile = groth16::GenProfile::circom;  // of witness scalars and prove circuits
-  GpuOptions gpu;  // --precompute, --headroom-mb, --msm-window, --ntt-passes, --msm-accumulate: the prover's tunables
+  GpuOptions gpu;  // --precompute, --headroom-mb, --msm-window, --ntt-passes: the prover's tunables
   std::vector<int> sizes;
 };
 
@@ -107,11 +105,6 @@ Args parse(const std::vector<std::string>& argv) {
       else if (s == "--headroom-mb") a.gpu.precompute.headroom_bytes = (size_t)std::stoull(val()) << 20;
       else if (s == "--msm-window") a.gpu.msm_window = std::stoi(val());
       else if (s == "--ntt-passes") a.gpu.ntt_passes = std::stoi(val());
-      else if (s == "--msm-accumulate") {
-        std::string v = val();
-        if (v != "xyzz" && v != "affine") throw std::invalid_argument("--msm-accumulate: xyzz or affine, not " + v);
-        a.gpu.msm_accumulate = v == "affine" ? MsmAccumulate::BatchAffine : MsmAccumulate::Xyzz;
-      }
       else if (s[0] != '-') a.what = s;
       else usage("unknown option " + s);
     } catch (const std::logic_error&) {  // std::stoi's invalid_argument / out_of_range, a bad set list
@@ -294,8 +287,7 @@ void run_msm_ab(const Args& a, const std::vector<int>& sizes, bool g1) {
       else
         r = bench_msm_g2_ab(a.device, pts.data(), sc.data(), n, a.warmup, a.runs, 2);
       for (size_t i = 0; i < r.size(); i++)
-        report(op + ((i / 2) % 2 ? "-pre" : "") + (i % 2 ? "-aff" : ""), k, witness ? witness_label(a.profile) : "random",
-               r[i]);
+        report(i % 2 ? op + "-pre" : op, k, witness ? witness_label(a.profile) : "random", r[i]);
     }
   }
 }
@@ -428,9 +420,9 @@ void run_prove(const Args& a, const std::vector<int>& sizes) {
     PrecomputeInfo pi;
     cuda_backend_precompute(*be, pi);
     std::printf("# prove 2^%d: circuit + random key %.1f s, key upload %.1f s, %zu coefficients; tables [%s] "
-                "(skipped [%s]); MSM window batches %d (witness) / %d (H); G1 buckets %s; %s free\n",
+                "(skipped [%s]); MSM window batches %d (witness) / %d (H); %s free\n",
                 k, setup_s, upload_s, zk->coefs.size(), pi.sets.c_str(), pi.skipped.c_str(), pi.msm_batches_w,
-                pi.msm_batches_h, pi.batch_affine ? "batch-affine" : "XYZZ", gb(pi.free_bytes).c_str());
+                pi.msm_batches_h, gb(pi.free_bytes).c_str());
     groth16::ProveOptions<C> opt;
     opt.r = Fr::from_u64(3);
     opt.s = Fr::from_u64(5);
@@ -496,8 +488,7 @@ const char* bench_usage() {
   return "[--device D] [--runs N] [--warmup W] [--csv FILE] [--curve bls12381|bn254] "
          "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|prove-ab|window-sweep|field|all "
          "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--profile circom|porep] [--window C]\n"
-         "  [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]\n"
-         "  [--msm-accumulate xyzz|affine]";
+         "  [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]";
 }
 
 int bench_main(const std::vector<std::string>& args) {

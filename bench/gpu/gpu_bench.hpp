@@ -38,9 +38,7 @@ template <class HC, class FrP>
 BenchStats bench_msm_g2(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n, int window,
                         int warmup, int runs);
 // Same-process A/B of the plain MSM (automatic window) and the MSM over precomputed bases (automatic
-// shared window, table built once), each with XYZZ and with batch-affine buckets: 4 * rounds
-// results, in that order per round (plain XYZZ, plain batch-affine, precomputed XYZZ, precomputed
-// batch-affine).
+// shared window, table built once): 2 * rounds results, plain and precomputed alternating.
 template <class HC, class FrP>
 std::vector<BenchStats> bench_msm_g1_ab(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n,
                                         int warmup, int runs, int rounds);

@@ -100,20 +100,15 @@ std::vector<BenchStats> bench_ab(int device, const Affine<HC>* points, const Fp<
   std::vector<BenchStats> out;
   for (int r = 0; r < rounds; r++) {
     for (int shared = 0; shared < 2; shared++) {
-      for (int acc = 0; acc < 2; acc++) {
-        o.eng.set_accumulate(acc ? MsmEngine::Accumulate::BatchAffine : MsmEngine::Accumulate::Xyzz);
-        BenchStats st = time_runs(o.st.get(), warmup, runs, [&] {
-          o.eng.plan(o.sc.get(), n, shared ? c : 0, shared);
-          o.eng.run(shared ? table.get() : o.pts.get());
-        });
-        st.detail = window_detail(o.eng) +
-                    (shared ? ", precomputed bases (table of " + std::to_string(msm_windows(c)) + " copies built in " +
-                                  std::to_string(tb.median_ms) + " ms)"
-                            : "") +
-                    (acc ? ", batch-affine buckets" : "");
-        st.bound_ms = msm_bound_ms(o.eng, kMulFactor<DC>, kFqWords<DC>);
-        out.push_back(st);
-      }
+      BenchStats st = time_runs(o.st.get(), warmup, runs, [&] {
+        o.eng.plan(o.sc.get(), n, shared ? c : 0, shared);
+        o.eng.run(shared ? table.get() : o.pts.get());
+      });
+      st.detail = window_detail(o.eng) + (shared ? ", precomputed bases (table of " + std::to_string(msm_windows(c)) +
+                                                       " copies built in " + std::to_string(tb.median_ms) + " ms)"
+                                                 : "");
+      st.bound_ms = msm_bound_ms(o.eng, kMulFactor<DC>, kFqWords<DC>);
+      out.push_back(st);
     }
   }
   return out;

@@ -16,7 +16,6 @@
 
 #include "groth16/msm.hpp"
 #include "groth16/prover.hpp"
-#include "kernels/msm_affine.cuh"
 #include "kernels/msm_core.cuh"
 #include "kernels/msm_pair.cuh"
 #include "kernels/ntt_core.cuh"
@@ -601,91 +600,11 @@ TEST(GpuKernelEmulationDigits, SignedDigitsRecomposeEveryScalar) {
   }
 }
 
-// Batch-affine accumulation (msm_affine.cuh) as MsmEngine::accumulate_affine runs it, in chunks of
-// `chunk` entries (0: one chunk), on at most max_lanes lanes with groups of G lane products: the
-// buckets' sums from the round-0 source src0 (the sorted entries' points) and the buckets' ranges
-// in it. Checks on the way that every round stays within the bounds the engine sizes its buffers
-// by, and that every output slot is written.
-template <class C, class Src0>
-std::vector<XYZZ<C>> emulate_affine_buckets(const Src0& src0, const std::vector<u32>& start,
-                                            const std::vector<u32>& end, u32 max_lanes, u32 G, u64 chunk) {
-  using F = typename C::F;
-  u32 nb = (u32)start.size();
-  u64 m = 0;
-  u32 max_count = 0;
-  for (u32 b = 0; b < nb; b++) m += end[b] - start[b], max_count = std::max(max_count, end[b] - start[b]);
-  if (chunk == 0 || chunk > m) chunk = m;
-  std::vector<u32> off(nb), cnt(nb), npairs(nb), ncnt(nb), poff(nb), noff(nb);
-  std::vector<Affine<C>> in, out;
-  std::vector<XYZZ<C>> buckets(nb, XYZZ<C>::infinity());
-  u64 m_r = 0;
-  Affine<C> unset;
-  std::memset(&unset, 0xa5, sizeof unset);
-  auto round = [&](const auto& src) {
-    for (u32 b = 0; b < nb; b++) aff_counts(cnt.data(), npairs.data(), ncnt.data(), b);
-    std::exclusive_scan(npairs.begin(), npairs.end(), poff.begin(), 0u);
-    std::exclusive_scan(ncnt.begin(), ncnt.end(), noff.begin(), 0u);
-    u32 P = poff[nb - 1] + npairs[nb - 1], M = noff[nb - 1] + ncnt[nb - 1];
-    u64 pairs_bound = m_r / 2, next = aff_next_points(m_r, nb);
-    EXPECT_LE(P, pairs_bound);
-    EXPECT_LE(M, next);
-    out.assign(next, unset);
-    std::vector<u32> map(std::max<u64>(pairs_bound, 1), 0);
-    for (u32 b = 0; b < nb; b++)
-      aff_carry<C>(src, off.data(), cnt.data(), poff.data(), noff.data(), map.data(), out.data(), b);
-    std::inclusive_scan(map.begin(), map.end(), map.begin(), [](u32 a, u32 b) { return std::max(a, b); });
-    u32 T = (u32)std::clamp<u64>(pairs_bound, 1, max_lanes);
-    u32 sizes[kAffMaxLevels];
-    int levels = aff_levels(T, G, sizes);
-    std::vector<std::vector<F>> v(levels + 1), pre(levels + 1);
-    for (int k = 0; k <= levels; k++) v[k].resize(sizes[k]), pre[k].resize(sizes[k]);
-    std::vector<F> pre_pairs(std::max<u64>(pairs_bound, 1));
-    for (u32 l = 0; l < T; l++)
-      aff_product<C>(src, map.data(), off.data(), poff.data(), noff.data(), P, T, l, pre_pairs.data(), v[0].data());
-    for (int k = 0; k < levels; k++)
-      for (u32 g = 0; g < sizes[k + 1]; g++) aff_level_up(v[k].data(), sizes[k], G, pre[k].data(), v[k + 1].data(), g);
-    aff_level_top(v[levels].data(), sizes[levels], pre[levels].data());
-    for (int k = levels; k-- > 0;)
-      for (u32 g = 0; g < sizes[k + 1]; g++) aff_level_down(v[k].data(), sizes[k], G, pre[k].data(), v[k + 1].data(), g);
-    for (u32 l = 0; l < T; l++)
-      aff_apply<C>(src, map.data(), off.data(), poff.data(), noff.data(), P, T, l, pre_pairs.data(), v[0].data(),
-                   out.data());
-    for (u32 i = 0; i < M; i++) EXPECT_FALSE(std::memcmp(&out[i], &unset, sizeof unset) == 0) << "slot " << i;
-    in.swap(out);
-    off.swap(noff);
-    cnt.swap(ncnt);
-    m_r = next;
-  };
-  auto finish = [&](const auto& src, bool first) {
-    for (u32 b = 0; b < nb; b++) {
-      EXPECT_LE(cnt[b], 1u);
-      buckets[b] = aff_bucket<C>(src, off.data(), cnt.data(), first ? nullptr : buckets.data(), b);
-    }
-  };
-  for (u64 e0 = 0; e0 < m; e0 += chunk) {
-    u64 e1 = std::min(m, e0 + chunk);
-    for (u32 b = 0; b < nb; b++) aff_clip(start.data(), end.data(), (u32)e0, (u32)e1, cnt.data(), off.data(), b);
-    m_r = e1 - e0;
-    int rounds = aff_rounds((u32)std::min<u64>(max_count, m_r));
-    if (rounds == 0) {
-      finish(src0, e0 == 0);
-      continue;
-    }
-    round(src0);
-    for (int r = 1; r < rounds; r++) round(AffinePoints<C>{in.data()});
-    finish(AffinePoints<C>{in.data()}, e0 == 0);
-  }
-  return buckets;
-}
-
 // The whole MSM pipeline of msm.cu, with std::sort in place of the device radix sort and scans.
 // shared: over precomputed bases (msm_shifted_copies), all windows in one set of buckets.
-// aff_lanes > 0: the buckets summed by batch-affine rounds on that many lanes, with groups of
-// aff_group lane products and chunks of aff_chunk entries, instead of the XYZZ tasks and levels.
 template <class C, class HC, class HF = Fr>
 Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector<HF>& sc_h, int c, u32 l0, u32 l1,
-                         u32 K, u32 idx_offset = 0, bool shared = false, u32 aff_lanes = 0, u32 aff_group = 4,
-                         u64 aff_chunk = 0) {
+                         u32 K, u32 idx_offset = 0, bool shared = false) {
   using P = XYZZ<C>;
   auto pts = to_dev<Affine<C>>(pts_h);
   auto sc = to_dev<DeviceFieldOf<HF>>(sc_h);
@@ -763,23 +682,6 @@ Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector
       }
     }
     buckets[b] = v;
-  }
-  {
-    if (aff_lanes) {
-      auto aff = shared ? emulate_affine_buckets<C>(MsmSharedEntryPoints<C>{pts.data(), vals.data(), idx_offset,
-                                                                           (u32)sc.size(), stride},
-                                                    start, end, aff_lanes, aff_group, aff_chunk)
-                        : emulate_affine_buckets<C>(MsmEntryPoints<C>{pts.data(), vals.data(), idx_offset}, start,
-                                                    end, aff_lanes, aff_group, aff_chunk);
-      // The same bucket sums as the XYZZ tasks (compared as points: the coordinates differ).
-      for (u32 b = 0; b < nb; b++) {
-        XYZZ<HC> x, a;
-        std::memcpy(&x, &buckets[b], sizeof x);
-        std::memcpy(&a, &aff[b], sizeof a);
-        EXPECT_EQ(x.to_jacobian(), a.to_jacobian()) << "bucket " << b;
-      }
-      buckets.swap(aff);
-    }
   }
   if (shared) nw = 1;
   u32 per_window = (nb / nw) / K;
@@ -878,73 +780,6 @@ TEST(GpuKernelEmulation, MsmSkewedBucketsAndOffset) {
   EXPECT_EQ((emulate_msm<DG1, G1Curve>(tail, sc, 7, 8, 4, 4, 7).to_affine()), ref_off.to_affine());
 }
 
-// Batch-affine accumulation (msm_affine.cuh): the bucket sums of the XYZZ tasks (emulate_msm checks
-// each bucket) and the CPU's MSM, plain and over precomputed bases, with idx_offset, with fewer lanes
-// than pairs and several levels of the trick, and a bucket of every scalar 1 (deep rounds) whose
-// first round pairs a point with itself (P + P, i = 6, 7) and with its negation (i = 10, 11); the
-// points include infinity (random_points_of).
-TEST(GpuKernelEmulation, MsmG1BatchAffineMatchesCpu) {
-  std::mt19937_64 rng = test::test_rng();
-  struct Lanes {
-    u32 lanes, group;
-  };
-  for (size_t n : {1, 2, 3, 100, 777}) {
-    auto pts = random_points<G1Curve>(rng, n, g1_generator());
-    auto sc = tricky_scalars(rng, n);
-    G1Affine ref = msm_g1(pts.data(), sc.data(), n).to_affine();
-    for (int c : {4, 9})
-      for (Lanes ln : {Lanes{1, 2}, Lanes{3, 2}, Lanes{64, 4}, Lanes{1u << 20, 32}}) {
-        G1 got = emulate_msm<DG1, G1Curve>(pts, sc, c, 2, 2, std::min(4u, 1u << (c - 1)), 0, false, ln.lanes, ln.group);
-        ASSERT_EQ(got.to_affine(), ref) << "n=" << n << " c=" << c << " lanes=" << ln.lanes;
-      }
-  }
-  size_t n = 600;
-  auto pts = random_points<G1Curve>(rng, n, g1_generator());
-  std::vector<Fr> ones(n, Fr::one());
-  G1Affine ref = msm_g1(pts.data(), ones.data(), n).to_affine();
-  for (Lanes ln : {Lanes{5, 2}, Lanes{256, 8}})
-    EXPECT_EQ((emulate_msm<DG1, G1Curve>(pts, ones, 6, 4, 3, 8, 0, false, ln.lanes, ln.group).to_affine()), ref);
-  // Chunks of the sorted entries: the bucket of ones split across chunks, and chunks of one entry.
-  for (u64 chunk : {1, 2, 37, 599})
-    EXPECT_EQ((emulate_msm<DG1, G1Curve>(pts, ones, 6, 4, 3, 8, 0, false, 9, 3, chunk).to_affine()), ref) << chunk;
-  auto sc = tricky_scalars(rng, n);
-  std::vector<G1Affine> tail(pts.begin(), pts.end() - 7);
-  std::vector<Fr> sc_tail(sc.begin() + 7, sc.end());
-  G1Affine ref_off = msm_g1(tail.data(), sc_tail.data(), tail.size()).to_affine();
-  EXPECT_EQ((emulate_msm<DG1, G1Curve>(tail, sc, 7, 8, 4, 4, 7, false, 16, 4).to_affine()), ref_off);
-  EXPECT_EQ((emulate_msm<DG1, G1Curve>(tail, sc, 8, 4, 3, 4, 7, true, 16, 4).to_affine()), ref_off);
-  EXPECT_EQ((emulate_msm<DG1, G1Curve>(tail, sc, 7, 8, 4, 4, 7, false, 16, 4, 100).to_affine()), ref_off);
-  EXPECT_EQ((emulate_msm<DG1, G1Curve>(tail, sc, 8, 4, 3, 4, 7, true, 16, 4, 333).to_affine()), ref_off);
-  for (int c : {8, 10})
-    EXPECT_EQ((emulate_msm<DG1, G1Curve>(pts, sc, c, 2, 2, 8, 0, true, 7, 3).to_affine()),
-              msm_g1(pts.data(), sc.data(), n).to_affine());
-}
-
-// The trick's levels invert every value of a batch: many lanes, a group of 2 (the deepest tree) up to
-// one group for all.
-TEST(GpuKernelEmulation, BatchAffineLevelsInvertEveryValue) {
-  std::mt19937_64 rng = test::test_rng();
-  for (u32 T : {1u, 2u, 5u, 33u, 1000u})
-    for (u32 G : {2u, 3u, 32u, 4096u}) {
-      u32 sizes[kAffMaxLevels];
-      int levels = aff_levels(T, G, sizes);
-      ASSERT_TRUE(sizes[levels] <= G || levels == kAffMaxLevels - 1) << "T=" << T << " G=" << G;
-      std::vector<std::vector<DFq>> v(levels + 1), pre(levels + 1);
-      for (int k = 0; k <= levels; k++) v[k].resize(sizes[k]), pre[k].resize(sizes[k]);
-      std::vector<Fq> x(T);
-      for (auto& e : x) e = Fq::from_u64(rng() | 1) * Fq::from_u64(rng() | 1);
-      std::memcpy(v[0].data(), x.data(), T * sizeof(Fq));
-      for (int k = 0; k < levels; k++)
-        for (u32 g = 0; g < sizes[k + 1]; g++) aff_level_up(v[k].data(), sizes[k], G, pre[k].data(), v[k + 1].data(), g);
-      aff_level_top(v[levels].data(), sizes[levels], pre[levels].data());
-      for (int k = levels; k-- > 0;)
-        for (u32 g = 0; g < sizes[k + 1]; g++) aff_level_down(v[k].data(), sizes[k], G, pre[k].data(), v[k + 1].data(), g);
-      std::vector<Fq> got(T);
-      std::memcpy(got.data(), v[0].data(), T * sizeof(Fq));
-      for (u32 i = 0; i < T; i++) ASSERT_EQ(got[i], x[i].inv()) << "T=" << T << " G=" << G << " i=" << i;
-    }
-}
-
 TEST(GpuKernelEmulation, MsmG2MatchesCpu) {
   std::mt19937_64 rng = test::test_rng();
   size_t n = 150;
@@ -952,12 +787,6 @@ TEST(GpuKernelEmulation, MsmG2MatchesCpu) {
   auto sc = tricky_scalars(rng, n);
   G2 ref = msm_g2(pts.data(), sc.data(), n);
   EXPECT_EQ((emulate_msm<DG2, G2Curve>(pts, sc, 5, 3, 2, 4).to_affine()), ref.to_affine());
-  // Batch-affine buckets over Fq2 (the inversion through the norm), plain and shared, in chunks.
-  EXPECT_EQ((emulate_msm<DG2, G2Curve>(pts, sc, 5, 3, 2, 4, 0, false, 7, 3).to_affine()), ref.to_affine());
-  EXPECT_EQ((emulate_msm<DG2, G2Curve>(pts, sc, 8, 3, 2, 4, 0, true, 7, 3, 50).to_affine()), ref.to_affine());
-  std::vector<Fr> ones(n, Fr::one());
-  EXPECT_EQ((emulate_msm<DG2, G2Curve>(pts, ones, 5, 3, 2, 4, 0, false, 4, 2, 33).to_affine()),
-            msm_g2(pts.data(), ones.data(), n).to_affine());
 }
 
 // Precomputed bases: each window copy is 2^(wc) P (infinity stays infinity), and the shared-bucket
