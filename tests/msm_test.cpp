@@ -135,6 +135,12 @@ TEST(MsmBlocks, XyzzMatchesJacobian) {
     G1Affine sum = pair_finish(u, v, k, pair_denominator(u, v, k).inv());
     EXPECT_EQ(G1::from_affine(sum), G1::from_affine(u) + G1::from_affine(v));
   }
+  // A value with y = 0 is its own negation: P + P cancels and asks for no inversion of 2y = 0, so
+  // that one such point cannot void the shared inversion of a whole batch.
+  G1Affine t{pa.x, Fq::zero()};
+  EXPECT_EQ(pair_kind(t, t), PairKind::Cancel);
+  EXPECT_FALSE(pair_denominator(t, t, pair_kind(t, t)).is_zero());
+  EXPECT_TRUE(pair_finish(t, t, PairKind::Cancel, Fq::one()).is_inf());
 }
 
 TEST(Msm, G1MatchesKnownLogs) {
