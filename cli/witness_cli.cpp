@@ -2,13 +2,22 @@
 // .wtns from circuit inputs exactly as `snarkjs wtns calculate` would.
 #include "witness_cli.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <cstdlib>
 #include <memory>
 
 #include "commands.hpp"
+#include "math/curves.hpp"
 #include "witness/build.hpp"
+#include "witness/engine.hpp"
 #include "witness/generator.hpp"
 #include "witness/inputs.hpp"
 
@@ -32,20 +41,49 @@ witness::Log progress(bool quiet) {
 
 }  // namespace
 
-int witness_calc(const std::string& generator, const std::string& input, const std::string& out, bool quiet) {
+namespace {
+
+// The circuit's scalar field as cuzk's type: BLS12-381's or BN254's.
+template <class F>
+int with_field(const witness::Manifest& m, F&& f) {
+  if (m.curve() == "bls12381") return f.template operator()<bls12_381::Fr>();
+  if (m.curve() == "bn128") return f.template operator()<bn254::Fr>();
+  throw witness::WitnessError(m.dir + ": the circuit's prime is neither BLS12-381's nor BN254's scalar field");
+}
+
+const char* path_name(int p) { return p == 0 ? "program" : p == 1 ? "native" : "native (the program refused the input)"; }
+
+int report_failure(const std::string& input, const witness::GenResult& r) {
+  std::fprintf(stderr, "error: %s: %s\n", input.c_str(),
+               r.kind == witness::GenResult::Assert ? ("the circuit rejects these inputs: " + r.message).c_str()
+                                                    : r.message.c_str());
+  return r.kind == witness::GenResult::Assert ? kBadInput : kSoftware;
+}
+
+}  // namespace
+
+int witness_calc(const std::string& generator, const std::string& input, const std::string& out, bool quiet,
+                 const std::string& engine) {
   try {
+    const auto eng = witness::parse_engine(engine);
+    if (!eng) {
+      std::fprintf(stderr, "error: --engine must be program or native, not '%s'\n", engine.c_str());
+      return kUsage;
+    }
     witness::Manifest m = witness::open_generator(generator, cache_root(), progress(quiet));
     std::vector<witness::Value> vals = witness::read_inputs_file(input, m, uint64_t(1) << 30);
-    witness::Generator gen(std::move(m));
-    witness::GenResult r = witness::write_wtns(gen, vals, out);
-    if (r.kind == witness::GenResult::Ok) {
-      if (!quiet) std::fprintf(stderr, "witness: %u values in %.1f ms -> %s\n", gen.manifest().n_witness, r.ms, out.c_str());
-      return kOk;
-    }
-    std::fprintf(stderr, "error: %s: %s\n", input.c_str(),
-                 r.kind == witness::GenResult::Assert ? ("the circuit rejects these inputs: " + r.message).c_str()
-                                                      : r.message.c_str());
-    return r.kind == witness::GenResult::Assert ? kBadInput : kSoftware;
+    return with_field(m, [&]<class Fr>() {
+      witness::WitnessEngine<Fr> e(m, *eng, progress(quiet));
+      auto o = witness::write_wtns(e, vals, out);
+      if (o.result.kind != witness::GenResult::Ok) return report_failure(input, o.result);
+      if (!quiet) {
+        if (!o.note.empty() && *eng == witness::Engine::Program)
+          std::fprintf(stderr, "witness: native generator: %s\n", o.note.c_str());
+        std::fprintf(stderr, "witness: %u values in %.1f ms (%s) -> %s\n", m.n_witness, o.result.ms,
+                     path_name(int(o.path)), out.c_str());
+      }
+      return int(kOk);
+    });
   } catch (const witness::InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return kBadInput;
@@ -55,12 +93,94 @@ int witness_calc(const std::string& generator, const std::string& input, const s
   }
 }
 
+namespace {
+
+// `witness bench`: both engines on one input, the median of `runs` each, and their outputs compared.
+int witness_bench(const std::string& generator, const std::string& input, int runs, bool quiet) {
+  try {
+    witness::Manifest m = witness::open_generator(generator, cache_root(), progress(quiet));
+    std::vector<witness::Value> vals = witness::read_inputs_file(input, m, uint64_t(1) << 30);
+    return with_field(m, [&]<class Fr>() {
+      witness::ProgramBuildReport rep;
+      std::optional<witness::Program> prog;
+      const std::string path = m.dir + "/program.bin";
+      auto t0 = std::chrono::steady_clock::now();
+      std::string why;
+      prog = witness::open_program(m, &vals, &why, progress(quiet));
+      const double open_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!prog) {
+        std::fprintf(stderr, "error: no witness program for %s: %s\n", m.dir.c_str(), why.c_str());
+        return int(kSoftware);
+      }
+      const std::string scratch = m.dir + "/.bench-" + std::to_string(::getpid()) + ".bin";
+      struct Unlink {
+        std::string p;
+        ~Unlink() { ::unlink(p.c_str()); }
+      } unlink_scratch{scratch};
+      {
+        int fd = ::open(scratch.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || ::ftruncate(fd, off_t(uint64_t(m.n_witness) * 32)) != 0)
+          throw witness::WitnessError(scratch + ": cannot create");
+        ::close(fd);
+      }
+      witness::Generator gen(m);
+      std::vector<double> native_ms, program_ms;
+      for (int i = 0; i < runs; i++) {
+        witness::GenResult r = gen.compute(vals, scratch, 0);
+        if (r.kind != witness::GenResult::Ok) return report_failure(input, r);
+        native_ms.push_back(r.ms);
+      }
+      witness::ProgramRunner<Fr> run(*prog);
+      std::vector<Fr> w(m.n_witness);
+      for (int i = 0; i < runs; i++) {
+        auto s = std::chrono::steady_clock::now();
+        auto res = run.run(vals.data(), w.data());
+        program_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+        if (res.outcome != witness::ProgramRunner<Fr>::Outcome::Ok) {
+          std::fprintf(stderr, "error: %s: the program refuses this input (it takes another path)\n", input.c_str());
+          return int(kSoftware);
+        }
+      }
+      std::ifstream f(scratch, std::ios::binary);
+      std::vector<witness::Value> native(m.n_witness);
+      f.read(reinterpret_cast<char*>(native.data()), std::streamsize(native.size() * sizeof(witness::Value)));
+      for (uint32_t i = 0; i < m.n_witness; i++)
+        if (witness::from_fr(w[i]) != native[i]) {
+          std::fprintf(stderr, "error: the engines differ at witness value %u\n", i);
+          return int(kSoftware);
+        }
+      auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+      };
+      struct stat st {};
+      ::stat(path.c_str(), &st);
+      std::printf("circuit %s: %u witness values, %u inputs\n", m.circuit.c_str(), m.n_witness, m.n_inputs);
+      std::printf("program: %zu operations, %zu guards, %zu constants, %.1f MB; opened or built in %.0f ms\n",
+                  prog->nodes.size(), prog->guards.size(), prog->consts.size(), double(st.st_size) / 1e6, open_ms);
+      std::printf("native:  %.2f ms (median of %d)\n", median(native_ms), runs);
+      std::printf("program: %.2f ms (median of %d, one thread)\n", median(program_ms), runs);
+      std::printf("speedup: %.1fx; outputs equal\n", median(native_ms) / median(program_ms));
+      return int(kOk);
+    });
+  } catch (const witness::InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kBadInput;
+  } catch (const witness::WitnessError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kBadInput;
+  }
+}
+
+}  // namespace
+
 std::function<std::optional<int>()> add_witness_subcommands(CLI::App& app) {
   struct Opts {
-    std::string src, out, gen, input, wtns;
+    std::string src, out, gen, input, wtns, engine = "program";
+    int runs = 5;
   };
   auto o = std::make_shared<Opts>();
-  auto* w = app.add_subcommand("witness", "circom witness generators: build, calc");
+  auto* w = app.add_subcommand("witness", "circom witness generators: build, calc, bench");
   w->require_subcommand(1);
   auto* build = w->add_subcommand("build", "compile circom's --c output: build <name>_cpp <out dir>");
   build->add_option("src", o->src, "circom --c output folder (<name>_cpp)")->required()->check(CLI::ExistingDirectory);
@@ -71,7 +191,16 @@ std::function<std::optional<int>()> add_witness_subcommands(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   calc->add_option("input", o->input, "circuit inputs (JSON)")->required()->check(CLI::ExistingFile);
   calc->add_option("wtns", o->wtns, "output witness (.wtns)")->required();
-  return [o, build, calc, &app]() -> std::optional<int> {
+  calc->add_option("--engine", o->engine,
+                   "program (default: the compiled witness program, traced on first use; the native generator "
+                   "where it cannot be used) or native (circom's generated C++)");
+  auto* bench = w->add_subcommand("bench", "time both engines on one input and compare them: bench <generator> <input.json>");
+  bench->add_option("generator", o->gen, "circom --c output folder, or an artefact from `witness build`")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  bench->add_option("input", o->input, "circuit inputs (JSON)")->required()->check(CLI::ExistingFile);
+  bench->add_option("--runs", o->runs, "runs of each engine (the median is reported)")->check(CLI::Range(1, 1000));
+  return [o, build, calc, bench, &app]() -> std::optional<int> {
     const bool quiet = app.get_option("--quiet")->as<bool>();
     if (*build) {
       try {
@@ -86,7 +215,8 @@ std::function<std::optional<int>()> add_witness_subcommands(CLI::App& app) {
         return kBadInput;
       }
     }
-    if (*calc) return witness_calc(o->gen, o->input, o->wtns, quiet);
+    if (*calc) return witness_calc(o->gen, o->input, o->wtns, quiet, o->engine);
+    if (*bench) return witness_bench(o->gen, o->input, o->runs, quiet);
     return std::nullopt;
   };
 }

@@ -121,7 +121,7 @@ std::string key_of(const Sources& s, const fs::path& scratch) {
     XXH3_128bits_update(st, &n, sizeof n);
     XXH3_128bits_update(st, part.data(), part.size());
   };
-  add(kDriverSource);
+  for (const char* src : {kDriverSource, kTracerSource, kDriverIoSource, kOpsSource}) add(src);
   for (const std::string& f : kCxxFlags) add(f);
   add(command_output({"g++", "--version"}, scratch));
   add(command_output({"nasm", "-v"}, scratch));
@@ -180,6 +180,55 @@ std::map<uint64_t, std::string> sym_names(const fs::path& sym, uint64_t lo, uint
   return names;
 }
 
+// The tracer: the same circuit objects linked with cuzk's tracer in place of circom's runtime, whose
+// own functions stay in, renamed Fr_* -> Rl_* (same length, so C++ names stay well-formed), for the
+// tracer's concrete values. A tracer that cannot be made leaves the generator usable: the reason is
+// kept in tracer.failed, and the circuit runs on the native generator.
+void link_tracer(const Sources& s, const fs::path& work, const Log& log) {
+  const std::string logf = (work / "tracer.log").string();
+  auto fail = [&](const std::string& why) {
+    std::ofstream(work / "tracer.failed") << why << "\n";
+    if (log) log("witness tracer: " + why);
+  };
+  std::vector<std::string> cc = {"g++"};
+  cc.insert(cc.end(), kCxxFlags.begin(), kCxxFlags.end());
+  cc.insert(cc.end(), {"-I" + s.dir.string(), "-I" + work.string(), "-c", (work / "tracer.cpp").string(), "-o",
+                       (work / "tracer.o").string()});
+  if (log) log("witness tracer " + s.name + ": g++ tracer.cpp");
+  if (wait_for(spawn(cc, logf)) != 0)
+    return fail("compiling the tracer against " + s.dir.string() + " failed: " + tail_of(read_file(logf), 1000));
+  const std::string syms = (work / "fr_symbols.txt").string();
+  if (wait_for(spawn({"nm", "-g", "--defined-only", (work / "fr.o").string(), (work / "fr_asm.o").string()}, syms)) != 0)
+    return fail("nm failed: " + tail_of(read_file(syms), 500));
+  std::ofstream map(work / "fr_rename.txt");
+  std::istringstream in(read_file(syms));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string addr, type, name;
+    if (!(ls >> addr >> type >> name) || (type != "T" && type != "W")) continue;
+    const size_t at = name.find("Fr_");
+    if (at == std::string::npos) continue;
+    std::string renamed = name;
+    renamed.replace(at, 3, "Rl_");
+    map << name << " " << renamed << "\n";
+  }
+  map.close();
+  for (const char* o : {"fr.o", "fr_asm.o"})
+    if (wait_for(spawn({"objcopy", "--redefine-syms=" + (work / "fr_rename.txt").string(), (work / o).string(),
+                        (work / (std::string("rl_") + o)).string()},
+                       logf)) != 0)
+      return fail("objcopy failed: " + tail_of(read_file(logf), 500));
+  std::vector<std::string> link = {"g++", "-no-pie", "-o", (work / "tracer").string()};
+  for (const char* o : {"circuit.o", "calcwit.o", "circom_main.o", "tracer.o", "rl_fr.o", "rl_fr_asm.o"})
+    link.push_back((work / o).string());
+  for (const char* a : {"-static-libstdc++", "-static-libgcc", "-Wl,-Bstatic", "-lgmp", "-Wl,-Bdynamic", "-pthread"})
+    link.push_back(a);
+  if (log) log("witness tracer: linking");
+  if (wait_for(spawn(link, logf)) != 0) return fail("linking the tracer failed: " + tail_of(read_file(logf), 1000));
+  for (const char* f : {"rl_fr.o", "rl_fr_asm.o", "fr_symbols.txt", "fr_rename.txt", "tracer.log"}) fs::remove(work / f);
+}
+
 // Runs the compile steps, at most `jobs` at a time, then the link.
 void compile(const Sources& s, const fs::path& work, const Log& log) {
   const std::string logf = (work / "build.log").string();
@@ -197,11 +246,13 @@ void compile(const Sources& s, const fs::path& work, const Log& log) {
       cxx((s.dir / "calcwit.cpp").string(), "calcwit.o"),
       cxx((s.dir / "fr.cpp").string(), "fr.o"),
       cxx((s.dir / "main.cpp").string(), "circom_main.o", {"-Dmain=cuzk_circom_generated_main"}),
-      cxx((work / "driver.cpp").string(), "driver.o"),
+      cxx((work / "driver.cpp").string(), "driver.o", {"-I" + work.string()}),
   };
-  {
-    std::ofstream d(work / "driver.cpp");
-    d << kDriverSource;
+  for (const auto& [name, text] : {std::pair{"driver.cpp", kDriverSource}, std::pair{"tracer.cpp", kTracerSource},
+                                   std::pair{"cuzk_driver_io.hpp", kDriverIoSource},
+                                   std::pair{"cuzk_ops.hpp", kOpsSource}}) {
+    std::ofstream d(work / name);
+    d << text;
   }
   const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
   std::map<pid_t, size_t> running;
@@ -237,8 +288,10 @@ void compile(const Sources& s, const fs::path& work, const Log& log) {
   if (wait_for(spawn(link, logf)) != 0)
     throw WitnessError("linking the witness generator of " + s.dir.string() + " failed: " +
                        tail_of(read_file(logf), 1500));
-  for (const char* o : {"circuit.o", "fr_asm.o", "calcwit.o", "fr.o", "circom_main.o", "driver.o"})
+  link_tracer(s, work, log);
+  for (const char* o : {"circuit.o", "fr_asm.o", "calcwit.o", "fr.o", "circom_main.o", "driver.o", "tracer.o"})
     fs::remove(work / o);
+  for (const char* f : {"driver.cpp", "tracer.cpp", "cuzk_driver_io.hpp", "cuzk_ops.hpp"}) fs::remove(work / f);
 }
 
 // Asks the new executable for its sizes and input table, and names the inputs from the .sym file.

@@ -188,8 +188,7 @@ GenResult Generator::compute(const std::vector<Value>& inputs, const std::string
   }
 }
 
-GenResult write_wtns(Generator& gen, const std::vector<Value>& inputs, const std::string& path) {
-  const Manifest& m = gen.manifest();
+std::string wtns_header(const Manifest& m) {
   // snarkjs's layout: "wtns", version 2, 2 sections; section 1 = n8, prime, nWitness; section 2 = values.
   std::string hdr;
   auto u32 = [&](uint32_t v) { hdr.append(reinterpret_cast<const char*>(&v), 4); };
@@ -204,26 +203,7 @@ GenResult write_wtns(Generator& gen, const std::vector<Value>& inputs, const std
   u32(m.n_witness);
   u32(2);
   u64(uint64_t(m.n_witness) * 32);
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw WitnessError(tmp + ": cannot create: " + std::strerror(errno));
-  bool ok = ::write(fd, hdr.data(), hdr.size()) == ssize_t(hdr.size()) &&
-            ::ftruncate(fd, off_t(hdr.size() + uint64_t(m.n_witness) * 32)) == 0;
-  ::close(fd);
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    throw WitnessError(tmp + ": cannot write: " + std::strerror(errno));
-  }
-  GenResult r = gen.compute(inputs, tmp, hdr.size());
-  if (r.kind != GenResult::Ok) {
-    ::unlink(tmp.c_str());
-    return r;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw WitnessError(path + ": cannot write: " + std::strerror(errno));
-  }
-  return r;
+  return hdr;
 }
 
 }  // namespace cuzk::witness

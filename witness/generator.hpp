@@ -48,7 +48,7 @@ class Generator {
   int fd_ = -1;  // request/reply socket
 };
 
-// Writes a complete .wtns file (snarkjs's layout, byte for byte) for inputs with gen.
-GenResult write_wtns(Generator& gen, const std::vector<Value>& inputs, const std::string& path);
+// The header of a .wtns file for m's witness (snarkjs's layout, byte for byte); the values follow it.
+std::string wtns_header(const Manifest& m);
 
 }  // namespace cuzk::witness

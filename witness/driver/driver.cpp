@@ -27,6 +27,7 @@
 
 #include "calcwit.hpp"
 #include "circom.hpp"
+#include "cuzk_driver_io.hpp"
 #include "fr.hpp"
 
 Circom_Circuit* loadCircuit(std::string const& datFileName);  // circom's main.cpp
@@ -83,25 +84,8 @@ double now_ms() {
   return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
 }
 
-// Where main input value k goes: circom sets inputs by (hash of the signal's name, index in it).
-struct Slot {
-  u64 hash;
-  uint32_t index;
-};
-
-std::vector<Slot> input_slots(Circom_Circuit* c) {
-  std::vector<Slot> s(get_main_input_signal_no(), Slot{0, 0});
-  const uint start = get_main_input_signal_start();
-  for (uint i = 0; i < get_size_of_input_hashmap(); i++) {
-    const HashSignalInfo& h = c->InputHashMap[i];
-    if (h.signalsize == 0) continue;
-    for (u64 j = 0; j < h.signalsize; j++) {
-      u64 pos = h.signalid - start + j;
-      if (pos < s.size()) s[pos] = Slot{h.hash, uint32_t(j)};
-    }
-  }
-  return s;
-}
+using cuzk_driver::Slot;
+using cuzk_driver::input_slots;
 
 int describe(const char* dat) {
   Circom_Circuit* c = loadCircuit(dat);

@@ -1,0 +1,76 @@
+// A compiled witness program: circom's witness generator run once by the artefact's tracer and kept
+// as the straight-line list of field operations on the inputs it performed, with constants folded,
+// repeated operations shared and everything that reaches neither a witness value nor a guard
+// dropped. cuzk evaluates it in process (witness/program_eval.hpp) instead of running the generated
+// C++; the artefact keeps it as program.bin, checked and rebuilt like the generator itself.
+//
+// Values are numbered in one space: the main inputs [0, n_inputs), then the constants, then one
+// value per node in order; a node's operands are always lower numbers. Guards are the places where
+// the generated code branched or indexed on a value: an input whose guards do not all hold must be
+// computed by the native generator instead, and so must one whose operations leave the field
+// (circom's integer division by zero).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "witness/build.hpp"
+#include "witness/manifest.hpp"
+
+namespace cuzk::witness {
+
+struct ProgramNode {
+  uint32_t op, a, b;  // program::Op; b is 0 for unary operations
+};
+struct ProgramGuard {
+  uint32_t value, kind;  // program::GuardKind
+  Value expect{};        // for kMustEqual
+};
+
+struct Program {
+  static constexpr uint32_t kVersion = 1;
+  std::string key;  // the generator artefact's key: a program belongs to one build of the sources
+  Value prime{};
+  uint32_t n_inputs = 0, n_witness = 0;
+  std::vector<Value> consts;  // normal form
+  std::vector<ProgramNode> nodes;
+  std::vector<ProgramGuard> guards;
+  std::vector<uint32_t> outputs;  // the value of each witness wire
+  uint32_t first_node() const { return uint32_t(n_inputs + consts.size()); }
+  uint64_t n_values() const { return uint64_t(first_node()) + nodes.size(); }
+};
+
+// Reads and checks program.bin: magic, version, sizes, checksum, and that every operand, output
+// and guard names an earlier value. Throws WitnessError naming the file and what is wrong.
+Program read_program(const std::string& path);
+void write_program(const std::string& path, const Program& p);
+
+// The program could not be made from this sample, because circom's own code rejected it (a failed
+// assert): another input may succeed.
+struct SampleRejected : WitnessError {
+  using WitnessError::WitnessError;
+};
+
+struct ProgramBuildReport {
+  double trace_ms = 0, check_ms = 0;
+  uint64_t traced_nodes = 0;  // before dead code was dropped
+  uint32_t selftest_cases = 0;
+};
+
+// Traces the artefact's circuit on `sample` (m.n_inputs values, signal order), optimises the trace
+// and checks the result before returning it: the evaluator must reproduce circom's result for every
+// operation of the tracer's self-test, and the native generator's witness for the sample, byte for
+// byte. Throws SampleRejected when circom rejects the sample, WitnessError otherwise.
+Program build_program(const Manifest& m, const std::vector<Value>& sample, const Log& log = {},
+                      ProgramBuildReport* report = nullptr);
+
+// The artefact's program: <dir>/program.bin when it is current, otherwise built from `sample` and
+// stored there (under a lock, so that concurrent workers build it once). A failed build is recorded
+// beside it (program.failed, with the reason), so it is tried once per artefact, not once per
+// process; a rejected sample is not recorded. Returns nullopt with *why set when the circuit runs on
+// the native generator (no sample yet, or the reason it cannot be built).
+std::optional<Program> open_program(const Manifest& m, const std::vector<Value>* sample, std::string* why,
+                                    const Log& log = {});
+
+}  // namespace cuzk::witness

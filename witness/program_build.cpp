@@ -1,0 +1,378 @@
+// Building a compiled witness program: the artefact's tracer runs circom's code once on a sample,
+// the trace is optimised here, and the result must reproduce circom before it is kept.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "math/curves.hpp"
+#include "witness/generator.hpp"
+#include "witness/program.hpp"
+#include "witness/program/ops.hpp"
+#include "witness/program_eval.hpp"
+
+extern char** environ;
+
+namespace cuzk::witness {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The tracer runs the circuit once, at the speed of circom's own code plus one table entry per
+// operation; a runaway (an input-dependent endless loop) is stopped by CPU time.
+constexpr rlim_t kTracerCpuSeconds = 1800;
+
+double now_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string tail(const std::string& s, size_t n) { return s.size() > n ? "..." + s.substr(s.size() - n) : s; }
+
+// Runs the tracer with output to log; its exit status, 128 + signal when killed.
+int run_tracer(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> av;
+  for (const std::string& a : argv) av.push_back(const_cast<char*>(a.c_str()));
+  av.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, av[0], &fa, nullptr, av.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw WitnessError(argv[0] + ": cannot run: " + std::strerror(rc));
+  const rlimit cpu{kTracerCpuSeconds, kTracerCpuSeconds + 5};
+  ::prlimit(pid, RLIMIT_CPU, &cpu, nullptr);
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+// A file the tracer wrote, read with bounds checks (it is ours, but a short write must not be read
+// past its end).
+class Reader {
+ public:
+  Reader(std::string data, std::string name) : d_(std::move(data)), name_(std::move(name)) {}
+  template <class T>
+  void get(T* out, size_t n) {
+    const size_t bytes = n * sizeof(T);
+    if (bytes / sizeof(T) != n || d_.size() - pos_ < bytes) throw WitnessError(name_ + ": truncated");
+    if (bytes) std::memcpy(out, d_.data() + pos_, bytes);
+    pos_ += bytes;
+  }
+  template <class T>
+  T get() {
+    T v;
+    get(&v, 1);
+    return v;
+  }
+  bool done() const { return pos_ == d_.size(); }
+
+ private:
+  std::string d_, name_;
+  size_t pos_ = 0;
+};
+
+struct RawNode {
+  uint32_t op, a, b;
+};
+struct RawGuard {
+  uint32_t node, kind;
+  Value value;
+};
+
+constexpr unsigned kArity[] = {
+#define CUZK_OP_ARITY(name, arity) arity,
+    CUZK_WITNESS_OPS(CUZK_OP_ARITY)
+#undef CUZK_OP_ARITY
+};
+
+// The trace as a program: only what a witness value or a guard needs, renumbered into one value
+// space (inputs, then the constants still used, then the operations).
+Program optimise(const std::string& trace_path, const Manifest& m, ProgramBuildReport* rep) {
+  Reader r(slurp(trace_path), trace_path);
+  char magic[8];
+  r.get(magic, 8);
+  if (std::memcmp(magic, program::kTraceMagic, 8) != 0) throw WitnessError(trace_path + ": not a trace");
+  const uint32_t n_inputs = r.get<uint32_t>(), n_witness = r.get<uint32_t>();
+  uint64_t counts[3];
+  r.get(counts, 3);
+  if (n_inputs != m.n_inputs || n_witness != m.n_witness)
+    throw WitnessError(trace_path + ": the trace's sizes differ from the manifest's");
+  if (counts[0] > 0xffffffffull || counts[1] > counts[0] || counts[2] > (1ull << 32))
+    throw WitnessError(trace_path + ": implausible sizes");
+  std::vector<Value> consts(counts[1]);
+  std::vector<RawNode> nodes(counts[0]);
+  std::vector<RawGuard> guards(counts[2]);
+  std::vector<uint32_t> outputs(n_witness);
+  r.get(consts.data(), consts.size());
+  r.get(nodes.data(), nodes.size());
+  r.get(guards.data(), guards.size());
+  r.get(outputs.data(), outputs.size());
+  if (!r.done()) throw WitnessError(trace_path + ": trailing bytes");
+  for (size_t i = 0; i < nodes.size(); i++) {
+    const RawNode& n = nodes[i];
+    const bool ok = n.op < program::kOpCount &&
+                    (n.op == program::Input  ? n.a < n_inputs
+                     : n.op == program::Const ? n.a < consts.size()
+                                              : n.a < i && (kArity[n.op] < 2 || n.b < i));
+    if (!ok) throw WitnessError(trace_path + ": node " + std::to_string(i) + " is malformed");
+  }
+  for (const RawGuard& g : guards)
+    if (g.node >= nodes.size()) throw WitnessError(trace_path + ": a guard names no node");
+  for (uint32_t o : outputs)
+    if (o >= nodes.size()) throw WitnessError(trace_path + ": an output names no node");
+
+  // Liveness, backwards: operands of a live node are live.
+  std::vector<uint8_t> live(nodes.size(), 0);
+  for (uint32_t o : outputs) live[o] = 1;
+  for (const RawGuard& g : guards) live[g.node] = 1;
+  for (size_t i = nodes.size(); i-- > 0;) {
+    if (!live[i] || kArity[nodes[i].op] == 0) continue;
+    live[nodes[i].a] = 1;
+    if (kArity[nodes[i].op] == 2) live[nodes[i].b] = 1;
+  }
+  Program p;
+  p.key = m.key;
+  p.prime = m.prime;
+  p.n_inputs = n_inputs;
+  p.n_witness = n_witness;
+  std::vector<uint32_t> index(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); i++) {
+    if (nodes[i].op == program::Input) index[i] = nodes[i].a;
+    else if (nodes[i].op == program::Const && live[i]) {
+      index[i] = uint32_t(n_inputs + p.consts.size());
+      p.consts.push_back(consts[nodes[i].a]);
+    }
+  }
+  const uint32_t first = p.first_node();
+  for (size_t i = 0; i < nodes.size(); i++) {
+    const RawNode& n = nodes[i];
+    if (!live[i] || kArity[n.op] == 0) continue;
+    index[i] = uint32_t(first + p.nodes.size());
+    p.nodes.push_back(ProgramNode{n.op, index[n.a], kArity[n.op] == 2 ? index[n.b] : 0});
+  }
+  for (const RawGuard& g : guards) p.guards.push_back(ProgramGuard{index[g.node], g.kind, g.value});
+  for (uint32_t o : outputs) p.outputs.push_back(index[o]);
+  if (rep) rep->traced_nodes = nodes.size();
+  return p;
+}
+
+template <class C>
+void check_selftest(const std::string& path, ProgramBuildReport* rep) {
+  using Fr = typename C::Fr;
+  Reader r(slurp(path), path);
+  char magic[8];
+  r.get(magic, 8);
+  if (std::memcmp(magic, program::kSelftestMagic, 8) != 0) throw WitnessError(path + ": not a self-test");
+  const uint64_t n = r.get<uint64_t>();
+  if (n > (1u << 24)) throw WitnessError(path + ": implausible size");
+  std::vector<uint32_t> ops(n);
+  std::vector<std::array<Value, 3>> rec(n);
+  r.get(ops.data(), n);
+  r.get(rec.data(), n);
+  for (uint64_t i = 0; i < n; i++) {
+    const auto& [a, b, want] = rec[i];
+    if (ops[i] >= program::kOpCount || kArity[ops[i]] == 0) throw WitnessError(path + ": unknown operation");
+    bool undefined = false;
+    const Fr got = program::apply<Fr>(ops[i], to_fr<Fr>(a), to_fr<Fr>(b), undefined);
+    if (undefined || from_fr(got) != want)
+      throw WitnessError("the program evaluator and circom's runtime disagree on operation " +
+                         std::string(program::op_name(ops[i])) + " (" + hex_of(a) + ", " + hex_of(b) +
+                         "): circom gives " + hex_of(want) + ", cuzk " + (undefined ? "undefined" : hex_of(from_fr(got))));
+  }
+  if (rep) rep->selftest_cases = uint32_t(n);
+}
+
+template <class C>
+void check_sample(const Program& p, const Manifest& m, const std::vector<Value>& sample, const std::string& scratch) {
+  using Fr = typename C::Fr;
+  // The native generator's witness for the sample, in a scratch file.
+  const std::string native = scratch + "/native.bin";
+  {
+    int fd = ::open(native.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || ::ftruncate(fd, off_t(uint64_t(m.n_witness) * 32)) != 0) {
+      if (fd >= 0) ::close(fd);
+      throw WitnessError(native + ": cannot create: " + std::strerror(errno));
+    }
+    ::close(fd);
+  }
+  Generator gen(m);
+  GenResult g = gen.compute(sample, native, 0);
+  if (g.kind == GenResult::Assert) throw SampleRejected(g.message);
+  if (g.kind != GenResult::Ok) throw WitnessError("the native generator failed on the sample: " + g.message);
+  const std::string want = slurp(native);
+  if (want.size() != uint64_t(m.n_witness) * 32) throw WitnessError(native + ": short");
+  ProgramRunner<Fr> run(p);
+  std::vector<Fr> w(m.n_witness);
+  const auto res = run.run(sample.data(), w.data());
+  if (res.outcome != ProgramRunner<Fr>::Outcome::Ok)
+    throw WitnessError("the program fails its own guard " + std::to_string(res.where) + " on the sample it was traced on");
+  for (uint32_t i = 0; i < m.n_witness; i++) {
+    Value v = from_fr(w[i]);
+    if (std::memcmp(v.data(), want.data() + uint64_t(i) * 32, 32) != 0)
+      throw WitnessError("the program's witness differs from the native generator's at value " + std::to_string(i));
+  }
+}
+
+template <class F>
+void with_prime(const Manifest& m, F&& f) {
+  const std::string c = m.curve();
+  if (c == "bls12381") f.template operator()<Bls12_381>();
+  else if (c == "bn128") f.template operator()<Bn254>();
+  else throw WitnessError("the circuit's prime is neither BLS12-381's nor BN254's scalar field");
+}
+
+// Holds an exclusive flock on a file for its lifetime.
+class Lock {
+ public:
+  explicit Lock(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw WitnessError(path + ": cannot open the lock file: " + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) throw WitnessError(path + ": cannot lock: " + std::strerror(errno));
+  }
+  ~Lock() { ::close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+Program build_program(const Manifest& m, const std::vector<Value>& sample, const Log& log, ProgramBuildReport* rep) {
+  const std::string tracer = m.dir + "/tracer";
+  if (::access(tracer.c_str(), X_OK) != 0) {
+    const std::string why = slurp(m.dir + "/tracer.failed");
+    throw WitnessError(why.empty() ? "the artefact " + m.dir + " has no tracer (built by an older cuzk: rebuild it)"
+                                   : "the artefact's tracer could not be built: " + why);
+  }
+  if (sample.size() != m.n_inputs) throw WitnessError("the sample has the wrong number of inputs");
+  std::error_code ec;
+  const fs::path scratch = fs::path(m.dir) / (".program.tmp" + std::to_string(::getpid()));
+  fs::remove_all(scratch, ec);
+  fs::create_directories(scratch, ec);
+  if (ec) throw WitnessError(scratch.string() + ": " + ec.message());
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } cleanup{scratch};
+  ProgramBuildReport local;
+  if (!rep) rep = &local;
+  const std::string inputs = (scratch / "sample.bin").string(), out = (scratch / "trace.bin").string(),
+                    st = (scratch / "selftest.bin").string(), tlog = (scratch / "tracer.log").string();
+  {
+    std::ofstream f(inputs, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(sample.data()), std::streamsize(sample.size() * sizeof(Value)));
+    if (!f) throw WitnessError(inputs + ": cannot write");
+  }
+  double t0 = now_ms();
+  if (log) log("witness program " + m.circuit + ": tracing circom's generator on the sample");
+  const int rc = run_tracer({tracer, "--trace", m.dat_path(), inputs, out}, tlog);
+  if (rc != 0) {
+    const std::string o = slurp(tlog);
+    const size_t fa = o.find("Failed assert");
+    if (fa != std::string::npos) throw SampleRejected(o.substr(fa, o.find('\n', fa) - fa));
+    throw WitnessError("the tracer " + std::string(rc > 128 ? "was killed by signal " + std::to_string(rc - 128)
+                                                            : "exited with status " + std::to_string(rc)) +
+                       ": " + tail(o, 600));
+  }
+  Program p = optimise(out, m, rep);
+  rep->trace_ms = now_ms() - t0;
+  t0 = now_ms();
+  if (run_tracer({tracer, "--selftest", st}, tlog) != 0) throw WitnessError("the tracer's self-test failed: " + tail(slurp(tlog), 600));
+  with_prime(m, [&]<class C>() {
+    check_selftest<C>(st, rep);
+    check_sample<C>(p, m, sample, scratch.string());
+  });
+  rep->check_ms = now_ms() - t0;
+  if (log)
+    log("witness program " + m.circuit + ": " + std::to_string(p.nodes.size()) + " operations (of " +
+        std::to_string(rep->traced_nodes) + " traced), " + std::to_string(p.guards.size()) + " guards, " +
+        std::to_string(p.consts.size()) + " constants; traced in " + std::to_string(int(rep->trace_ms)) +
+        " ms, checked in " + std::to_string(int(rep->check_ms)) + " ms");
+  return p;
+}
+
+std::optional<Program> open_program(const Manifest& m, const std::vector<Value>* sample, std::string* why,
+                                    const Log& log) {
+  const std::string path = m.dir + "/program.bin", failed = m.dir + "/program.failed";
+  auto current = [&]() -> std::optional<Program> {
+    if (::access(path.c_str(), R_OK) != 0) return std::nullopt;
+    try {
+      Program p = read_program(path);
+      if (p.key == m.key && p.n_inputs == m.n_inputs && p.n_witness == m.n_witness && p.prime == m.prime) return p;
+      if (log) log("witness program " + path + " belongs to another build: rebuilding it");
+    } catch (const WitnessError& e) {
+      if (log) log(std::string("witness program: ") + e.what() + ": rebuilding it");
+    }
+    return std::nullopt;
+  };
+  auto recorded_failure = [&]() -> std::optional<std::string> {
+    std::ifstream f(failed);
+    if (!f) return std::nullopt;
+    std::string key, reason;
+    std::getline(f, key);
+    std::getline(f, reason);
+    if (key != m.key) return std::nullopt;
+    return reason;
+  };
+  if (auto p = current()) return p;
+  if (auto r = recorded_failure()) {
+    if (why) *why = *r;
+    return std::nullopt;
+  }
+  if (!sample) {
+    if (why) *why = "not built yet: it is traced on the first input";
+    return std::nullopt;
+  }
+  Lock lock(m.dir + "/.program.lock");
+  if (auto p = current()) return p;  // another process built it while this one waited
+  if (auto r = recorded_failure()) {
+    if (why) *why = *r;
+    return std::nullopt;
+  }
+  try {
+    Program p = build_program(m, *sample, log);
+    try {
+      write_program(path, p);
+    } catch (const WitnessError& e) {
+      if (log) log(std::string("witness program kept in memory only: ") + e.what());
+    }
+    return p;
+  } catch (const SampleRejected& e) {
+    if (why) *why = std::string("the sample input was rejected by the circuit (") + e.what() + ")";
+    return std::nullopt;
+  } catch (const WitnessError& e) {
+    std::ofstream(failed) << m.key << "\n" << e.what() << "\n";
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace cuzk::witness
