@@ -158,6 +158,14 @@ int witness_bench(const std::string& generator, const std::string& input, int ru
       std::printf("circuit %s: %u witness values, %u inputs\n", m.circuit.c_str(), m.n_witness, m.n_inputs);
       std::printf("program: %zu operations, %zu guards, %zu constants, %.1f MB; opened or built in %.0f ms\n",
                   prog->nodes.size(), prog->guards.size(), prog->consts.size(), double(st.st_size) / 1e6, open_ms);
+      std::vector<std::pair<uint64_t, unsigned>> hist(witness::program::kOpCount);
+      for (unsigned op = 0; op < hist.size(); op++) hist[op].second = op;
+      for (const auto& n : prog->nodes) hist[n.op].first++;
+      std::sort(hist.rbegin(), hist.rend());
+      std::printf("operations:");
+      for (const auto& [count, op] : hist)
+        if (count) std::printf(" %s %llu", witness::program::op_name(op), (unsigned long long)count);
+      std::printf("\nlaid out: %zu instructions, %u registers\n", run.instructions(), run.registers());
       std::printf("native:  %.2f ms (median of %d)\n", median(native_ms), runs);
       std::printf("program: %.2f ms (median of %d, one thread)\n", median(program_ms), runs);
       std::printf("speedup: %.1fx; outputs equal\n", median(native_ms) / median(program_ms));

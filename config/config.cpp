@@ -343,7 +343,7 @@ const std::vector<std::string> kDaemonKeys = {"instance",   "state_dir",        
                                               "tcp",        "tcp_allow_remote", "token",            "token_file",
                                               "log_level",  "heartbeat_interval_ms", "heartbeat_timeout_ms",
                                               "shutdown_grace_ms", "input_dirs"};
-const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "witness_timeout_s"};
+const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "witness_timeout_s", "witness_engine"};
 const std::vector<std::string> kGpuKeys = {"backend",    "devices",    "slots",
                                            "cpus",       "threads",    "verify",
                                            "precompute", "precompute_headroom_mb", "msm_window",
@@ -435,6 +435,10 @@ void parse_synthesis(const toml::table& root, SynthesisConfig& sy) {
          s.node("cpus"));
   s.integer("threads", sy.threads, 0, 4096);
   s.integer("witness_timeout_s", sy.witness_timeout_s, 0, 86400 * 7);
+  s.str("witness_engine", sy.witness_engine);
+  if (sy.witness_engine != "program" && sy.witness_engine != "native")
+    fail("synthesis.witness_engine", "must be \"program\" or \"native\", got " + quote(sy.witness_engine),
+         s.node("witness_engine"));
 }
 
 void parse_gpu(const toml::table& root, GpuConfig& g) {

@@ -47,6 +47,7 @@ struct SynthesisConfig {
   std::vector<CpuSet> cpus;           // empty, or exactly `workers` entries; each worker pins itself to its set
   uint32_t threads = 0;               // threads per worker; 0 = the size of its CPU set (or all cores)
   uint32_t witness_timeout_s = 600;   // longest run of one witness generation; 0 = no limit
+  std::string witness_engine = "program";  // "program" (compiled witness program, native where it cannot run) | "native"
 };
 
 struct GpuConfig {

@@ -33,6 +33,10 @@ enum MsgStatus : int32_t {
 
 // Msg::flags bits.
 constexpr uint32_t kMsgFromInputs = 1u << 0;  // Synthesize: text names circuit inputs to run the generator on
+// SynthDone: which witness engine computed w from inputs (one of the three; none for a .wtns).
+constexpr uint32_t kMsgWitnessProgram = 1u << 1;   // the compiled witness program
+constexpr uint32_t kMsgWitnessFallback = 1u << 2;  // the native generator, the program having refused this input
+constexpr uint32_t kMsgWitnessNative = 1u << 3;    // the native generator: the circuit runs without a program
 
 struct Msg {
   uint32_t magic = kMsgMagic;

@@ -462,6 +462,12 @@ std::string Supervisor::metrics_text() {
   line("# TYPE cuzk_synth_seconds summary");
   line("cuzk_synth_seconds_sum " + std::to_string(synth_sum_s_));
   line("cuzk_synth_seconds_count " + std::to_string(synth_count_));
+  line("# HELP cuzk_witness_partitions_total Partitions whose witness was computed from inputs, by engine "
+       "(fallback: the compiled program refused the input and circom's generator ran).");
+  line("# TYPE cuzk_witness_partitions_total counter");
+  line("cuzk_witness_partitions_total{engine=\"program\"} " + std::to_string(witness_program_));
+  line("cuzk_witness_partitions_total{engine=\"native\"} " + std::to_string(witness_native_));
+  line("cuzk_witness_partitions_total{engine=\"fallback\"} " + std::to_string(witness_fallback_));
   line("# HELP cuzk_http_connections API connections open now.");
   line("# TYPE cuzk_http_connections gauge");
   line("cuzk_http_connections " + std::to_string(server_ ? server_->open_connections() : 0));

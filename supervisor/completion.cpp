@@ -68,6 +68,9 @@ void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
   t.synth_ms = m.ms[0];
   synth_sum_s_ += m.ms[0] / 1000, synth_count_++;
   if (m.status == shm::kOk) {
+    if (m.flags & shm::kMsgWitnessProgram) witness_program_++;
+    if (m.flags & shm::kMsgWitnessNative) witness_native_++;
+    if (m.flags & shm::kMsgWitnessFallback) witness_fallback_++;
     if (!d || d->seg->state(slot) != shm::SlotState::Ready) {
       if (d) release_slot(d->id, slot);
       requeue(m.job, m.partition, "slot was not READY after synthesis", true);

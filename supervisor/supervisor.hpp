@@ -247,6 +247,7 @@ class Supervisor {
   uint64_t proofs_done_ = 0, parts_failed_ = 0;
   double prove_sum_s_ = 0, synth_sum_s_ = 0;
   uint64_t synth_count_ = 0;
+  uint64_t witness_program_ = 0, witness_native_ = 0, witness_fallback_ = 0;  // partitions by witness engine
   bool disk_full_ = false;  // a write under state_dir failed for lack of space, and has not succeeded since
   uint64_t last_space_check_ns_ = 0;
   bool watchdog_ = false;

@@ -22,6 +22,7 @@
 #include "shm/slot_ring.hpp"
 #include "timeline/events.hpp"
 #include "witness/build.hpp"
+#include "witness/engine.hpp"
 #include "witness/generator.hpp"
 #include "witness/inputs.hpp"
 #include "worker/worker_main.hpp"
@@ -39,14 +40,30 @@ struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A circuit as the worker loaded it on first use: its sizes and witness generator, and behind the
-// virtual functions its curve's compiled evaluator and optional r1cs, working on a slot's vectors
-// as that curve's field elements.
+// A witness computed from inputs into a slot: the engine's result, the SynthDone flags that say
+// which engine ran, and why the native generator ran when the circuit has a program.
+struct WitnessRun {
+  witness::GenResult result;
+  uint32_t flags = 0;  // one of kMsgWitnessProgram, kMsgWitnessFallback, kMsgWitnessNative
+  std::string note;
+};
+
+// A circuit as the worker loaded it on first use: its sizes, and behind the virtual functions its
+// curve's witness engine, compiled evaluator and optional r1cs, working on a slot's vectors as that
+// curve's field elements.
 struct Circuit {
   std::string name;
   uint32_t n_vars = 0, n_public = 0, domain_size = 0;
-  std::unique_ptr<witness::Generator> gen;  // started on the first job that brings inputs
   virtual ~Circuit() = default;
+  // The witness engine for jobs that bring inputs: the compiled program where it can be used, the
+  // native generator otherwise (its process started on the first job).
+  virtual void set_engine(witness::Manifest m, witness::Engine e) = 0;
+  virtual const witness::Manifest* manifest() const = 0;  // nullptr: the circuit has no witness_generator
+  // The witness of `inputs` into the slot's w, Montgomery form. `dest` and `offset` name w as a file
+  // for the native generator (the segment under /dev/shm).
+  virtual WitnessRun compute_witness(const std::vector<witness::Value>& inputs, Segment& seg, uint32_t slot,
+                                     const std::string& dest, uint64_t offset, uint32_t timeout_ms,
+                                     const std::function<bool()>& cancelled) = 0;
   virtual bool has_r1cs() const = 0;
   // The .wtns at path into the slot's w; FormatError/std::invalid_argument for a bad file.
   virtual void read_wtns(const std::string& path, Segment& seg, uint32_t slot) const = 0;
@@ -64,6 +81,32 @@ struct CircuitOn : Circuit {
   using Fr = typename C::Fr;
   groth16::ConstraintEvaluator<C> ev;
   std::unique_ptr<groth16::R1cs<C>> r1cs;
+  std::unique_ptr<witness::WitnessEngine<Fr>> engine;
+
+  void set_engine(witness::Manifest m, witness::Engine e) override {
+    const std::string prefix = "cuzk-synth-worker: circuit " + name + ": ";
+    // The program is built beside the work: inputs run natively until it is ready.
+    engine = std::make_unique<witness::WitnessEngine<Fr>>(
+        std::move(m), e, [prefix](const std::string& line) { std::fprintf(stderr, "%s%s\n", prefix.c_str(), line.c_str()); },
+        witness::WitnessEngine<Fr>::Build::Background);
+  }
+  const witness::Manifest* manifest() const override { return engine ? &engine->manifest() : nullptr; }
+  WitnessRun compute_witness(const std::vector<witness::Value>& inputs, Segment& seg, uint32_t slot,
+                             const std::string& dest, uint64_t offset, uint32_t timeout_ms,
+                             const std::function<bool()>& cancelled) override {
+    using Path = typename witness::WitnessEngine<Fr>::Path;
+    auto o = engine->compute(inputs, seg.w<Fr>(slot), dest, offset, timeout_ms, cancelled);
+    WitnessRun r{std::move(o.result), 0, std::move(o.note)};
+    r.flags = o.path == Path::Program    ? kMsgWitnessProgram
+              : o.path == Path::Fallback ? kMsgWitnessFallback
+                                         : kMsgWitnessNative;
+    // The native generator writes normal-form values; the prover works in Montgomery form.
+    if (r.result.kind == witness::GenResult::Ok && o.path != Path::Program)
+      if (size_t bad = to_montgomery(seg, slot); bad != SIZE_MAX)
+        throw std::runtime_error("witness generator of circuit " + name + " wrote value " + std::to_string(bad) +
+                                 " outside the field");
+    return r;
+  }
 
   bool has_r1cs() const override { return r1cs != nullptr; }
   void read_wtns(const std::string& path, Segment& seg, uint32_t slot) const override {
@@ -172,25 +215,32 @@ class SynthWorker {
       if (m.n_witness != c->n_vars)
         throw std::runtime_error("circuit " + cc.name + ": its witness generator makes " + std::to_string(m.n_witness) +
                                  " values, its zkey has nVars=" + std::to_string(c->n_vars));
-      c->gen = std::make_unique<witness::Generator>(std::move(m));
+      c->set_engine(std::move(m), *witness::parse_engine(cfg_.synthesis.witness_engine));
     }
     return *circuits_.emplace(idx, std::move(c)).first->second;
   }
 
-  // Runs the circuit's witness generator on the inputs at `path`, writing w straight into the slot.
-  void witness_from_inputs(Circuit& c, const std::string& path, Segment& seg, uint32_t slot, const SlotHeader& h) {
-    if (!c.gen) throw BadInput("circuit " + c.name + " has no witness_generator: its jobs must bring .wtns files");
+  // Computes the witness of the inputs at `path` with the circuit's engine, straight into the slot.
+  WitnessRun witness_from_inputs(Circuit& c, const std::string& path, Segment& seg, uint32_t slot,
+                                 const SlotHeader& h) {
+    if (!c.manifest()) throw BadInput("circuit " + c.name + " has no witness_generator: its jobs must bring .wtns files");
     std::vector<witness::Value> inputs;
     try {
-      inputs = witness::read_inputs_file(path, c.gen->manifest(), cfg_.limits.max_upload_bytes);
+      inputs = witness::read_inputs_file(path, *c.manifest(), cfg_.limits.max_upload_bytes);
     } catch (const witness::InputError& e) {
       throw BadInput(e.what());
     }
     char* w = seg.w<char[kElemBytes]>(slot)[0];
     const uint64_t offset = uint64_t(w - static_cast<char*>(seg.base()));
-    witness::GenResult r = c.gen->compute(inputs, "/dev/shm/" + seg.name(), offset,
-                                          cfg_.synthesis.witness_timeout_s * 1000u,
-                                          [&] { return h.cancel.load(std::memory_order_acquire) != 0; });
+    WitnessRun run = c.compute_witness(inputs, seg, slot, "/dev/shm/" + seg.name(), offset,
+                                       cfg_.synthesis.witness_timeout_s * 1000u,
+                                       [&] { return h.cancel.load(std::memory_order_acquire) != 0; });
+    if (!run.note.empty())
+      std::fprintf(stderr, "cuzk-synth-worker: circuit %s: %s: %s\n", c.name.c_str(),
+                   run.flags & kMsgWitnessFallback ? "this input runs on the native generator"
+                                                   : "the native witness generator runs its inputs",
+                   run.note.c_str());
+    const witness::GenResult& r = run.result;
     switch (r.kind) {
       case witness::GenResult::Ok: break;
       case witness::GenResult::Cancelled: throw Cancelled{};
@@ -201,10 +251,7 @@ class SynthWorker {
       case witness::GenResult::Crashed:
         throw std::runtime_error("witness generator of circuit " + c.name + " crashed: " + r.message);
     }
-    // The generator wrote normal-form values; the prover works in Montgomery form.
-    if (size_t bad = c.to_montgomery(seg, slot); bad != SIZE_MAX)
-      throw std::runtime_error("witness generator of circuit " + c.name + " wrote value " + std::to_string(bad) +
-                               " outside the field");
+    return run;
   }
 
   void check_cancel(const SlotHeader& h) {
@@ -230,6 +277,7 @@ class SynthWorker {
     Segment* seg = seg_it == segments_.end() ? nullptr : seg_it->second.get();
     const bool from_inputs = (req.flags & kMsgFromInputs) != 0;
     double witness_ms = 0, eval_ms = 0;
+    WitnessRun wrun;
     try {
       if (!seg) throw std::runtime_error("no slot ring for device " + std::to_string(req.device));
       SlotHeader& h = seg->slot(req.slot);
@@ -245,7 +293,7 @@ class SynthWorker {
         throw std::runtime_error("circuit " + c.name + " does not fit the slot ring");
       // The witness goes straight into the slot.
       if (from_inputs) {
-        witness_from_inputs(c, path, *seg, req.slot, h);
+        wrun = witness_from_inputs(c, path, *seg, req.slot, h);
       } else {
         try {
           c.read_wtns(path, *seg, req.slot);
@@ -291,15 +339,20 @@ class SynthWorker {
     done.ms[0] = synth_ms;
     done.ms[1] = witness_ms;
     done.ms[2] = eval_ms;
-    const std::string kv = tl::Kv()
-                               .raw(kv_base)
-                               .ms(tl::kSynthMs, synth_ms)
-                               .ms(tl::kWitnessMs, witness_ms)
-                               .ms(tl::kEvalMs, eval_ms)
-                               .add(tl::kSource, from_inputs ? tl::kSourceInputs : tl::kSourceWtns)
-                               .add(tl::kStatus, done.status)
-                               .str();
-    link_.event(tl::kSynthEnd, req.job, req.partition, req.slot, kv);
+    done.flags = wrun.flags;
+    tl::Kv kv;
+    kv.raw(kv_base)
+        .ms(tl::kSynthMs, synth_ms)
+        .ms(tl::kWitnessMs, witness_ms)
+        .ms(tl::kEvalMs, eval_ms)
+        .add(tl::kSource, from_inputs ? tl::kSourceInputs : tl::kSourceWtns);
+    if (wrun.flags)
+      kv.add(tl::kWitnessEngine, wrun.flags & kMsgWitnessProgram    ? tl::kEngineProgram
+                                 : wrun.flags & kMsgWitnessFallback ? tl::kEngineFallback
+                                                                    : tl::kEngineNative);
+    if (wrun.flags & kMsgWitnessFallback) kv.add(tl::kWitnessNote, wrun.note);
+    kv.add(tl::kStatus, done.status);
+    link_.event(tl::kSynthEnd, req.job, req.partition, req.slot, kv.str());
     done.t_ns = monotonic_ns();
     link_.send(done);
   }

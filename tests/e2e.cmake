@@ -101,6 +101,11 @@ cuzk_e2e_test(e2e.witness_bad 600 witness_bad.sh)
 set_tests_properties(e2e.witness_bad PROPERTIES FIXTURES_REQUIRED
   "e2e_circuit_poseidon_merkle;e2e_case_poseidon_merkle;e2e_circuit_multiplier;e2e_case_multiplier")
 
+# The compiled witness program on every operation of circom's runtime, and on inputs that take
+# other paths through the circuit's code than the one it was traced on.
+cuzk_e2e_test(e2e.witness_program 600 witness_program.sh)
+cuzk_e2e_test_on(bn128 e2e.witness_program.bn128 600 witness_program.sh)
+
 cuzk_e2e_test(e2e.curve_mismatch 120 curve_mismatch.sh multiplier multiplier)
 set_tests_properties(e2e.curve_mismatch PROPERTIES FIXTURES_REQUIRED
   "e2e_circuit_multiplier;e2e_case_multiplier;e2e.bn128_circuit_multiplier;e2e.bn128_case_multiplier")

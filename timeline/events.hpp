@@ -57,6 +57,8 @@ inline constexpr char kWitnessMs[] = "witness_ms";   // obtaining the witness: t
 inline constexpr char kWitnessMsOld[] = "read_ms";   // the same, in logs from before witness_ms
 inline constexpr char kEvalMs[] = "eval_ms";         // evaluating a, b, c
 inline constexpr char kSource[] = "source";          // inputs | wtns
+inline constexpr char kWitnessEngine[] = "witness_engine";  // SYNTH_END from inputs: program | native | fallback
+inline constexpr char kWitnessNote[] = "witness_note";      // SYNTH_END: why the native generator ran (fallback)
 inline constexpr char kWaitMs[] = "wait_ms";
 inline constexpr char kProveMs[] = "prove_ms";
 inline constexpr char kKernelMs[] = "kernel_ms";     // union of the device's busy spans for the proof
@@ -78,6 +80,9 @@ inline constexpr char kKindSynth[] = "synth";
 inline constexpr char kKindGpu[] = "gpu";
 inline constexpr char kSourceInputs[] = "inputs";
 inline constexpr char kSourceWtns[] = "wtns";
+inline constexpr char kEngineProgram[] = "program";
+inline constexpr char kEngineNative[] = "native";
+inline constexpr char kEngineFallback[] = "fallback";  // the program refused the input: native generator
 
 // Builds "k=v,k=v". Values never hold the separators: commas, spaces and line breaks become '_'.
 class Kv {

@@ -1,6 +1,9 @@
 // One circuit's witness engine in one process: the compiled program where it exists and the input
-// keeps to its guards, circom's native generator otherwise. The program is built on first use from
-// the first input that circom accepts (open_program), once per artefact.
+// keeps to its guards, circom's native generator otherwise. Until the artefact has a program, inputs
+// run on the native generator, and the first one the circuit accepts becomes the program's sample:
+// its native witness is what the program must reproduce (open_program), and the build runs once per
+// artefact, either before compute() returns (Build::Wait, the command line) or on a thread of its
+// own while later inputs keep running natively (Build::Background, the synthesis worker).
 #pragma once
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,7 +13,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,7 +23,7 @@
 
 #include "witness/generator.hpp"
 #include "witness/program.hpp"
-#include "witness/program_eval.hpp"
+#include "witness/program_runner.hpp"
 
 namespace cuzk::witness {
 
@@ -30,19 +35,24 @@ std::optional<Engine> parse_engine(const std::string& s);
 template <class Fr>
 class WitnessEngine {
  public:
+  enum class Build { Wait, Background };
   enum class Path {
     Program,   // the compiled program wrote w, Montgomery form
-    Native,    // the native generator wrote w, normal form (no program for this circuit)
+    Native,    // the native generator wrote w, normal form (no program for this circuit yet, or ever)
     Fallback,  // the program refused this input (a guard), and the native generator wrote w, normal form
   };
   struct Outcome {
     GenResult result;
     Path path = Path::Native;
-    std::string note;  // why the native generator ran, for Fallback and the first Native
+    std::string note;  // why the native generator ran: for Fallback, and once for Native
   };
 
-  WitnessEngine(Manifest m, Engine e, Log log) : gen_(std::move(m)), want_program_(e == Engine::Program), log_(std::move(log)) {
+  WitnessEngine(Manifest m, Engine e, Log log, Build build = Build::Wait)
+      : gen_(std::move(m)), want_program_(e == Engine::Program), build_(build), log_(std::move(log)) {
     if (!want_program_) why_ = "the native engine was chosen";
+  }
+  ~WitnessEngine() {
+    if (pending_.valid()) pending_.wait();
   }
 
   const Manifest& manifest() const { return gen_.manifest(); }
@@ -53,11 +63,15 @@ class WitnessEngine {
 
   // Computes the witness of `inputs` into w, which is the same memory as the file `dest` at byte
   // `offset` (the native generator writes through the file). timeout_ms and cancelled apply to the
-  // native generator; the program runs in a few milliseconds.
+  // native generator; the program runs in milliseconds.
   Outcome compute(const std::vector<Value>& inputs, Fr* w, const std::string& dest, uint64_t offset,
                   uint32_t timeout_ms = 0, const std::function<bool()>& cancelled = {}) {
     Outcome o;
-    if (want_program_ && !runner_ && may_build_) try_open(inputs);
+    take_finished_build();
+    if (want_program_ && !runner_ && !opened_) {
+      opened_ = true;
+      install(open_program(gen_.manifest(), nullptr, &why_, log_));  // built by an earlier process
+    }
     if (runner_) {
       const double t0 = now_ms();
       const auto r = runner_->run(inputs.data(), w);
@@ -73,12 +87,14 @@ class WitnessEngine {
                    : "the input divides by zero in the circuit's code";
     } else {
       o.path = Path::Native;
-      if (!why_logged_) {
-        o.note = why_;
-        why_logged_ = true;
-      }
     }
     o.result = gen_.compute(inputs, dest, offset, timeout_ms, cancelled);
+    if (o.path == Path::Native && o.result.kind == GenResult::Ok && want_program_ && may_build_ && !pending_.valid())
+      start_build(inputs, w, o.result.ms);
+    if (o.path == Path::Native && !why_logged_ && !runner_) {
+      o.note = why_;
+      why_logged_ = true;
+    }
     return o;
   }
 
@@ -88,28 +104,53 @@ class WitnessEngine {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
   }
-  void try_open(const std::vector<Value>& sample) {
+  struct Built {
+    std::optional<Program> program;
     std::string why;
-    program_ = open_program(gen_.manifest(), &sample, &why, log_);
-    if (program_) {
-      runner_ = std::make_unique<ProgramRunner<Fr>>(*program_);
-      why_.clear();
+  };
+  void install(std::optional<Program> p) {
+    if (!p) return;
+    program_ = std::move(p);
+    runner_ = std::make_unique<ProgramRunner<Fr>>(*program_);
+    why_.clear();
+  }
+  // The sample is `inputs`, whose native witness (normal form) the generator just wrote to w.
+  void start_build(const std::vector<Value>& inputs, const Fr* w, double native_ms) {
+    auto native = std::make_shared<NativeSample>();
+    native->witness.resize(gen_.manifest().n_witness);
+    std::memcpy(native->witness.data(), w, native->witness.size() * sizeof(Value));
+    native->ms = native_ms;
+    auto job = [m = gen_.manifest(), sample = inputs, native, log = log_]() {
+      Built b;
+      b.program = open_program(m, &sample, &b.why, log, native.get());
+      return b;
+    };
+    pending_ = std::async(build_ == Build::Wait ? std::launch::deferred : std::launch::async, std::move(job));
+    if (build_ == Build::Wait) take_finished_build(true);
+  }
+  void take_finished_build(bool wait = false) {
+    if (!pending_.valid()) return;
+    if (!wait && pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    Built b = pending_.get();
+    if (b.program) {
+      install(std::move(b.program));
       return;
     }
     // A rejected sample leaves the next input to try; any other reason is final for this artefact.
-    may_build_ = why.rfind("the sample input was rejected", 0) == 0;
-    if (why != why_) why_logged_ = false;
-    why_ = why;
+    may_build_ = b.why.rfind("the sample input was rejected", 0) == 0;
+    if (b.why != why_) why_logged_ = false;
+    why_ = b.why;
   }
 
   Generator gen_;
   bool want_program_;
-  bool may_build_ = true;
-  bool why_logged_ = false;
+  Build build_;
+  bool opened_ = false, may_build_ = true, why_logged_ = false;
   Log log_;
   std::string why_;
   std::optional<Program> program_;
   std::unique_ptr<ProgramRunner<Fr>> runner_;
+  std::future<Built> pending_;
 };
 
 // Writes a complete .wtns file (snarkjs's layout, byte for byte) for inputs, through e.

@@ -140,8 +140,12 @@ Program read_program(const std::string& path) {
         (kArity[n.op] == 1 && n.b != 0))
       throw WitnessError(path + ": node " + std::to_string(i) + " is malformed");
   }
+  for (size_t i = 0; i < p.consts.size(); i++)
+    if (program::u256::cmp(p.consts[i], p.prime) >= 0)
+      throw WitnessError(path + ": constant " + std::to_string(i) + " is not below the prime");
   for (size_t i = 0; i < p.guards.size(); i++)
-    if (p.guards[i].value >= total || p.guards[i].kind > program::kMustEqual)
+    if (p.guards[i].value >= total || p.guards[i].kind > program::kMustEqual ||
+        program::u256::cmp(p.guards[i].expect, p.prime) >= 0)
       throw WitnessError(path + ": guard " + std::to_string(i) + " is malformed");
   for (size_t i = 0; i < p.outputs.size(); i++)
     if (p.outputs[i] >= total) throw WitnessError(path + ": witness value " + std::to_string(i) + " is malformed");

@@ -58,12 +58,20 @@ struct ProgramBuildReport {
   uint32_t selftest_cases = 0;
 };
 
+// The native generator's witness of a sample (n_witness values, normal form) and its time.
+struct NativeSample {
+  std::vector<Value> witness;
+  double ms = 0;
+};
+
 // Traces the artefact's circuit on `sample` (m.n_inputs values, signal order), optimises the trace
 // and checks the result before returning it: the evaluator must reproduce circom's result for every
 // operation of the tracer's self-test, and the native generator's witness for the sample, byte for
-// byte. Throws SampleRejected when circom rejects the sample, WitnessError otherwise.
-Program build_program(const Manifest& m, const std::vector<Value>& sample, const Log& log = {},
-                      ProgramBuildReport* report = nullptr);
+// byte. `native` is that witness when the caller has it; otherwise the native generator runs on the
+// sample first. The tracer may take 100 times the native generator's time (at least a minute).
+// Throws SampleRejected when circom rejects the sample, WitnessError otherwise.
+Program build_program(const Manifest& m, const std::vector<Value>& sample, const NativeSample* native = nullptr,
+                      const Log& log = {}, ProgramBuildReport* report = nullptr);
 
 // The artefact's program: <dir>/program.bin when it is current, otherwise built from `sample` and
 // stored there (under a lock, so that concurrent workers build it once). A failed build is recorded
@@ -71,6 +79,6 @@ Program build_program(const Manifest& m, const std::vector<Value>& sample, const
 // process; a rejected sample is not recorded. Returns nullopt with *why set when the circuit runs on
 // the native generator (no sample yet, or the reason it cannot be built).
 std::optional<Program> open_program(const Manifest& m, const std::vector<Value>* sample, std::string* why,
-                                    const Log& log = {});
+                                    const Log& log = {}, const NativeSample* native = nullptr);
 
 }  // namespace cuzk::witness

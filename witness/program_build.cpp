@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -19,7 +20,7 @@
 #include "witness/generator.hpp"
 #include "witness/program.hpp"
 #include "witness/program/ops.hpp"
-#include "witness/program_eval.hpp"
+#include "witness/program_runner.hpp"
 
 extern char** environ;
 
@@ -29,9 +30,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The tracer runs the circuit once, at the speed of circom's own code plus one table entry per
-// operation; a runaway (an input-dependent endless loop) is stopped by CPU time.
-constexpr rlim_t kTracerCpuSeconds = 1800;
+// The tracer runs the circuit once, at circom's own speed plus one table entry per operation: about
+// 30 times the native generator's time on a bit-heavy circuit. It may take 100 times the native
+// run on the same sample (at least a minute, at most half an hour) before it is stopped.
+rlim_t tracer_cpu_seconds(double native_ms) {
+  return rlim_t(std::clamp(native_ms / 1000 * 100, 60.0, 1800.0));
+}
 
 double now_ms() {
   timespec ts;
@@ -49,7 +53,7 @@ std::string slurp(const std::string& p) {
 std::string tail(const std::string& s, size_t n) { return s.size() > n ? "..." + s.substr(s.size() - n) : s; }
 
 // Runs the tracer with output to log; its exit status, 128 + signal when killed.
-int run_tracer(const std::vector<std::string>& argv, const std::string& log) {
+int run_tracer(const std::vector<std::string>& argv, const std::string& log, rlim_t cpu_seconds) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -62,7 +66,7 @@ int run_tracer(const std::vector<std::string>& argv, const std::string& log) {
   const int rc = posix_spawn(&pid, av[0], &fa, nullptr, av.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) throw WitnessError(argv[0] + ": cannot run: " + std::strerror(rc));
-  const rlimit cpu{kTracerCpuSeconds, kTracerCpuSeconds + 5};
+  const rlimit cpu{cpu_seconds, cpu_seconds + 5};
   ::prlimit(pid, RLIMIT_CPU, &cpu, nullptr);
   int st = 0;
   while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
@@ -206,10 +210,9 @@ void check_selftest(const std::string& path, ProgramBuildReport* rep) {
   if (rep) rep->selftest_cases = uint32_t(n);
 }
 
-template <class C>
-void check_sample(const Program& p, const Manifest& m, const std::vector<Value>& sample, const std::string& scratch) {
-  using Fr = typename C::Fr;
-  // The native generator's witness for the sample, in a scratch file.
+// The native generator's witness for the sample (normal form), and the time it took.
+std::vector<Value> native_witness(const Manifest& m, const std::vector<Value>& sample, const std::string& scratch,
+                                  double* ms) {
   const std::string native = scratch + "/native.bin";
   {
     int fd = ::open(native.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -223,16 +226,25 @@ void check_sample(const Program& p, const Manifest& m, const std::vector<Value>&
   GenResult g = gen.compute(sample, native, 0);
   if (g.kind == GenResult::Assert) throw SampleRejected(g.message);
   if (g.kind != GenResult::Ok) throw WitnessError("the native generator failed on the sample: " + g.message);
-  const std::string want = slurp(native);
-  if (want.size() != uint64_t(m.n_witness) * 32) throw WitnessError(native + ": short");
+  const std::string bytes = slurp(native);
+  if (bytes.size() != uint64_t(m.n_witness) * 32) throw WitnessError(native + ": short");
+  std::vector<Value> w(m.n_witness);
+  std::memcpy(w.data(), bytes.data(), bytes.size());
+  *ms = g.ms;
+  return w;
+}
+
+template <class C>
+void check_sample(const Program& p, const Manifest& m, const std::vector<Value>& sample,
+                  const std::vector<Value>& want) {
+  using Fr = typename C::Fr;
   ProgramRunner<Fr> run(p);
   std::vector<Fr> w(m.n_witness);
   const auto res = run.run(sample.data(), w.data());
   if (res.outcome != ProgramRunner<Fr>::Outcome::Ok)
     throw WitnessError("the program fails its own guard " + std::to_string(res.where) + " on the sample it was traced on");
   for (uint32_t i = 0; i < m.n_witness; i++) {
-    Value v = from_fr(w[i]);
-    if (std::memcmp(v.data(), want.data() + uint64_t(i) * 32, 32) != 0)
+    if (from_fr(w[i]) != want[i])
       throw WitnessError("the program's witness differs from the native generator's at value " + std::to_string(i));
   }
 }
@@ -262,7 +274,8 @@ class Lock {
 
 }  // namespace
 
-Program build_program(const Manifest& m, const std::vector<Value>& sample, const Log& log, ProgramBuildReport* rep) {
+Program build_program(const Manifest& m, const std::vector<Value>& sample, const NativeSample* native,
+                      const Log& log, ProgramBuildReport* rep) {
   const std::string tracer = m.dir + "/tracer";
   if (::access(tracer.c_str(), X_OK) != 0) {
     const std::string why = slurp(m.dir + "/tracer.failed");
@@ -291,9 +304,16 @@ Program build_program(const Manifest& m, const std::vector<Value>& sample, const
     f.write(reinterpret_cast<const char*>(sample.data()), std::streamsize(sample.size() * sizeof(Value)));
     if (!f) throw WitnessError(inputs + ": cannot write");
   }
+  // The native generator first: what the program must reproduce, and how long the tracer may run.
+  NativeSample own;
+  if (!native) {
+    own.witness = native_witness(m, sample, scratch.string(), &own.ms);
+    native = &own;
+  }
+  if (native->witness.size() != m.n_witness) throw WitnessError("the sample's native witness has the wrong length");
   double t0 = now_ms();
   if (log) log("witness program " + m.circuit + ": tracing circom's generator on the sample");
-  const int rc = run_tracer({tracer, "--trace", m.dat_path(), inputs, out}, tlog);
+  const int rc = run_tracer({tracer, "--trace", m.dat_path(), inputs, out}, tlog, tracer_cpu_seconds(native->ms));
   if (rc != 0) {
     const std::string o = slurp(tlog);
     const size_t fa = o.find("Failed assert");
@@ -305,10 +325,10 @@ Program build_program(const Manifest& m, const std::vector<Value>& sample, const
   Program p = optimise(out, m, rep);
   rep->trace_ms = now_ms() - t0;
   t0 = now_ms();
-  if (run_tracer({tracer, "--selftest", st}, tlog) != 0) throw WitnessError("the tracer's self-test failed: " + tail(slurp(tlog), 600));
+  if (run_tracer({tracer, "--selftest", st}, tlog, tracer_cpu_seconds(0)) != 0) throw WitnessError("the tracer's self-test failed: " + tail(slurp(tlog), 600));
   with_prime(m, [&]<class C>() {
     check_selftest<C>(st, rep);
-    check_sample<C>(p, m, sample, scratch.string());
+    check_sample<C>(p, m, sample, native->witness);
   });
   rep->check_ms = now_ms() - t0;
   if (log)
@@ -320,7 +340,7 @@ Program build_program(const Manifest& m, const std::vector<Value>& sample, const
 }
 
 std::optional<Program> open_program(const Manifest& m, const std::vector<Value>* sample, std::string* why,
-                                    const Log& log) {
+                                    const Log& log, const NativeSample* native) {
   const std::string path = m.dir + "/program.bin", failed = m.dir + "/program.failed";
   auto current = [&]() -> std::optional<Program> {
     if (::access(path.c_str(), R_OK) != 0) return std::nullopt;
@@ -348,7 +368,7 @@ std::optional<Program> open_program(const Manifest& m, const std::vector<Value>*
     return std::nullopt;
   }
   if (!sample) {
-    if (why) *why = "not built yet: it is traced on the first input";
+    if (why) *why = "the compiled program is not built yet: it is traced on the first input the circuit accepts";
     return std::nullopt;
   }
   Lock lock(m.dir + "/.program.lock");
@@ -358,7 +378,7 @@ std::optional<Program> open_program(const Manifest& m, const std::vector<Value>*
     return std::nullopt;
   }
   try {
-    Program p = build_program(m, *sample, log);
+    Program p = build_program(m, *sample, native, log);
     try {
       write_program(path, p);
     } catch (const WitnessError& e) {

@@ -71,9 +71,27 @@ await_ok "$jm" "$WORK/out_m" "$VK_MULT" 2
 await_ok "$jp" "$WORK/out_p" "$VK_POSEIDON" 2
 grep -q '"33"' "$WORK/out_m/public_0.json" && grep -q '"35"' "$WORK/out_m/public_1.json" ||
   die "public outputs are not a*b: $(cat "$WORK/out_m/public_0.json" "$WORK/out_m/public_1.json")"
-grep -q "SYNTH_END,$jp,.*witness_ms=.*source=inputs" "$WORK/state/timeline.log" ||
-  die "SYNTH_END lacks witness_ms/source=inputs: $(grep SYNTH_END "$WORK/state/timeline.log" | tail -3)"
+grep -q "SYNTH_END,$jp,.*witness_ms=.*source=inputs,witness_engine=" "$WORK/state/timeline.log" ||
+  die "SYNTH_END lacks witness_ms/source=inputs/witness_engine: $(grep SYNTH_END "$WORK/state/timeline.log" | tail -3)"
 log "jobs from inputs: proofs verified by snarkjs"
+
+# 1b. The first inputs a circuit accepts run on circom's generator and are the sample its compiled
+#     witness program is traced on, beside the work; once it is built, inputs on the traced path run
+#     on the program (counted and on the timeline), and every proof verifies.
+metrics() { node -e '
+  const http = require("http");
+  http.get({socketPath: process.argv[1], path: "/metrics"}, r => { let b = ""; r.on("data", d => b += d); r.on("end", () => console.log(b)); });' "$SOCK"; }
+wait_until 120 "the poseidon program to be built" "ls $WORK/state/witness/*/program.bin 2>/dev/null | grep -q . || ls $G_POSEIDON/program.bin 2>/dev/null | grep -q ."
+n=0
+until metrics | grep -q '^cuzk_witness_partitions_total{engine="program"} [1-9]'; do
+  n=$((n + 1))
+  [ $n -le 20 ] || die "no partition ran on the compiled program: $(metrics | grep witness_partitions)"
+  jq_=$(inputs_job poseidon_in "$CUZK_SRC/tests/e2e/inputs/poseidon_merkle.json")
+  await_ok "$jq_" "$WORK/out_q$n" "$VK_POSEIDON" 1
+done
+grep -q "SYNTH_END,$jq_,.*witness_engine=program" "$WORK/state/timeline.log" ||
+  die "the program's partition is not marked on the timeline: $(grep "SYNTH_END,$jq_," "$WORK/state/timeline.log")"
+log "compiled witness program: partitions on it counted and marked on the timeline"
 
 # 2. Inputs that cannot be right are refused at submission, naming the signal.
 expect_refused() {  # expect_refused WANT JSON

@@ -95,9 +95,14 @@ struct Guard {
 struct RawHash {
   size_t operator()(const Raw& v) const { return size_t(v[0] * 0x9e3779b97f4a7c15ull ^ v[1] ^ (v[2] << 1) ^ (v[3] << 2)); }
 };
+// Every word of the key counts in full: the guards' keys are (node, kind, value), whose first word
+// varies most, and an (op, a, b) key's second and third words do.
 struct KeyHash {
   size_t operator()(const std::array<uint32_t, 3>& k) const {
-    return size_t((uint64_t(k[0]) << 58 ^ uint64_t(k[1]) << 29 ^ k[2]) * 0x9e3779b97f4a7c15ull);
+    uint64_t h = (uint64_t(k[0]) << 32 | k[1]) * 0x9e3779b97f4a7c15ull ^ uint64_t(k[2]) * 0xc2b2ae3d27d4eb4full;
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return size_t(h ^ (h >> 29));
   }
 };
 

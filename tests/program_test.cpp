@@ -1,0 +1,360 @@
+// The compiled witness program's runner against a plain interpretation of the same program with
+// program::apply (whose semantics the tracer's self-test holds to circom's runtime): random programs
+// with every operation, the bit extractions the runner fuses, shared values, duplicate outputs and
+// guards, on both fields. And program.bin: a file that is damaged, truncated, of another version or
+// malformed is refused with the reason.
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "groth16/random.hpp"
+#include "math/bls12_381.hpp"
+#include "math/bn254.hpp"
+#include "test_seed.hpp"
+#include "witness/program.hpp"
+#include "witness/program_runner.hpp"
+
+using namespace cuzk;
+using namespace cuzk::witness;
+namespace fs = std::filesystem;
+
+namespace {
+
+unsigned arity(unsigned op) {
+  switch (op) {
+#define CUZK_TEST_ARITY(name, n) \
+  case program::name: return n;
+    CUZK_WITNESS_OPS(CUZK_TEST_ARITY)
+#undef CUZK_TEST_ARITY
+  }
+  return 0;
+}
+
+template <class Fr>
+Value prime_of() {
+  Value p;
+  std::memcpy(p.data(), Fr::Params::MOD, sizeof p);
+  return p;
+}
+
+// Every value in order, as the program's definition reads: the reference the runner must match.
+template <class Fr>
+struct Reference {
+  std::vector<Fr> v;
+  bool undefined = false;
+  std::vector<bool> guard_ok;
+  bool ok() const { return !undefined && std::find(guard_ok.begin(), guard_ok.end(), false) == guard_ok.end(); }
+};
+template <class Fr>
+Reference<Fr> interpret(const Program& p, const std::vector<Value>& in) {
+  Reference<Fr> r;
+  r.v.resize(p.n_values());
+  for (uint32_t i = 0; i < p.n_inputs; i++) r.v[i] = to_fr<Fr>(in[i]);
+  for (size_t i = 0; i < p.consts.size(); i++) r.v[p.n_inputs + i] = to_fr<Fr>(p.consts[i]);
+  // An undefined operation counts where its value reaches a witness value or a guard; circom would
+  // stop on any, but a value nothing reads is not computed.
+  std::vector<bool> live(p.n_values(), false);
+  for (uint32_t o : p.outputs) live[o] = true;
+  for (const ProgramGuard& g : p.guards) live[g.value] = true;
+  for (size_t i = p.nodes.size(); i-- > 0;)
+    if (live[p.first_node() + i]) {
+      live[p.nodes[i].a] = true;
+      if (arity(p.nodes[i].op) == 2) live[p.nodes[i].b] = true;
+    }
+  for (size_t i = 0; i < p.nodes.size(); i++) {
+    const ProgramNode& n = p.nodes[i];
+    bool u = false;
+    r.v[p.first_node() + i] = program::apply<Fr>(n.op, r.v[n.a], r.v[n.b], u);
+    r.undefined |= u && live[p.first_node() + i];
+  }
+  for (const ProgramGuard& g : p.guards) {
+    const Fr& x = r.v[g.value];
+    r.guard_ok.push_back(g.kind == program::kMustBeZero      ? x.is_zero()
+                         : g.kind == program::kMustBeNonzero ? !x.is_zero()
+                                                             : x == to_fr<Fr>(g.expect));
+  }
+  return r;
+}
+
+template <class Fr>
+Value random_value(std::mt19937_64& rng) {
+  switch (rng() % 6) {
+    case 0: return Value{rng() % 4, 0, 0, 0};
+    case 1: return program::u256::sub(prime_of<Fr>(), Value{1 + rng() % 3, 0, 0, 0});  // -1, -2, -3
+    case 2: return Value{rng(), rng() >> (rng() % 64), 0, 0};
+    default: return from_fr(random_fr<Fr>(rng));
+  }
+}
+
+// A random program in the shape the tracer writes: operands are earlier values, mostly recent ones;
+// constants small and large; circom's bit extraction (x >> k) & 1, often several bits of one value;
+// outputs that repeat values and name inputs and constants; guards that hold on `sample`.
+template <class Fr>
+Program random_program(std::mt19937_64& rng, const std::vector<Value>& sample) {
+  Program p;
+  p.prime = prime_of<Fr>();
+  p.n_inputs = uint32_t(sample.size());
+  const unsigned bits = program::IntView<Fr>::get().bits;
+  for (uint64_t c : std::initializer_list<uint64_t>{0, 1, 2, 3, 7, 64, bits - 1, bits, 300})
+    p.consts.push_back(Value{c, 0, 0, 0});
+  for (int i = 0; i < 4; i++) p.consts.push_back(random_value<Fr>(rng));
+  auto konst = [&](uint64_t c) {
+    for (size_t i = 0; i < p.consts.size(); i++)
+      if (p.consts[i] == Value{c, 0, 0, 0}) return uint32_t(p.n_inputs + i);
+    p.consts.push_back(Value{c, 0, 0, 0});
+    return uint32_t(p.n_inputs + p.consts.size() - 1);
+  };
+  for (uint32_t k = 0; k < 12; k++) konst(k * 21 % bits);
+  const uint32_t first = p.first_node();
+  auto pick = [&]() -> uint32_t {
+    const uint32_t n = uint32_t(first + p.nodes.size());
+    if (rng() % 4 == 0 || n == first) return uint32_t(rng() % n);
+    const uint32_t back = 1 + uint32_t(rng() % std::min<uint32_t>(8, n - first));
+    return n - back;
+  };
+  const size_t n_nodes = 40 + rng() % 200;
+  std::vector<uint32_t> eqs;
+  while (p.nodes.size() < n_nodes) {
+    const uint32_t shape = uint32_t(rng() % 10);
+    if (shape < 2) {
+      // Several bits of one value, each as circom writes it: (x >> k) & 1, or x & 1 for bit 0.
+      const uint32_t x = pick();
+      for (int b = 0, nb = 1 + int(rng() % 4); b < nb; b++) {
+        const uint32_t k = uint32_t(rng() % bits);
+        uint32_t src = x;
+        if (k) {
+          p.nodes.push_back({program::Shr, x, konst(k)});
+          src = uint32_t(first + p.nodes.size() - 1);
+        }
+        if (rng() % 2) {
+          p.nodes.push_back({program::Band, src, konst(1)});
+        } else {
+          p.nodes.push_back({program::Band, konst(1), src});
+        }
+      }
+      continue;
+    }
+    if (shape == 2) {
+      // A bit's products and its complement, as circom's sums of bits and Ch/Maj/Xor write them.
+      const uint32_t bitv = uint32_t(first + p.nodes.size() - 1);
+      p.nodes.push_back({program::Mul, bitv, rng() % 2 ? pick() : konst(64)});
+      p.nodes.push_back({program::Sub, konst(1), bitv});
+      p.nodes.push_back({program::Mul, pick(), uint32_t(first + p.nodes.size() - 1)});
+      continue;
+    }
+    if (shape == 3) {
+      // An equality, as circom's `===` checks it (a guard is put on some below).
+      p.nodes.push_back({program::Eq, pick(), rng() % 3 ? pick() : uint32_t(first + p.nodes.size() - 1)});
+      eqs.push_back(uint32_t(first + p.nodes.size() - 1));
+      continue;
+    }
+    unsigned op;
+    do op = unsigned(2 + rng() % (program::kOpCount - 2));
+    while (op == program::Pow && rng() % 4);  // fewer exponentiations: they cost ~300 products
+    const uint32_t a = pick();
+    uint32_t b = arity(op) == 2 ? pick() : 0;
+    if ((op == program::Shl || op == program::Shr) && rng() % 2) b = konst(rng() % (bits + 8));
+    if (op == program::Pow && rng() % 2) b = konst(rng() % 9);
+    p.nodes.push_back({op, a, b});
+  }
+  // Outputs: mostly nodes, some repeated, some inputs and constants.
+  p.n_witness = 1 + uint32_t(rng() % 120);
+  for (uint32_t i = 0; i < p.n_witness; i++) {
+    const uint32_t r = uint32_t(rng() % 10);
+    p.outputs.push_back(r == 0 ? uint32_t(rng() % first) : uint32_t(first + rng() % p.nodes.size()));
+  }
+  // Guards as the tracer records them: what the sample showed.
+  const Reference<Fr> ref = interpret<Fr>(p, sample);
+  for (int g = 0, ng = int(rng() % 6); g < ng; g++) {
+    uint32_t v = uint32_t(rng() % p.n_values());
+    if (!eqs.empty() && rng() % 2) v = eqs[rng() % eqs.size()];
+    ProgramGuard gd{v, program::kMustEqual, from_fr(ref.v[v])};
+    if (rng() % 2) gd.kind = ref.v[v].is_zero() ? program::kMustBeZero : program::kMustBeNonzero;
+    p.guards.push_back(gd);
+  }
+  return p;
+}
+
+template <class Fr>
+void runner_matches_reference(const char* field) {
+  auto rng = test::test_rng(field);
+  int ok = 0, refused = 0;
+  for (int iter = 0; iter < 300; iter++) {
+    std::vector<Value> sample(1 + rng() % 5);
+    for (Value& v : sample) v = random_value<Fr>(rng);
+    const Program p = random_program<Fr>(rng, sample);
+    const ProgramRunner<Fr> run(p);
+    for (int t = 0; t < 4; t++) {
+      std::vector<Value> in = sample;
+      for (Value& v : in)
+        if (t && rng() % 2) v = random_value<Fr>(rng);
+      const Reference<Fr> ref = interpret<Fr>(p, in);
+      std::vector<Fr> w(p.n_witness);
+      const auto res = run.run(in.data(), w.data());
+      using O = typename ProgramRunner<Fr>::Outcome;
+      SCOPED_TRACE(::testing::Message() << field << " program " << iter << " input " << t);
+      if (ref.ok()) {
+        ASSERT_EQ(int(res.outcome), int(O::Ok));
+        for (uint32_t i = 0; i < p.n_witness; i++)
+          ASSERT_EQ(from_fr(w[i]), from_fr(ref.v[p.outputs[i]])) << "witness value " << i;
+        ok++;
+      } else {
+        ASSERT_NE(int(res.outcome), int(O::Ok));
+        if (res.outcome == O::GuardFailed) {
+          ASSERT_LT(res.where, ref.guard_ok.size());
+          EXPECT_FALSE(ref.guard_ok[res.where]) << "the runner names a guard that holds";
+        } else {
+          EXPECT_TRUE(ref.undefined);
+        }
+        refused++;
+      }
+      if (t == 0 && !ref.undefined) {
+        ASSERT_TRUE(ref.ok()) << "the guards must hold on the sample";
+      }
+    }
+  }
+  EXPECT_GT(ok, 300);
+  EXPECT_GT(refused, 20);
+}
+
+}  // namespace
+
+TEST(WitnessProgram, RunnerMatchesReferenceBls12_381) { runner_matches_reference<bls12_381::Fr>("bls12_381"); }
+TEST(WitnessProgram, RunnerMatchesReferenceBn254) { runner_matches_reference<bn254::Fr>("bn254"); }
+
+// A witness value that is the same node as another, an input or a constant is still written.
+TEST(WitnessProgram, OutputsNamingInputsConstantsAndRepeats) {
+  using Fr = bls12_381::Fr;
+  Program p;
+  p.prime = prime_of<Fr>();
+  p.n_inputs = 2;
+  p.consts = {Value{5, 0, 0, 0}};
+  p.nodes = {{program::Mul, 0, 1}, {program::Add, 3, 2}};  // v3 = x*y, v4 = x*y + 5
+  p.outputs = {4, 0, 2, 3, 4, 3};
+  p.n_witness = uint32_t(p.outputs.size());
+  const ProgramRunner<Fr> run(p);
+  const std::vector<Value> in = {Value{6, 0, 0, 0}, Value{7, 0, 0, 0}};
+  std::vector<Fr> w(p.n_witness);
+  ASSERT_EQ(int(run.run(in.data(), w.data()).outcome), 0);
+  const uint64_t want[] = {47, 6, 5, 42, 47, 42};
+  for (size_t i = 0; i < w.size(); i++) EXPECT_EQ(from_fr(w[i]), (Value{want[i], 0, 0, 0})) << i;
+}
+
+namespace {
+
+Program small_program() {
+  Program p;
+  p.key = "0123456789abcdef";
+  p.prime = prime_of<bls12_381::Fr>();
+  p.n_inputs = 2;
+  p.consts = {Value{1, 0, 0, 0}, Value{9, 0, 0, 0}};
+  p.nodes = {{program::Mul, 0, 1}, {program::Shr, 4, 3}, {program::Band, 5, 2}, {program::Neg, 6, 0}};
+  p.guards = {{6, program::kMustBeNonzero, {}}, {1, program::kMustEqual, Value{3, 0, 0, 0}}};
+  p.outputs = {7, 4, 0};
+  p.n_witness = 3;
+  return p;
+}
+
+struct ProgramFile : ::testing::Test {
+  fs::path dir = fs::temp_directory_path() / ("cuzk_program_test_" + std::to_string(::getpid()));
+  std::string path = (dir / "program.bin").string();
+  void SetUp() override { fs::create_directories(dir); }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string bytes() {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+  void put(const std::string& b) { std::ofstream(path, std::ios::binary | std::ios::trunc) << b; }
+  std::string error() {
+    try {
+      read_program(path);
+    } catch (const WitnessError& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  }
+};
+
+}  // namespace
+
+TEST_F(ProgramFile, RoundTrip) {
+  const Program p = small_program();
+  write_program(path, p);
+  const Program q = read_program(path);
+  EXPECT_EQ(q.key, p.key);
+  EXPECT_EQ(q.prime, p.prime);
+  EXPECT_EQ(q.n_inputs, p.n_inputs);
+  EXPECT_EQ(q.consts, p.consts);
+  ASSERT_EQ(q.nodes.size(), p.nodes.size());
+  for (size_t i = 0; i < p.nodes.size(); i++) {
+    EXPECT_EQ(q.nodes[i].op, p.nodes[i].op);
+    EXPECT_EQ(q.nodes[i].a, p.nodes[i].a);
+    EXPECT_EQ(q.nodes[i].b, p.nodes[i].b);
+  }
+  ASSERT_EQ(q.guards.size(), p.guards.size());
+  EXPECT_EQ(q.guards[1].expect, p.guards[1].expect);
+  EXPECT_EQ(q.outputs, p.outputs);
+}
+
+TEST_F(ProgramFile, DamageIsRefusedWithTheReason) {
+  write_program(path, small_program());
+  const std::string good = bytes();
+  // Any flipped byte of the body fails the checksum.
+  for (size_t at = 112; at < good.size(); at += 7) {
+    std::string b = good;
+    b[at] ^= 0x20;
+    put(b);
+    EXPECT_NE(error().find("checksum mismatch"), std::string::npos) << "byte " << at << ": " << error();
+  }
+  put(good.substr(0, good.size() - 3));
+  EXPECT_NE(error().find("truncated"), std::string::npos) << error();
+  put(good.substr(0, 50));
+  EXPECT_NE(error().find("too short"), std::string::npos) << error();
+  std::string b = good;
+  b[8] = char(b[8] + 1);  // the version
+  put(b);
+  EXPECT_NE(error().find("program version"), std::string::npos) << error();
+  b = good;
+  b[0] = 'X';
+  put(b);
+  EXPECT_NE(error().find("not a cuzk witness program"), std::string::npos) << error();
+  fs::remove(path);
+  EXPECT_NE(error().find("cannot open"), std::string::npos) << error();
+}
+
+TEST_F(ProgramFile, MalformedProgramsAreRefused) {
+  // Checksummed but wrong: each must be refused on reading, never reach the runner.
+  auto refused = [&](Program p, const std::string& what) {
+    write_program(path, p);
+    EXPECT_NE(error().find(what), std::string::npos) << error();
+  };
+  Program p = small_program();
+  p.nodes[1].a = 5;  // node 1 is value 5: reads itself
+  refused(p, "node 1 is malformed");
+  p = small_program();
+  p.nodes[0].op = program::kOpCount;
+  refused(p, "node 0 is malformed");
+  p = small_program();
+  p.nodes[0].op = program::Input;
+  refused(p, "node 0 is malformed");
+  p = small_program();
+  p.nodes[3].b = 1;  // a unary operation with a second operand
+  refused(p, "node 3 is malformed");
+  p = small_program();
+  p.guards[0].value = 99;
+  refused(p, "guard 0 is malformed");
+  p = small_program();
+  p.guards[1].kind = 7;
+  refused(p, "guard 1 is malformed");
+  p = small_program();
+  p.outputs[2] = 8;
+  refused(p, "witness value 2 is malformed");
+  p = small_program();
+  p.consts[1] = p.prime;  // not below the field's prime
+  refused(p, "constant 1 is not below the prime");
+}
