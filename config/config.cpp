@@ -343,7 +343,8 @@ const std::vector<std::string> kDaemonKeys = {"instance",   "state_dir",        
                                               "tcp",        "tcp_allow_remote", "token",            "token_file",
                                               "log_level",  "heartbeat_interval_ms", "heartbeat_timeout_ms",
                                               "shutdown_grace_ms", "input_dirs"};
-const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "witness_timeout_s", "witness_engine"};
+const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "witness_timeout_s", "witness_engine",
+                                                  "abc"};
 const std::vector<std::string> kGpuKeys = {"backend",    "devices",    "slots",
                                            "cpus",       "threads",    "verify",
                                            "precompute", "precompute_headroom_mb", "msm_window",
@@ -439,6 +440,9 @@ void parse_synthesis(const toml::table& root, SynthesisConfig& sy) {
   if (sy.witness_engine != "program" && sy.witness_engine != "native")
     fail("synthesis.witness_engine", "must be \"program\" or \"native\", got " + quote(sy.witness_engine),
          s.node("witness_engine"));
+  s.str("abc", sy.abc);
+  if (sy.abc != "cpu" && sy.abc != "gpu")
+    fail("synthesis.abc", "must be \"cpu\" or \"gpu\", got " + quote(sy.abc), s.node("abc"));
 }
 
 void parse_gpu(const toml::table& root, GpuConfig& g) {

@@ -69,8 +69,10 @@ struct KeyOn : Key {
         vk(groth16::vk_from_zkey(*zk)) {}
   void prove(const Segment& seg, uint32_t slot, const SlotHeader& h) override {
     using Fr = typename C::Fr;
-    groth16::SynthesizedView<C> v{seg.w<Fr>(slot), h.n_vars, seg.a<Fr>(slot), seg.b<Fr>(slot), seg.c<Fr>(slot),
-                                  h.domain_size};
+    // Without a, b, c in the slot (synthesis.abc = "gpu") the backend evaluates them from w.
+    const bool abc = seg.abc_in_slots();
+    groth16::SynthesizedView<C> v{seg.w<Fr>(slot), h.n_vars, abc ? seg.a<Fr>(slot) : nullptr,
+                                  abc ? seg.b<Fr>(slot) : nullptr, abc ? seg.c<Fr>(slot) : nullptr, h.domain_size};
     proof = backend->prove_synthesized(v, {});
     pub.assign(v.w + 1, v.w + 1 + zk->n_public);  // prove_synthesized checked n_vars
   }

@@ -38,7 +38,8 @@ void check_proving_key(const ZKey<C>& zk) {
 
 template <class C>
 void check_synthesized(const ZKey<C>& zk, const SynthesizedView<C>& s) {
-  if (!s.w || !s.a || !s.b || !s.c) throw std::invalid_argument("synthesized vectors: a null vector");
+  if (!s.w || (!s.a || !s.b || !s.c) != (!s.a && !s.b && !s.c))
+    throw std::invalid_argument("synthesized vectors: a null vector (w, or some but not all of a, b, c)");
   if (s.n_vars != zk.n_vars)
     throw std::invalid_argument("synthesized witness has " + std::to_string(s.n_vars) +
                                 " values, the zkey expects nVars=" + std::to_string(zk.n_vars));

@@ -75,7 +75,9 @@ struct ProveOptions {
 };
 
 // A synthesized witness: w plus a = A*w, b = B*w, c = a o b, as a synthesis worker leaves them in a
-// shared-memory slot. The backend reads them in place (the daemon's zero-copy hand-off).
+// shared-memory slot. The backend reads them in place (the daemon's zero-copy hand-off). With a, b
+// and c all null the backend evaluates them from w itself (the GPU on the device, with the matrices
+// resident beside the key).
 template <class C>
 struct SynthesizedView {
   using Fr = typename C::Fr;

@@ -240,6 +240,25 @@ struct GpuProver<C>::Impl {
   }
 
   bool c_needed() const { return n_vars > n_public + 1; }
+
+  // The H lane of a proof from w alone (on the device once w_ready): a = A w, b = B w, c = a o b
+  // with the resident matrices, the H stage, then the H MSM.
+  void eval_h_lane(groth16::RawMsms<C>& out) {
+    auto t2 = std::chrono::steady_clock::now();
+    CUZK_CUDA_CHECK(cudaStreamWaitEvent(s_h.get(), w_ready, 0));
+    const size_t n = domain;
+    DFr* a = abc.get();
+    DFr *b = a + n, *c = b + n;
+    spans.run("eval", s_h.get(), [&] {
+      k_eval_abc<DFr><<<grid_for(n, kEvalThreads), kEvalThreads, 0, s_h.get()>>>(
+          a_rp.get(), a_col.get(), a_val.get(), b_rp.get(), b_col.get(), b_val.get(), w.get(), domain, a, b, c);
+      CUZK_CUDA_LAUNCHED("k_eval_abc");
+    });
+    spans.run("ntt", s_h.get(), [&] { ntt.h_stage(a, b, c, log_domain); });
+    s_h.sync();
+    t.h_stage_ms = ms_since(t2);
+    h_msm(out);
+  }
   size_t set_points(int k) const {
     return k == kSetH ? domain : k == kSetC ? (c_needed() ? n_vars - n_public - 1 : 0) : n_vars;
   }
@@ -490,7 +509,6 @@ void GpuProver<C>::use_precomputed(bool on) {
 
 template <class C>
 groth16::RawMsms<C> GpuProver<C>::run(const std::vector<Fr>& wit) {
-  using DFr = typename Dev<C>::Fr;
   Impl& m = *impl_;
   if (wit.size() != m.n_vars)
     throw std::invalid_argument("witness has " + std::to_string(wit.size()) + " values, the zkey expects nVars=" +
@@ -504,23 +522,7 @@ groth16::RawMsms<C> GpuProver<C>::run(const std::vector<Fr>& wit) {
 
   RawMsms out;
   auto lane = m.witness_lane(out);
-  join_lanes(lane, [&] {
-    auto t2 = std::chrono::steady_clock::now();
-    CUZK_CUDA_CHECK(cudaStreamWaitEvent(m.s_h.get(), m.w_ready, 0));
-    size_t n = m.domain;
-    DFr* a = m.abc.get();
-    DFr *b = a + n, *c = b + n;
-    m.spans.run("eval", m.s_h.get(), [&] {
-      k_eval_abc<DFr><<<grid_for(n, kEvalThreads), kEvalThreads, 0, m.s_h.get()>>>(
-          m.a_rp.get(), m.a_col.get(), m.a_val.get(), m.b_rp.get(), m.b_col.get(), m.b_val.get(), m.w.get(),
-          m.domain, a, b, c);
-      CUZK_CUDA_LAUNCHED("k_eval_abc");
-    });
-    m.spans.run("ntt", m.s_h.get(), [&] { m.ntt.h_stage(a, b, c, m.log_domain); });
-    m.s_h.sync();
-    m.t.h_stage_ms = ms_since(t2);
-    m.h_msm(out);
-  });
+  join_lanes(lane, [&] { m.eval_h_lane(out); });
   m.end_spans();
   m.t.total_ms = ms_since(t0);
   return out;
@@ -530,7 +532,9 @@ template <class C>
 groth16::RawMsms<C> GpuProver<C>::run_synthesized(const SynthesizedView& sv) {
   using DFr = typename Dev<C>::Fr;
   Impl& m = *impl_;
-  if (!sv.w || !sv.a || !sv.b || !sv.c) throw std::invalid_argument("synthesized vectors: a null vector");
+  const bool abc = sv.a != nullptr;  // else they are evaluated here from w, as run() does
+  if (!sv.w || (!sv.a || !sv.b || !sv.c) != !abc)
+    throw std::invalid_argument("synthesized vectors: a null vector (w, or some but not all of a, b, c)");
   if (sv.n_vars != m.n_vars)
     throw std::invalid_argument("synthesized witness has " + std::to_string(sv.n_vars) +
                                 " values, the zkey expects nVars=" + std::to_string(m.n_vars));
@@ -549,6 +553,13 @@ groth16::RawMsms<C> GpuProver<C>::run_synthesized(const SynthesizedView& sv) {
   CUZK_CUDA_CHECK(cudaEventRecord(m.w_ready, m.s_w.get()));
   RawMsms out;
   auto lane = m.witness_lane(out);
+  if (!abc) {
+    m.t.upload_ms = ms_since(t0);
+    join_lanes(lane, [&] { m.eval_h_lane(out); });
+    m.end_spans();
+    m.t.total_ms = ms_since(t0);
+    return out;
+  }
   join_lanes(lane, [&] {
     // a, b, c on the upload stream (behind w, which shares the bus); the H stream transforms each
     // one as soon as its copy is done, while the next is still in flight.

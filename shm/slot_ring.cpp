@@ -41,12 +41,12 @@ const char* to_string(SlotState s) {
   return "invalid";
 }
 
-uint64_t slot_bytes_for(uint64_t max_vars, uint64_t max_domain) {
-  return vec_bytes(max_vars) + 3 * vec_bytes(max_domain);
+uint64_t slot_bytes_for(uint64_t max_vars, uint64_t max_domain, bool abc) {
+  return vec_bytes(max_vars) + (abc ? 3 * vec_bytes(max_domain) : 0);
 }
 
-uint64_t segment_bytes_for(uint32_t n_slots, uint64_t max_vars, uint64_t max_domain) {
-  return header_bytes(n_slots) + uint64_t(n_slots) * slot_bytes_for(max_vars, max_domain);
+uint64_t segment_bytes_for(uint32_t n_slots, uint64_t max_vars, uint64_t max_domain, bool abc) {
+  return header_bytes(n_slots) + uint64_t(n_slots) * slot_bytes_for(max_vars, max_domain, abc);
 }
 
 std::string segment_name(const std::string& instance, int device) {
@@ -90,6 +90,7 @@ void Segment::force(uint32_t i, SlotState to) const { slot(i).state.store(uint32
 
 char* Segment::vec(uint32_t i, int k) const {
   (void)slot(i);  // range check
+  if (k >= 1 && !abc_in_slots()) throw std::logic_error("the slots of " + name_ + " hold w only (synthesis.abc = \"gpu\")");
   char* p = reinterpret_cast<char*>(base_) + hdr_->header_bytes + uint64_t(i) * hdr_->slot_bytes;
   if (k >= 1) p += vec_bytes(hdr_->max_vars);          // past w
   if (k >= 2) p += vec_bytes(hdr_->max_domain) * (k - 1);  // past a (and b)
@@ -97,11 +98,11 @@ char* Segment::vec(uint32_t i, int k) const {
 }
 
 std::unique_ptr<Segment> Segment::create(const std::string& instance, int device, uint32_t n_slots,
-                                         uint64_t max_vars, uint64_t max_domain) {
+                                         uint64_t max_vars, uint64_t max_domain, bool abc) {
   if (n_slots == 0) throw std::invalid_argument("a slot ring needs at least one slot");
   const std::string name = segment_name(instance, device);
   bip::shared_memory_object::remove(name.c_str());  // a stale segment from an earlier run
-  const uint64_t total = segment_bytes_for(n_slots, max_vars, max_domain);
+  const uint64_t total = segment_bytes_for(n_slots, max_vars, max_domain, abc);
   const uint64_t free_bytes = shm_free_bytes();
   if (total > free_bytes) {
     const uint64_t size = shm_size_bytes();
@@ -142,7 +143,8 @@ std::unique_ptr<Segment> Segment::create(const std::string& instance, int device
   h.device = uint32_t(device);
   h.n_slots = n_slots;
   h.header_bytes = uint32_t(header_bytes(n_slots));
-  h.slot_bytes = slot_bytes_for(max_vars, max_domain);
+  h.slot_bytes = slot_bytes_for(max_vars, max_domain, abc);
+  h.flags = abc ? kSegmentAbc : 0;
   h.max_vars = max_vars;
   h.max_domain = max_domain;
   h.total_bytes = total;

@@ -21,7 +21,11 @@ enum class SlotState : uint32_t { Free = 0, Synthesizing = 1, Ready = 2, Proving
 const char* to_string(SlotState s);
 
 constexpr uint64_t kSegmentMagic = 0x676e69726b7a7563ull;  // "cuzkring" little-endian
-constexpr uint32_t kSegmentVersion = 1;
+constexpr uint32_t kSegmentVersion = 2;
+
+// SegmentHeader::flags.
+constexpr uint32_t kSegmentAbc = 1u << 0;  // each slot holds a, b, c after w (synthesis evaluates them);
+                                           // without it the slots hold w only and the GPU worker evaluates
 
 // One slot's header. Cache-line aligned so that two slots never share a line.
 struct alignas(64) SlotHeader {
@@ -50,13 +54,15 @@ struct SegmentHeader {
   uint64_t max_domain;
   uint64_t total_bytes;
   uint64_t created_ns;
+  uint32_t flags;                // kSegment* bits
+  uint32_t reserved;
   char instance[40];
 };
 
-// The bytes a slot needs for a circuit of n_vars wires and domain size d.
-uint64_t slot_bytes_for(uint64_t max_vars, uint64_t max_domain);
+// The bytes a slot needs for a circuit of n_vars wires and domain size d: w, and a, b, c when `abc`.
+uint64_t slot_bytes_for(uint64_t max_vars, uint64_t max_domain, bool abc = true);
 // The whole segment's size for K such slots.
-uint64_t segment_bytes_for(uint32_t n_slots, uint64_t max_vars, uint64_t max_domain);
+uint64_t segment_bytes_for(uint32_t n_slots, uint64_t max_vars, uint64_t max_domain, bool abc = true);
 // The POSIX shm name of a device's segment: "cuzk.<instance>.dev<device>".
 std::string segment_name(const std::string& instance, int device);
 
@@ -66,7 +72,7 @@ class Segment {
   // reserves its pages (fallocate) so that a full /dev/shm is an error now, not a SIGBUS later.
   // Throws std::runtime_error with the free space when /dev/shm cannot hold it.
   static std::unique_ptr<Segment> create(const std::string& instance, int device, uint32_t n_slots,
-                                         uint64_t max_vars, uint64_t max_domain);
+                                         uint64_t max_vars, uint64_t max_domain, bool abc = true);
   // Workers: maps an existing segment and checks its magic, version and device.
   static std::unique_ptr<Segment> open(const std::string& instance, int device);
   // Removes the named segment if it exists; true if one was removed.
@@ -90,8 +96,11 @@ class Segment {
   // Supervisor recovery: sets the state whatever it was.
   void force(uint32_t i, SlotState to) const;
 
-  // The slot's vectors: w (max_vars), then a, b, c (max_domain each), as elements of the field F
-  // (the curve's Fr of the circuit in the slot).
+  // Whether the slots hold a, b, c (kSegmentAbc).
+  bool abc_in_slots() const { return (hdr_->flags & kSegmentAbc) != 0; }
+  // The slot's vectors: w (max_vars), then a, b, c (max_domain each) where the slots hold them
+  // (std::logic_error otherwise), as elements of the field F (the curve's Fr of the circuit in the
+  // slot).
   template <class F>
   F* w(uint32_t i) const {
     return as<F>(vec(i, 0));

@@ -94,7 +94,8 @@ void Supervisor::setup_rings() {
     max_vars = std::max<uint64_t>(max_vars, d.n_vars);
     max_domain = std::max<uint64_t>(max_domain, d.domain_size);
   }
-  const uint64_t per_ring = shm::segment_bytes_for(cfg_.gpu.slots, max_vars, max_domain);
+  const bool abc = cfg_.synthesis.abc == "cpu";  // else the GPU worker evaluates a, b, c: slots hold w only
+  const uint64_t per_ring = shm::segment_bytes_for(cfg_.gpu.slots, max_vars, max_domain, abc);
   const uint64_t total = per_ring * cfg_.gpu.devices.size();
   if (cfg_.limits.memory_budget && total + cfg_.limits.upload_memory > cfg_.limits.memory_budget)
     throw config::ConfigError("limits.memory_budget",
@@ -116,10 +117,11 @@ void Supervisor::setup_rings() {
   for (int id : cfg_.gpu.devices) {
     Device d;
     d.id = id;
-    d.seg = create_ring(id, max_vars, max_domain);
+    d.seg = create_ring(id, max_vars, max_domain, abc);
     d.slots.resize(cfg_.gpu.slots);
-    spdlog::info("slot ring /{}: {} slots of {} MiB", d.seg->name(), cfg_.gpu.slots,
-                 d.seg->header().slot_bytes >> 20);
+    spdlog::info("slot ring /{}: {} slots of {} MiB{}", d.seg->name(), cfg_.gpu.slots, d.seg->header().slot_bytes >> 20,
+                 abc ? "" : fmt::format(" (w only: synthesis.abc = \"gpu\" saves {} MiB a slot)",
+                                        (shm::slot_bytes_for(max_vars, max_domain) - d.seg->header().slot_bytes) >> 20));
     devices_.push_back(std::move(d));
   }
 }
@@ -127,10 +129,10 @@ void Supervisor::setup_rings() {
 // A slot ring larger than all of /dev/shm is a configuration error (exit 78: no restart can fix it).
 // One that only lacks room now (/dev/shm filled by something else) waits for it, telling systemd so,
 // as a full disk under state_dir does, instead of exiting into a restart loop.
-std::unique_ptr<shm::Segment> Supervisor::create_ring(int device, uint64_t max_vars, uint64_t max_domain) {
+std::unique_ptr<shm::Segment> Supervisor::create_ring(int device, uint64_t max_vars, uint64_t max_domain, bool abc) {
   for (bool said = false;; said = true) {
     try {
-      auto seg = shm::Segment::create(cfg_.daemon.instance, device, cfg_.gpu.slots, max_vars, max_domain);
+      auto seg = shm::Segment::create(cfg_.daemon.instance, device, cfg_.gpu.slots, max_vars, max_domain, abc);
       if (said) spdlog::info("room in /dev/shm is back: starting");
       return seg;
     } catch (const shm::NoRoom& e) {

@@ -131,7 +131,7 @@ class Supervisor {
   void open_store();
   void reserve_descriptors() const;
   void setup_rings();
-  std::unique_ptr<shm::Segment> create_ring(int device, uint64_t max_vars, uint64_t max_domain);
+  std::unique_ptr<shm::Segment> create_ring(int device, uint64_t max_vars, uint64_t max_domain, bool abc);
   void warn_if_few_slots() const;
   void recover_jobs();
   void remove_orphan_uploads();

@@ -1,5 +1,6 @@
-// cuzk-synth-worker: turns a witness into w, a = A*w, b = B*w, c = a o b, written straight into a
-// shared-memory slot, for the device's GPU worker to prove from in place. Its main() and message
+// cuzk-synth-worker: turns a witness into w, a = A*w, b = B*w, c = a o b (or w alone, where the GPU
+// worker evaluates the rest: synthesis.abc = "gpu"), written straight into a shared-memory slot, for
+// the device's GPU worker to prove from in place. Its main() and message
 // loop are worker/worker_main.hpp's; this file holds its work.
 #include <unistd.h>
 
@@ -312,8 +313,9 @@ class SynthWorker {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
       check_cancel(h);
+      // a, b, c into the slot, unless the GPU worker evaluates them from w (synthesis.abc = "gpu").
       const uint64_t t2 = monotonic_ns();
-      c.evaluate(*seg, req.slot);
+      if (seg->abc_in_slots()) c.evaluate(*seg, req.slot);
       eval_ms = double(monotonic_ns() - t2) / 1e6;
       check_cancel(h);
       h.n_vars = c.n_vars;

@@ -98,6 +98,7 @@ TEST_F(ConfigTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_TRUE(c.daemon.input_dirs.empty());  // no path submissions unless configured
   EXPECT_EQ(c.synthesis.witness_timeout_s, 600u);
   EXPECT_EQ(c.synthesis.witness_engine, "program");
+  EXPECT_EQ(c.synthesis.abc, "cpu");
   EXPECT_TRUE(c.gpu.verify);  // never report a proof that does not verify
   EXPECT_EQ(c.source, path("cuzk.toml"));
 }
@@ -124,6 +125,7 @@ cpus = ["0-3", "4-5,7"]
 threads = 3
 witness_timeout_s = 0
 witness_engine = "native"
+abc = "gpu"
 
 [gpu]
 backend = "cuda"
@@ -186,6 +188,7 @@ also_stderr = true
   EXPECT_EQ(c.daemon.input_dirs, (std::vector<std::string>{in, fs::canonical(dir / "keys").string(), in}));
   EXPECT_EQ(c.synthesis.witness_timeout_s, 0u);
   EXPECT_EQ(c.synthesis.witness_engine, "native");
+  EXPECT_EQ(c.synthesis.abc, "gpu");
   EXPECT_EQ(c.synthesis.workers, 2u);
   ASSERT_EQ(c.synthesis.cpus.size(), 2u);
   EXPECT_EQ(c.synthesis.cpus[0].cpus, (std::vector<int>{0, 1, 2, 3}));
@@ -356,6 +359,7 @@ TEST_F(ConfigTest, SynthesisAndGpuValuesAreChecked) {
   EXPECT_CONFIG_ERROR(minimal("[synthesis]\nwitness_timeout_s = -1\n"), "synthesis.witness_timeout_s", "between 0 and");
   EXPECT_CONFIG_ERROR(minimal("[synthesis]\nwitness_engine = \"wasm\"\n"), "synthesis.witness_engine",
                       "\"program\" or \"native\"");
+  EXPECT_CONFIG_ERROR(minimal("[synthesis]\nabc = \"tpu\"\n"), "synthesis.abc", "\"cpu\" or \"gpu\"");
   EXPECT_CONFIG_ERROR(minimal("[gpu]\nverify = 1\n"), "gpu.verify", "boolean");
   EXPECT_CONFIG_ERROR(minimal("[gpu]\nbackend = \"opencl\"\n"), "gpu.backend", "\"cuda\" or \"cpu\"");
   EXPECT_CONFIG_ERROR(minimal("[gpu]\ndevices = []\n"), "gpu.devices", "at least one device");

@@ -153,6 +153,15 @@ TEST(Prover, ProveSynthesizedMatchesSnarkjs) {
   SynthesizedView null_c = v;
   null_c.c = nullptr;
   EXPECT_THROW(backend->prove_synthesized(null_c, opt), std::invalid_argument);
+  // w alone (the daemon's synthesis.abc = "gpu"): the backend evaluates a, b, c, and the proof is
+  // snarkjs's.
+  SynthesizedView w_only{m.w.data(), m.w.size(), nullptr, nullptr, nullptr, a.size()};
+  Proof q = backend->prove_synthesized(w_only, opt);
+  EXPECT_EQ(q.a, want.a);
+  EXPECT_EQ(q.b, want.b);
+  EXPECT_EQ(q.c, want.c);
+  w_only.w = nullptr;
+  EXPECT_THROW(backend->prove_synthesized(w_only, opt), std::invalid_argument);
 }
 
 // The cpu backend reports its compute per stage, one stage after another, inside the proof.

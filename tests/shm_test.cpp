@@ -18,6 +18,25 @@ namespace {
 std::string test_instance() { return "test" + std::to_string(getpid()); }
 }  // namespace
 
+// A ring whose slots hold w only (synthesis.abc = "gpu"): smaller by a, b, c, and no a, b, c to take.
+TEST(SlotRing, WitnessOnlySlots) {
+  const std::string inst = test_instance();
+  auto seg = Segment::create(inst, 5, 3, 100, 256, false);
+  EXPECT_FALSE(seg->abc_in_slots());
+  EXPECT_EQ(seg->size(), segment_bytes_for(3, 100, 256, false));
+  EXPECT_LT(segment_bytes_for(3, 100, 256, false), segment_bytes_for(3, 100, 256));
+  EXPECT_EQ(seg->header().slot_bytes, slot_bytes_for(100, 256, false));
+  EXPECT_GE(reinterpret_cast<char*>(seg->w<Fr>(1)), reinterpret_cast<char*>(seg->w<Fr>(0) + 100));
+  EXPECT_THROW(seg->a<Fr>(0), std::logic_error);
+  auto worker = Segment::open(inst, 5);
+  EXPECT_FALSE(worker->abc_in_slots());
+  EXPECT_EQ(worker->header().max_domain, 256u);
+  auto full = Segment::create(inst, 6, 1, 100, 256);
+  EXPECT_TRUE(full->abc_in_slots());
+  Segment::remove(inst, 5);
+  Segment::remove(inst, 6);
+}
+
 TEST(SlotRing, CreateOpenLayoutAndTransitions) {
   const std::string inst = test_instance();
   auto seg = Segment::create(inst, 3, 4, 100, 256);

@@ -68,11 +68,17 @@ class CpuProver : public groth16::ProverBackend<C> {
     SpanClock clock;
     size_t n = s.domain_size;
     std::vector<Fr> a, b, c;
-    clock.stage("copy", [&] {
-      a.assign(s.a, s.a + n);
-      b.assign(s.b, s.b + n);
-      c.assign(s.c, s.c + n);
-    });
+    if (!s.a) {
+      // a, b, c from w here: the daemon's synthesis.abc = "gpu", where this backend is the device.
+      a.resize(n), b.resize(n), c.resize(n);
+      clock.stage("eval", [&] { ev_.evaluate_into(s.w, a.data(), b.data(), c.data()); });
+    } else {
+      clock.stage("copy", [&] {
+        a.assign(s.a, s.a + n);
+        b.assign(s.b, s.b + n);
+        c.assign(s.c, s.c + n);
+      });
+    }
     return prove_stage(clock, s.w, s.n_vars, std::move(a), std::move(b), std::move(c), opt, raw);
   }
 
