@@ -17,6 +17,7 @@
 #   GPU     scripts/device.sh daemon [LOG2 [CASE...]]
 #   GPU     scripts/device.sh synth R1CS GENERATOR INPUTS_DIR [WORKERS] [PARTITIONS]
 #   GPU     scripts/device.sh synth gen:LOG2 - - [WORKERS] [PARTITIONS]
+#   GPU     scripts/device.sh witness ARTEFACT INPUT.json [RUNS]
 #   GPU     scripts/device.sh devices [WORKERS] [PARTITIONS]      (two GPUs)
 #   here    scripts/device.sh soak payload [--e2e-work DIR]
 #   GPU     scripts/device.sh soak MINUTES
@@ -91,7 +92,12 @@ synth gen:LOG2 - - [WORKERS] [PARTITIONS]
     CPU sets include the GPU worker's; one waterfall per run. The first form generates witnesses
     from circuit inputs (a `cuzk witness build` artefact and input JSON files under .devbundle),
     the second submits .wtns files of a gen-circuit. GPU_CORES (default 2) last cores go to the
-    GPU worker.
+    GPU worker. ABC (default "cpu"; "cpu gpu" for both) sets synthesis.abc: where a, b, c are
+    evaluated; runs with "gpu" are tagged -abcgpu.
+witness ARTEFACT INPUT.json [RUNS]                                                            GPU
+    `cuzk witness bench` on one core: the compiled witness program (built into the artefact
+    first, its build time reported) against circom's native generator, RUNS each (default 5),
+    outputs compared; appended to witness.txt.
 devices [WORKERS] [PARTITIONS]                                                      GPU (two GPUs)
     synth's 2^22 .wtns stream (DEVICES_LOG2 to change it) with WORKERS synthesis workers (default
     4) and PARTITIONS (default 240): on gpu.devices = [0], then [0, 1], then [0, 1] with a kill -9 of
@@ -631,7 +637,7 @@ cmd_synth() {
     {
       daemon_table "$work" "$tag"
       echo "input_dirs = [\"$inputs\"]"
-      printf '[synthesis]\nworkers = %s\ncpus = [%s]\n' "$w" "$sets"
+      printf '[synthesis]\nworkers = %s\ncpus = [%s]\nabc = "%s"\n' "$w" "$sets" "$abc"
       printf '[gpu]\nbackend = "%s"\ndevices = [%s]\nslots = %s\n' "$BACKEND" "$devs" $((w + 2))
       [ -z "$gsets" ] || printf 'cpus = [%s]\n' "$gsets"
       printf '[[circuits]]\nname = "c"\nzkey = "%s/circuit.zkey"\nmax_partitions = %s\n' "$work" $per_job
@@ -675,21 +681,35 @@ cmd_synth() {
       cp "$work/out-$tag-${ids[0]}/proof_0.json" "$work/out-$tag-${ids[0]}/public_0.json" "$OUT/proofs/$tag/"
     fi
   }
-  local w d avail
-  for d in ${SYNTH_DEVICES:-1}; do
-    local nd="${d%k}" kill=0
-    [ "$d" != "$nd" ] && kill=1
-    avail=$((ncpu - nd * gpu_cores))
-    for w in $workers; do
-      [ "$w" -le "$avail" ] || { echo "w$w: skipped ($avail CPUs for synthesis)"; continue; }
-      local tag="w$w"
-      [ "$d" = 1 ] || tag+="-d$d"
-      synth_run "$tag" "$w" "$(cpu_sets 0 "$avail" "$w")" "$nd" "$kill"
+  local w d avail abc
+  for abc in ${ABC:-cpu}; do
+    for d in ${SYNTH_DEVICES:-1}; do
+      local nd="${d%k}" kill=0
+      [ "$d" != "$nd" ] && kill=1
+      avail=$((ncpu - nd * gpu_cores))
+      for w in $workers; do
+        [ "$w" -le "$avail" ] || { echo "w$w: skipped ($avail CPUs for synthesis)"; continue; }
+        local tag="w$w"
+        [ "$d" = 1 ] || tag+="-d$d"
+        [ "$abc" = cpu ] || tag+="-abc$abc"
+        synth_run "$tag" "$w" "$(cpu_sets 0 "$avail" "$w")" "$nd" "$kill"
+      done
     done
+    [ "$overlap_w" -gt 0 ] && synth_run "w$overlap_w-overlap-abc$abc" "$overlap_w" "$(cpu_sets 0 "$ncpu" "$overlap_w")"
   done
-  [ "$overlap_w" -gt 0 ] && synth_run "w$overlap_w-overlap" "$overlap_w" "$(cpu_sets 0 "$ncpu" "$overlap_w")"
   tar -C "$OUT" -czf "$OUT/proofs.tgz" proofs && rm -rf "$OUT/proofs"
   return 0
+}
+
+# Both witness engines on one core of the GPU host (the first one, the host's others idle).
+cmd_witness() {
+  [ $# -ge 2 ] || die "witness ARTEFACT INPUT.json [RUNS]"
+  local art="$1" input="$2" runs="${3:-5}" cache
+  open_bundle
+  cache="$(scratch witness)" && TMPS+=("$cache")
+  mkdir -p "$OUT"
+  { echo "== $(basename "$art") $(basename "$input")"; CUZK_CACHE_DIR="$cache" taskset -c 0 "$B/run" cuzk witness bench "$art" "$input" --runs "$runs" 2>&1; } |
+    tee -a "$OUT/witness.txt"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -839,6 +859,7 @@ main() {
     bench) cmd_bench "$@"; rc=$? ;;
     daemon) cmd_daemon "$@"; rc=$? ;;
     synth) cmd_synth "$@"; rc=$? ;;
+    witness) cmd_witness "$@"; rc=$? ;;
     devices) cmd_devices "$@"; rc=$? ;;
     soak)
       case "${1:-}" in
