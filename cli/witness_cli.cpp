@@ -130,7 +130,9 @@ int witness_bench(const std::string& generator, const std::string& input, int ru
         if (r.kind != witness::GenResult::Ok) return report_failure(input, r);
         native_ms.push_back(r.ms);
       }
+      const auto tl = std::chrono::steady_clock::now();
       witness::ProgramRunner<Fr> run(*prog);
+      const double layout_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tl).count();
       std::vector<Fr> w(m.n_witness);
       for (int i = 0; i < runs; i++) {
         auto s = std::chrono::steady_clock::now();
@@ -165,9 +167,11 @@ int witness_bench(const std::string& generator, const std::string& input, int ru
       std::printf("operations:");
       for (const auto& [count, op] : hist)
         if (count) std::printf(" %s %llu", witness::program::op_name(op), (unsigned long long)count);
-      std::printf("\nlaid out: %zu instructions, %u registers\n", run.instructions(), run.registers());
+      std::printf("\nlaid out in %.0f ms: %zu instructions in %u chunks, %u registers, %u values read across chunks\n",
+                  layout_ms, run.instructions(), run.chunks(), run.registers(), run.shared_values());
       std::printf("native:  %.2f ms (median of %d)\n", median(native_ms), runs);
       std::printf("program: %.2f ms (median of %d, one thread)\n", median(program_ms), runs);
+
       std::printf("speedup: %.1fx; outputs equal\n", median(native_ms) / median(program_ms));
       return int(kOk);
     });

@@ -250,7 +250,8 @@ struct GpuProver<C>::Impl {
     DFr* a = abc.get();
     DFr *b = a + n, *c = b + n;
     spans.run("eval", s_h.get(), [&] {
-      k_eval_abc<DFr><<<grid_for(n, kEvalThreads), kEvalThreads, 0, s_h.get()>>>(
+      // Named through Dev<C>, not Impl's alias: nvcc's launch stub must not name the private Impl.
+      k_eval_abc<typename Dev<C>::Fr><<<grid_for(n, kEvalThreads), kEvalThreads, 0, s_h.get()>>>(
           a_rp.get(), a_col.get(), a_val.get(), b_rp.get(), b_col.get(), b_val.get(), w.get(), domain, a, b, c);
       CUZK_CUDA_LAUNCHED("k_eval_abc");
     });

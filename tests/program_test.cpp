@@ -188,7 +188,9 @@ void runner_matches_reference(const char* field) {
     std::vector<Value> sample(1 + rng() % 5);
     for (Value& v : sample) v = random_value<Fr>(rng);
     const Program p = random_program<Fr>(rng, sample);
-    const ProgramRunner<Fr> run(p);
+    // Chunks of every size down to one instruction: values read across chunks.
+    const uint32_t chunk = iter % 3 == 0 ? ProgramRunner<Fr>::kDefaultChunk : 1 + uint32_t(rng() % 40);
+    const ProgramRunner<Fr> run(p, chunk);
     for (int t = 0; t < 4; t++) {
       std::vector<Value> in = sample;
       for (Value& v : in)
@@ -197,7 +199,7 @@ void runner_matches_reference(const char* field) {
       std::vector<Fr> w(p.n_witness);
       const auto res = run.run(in.data(), w.data());
       using O = typename ProgramRunner<Fr>::Outcome;
-      SCOPED_TRACE(::testing::Message() << field << " program " << iter << " input " << t);
+      SCOPED_TRACE(::testing::Message() << field << " program " << iter << " input " << t << " chunk " << chunk);
       if (ref.ok()) {
         ASSERT_EQ(int(res.outcome), int(O::Ok));
         for (uint32_t i = 0; i < p.n_witness; i++)

@@ -9,7 +9,10 @@
 //     powers of two, which are most of the products in bit-heavy circuits;
 //   - each guard is checked right after its value is computed, so a refused input stops early, and
 //     an assert of an equality (circom's `===`, checked by its generated code) compares the two
-//     sides without making the equality's 0 or 1.
+//     sides without making the equality's 0 or 1;
+//   - the instructions are cut into chunks (kDefaultChunk) in program order. A value read only
+//     inside the chunk that makes it lives in the chunk's registers (a few hundred, which stay in
+//     L1); one read by a later chunk gets a place of its own.
 // The semantics are program::apply's: only the layout and the fused forms are the runner's.
 #pragma once
 #include <algorithm>
@@ -35,61 +38,32 @@ class ProgramRunner {
     uint32_t where = 0;  // the guard, or the instruction that was undefined
   };
 
-  explicit ProgramRunner(const Program& p) { lay_out(p); }
+  static constexpr uint32_t kDefaultChunk = 2048;  // instructions
+  // `chunk` is the chunk length in instructions (tests make it small).
+  explicit ProgramRunner(const Program& p, uint32_t chunk = kDefaultChunk) : chunk_(std::max<uint32_t>(chunk, 1)) {
+    lay_out(p);
+  }
 
   // Evaluates the program on `inputs` (n_inputs values, normal form, each below p) and writes the
   // n_witness values, Montgomery form, to w. Unless the outcome is Ok, w holds partial results.
   // Safe to call from several threads at once (each call has its own registers).
   Result run(const Value* inputs, Fr* w) const {
-    std::vector<Fr> arena(arena_size_);
+    std::vector<Fr> arena(arena_size_), local(n_local_);
     for (uint32_t i = 0; i < n_inputs_; i++) arena[i] = to_fr<Fr>(inputs[i]);
     std::copy(consts_.begin(), consts_.end(), arena.begin() + n_inputs_);
-    Fr* const base[2] = {arena.data(), w};
-    auto at = [&](uint32_t loc) -> Fr& { return base[loc >> 31][loc & kIndex]; };
-    bool undefined = false;
-    for (size_t t = 0; t < code_.size(); t++) {
-      const Instr& in = code_[t];
-      switch (in.op) {
-        case program::Add: at(in.dst) = at(in.a) + at(in.b); break;
-        case program::Sub: at(in.dst) = at(in.a) - at(in.b); break;
-        case program::Mul: at(in.dst) = at(in.a) * at(in.b); break;
-        case program::Square: at(in.dst) = at(in.a) * at(in.a); break;
-        case program::Neg: at(in.dst) = -at(in.a); break;
-        case kBit: at(in.dst) = bit(at(in.a).to_plain().l, in.b); break;
-        case kToInt: {
-          const auto r = at(in.a).to_plain();
-          std::memcpy(at(in.dst).l, r.l, sizeof r.l);
-          break;
-        }
-        case kIntBit: at(in.dst) = bit(at(in.a).l, in.b); break;
-        case kSelect: at(in.dst) = at(in.a).is_zero() ? Fr::zero() : at(in.b); break;
-        case kGuardZero:
-          if (!at(in.a).is_zero()) return Result{Outcome::GuardFailed, in.dst};
-          break;
-        case kGuardNonzero:
-          if (at(in.a).is_zero()) return Result{Outcome::GuardFailed, in.dst};
-          break;
-        case kGuardEqual:
-          if (at(in.a) != expect_[in.b]) return Result{Outcome::GuardFailed, in.dst};
-          break;
-        case kGuardSame:
-          if (at(in.a) != at(in.b)) return Result{Outcome::GuardFailed, in.dst};
-          break;
-        case kGuardDiffer:
-          if (at(in.a) == at(in.b)) return Result{Outcome::GuardFailed, in.dst};
-          break;
-        case kCopy: at(in.dst) = at(in.a); break;
-        default:
-          at(in.dst) = program::apply<Fr>(in.op, at(in.a), at(in.b), undefined);
-          if (undefined) return Result{Outcome::Undefined, uint32_t(t)};
-      }
-    }
+    Result failed;
+    for (uint32_t c = 0; c + 1 < chunk_begin_.size(); c++)
+      if (!run_chunk(c, arena.data(), local.data(), w, &failed)) return failed;
+    Fr* const base[3] = {arena.data(), nullptr, w};
+    for (const Instr& c : copies_) base[c.dst >> kShift][c.dst & kIndex] = base[c.a >> kShift][c.a & kIndex];
     return Result{};
   }
 
   // The layout's figures, for benchmarks.
-  size_t instructions() const { return code_.size(); }
-  uint32_t registers() const { return arena_size_ - n_inputs_ - uint32_t(consts_.size()); }
+  size_t instructions() const { return code_.size() + copies_.size(); }
+  uint32_t registers() const { return n_local_; }
+  uint32_t shared_values() const { return arena_size_ - n_inputs_ - uint32_t(consts_.size()); }
+  uint32_t chunks() const { return uint32_t(chunk_begin_.size() - 1); }
 
  private:
   // Instructions beyond the file's operations, made by the layout.
@@ -108,8 +82,55 @@ class ProgramRunner {
   struct Instr {
     uint32_t op, dst, a, b;
   };
-  // A location: the top bit selects w, otherwise the arena (inputs, constants, then registers).
-  static constexpr uint32_t kInW = 0x80000000u, kIndex = 0x7fffffffu;
+  // A location: the top two bits select the region, the rest is the index in it.
+  static constexpr uint32_t kShift = 30, kIndex = (1u << kShift) - 1;
+  static constexpr uint32_t kArena = 0u << kShift;  // inputs, constants, values read across chunks
+  static constexpr uint32_t kLocal = 1u << kShift;  // the running chunk's registers
+  static constexpr uint32_t kInW = 2u << kShift;    // w
+
+  // Runs chunk c; false (with *failed set) where a guard fails or an operation is undefined.
+  bool run_chunk(uint32_t c, Fr* arena, Fr* local, Fr* w, Result* failed) const {
+    Fr* const base[3] = {arena, local, w};
+    auto at = [&](uint32_t loc) -> Fr& { return base[loc >> kShift][loc & kIndex]; };
+    bool undefined = false;
+    for (uint32_t t = chunk_begin_[c]; t < chunk_begin_[c + 1]; t++) {
+      const Instr& in = code_[t];
+      switch (in.op) {
+        case program::Add: at(in.dst) = at(in.a) + at(in.b); break;
+        case program::Sub: at(in.dst) = at(in.a) - at(in.b); break;
+        case program::Mul: at(in.dst) = at(in.a) * at(in.b); break;
+        case program::Square: at(in.dst) = at(in.a) * at(in.a); break;
+        case program::Neg: at(in.dst) = -at(in.a); break;
+        case kBit: at(in.dst) = bit(at(in.a).to_plain().l, in.b); break;
+        case kToInt: {
+          const auto r = at(in.a).to_plain();
+          std::memcpy(at(in.dst).l, r.l, sizeof r.l);
+          break;
+        }
+        case kIntBit: at(in.dst) = bit(at(in.a).l, in.b); break;
+        case kSelect: at(in.dst) = at(in.a).is_zero() ? Fr::zero() : at(in.b); break;
+        case kGuardZero:
+          if (!at(in.a).is_zero()) return *failed = Result{Outcome::GuardFailed, in.dst}, false;
+          break;
+        case kGuardNonzero:
+          if (at(in.a).is_zero()) return *failed = Result{Outcome::GuardFailed, in.dst}, false;
+          break;
+        case kGuardEqual:
+          if (at(in.a) != expect_[in.b]) return *failed = Result{Outcome::GuardFailed, in.dst}, false;
+          break;
+        case kGuardSame:
+          if (at(in.a) != at(in.b)) return *failed = Result{Outcome::GuardFailed, in.dst}, false;
+          break;
+        case kGuardDiffer:
+          if (at(in.a) == at(in.b)) return *failed = Result{Outcome::GuardFailed, in.dst}, false;
+          break;
+        default:
+          at(in.dst) = program::apply<Fr>(in.op, at(in.a), at(in.b), undefined);
+          if (undefined) return *failed = Result{Outcome::Undefined, t}, false;
+      }
+    }
+    return true;
+  }
 
   static Fr bit(const uint64_t* limbs, uint32_t k) {
     return (limbs[k / 64] >> (k % 64)) & 1 ? Fr::one() : Fr::zero();
@@ -259,57 +280,74 @@ class ProgramRunner {
     }
 
     // 5. Places: a node that is a witness value is computed into w (its first wire; other wires
-    //    holding the same value are copied at the end, as are inputs and constants); the others
-    //    get registers, freed after their last reader.
+    //    holding the same value are copied at the end, as are inputs and constants). Another value
+    //    read only in the chunk that makes it gets one of that chunk's registers, freed after its
+    //    last reader; one read in a later chunk gets a place of its own in the arena.
+    const uint32_t n_seq = uint32_t(seq.size());
+    const uint32_t chunk = chunk_;
+    auto chunk_of = [chunk](uint32_t t) { return t / chunk; };
     std::vector<uint32_t> loc(n_all, UINT32_MAX);
-    for (uint32_t v = 0; v < first; v++) loc[v] = v;
-    std::vector<Instr> copies;
+    for (uint32_t v = 0; v < first; v++) loc[v] = kArena | v;
     for (uint32_t j = 0; j < p.n_witness; j++) {
       const uint32_t v = p.outputs[j];
       if (v >= first && loc[v] == UINT32_MAX) loc[v] = kInW | j;
-      else copies.push_back(Instr{kCopy, kInW | j, v, 0});
+      else copies_.push_back(Instr{kCopy, kInW | j, v, 0});
     }
     auto reads = [&](const Instr& in, auto&& f) {
       f(in.a);
       if (reads_b(in.op)) f(in.b);
     };
-    std::vector<uint32_t> last(n_all, 0);
-    for (uint32_t t = 0; t < seq.size(); t++) reads(seq[t], [&](uint32_t v) { last[v] = t; });
+    std::vector<uint32_t> def(n_all, UINT32_MAX), last(n_all, 0);
+    for (uint32_t t = 0; t < n_seq; t++) {
+      if (!is_guard(seq[t].op)) def[seq[t].dst] = last[seq[t].dst] = t;
+      reads(seq[t], [&](uint32_t v) { last[v] = t; });
+    }
+    uint32_t n_shared = 0;
+    for (uint64_t v = first; v < n_all; v++)
+      if (def[v] != UINT32_MAX && loc[v] == UINT32_MAX && chunk_of(last[v]) != chunk_of(def[v]))
+        loc[v] = kArena | (first + n_shared++);
     std::vector<uint32_t> free_regs;
     uint32_t n_regs = 0;
-    code_.reserve(seq.size() + copies.size());
-    for (uint32_t t = 0; t < seq.size(); t++) {
-      Instr in = seq[t];
+    code_.reserve(n_seq);
+    for (uint32_t t = 0; t < n_seq; t++) {
+      if (t % chunk == 0) {
+        chunk_begin_.push_back(t);
+        free_regs.clear();
+        n_regs = 0;
+      }
+      const Instr& in = seq[t];
       Instr out = in;
       out.a = loc[in.a];
       if (reads_b(in.op)) out.b = loc[in.b];
       // Registers whose last reader is this instruction are free for its result.
       reads(in, [&](uint32_t v) {
-        if (last[v] == t && v >= first && !(loc[v] & kInW)) {
+        if (last[v] == t && (loc[v] >> kShift) == (kLocal >> kShift)) {
           free_regs.push_back(loc[v]);
-          loc[v] = UINT32_MAX - 1;  // freed once, even when read twice
+          loc[v] = UINT32_MAX;  // freed once, even when read twice
         }
       });
       if (!is_guard(in.op)) {
         if (loc[in.dst] == UINT32_MAX) {
-          if (free_regs.empty()) free_regs.push_back(first + n_regs++);
+          if (free_regs.empty()) free_regs.push_back(kLocal | n_regs++);
           loc[in.dst] = free_regs.back();
           free_regs.pop_back();
+          n_local_ = std::max(n_local_, n_regs);
         }
         out.dst = loc[in.dst];
       }
       code_.push_back(out);
     }
-    for (Instr c : copies) {
-      c.a = loc[c.a];
-      code_.push_back(c);
-    }
-    arena_size_ = first + n_regs;
+    chunk_begin_.push_back(n_seq);
+    if (n_seq == 0) chunk_begin_ = {0, 0};
+    for (Instr& c : copies_) c.a = loc[c.a];
+    arena_size_ = first + n_shared;
   }
 
-  uint32_t n_inputs_ = 0, arena_size_ = 0;
+  uint32_t chunk_;
+  uint32_t n_inputs_ = 0, arena_size_ = 0, n_local_ = 0;
   std::vector<Fr> consts_, expect_;
-  std::vector<Instr> code_;
+  std::vector<Instr> code_, copies_;
+  std::vector<uint32_t> chunk_begin_;  // chunk c is code_[chunk_begin_[c], chunk_begin_[c + 1])
 };
 
 }  // namespace cuzk::witness

@@ -721,6 +721,13 @@ void expect_synthesized_matches(const Circuit& c, bool registered, int proofs) {
     // The same engine alternates between both paths.
     Proof pw = gpu->prove(c.w, opt, &rw);
     EXPECT_EQ(pw.c, pc.c);
+    // w alone from the slot (synthesis.abc = "gpu"): a, b, c evaluated on the device.
+    SynthesizedView w_only = slot.view();
+    w_only.a = w_only.b = w_only.c = nullptr;
+    RawMsms ro;
+    Proof po = gpu->prove_synthesized(w_only, opt, &ro);
+    expect_same_raw(ro, rc);
+    EXPECT_EQ(po.c, pc.c);
   }
   // H comes from the vectors handed over, not from w: a c that is not a o b changes H exactly as it
   // does on the CPU backend, and the proof no longer verifies.
