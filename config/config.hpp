@@ -48,7 +48,7 @@ struct SynthesisConfig {
   uint32_t threads = 0;               // threads per worker; 0 = the size of its CPU set (or all cores)
   uint32_t witness_timeout_s = 600;   // longest run of one witness generation; 0 = no limit
   std::string witness_engine = "program";  // "program" (compiled witness program, native where it cannot run) | "native"
-  std::string abc = "cpu";  // where a = A w, b = B w, c = a o b are evaluated: "cpu" (synthesis) | "gpu" (the GPU worker)
+  std::string abc = "gpu";  // where a = A w, b = B w, c = a o b are evaluated: "gpu" (the GPU worker) | "cpu" (synthesis)
 };
 
 struct GpuConfig {

@@ -98,7 +98,7 @@ TEST_F(ConfigTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_TRUE(c.daemon.input_dirs.empty());  // no path submissions unless configured
   EXPECT_EQ(c.synthesis.witness_timeout_s, 600u);
   EXPECT_EQ(c.synthesis.witness_engine, "program");
-  EXPECT_EQ(c.synthesis.abc, "cpu");
+  EXPECT_EQ(c.synthesis.abc, "gpu");
   EXPECT_TRUE(c.gpu.verify);  // never report a proof that does not verify
   EXPECT_EQ(c.source, path("cuzk.toml"));
 }
@@ -125,7 +125,7 @@ cpus = ["0-3", "4-5,7"]
 threads = 3
 witness_timeout_s = 0
 witness_engine = "native"
-abc = "gpu"
+abc = "cpu"
 
 [gpu]
 backend = "cuda"
@@ -188,7 +188,7 @@ also_stderr = true
   EXPECT_EQ(c.daemon.input_dirs, (std::vector<std::string>{in, fs::canonical(dir / "keys").string(), in}));
   EXPECT_EQ(c.synthesis.witness_timeout_s, 0u);
   EXPECT_EQ(c.synthesis.witness_engine, "native");
-  EXPECT_EQ(c.synthesis.abc, "gpu");
+  EXPECT_EQ(c.synthesis.abc, "cpu");
   EXPECT_EQ(c.synthesis.workers, 2u);
   ASSERT_EQ(c.synthesis.cpus.size(), 2u);
   EXPECT_EQ(c.synthesis.cpus[0].cpus, (std::vector<int>{0, 1, 2, 3}));

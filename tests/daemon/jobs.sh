@@ -54,6 +54,10 @@ done
 grep ',SYNTH_END,' "$tl" | grep -v 'witness_ms=.*eval_ms=.*source=wtns' && die "SYNTH_END without witness_ms/eval_ms/source"
 grep ',GPU_END,' "$tl" | grep -v 'kernel_ms=.*kernel_ntt_ms=.*kernel_msm_ms=' && die "GPU_END without the kernel-busy keys"
 grep -q ',WORKER_READY,.*worker=gpu0,kind=gpu,device=0,.*startup_ms=' "$tl" || die "no WORKER_READY for gpu0"
+# synthesis.abc = "gpu" (the default): slots of w only, and a, b, c evaluated by the GPU worker.
+grep -q 'slot ring .* (w only: synthesis.abc = "gpu" saves' "$WORK/sup.log" ||
+  die "the slot ring is not w only: $(grep 'slot ring' "$WORK/sup.log")"
+grep ',GPU_END,' "$tl" | grep -v 'kernel_eval_ms=' && die "GPU_END without the GPU worker's eval stage"
 [ "$(grep -c ',GPU_END,' "$tl")" -eq 9 ] || die "expected 9 GPU_END events"
 grep ',SYNTH_START,' "$tl" | grep -v 'partition=.*worker=synth[01].*slot=[0-2]' && die "SYNTH_START without partition/worker/slot"
 awk -F, '{ if ($2 + 0 < prev) { print "out of order: " $0; bad = 1 } prev = $2 + 0 } END { exit bad }' "$tl" ||
