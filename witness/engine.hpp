@@ -57,7 +57,6 @@ class WitnessEngine {
 
   const Manifest& manifest() const { return gen_.manifest(); }
   bool has_program() const { return runner_ != nullptr; }
-  const Program* program() const { return program_ ? &*program_ : nullptr; }
   // Why the circuit runs on the native generator ("" while the program is used).
   const std::string& why_native() const { return why_; }
 
@@ -108,10 +107,10 @@ class WitnessEngine {
     std::optional<Program> program;
     std::string why;
   };
+  // The runner keeps its own layout; the program itself (as large again) is not kept.
   void install(std::optional<Program> p) {
     if (!p) return;
-    program_ = std::move(p);
-    runner_ = std::make_unique<ProgramRunner<Fr>>(*program_);
+    runner_ = std::make_unique<ProgramRunner<Fr>>(*p);
     why_.clear();
   }
   // The sample is `inputs`, whose native witness (normal form) the generator just wrote to w.
@@ -148,7 +147,6 @@ class WitnessEngine {
   bool opened_ = false, may_build_ = true, why_logged_ = false;
   Log log_;
   std::string why_;
-  std::optional<Program> program_;
   std::unique_ptr<ProgramRunner<Fr>> runner_;
   std::future<Built> pending_;
 };
