@@ -41,7 +41,12 @@ Supervisor::Supervisor(config::Config cfg, std::string config_path)
   t0_ns_ = shm::monotonic_ns();
 }
 
-Supervisor::~Supervisor() = default;
+// A start that failed after creating its rings (the socket or port taken, ...) leaves no segment
+// in /dev/shm; after a normal run they are gone already.
+Supervisor::~Supervisor() {
+  for (auto& d : devices_)
+    if (d.seg) shm::Segment::remove(cfg_.daemon.instance, d.id);
+}
 
 Device* Supervisor::device(int id) {
   for (auto& d : devices_)
@@ -150,7 +155,11 @@ void Supervisor::reserve_descriptors() const {
 
 int Supervisor::run() {
   loop_->data = this;
+  // Before anything of the state is touched: a second daemon on the same state_dir, instance or
+  // socket stops here (exit 78) and changes nothing of the running one's.
+  lock_ = InstanceLock::acquire(cfg_);
   reserve_descriptors();
+
   setup_state();
   event(tl::kDaemonStart, 0,
         tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());

@@ -21,6 +21,7 @@
 #include "shm/messages.hpp"
 #include "shm/slot_ring.hpp"
 #include "supervisor/http_server.hpp"
+#include "supervisor/instance_lock.hpp"
 #include "supervisor/job_access.hpp"
 #include "supervisor/job_store.hpp"
 #include "supervisor/sqlite_store.hpp"
@@ -216,8 +217,10 @@ class Supervisor {
   Worker* worker(uint32_t id);
   ActiveJob* active(uint64_t id);
 
+  InstanceLock lock_;  // first member: released last, after the rings are removed
   config::Config cfg_;
   std::string config_path_;
+
   std::string worker_dir_;
   uv_loop_t* loop_ = nullptr;
   uint64_t t0_ns_ = 0;
