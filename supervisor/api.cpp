@@ -57,6 +57,7 @@ struct SpoolWork {
   std::shared_ptr<http::Responder> r;
   std::shared_ptr<const http::SpooledBody> body;
   std::string dir, submitter;
+  FileReader reader;
   uint64_t max_json;
   size_t max_witnesses;
   StreamedBody out;
@@ -71,7 +72,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
       if (req.method != "POST") return r->send(http::Response::error(405, "use POST for " + p));
       if (shared_) return submit_shared(req, std::move(r));
       if (req.body_file) return submit_spooled(req, r);
-      return r->send(submit(req.body, submitter_of(req), nullptr, ""));
+      return r->send(submit(req.body, submitter_of(req), reader_of(req), nullptr, ""));
     }
     if (p.rfind("/v1/proofs/", 0) == 0) {
       const std::string id_text = p.substr(11);
@@ -171,6 +172,7 @@ void Supervisor::submit_spooled(const http::Request& req, std::shared_ptr<http::
   w->r = std::move(r);
   w->body = req.body_file;
   w->submitter = submitter_of(req);
+  w->reader = reader_of(req);
   w->dir = new_upload_dir();
   w->max_json = cfg_.limits.upload_memory;
   w->max_witnesses = 0;
@@ -206,7 +208,7 @@ void Supervisor::after_spooled(SpoolWork& w) {
       throw SubmitError(503, disk_full_message());
     }
     if (w.status) throw SubmitError(w.status, w.error);
-    resp = submit(w.out.json, w.submitter, &w.out, w.dir);
+    resp = submit(w.out.json, w.submitter, w.reader, &w.out, w.dir);
   } catch (const SubmitError& e) {
     resp = http::Response::error(e.status, e.what());
   } catch (const std::exception& e) {
@@ -231,8 +233,8 @@ std::string Supervisor::disk_full_message() const {
          ") is full: not accepting jobs until space is freed; retry later";
 }
 
-http::Response Supervisor::submit(const std::string& body, const std::string& submitter, const StreamedBody* streamed,
-                                  const std::string& upload_dir) {
+http::Response Supervisor::submit(const std::string& body, const std::string& submitter, const FileReader& reader,
+                                  const StreamedBody* streamed, const std::string& upload_dir) {
   if (draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
   const SubmitRequest sr = validator_->parse(body);
   if (!sr.request_id.empty()) {
@@ -249,7 +251,7 @@ http::Response Supervisor::submit(const std::string& body, const std::string& su
   size_t unfinished = jobs_.size();
   if (unfinished >= cfg_.limits.max_queued_jobs)
     throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
-  const std::vector<PreparedInput> inputs = validator_->prepare(sr, streamed);
+  const std::vector<PreparedInput> inputs = validator_->prepare(sr, reader, streamed);
   std::string why;
   try {
     return store_job(sr, inputs, submitter, upload_dir);
@@ -282,11 +284,13 @@ http::Response Supervisor::store_job(const SubmitRequest& sr, const std::vector<
       p.index = uint32_t(i);
       p.witness = inputs[i].path;
       if (p.witness.empty()) {
-        // Content sent in the request: stored under the job's upload folder, removed with the job.
+        // Content sent in the request, or a private copy of the client's file (its path is never
+        // opened again): stored under the job's upload folder, removed with the job.
         if (upload_dir.empty()) upload_dir = new_upload_dir();
         fs::create_directories(upload_dir);
         p.witness = (fs::path(upload_dir) / (std::to_string(i) + inputs[i].ext)).string();
-        store_upload(p.witness, inputs[i].content, std::string(to_string(sr.kind)) + "[" + std::to_string(i) + "]");
+        if (inputs[i].source) inputs[i].source->copy_to(p.witness, inputs[i].field);
+        else store_upload(p.witness, inputs[i].content, inputs[i].field);
       }
       rec.parts.push_back(std::move(p));
     }

@@ -533,6 +533,17 @@ Peer peer_of(uv_pipe_t* p) {
       ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred) {
     peer.unix_creds = true;
     peer.uid = cred.uid, peer.gid = cred.gid, peer.pid = cred.pid;
+    // The groups too: a file the client names is read for it only if it could read it itself.
+    std::vector<gid_t> groups(64);
+    for (int tries = 0; tries < 2; tries++) {
+      socklen_t glen = socklen_t(groups.size() * sizeof(gid_t));
+      if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &glen) == 0) {
+        peer.groups.assign(groups.begin(), groups.begin() + glen / sizeof(gid_t));
+        break;
+      }
+      if (errno != ERANGE) break;
+      groups.resize(glen / sizeof(gid_t) + 1);
+    }
   }
   return peer;
 }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <uv.h>
 
@@ -21,6 +22,7 @@ struct Peer {
   bool unix_creds = false;  // uid, gid and pid are known
   uint32_t uid = 0, gid = 0;
   int32_t pid = 0;
+  std::vector<uint32_t> groups;  // supplementary groups (SO_PEERGROUPS); empty where unknown
 };
 
 struct Request {

@@ -168,8 +168,8 @@ class Supervisor {
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
   // submitter: job_access.hpp's; streamed and upload_dir: a spooled body's uploads (or null, "")
-  http::Response submit(const std::string& body, const std::string& submitter, const StreamedBody* streamed,
-                        const std::string& upload_dir);
+  http::Response submit(const std::string& body, const std::string& submitter, const FileReader& reader,
+                        const StreamedBody* streamed, const std::string& upload_dir);
   void submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r);
   void after_spooled(SpoolWork& w);
   std::string new_upload_dir();
@@ -201,7 +201,9 @@ class Supervisor {
   void release_unstarted();
   void release_leases();
   void submit_shared(const http::Request& req, std::shared_ptr<http::Responder> r);
-  void store_shared(const SubmitRequest& sr, const std::string& submitter, std::shared_ptr<http::Responder> r);
+  void store_shared(const SubmitRequest& sr, const std::string& submitter, const FileReader& reader,
+                    std::shared_ptr<http::Responder> r);
+
   void get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r, Viewer viewer);
   void poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer);
   void cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r, Viewer viewer);
