@@ -134,19 +134,20 @@ void Supervisor::tick() {
 // Every API connection holds a descriptor: the soft limit is raised towards the hard one (systemd's
 // LimitNOFILE=) as far as limits.max_connections needs, and a hard limit too small for it is a
 // configuration error, rather than "Too many open files" for some later submission.
-void Supervisor::reserve_descriptors() const {
+void Supervisor::reserve_descriptors(const config::Config& cfg, bool apply) {
   // The supervisor's own: job store, timeline, listeners, and a control socket, a process handle
   // and a restart timer per worker, with room to spare.
-  const uint64_t own = 64 + 4 * (uint64_t(cfg_.synthesis.workers) + cfg_.gpu.devices.size());
-  const uint64_t need = own + cfg_.limits.max_connections;
+  const uint64_t own = 64 + 4 * (uint64_t(cfg.synthesis.workers) + cfg.gpu.devices.size());
+  const uint64_t need = own + cfg.limits.max_connections;
   rlimit rl{};
   if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return;
   if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
     throw config::ConfigError(
         "limits.max_connections",
-        std::to_string(cfg_.limits.max_connections) + " connections and the daemon's own " + std::to_string(own) +
+        std::to_string(cfg.limits.max_connections) + " connections and the daemon's own " + std::to_string(own) +
             " descriptors need " + std::to_string(need) + ", but the descriptor limit (RLIMIT_NOFILE) is " +
             std::to_string(rl.rlim_max) + "; lower max_connections or raise LimitNOFILE= in the unit");
+  if (!apply) return;
   rl.rlim_cur = need;
   if (::setrlimit(RLIMIT_NOFILE, &rl) != 0)
     throw config::ConfigError("limits.max_connections", "cannot raise the descriptor limit to " + std::to_string(need) +
@@ -158,7 +159,7 @@ int Supervisor::run() {
   // Before anything of the state is touched: a second daemon on the same state_dir, instance or
   // socket stops here (exit 78) and changes nothing of the running one's.
   lock_ = InstanceLock::acquire(cfg_);
-  reserve_descriptors();
+  reserve_descriptors(cfg_, true);
 
   setup_state();
   event(tl::kDaemonStart, 0,

@@ -34,6 +34,7 @@
 namespace cuzk::sup {
 
 struct SpoolWork;
+struct ReloadCheck;
 
 struct Worker {
   WorkerKind kind = WorkerKind::Synth;
@@ -123,6 +124,16 @@ class Supervisor {
   // Each circuit's zkey header, read completely enough to know the file is whole (its section
   // table fits the file); throws ConfigError naming circuits[i].zkey. `--check-config` runs it too.
   static std::vector<ZKeyHeader> read_keys(const config::Config& cfg);
+  // Everything start-up would refuse with exit 78, checked without starting and without changing
+  // anything a running daemon uses (preflight.cpp): the CPU lists, the keys' headers, the witness
+  // generators against their keys (built into the state folder's cache if need be), the slot rings
+  // against limits.memory_budget and /dev/shm, the descriptor limit, and that the state folder
+  // and the socket's folder can be written. Throws config::ConfigError naming the key. A SIGHUP
+  // reload runs it whole, in the daemon (in_daemon). `--check-config`, run by an operator in
+  // another process, leaves out what depends on the daemon's user and limits (the folders, the
+  // descriptor limit) and checks only the generators that are artefacts already (compiling circom's
+  // sources into the state folder is left to the daemon's own user).
+  static void preflight(const config::Config& cfg, bool in_daemon);
 
  private:
   using Key = std::tuple<int, uint64_t, uint32_t>;  // priority, job id (age), partition
@@ -130,7 +141,13 @@ class Supervisor {
   // start-up (startup.cpp)
   void setup_state();
   void open_store();
-  void reserve_descriptors() const;
+  // Raises RLIMIT_NOFILE to what cfg needs (apply), or only checks that it can be (preflight).
+  static void reserve_descriptors(const config::Config& cfg, bool apply);
+  struct RingSize {
+    uint64_t max_vars = 1, max_domain = 1, per_ring = 0;
+  };
+  // The slot ring each device gets, checked against limits.memory_budget.
+  static RingSize ring_size(const config::Config& cfg, const std::vector<ZKeyHeader>& dims);
   void setup_rings();
   std::unique_ptr<shm::Segment> create_ring(int device, uint64_t max_vars, uint64_t max_domain);
   void warn_if_few_slots() const;
@@ -203,7 +220,6 @@ class Supervisor {
   void submit_shared(const http::Request& req, std::shared_ptr<http::Responder> r);
   void store_shared(const SubmitRequest& sr, const std::string& submitter, const FileReader& reader,
                     std::shared_ptr<http::Responder> r);
-
   void get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r, Viewer viewer);
   void poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer);
   void cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r, Viewer viewer);
@@ -240,7 +256,9 @@ class Supervisor {
   std::set<Key> pending_;
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};
   bool reload_ = false;
+  bool reload_checking_ = false;  // a SIGHUP's preflight is running on the thread pool
   void on_sighup();
+  void after_reload_check(const ReloadCheck& w);
   uv_timer_t tick_timer_{};
   uint64_t last_tick_ns_ = 0;  // monotonic: when tick() last ran
   bool draining_ = false, stopping_ = false;
