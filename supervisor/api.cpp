@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -39,6 +40,18 @@ void store_upload(const std::string& path, const std::string& content, const std
   if (!err) return;
   if (no_space(err)) throw StoreFull("cannot store " + what + ": " + std::strerror(err));
   throw std::runtime_error("cannot store " + what + " as " + path + ": " + std::strerror(err));
+}
+
+// The stored file of partition i: "<i>", and for a copy of a client's file "<i>-<its name>", so that
+// a worker's message about it names the file the client sent (letters, digits, '.', '_' and '-'
+// of its name's stem, at most 64).
+std::string copy_name(size_t i, const PreparedInput& in) {
+  std::string name = std::to_string(i);
+  if (!in.source) return name;
+  std::string stem;
+  for (char c : fs::path(in.source->path()).stem().string())
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') stem += c;
+  return stem.empty() ? name : name + "-" + stem.substr(0, 64);
 }
 
 // What a long-poll timer needs when it fires.
@@ -288,7 +301,7 @@ http::Response Supervisor::store_job(const SubmitRequest& sr, const std::vector<
         // opened again): stored under the job's upload folder, removed with the job.
         if (upload_dir.empty()) upload_dir = new_upload_dir();
         fs::create_directories(upload_dir);
-        p.witness = (fs::path(upload_dir) / (std::to_string(i) + inputs[i].ext)).string();
+        p.witness = (fs::path(upload_dir) / (copy_name(i, inputs[i]) + inputs[i].ext)).string();
         if (inputs[i].source) inputs[i].source->copy_to(p.witness, inputs[i].field);
         else store_upload(p.witness, inputs[i].content, inputs[i].field);
       }

@@ -94,7 +94,7 @@ done
 blocker=$(submit chain "$W_CHAIN")
 wait_until 10 "the synthesis worker busy" "[ \"\$(state_of synth0)\" = busy ]"
 bad=$(submit mult "$W_MULT")
-copy=$(ls "$WORK"/state/uploads/*/0.wtns | while read -r f; do cmp -s "$f" "$W_MULT" && echo "$f"; done | head -n 1)
+copy=$(ls "$WORK"/state/uploads/*/0-*.wtns | while read -r f; do cmp -s "$f" "$W_MULT" && echo "$f"; done | head -n 1)
 [ -n "$copy" ] || die "no private copy of the witness under state/uploads: $(ls -R "$WORK/state/uploads")"
 printf '\x02' | dd of="$copy" bs=1 seek=76 conv=notrunc status=none
 if cz await --socket "$SOCK" --out "$WORK/out_bad" --timeout 60 "$bad" >"$WORK/bad.log" 2>&1; then
