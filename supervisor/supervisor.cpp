@@ -138,7 +138,8 @@ void Supervisor::reserve_descriptors(const config::Config& cfg, bool apply) {
   // The supervisor's own: job store, timeline, listeners, and a control socket, a process handle
   // and a restart timer per worker, with room to spare.
   const uint64_t own = 64 + 4 * (uint64_t(cfg.synthesis.workers) + cfg.gpu.devices.size());
-  const uint64_t need = own + cfg.limits.max_connections;
+  // TCP connections that have not presented the token have a limit of their own.
+  const uint64_t need = own + cfg.limits.max_connections + http::ServerOptions{}.max_unauthenticated;
   rlimit rl{};
   if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return;
   if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
