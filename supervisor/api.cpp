@@ -12,6 +12,7 @@
 
 #include "supervisor/helpers.hpp"
 #include "supervisor/job_access.hpp"
+#include "supervisor/request_key.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -249,22 +250,26 @@ std::string Supervisor::disk_full_message() const {
 http::Response Supervisor::submit(const std::string& body, const std::string& submitter, const FileReader& reader,
                                   const StreamedBody* streamed, const std::string& upload_dir) {
   if (draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
-  const SubmitRequest sr = validator_->parse(body);
+  SubmitRequest sr = validator_->parse(body);
+  auto room = [&] {
+    const size_t unfinished = jobs_.size();
+    if (unfinished >= cfg_.limits.max_queued_jobs)
+      throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
+  };
+  if (sr.request_id.empty()) room();
+  const std::vector<PreparedInput> inputs = validator_->prepare(sr, reader, streamed);
   if (!sr.request_id.empty()) {
+    // The client's own id only (request_key.hpp); the same request gets its job back.
+    sr.request_id = request_key(submitter, sr.request_id);
+    sr.request_digest = request_digest(sr, inputs, streamed);
     if (auto id = store_->find_request(sr.request_id)) {
-      JobRec rec;
-      if (ActiveJob* a = active(*id)) rec = a->rec;
-      else rec = *store_->load(*id);
-      if (!rec.submitter.empty() && rec.submitter != submitter)
-        throw SubmitError(409, "request_id: already used by a job of another client");
+      const JobRec rec = active(*id) ? active(*id)->rec : *store_->load(*id);
+      check_same_request(rec, sr);
       return http::Response::json(
           200, json{{"id", std::to_string(*id)}, {"state", to_string(rec.state)}, {"existing", true}}.dump());
     }
+    room();
   }
-  size_t unfinished = jobs_.size();
-  if (unfinished >= cfg_.limits.max_queued_jobs)
-    throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
-  const std::vector<PreparedInput> inputs = validator_->prepare(sr, reader, streamed);
   std::string why;
   try {
     return store_job(sr, inputs, submitter, upload_dir);
@@ -288,6 +293,7 @@ http::Response Supervisor::store_job(const SubmitRequest& sr, const std::vector<
   rec.circuit = cc.name;
   rec.priority = sr.priority;
   rec.request_id = sr.request_id;
+  rec.request_digest = sr.request_digest;
   rec.input = sr.kind;
   rec.submitter = submitter;
   rec.created_ms = wall_ms();
@@ -378,7 +384,7 @@ nlohmann::ordered_json Supervisor::job_json(const JobRec& j, const ActiveJob* a)
               {"circuit", j.circuit},
               {"priority", to_string(j.priority)},
               {"input_kind", to_string(j.input)},
-              {"request_id", j.request_id.empty() ? ojson(nullptr) : ojson(j.request_id)},
+              {"request_id", j.request_id.empty() ? ojson(nullptr) : ojson(request_id_of(j.request_id))},
               {"state", to_string(j.state)},
               {"error", j.error.empty() ? ojson(nullptr) : ojson(j.error)},
               {"created_ms", j.created_ms},

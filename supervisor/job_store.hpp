@@ -64,6 +64,9 @@ struct JobRec {
   Priority priority = Priority::Normal;
   InputKind input = InputKind::Witnesses;
   std::string submitter;  // who may read it (job_access.hpp); "" in stores of schema version 1
+  // What a request with a request_id asked for (request_key.hpp), so that the same id with another
+  // body is told apart; "" for jobs without one, and in stores from before it was recorded.
+  std::string request_digest;
   JState state = JState::Queued;
   int64_t created_ms = 0, finished_ms = 0;  // wall clock (ms since the epoch)
   std::vector<PartitionRec> parts;

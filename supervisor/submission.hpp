@@ -28,7 +28,8 @@ std::optional<uint64_t> parse_job_id(const std::string& text);
 struct SubmitRequest {
   uint32_t circuit = 0;  // index in config.circuits
   Priority priority = Priority::Normal;
-  std::string request_id;
+  std::string request_id;       // as the client gave it; the supervisor scopes it (request_key.hpp)
+  std::string request_digest;   // set by the supervisor once the inputs are checked
   InputKind kind = InputKind::Witnesses;
   nlohmann::json entries;  // the "witnesses" or "inputs" array, one entry per partition
 };

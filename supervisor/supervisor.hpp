@@ -218,7 +218,7 @@ class Supervisor {
   void release_unstarted();
   void release_leases();
   void submit_shared(const http::Request& req, std::shared_ptr<http::Responder> r);
-  void store_shared(const SubmitRequest& sr, const std::string& submitter, const FileReader& reader,
+  void store_shared(const SubmitRequest& sr, const std::string& submitter, std::vector<PreparedInput> inputs,
                     std::shared_ptr<http::Responder> r);
   void get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r, Viewer viewer);
   void poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "supervisor/input_access.hpp"
+#include "supervisor/request_key.hpp"
 #include "supervisor/job_store.hpp"
 
 namespace cuzk::sup {
@@ -189,6 +190,7 @@ class Scanner {
     }
     StreamedWitness w;
     w.path = dir_ + "/upload-" + std::to_string(k) + ".wtns";
+    w.digest = kDigestStart;
     out_.witnesses.push_back(std::move(w));
     file_ = std::make_unique<FileOut>(out_.witnesses.back().path);
     b64_ = Base64Decoder();
@@ -239,11 +241,17 @@ class Scanner {
   }
   void put(char c) {
     if (b64_.ok()) b64_.put(c, bytes_);
-    if (bytes_.size() >= kFlush) file_->write(bytes_);
+    if (bytes_.size() >= kFlush) flush();
+  }
+  // The decoded bytes so far into the file, and into the upload's digest.
+  void flush() {
+    StreamedWitness& w = out_.witnesses.back();
+    w.digest = digest_bytes(w.digest, bytes_.data(), bytes_.size());
+    file_->write(bytes_);
   }
   void end_upload() {
     StreamedWitness& w = out_.witnesses.back();
-    file_->write(bytes_);
+    flush();
     file_->close();
     file_.reset();
     str_ = Str::None;

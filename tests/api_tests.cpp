@@ -15,6 +15,7 @@
 #include "common/log_escape.hpp"
 #include "supervisor/input_access.hpp"
 #include "supervisor/job_access.hpp"
+#include "supervisor/request_key.hpp"
 #include "supervisor/sqlite_store.hpp"
 #include "supervisor/submission.hpp"
 #include "supervisor/timeline.hpp"
@@ -733,6 +734,41 @@ TEST_F(Streamed, SameOutcomeAsInMemory) {
     EXPECT_EQ(mem, str) << b.substr(0, 200);
   }
   EXPECT_EQ(in_memory(bodies[0]).parts, std::vector<std::string>{slurp(in / "ok.wtns")});
+}
+
+// Request ids are per submitter class; a request's digest is the same for the same body whether it
+// was held in memory or spooled, and differs when the priority, an entry or an uploaded byte does.
+TEST_F(Streamed, RequestDigestsTellBodiesApart) {
+  EXPECT_NE(request_key("unix:1000", "r-1"), request_key("unix:1001", "r-1"));
+  EXPECT_NE(request_key("unix:1000", "r-1"), request_key("tcp", "r-1"));
+  EXPECT_EQ(request_id_of(request_key("unix:1000", "r-1")), "r-1");
+  EXPECT_EQ(request_id_of("legacy-id"), "legacy-id");
+  auto digest_of = [&](const std::string& body, bool spooled) {
+    if (!spooled) {
+      const SubmitRequest sr = v->parse(body);
+      return request_digest(sr, v->prepare(sr, reader), nullptr);
+    }
+    write_file(root / "body", body);
+    fs::remove_all(root / "up");
+    StreamedBody sb = stream_uploads((root / "body").string(), (root / "up").string(), 1 << 20, 2);
+    const SubmitRequest sr = v->parse(sb.json);
+    return request_digest(sr, v->prepare(sr, reader, &sb), &sb);
+  };
+  std::string other = slurp(in / "ok.wtns");
+  other[other.size() - 1] ^= 1;  // the last value changed, the header the same
+  const std::string ok = to_base64(slurp(in / "ok.wtns")), path = (in / "ok.wtns").string();
+  const std::string a = R"({"circuit":"plain","witnesses":[{"base64":")" + ok + R"("},")" + path + R"("]})";
+  EXPECT_EQ(digest_of(a, false), digest_of(a, true));
+  const std::vector<std::string> others = {
+      R"({"circuit":"plain","priority":"high","witnesses":[{"base64":")" + ok + R"("},")" + path + R"("]})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + to_base64(other) + R"("},")" + path + R"("]})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + ok + R"("}]})",
+      R"({"circuit":"plain","witnesses":[")" + path + R"(",{"base64":")" + ok + R"("}]})",
+  };
+  for (const std::string& b : others) {
+    EXPECT_NE(digest_of(b, false), digest_of(a, false)) << b.substr(0, 120);
+    EXPECT_EQ(digest_of(b, false), digest_of(b, true)) << b.substr(0, 120);
+  }
 }
 
 TEST_F(Streamed, BoundsWhatStaysInMemory) {
