@@ -13,6 +13,7 @@
 #include "supervisor/helpers.hpp"
 #include "supervisor/job_access.hpp"
 #include "supervisor/request_key.hpp"
+#include "supervisor/state_writes.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -25,9 +26,7 @@ namespace {
 
 constexpr double kMaxWaitS = 3600;
 
-bool no_space(int e) { return e == ENOSPC || e == EDQUOT; }
-
-// Writes content the request carried; a full disk is StoreFull, like the job store's.
+// Writes content the request carried; a failure is StoreFull or StateUnwritable, like the job store's.
 void store_upload(const std::string& path, const std::string& content, const std::string& what) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   int err = fd < 0 ? errno : 0;
@@ -38,9 +37,7 @@ void store_upload(const std::string& path, const std::string& content, const std
     else off += size_t(n);
   }
   if (fd >= 0 && ::close(fd) != 0 && !err) err = errno;
-  if (!err) return;
-  if (no_space(err)) throw StoreFull("cannot store " + what + ": " + std::strerror(err));
-  throw std::runtime_error("cannot store " + what + " as " + path + ": " + std::strerror(err));
+  if (err) throw_write_error(what + " as " + path, err);
 }
 
 // The stored file of partition i: "<i>", and for a copy of a client's file "<i>-<its name>", so that
@@ -75,7 +72,8 @@ struct SpoolWork {
   uint64_t max_json;
   size_t max_witnesses;
   StreamedBody out;
-  int status = 0;  // the work's failure: an HTTP status (503: the disk is full)
+  int status = 0;  // the work's failure: an HTTP status (503: the disk is full or cannot be written)
+  bool space = true;  // 503: for lack of space
   std::string error;
 };
 
@@ -201,7 +199,7 @@ void Supervisor::submit_spooled(const http::Request& req, std::shared_ptr<http::
         } catch (const SubmitError& e) {
           w->status = e.status, w->error = e.what();
         } catch (const StoreFull& e) {
-          w->status = 503, w->error = e.what();
+          w->status = 503, w->error = e.what(), w->space = !dynamic_cast<const StateUnwritable*>(&e);
         } catch (const std::exception& e) {
           w->status = 500, w->error = e.what();
         }
@@ -218,7 +216,7 @@ void Supervisor::after_spooled(SpoolWork& w) {
   http::Response resp;
   try {
     if (w.status == 503) {
-      note_disk_full(w.error);
+      note_disk_full(w.error, w.space);
       throw SubmitError(503, disk_full_message());
     }
     if (w.status) throw SubmitError(w.status, w.error);
@@ -243,6 +241,9 @@ std::string Supervisor::new_upload_dir() {
 }
 
 std::string Supervisor::disk_full_message() const {
+  if (!held_for_space_)
+    return "the state folder daemon.state_dir (" + cfg_.daemon.state_dir +
+           ") cannot be written (the daemon's log says why): not accepting jobs until it can; retry later";
   return "the disk under daemon.state_dir (" + cfg_.daemon.state_dir +
          ") is full: not accepting jobs until space is freed; retry later";
 }
@@ -270,16 +271,17 @@ http::Response Supervisor::submit(const std::string& body, const std::string& su
     }
     room();
   }
+  // A write that fails is the daemon's fault, never the job's: 503, the reason in the log only.
   std::string why;
+  bool space = true;
   try {
     return store_job(sr, inputs, submitter, upload_dir);
   } catch (const StoreFull& e) {
-    why = e.what();
+    why = e.what(), space = !dynamic_cast<const StateUnwritable*>(&e);
   } catch (const fs::filesystem_error& e) {
-    if (!no_space(e.code().value())) throw;
-    why = e.what();
+    why = e.what(), space = no_space(e.code().value());
   }
-  note_disk_full(why);
+  note_disk_full(why, space);
   throw SubmitError(503, disk_full_message());
 }
 

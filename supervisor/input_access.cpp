@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "supervisor/job_store.hpp"
+#include "supervisor/state_writes.hpp"
 
 namespace cuzk::sup {
 
@@ -51,8 +52,6 @@ struct Fd {
   Fd& operator=(const Fd&) = delete;
   int release() { return std::exchange(fd, -1); }
 };
-
-bool no_space(int e) { return e == ENOSPC || e == EDQUOT; }
 
 }  // namespace
 
@@ -134,8 +133,7 @@ void InputFile::copy_to(const std::string& dest, const std::string& field) const
   if (!err) return;
   ::unlink(dest.c_str());
   if (shorter) throw SubmitError(400, field + ": " + path_ + " became shorter while it was read");
-  if (no_space(err)) throw StoreFull("cannot store a copy of " + field + ": " + std::strerror(err));
-  throw std::runtime_error("cannot store a copy of " + field + " as " + dest + ": " + std::strerror(err));
+  throw_write_error("a copy of " + field + " as " + dest, err);
 }
 
 bool InputAccess::inside(const std::string& p) const {

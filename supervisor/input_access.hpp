@@ -47,8 +47,8 @@ class InputFile {
   // The whole file, refused with SubmitError(400) when larger than max_bytes.
   std::string read_all(uint64_t max_bytes, const std::string& field) const;
   // The file's size() bytes into a new file dest (mode 0600), the daemon's private copy. Throws
-  // SubmitError(400) naming field when the file became shorter, StoreFull when the disk under dest
-  // is full, std::runtime_error on any other failure to write.
+  // SubmitError(400) naming field when the file became shorter; a failure to write as
+  // throw_write_error (state_writes.hpp) has it.
   void copy_to(const std::string& dest, const std::string& field) const;
 
  private:

@@ -40,6 +40,11 @@ const char* file_extension(InputKind k);  // ".wtns", ".json"
 struct StoreFull : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// A write under daemon.state_dir failed for another reason than space, which no request caused (a
+// read-only or unwritable folder, an I/O error: state_writes.hpp): handled as a full disk is.
+struct StateUnwritable : StoreFull {
+  using StoreFull::StoreFull;
+};
 
 // The store cannot be reached now (a database server down or restarting, the connection lost).
 // Nothing was changed, or the transaction was rolled back; the same call can be made again later.

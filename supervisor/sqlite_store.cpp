@@ -13,11 +13,16 @@ namespace cuzk::sup {
 namespace {
 
 // Throws StoreFull for a full filesystem (SQLite's SQLITE_FULL, or a write or file creation
-// failing with ENOSPC or EDQUOT), std::runtime_error otherwise; both name the store's file.
+// failing with ENOSPC or EDQUOT), StateUnwritable for a store that cannot be written otherwise
+// (read-only, permissions, I/O errors: held like a full disk), std::runtime_error for anything
+// else; each names the store's file.
 [[noreturn]] void throw_store_error(sqlite3* db, const std::string& path, const std::string& what) {
   const int sys = sqlite3_system_errno(db);
   if (sqlite3_errcode(db) == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
     throw StoreFull("job store " + path + ": the disk is full (" + what + ")");
+  const int code = sqlite3_errcode(db) & 0xff;  // the primary result code
+  if (code == SQLITE_READONLY || code == SQLITE_IOERR || code == SQLITE_PERM || code == SQLITE_CANTOPEN)
+    throw StateUnwritable("job store " + path + ": cannot be written (" + what + ")");
   throw std::runtime_error("job store " + path + ": " + what);
 }
 

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
+#include "supervisor/state_writes.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
@@ -69,17 +70,31 @@ void Supervisor::event(const std::string& name, uint64_t job, const std::string&
   if (timeline_) timeline_->add(shm::monotonic_ns(), name, job, kv);
 }
 
-void Supervisor::note_disk_full(const std::string& why) {
+void Supervisor::note_disk_full(const std::string& why, bool space) {
   if (disk_full_) return;
   disk_full_ = true;
-  spdlog::error("the disk under daemon.state_dir ({}) is full: {}; submissions get 503, and changes of accepted jobs "
-                "are held in memory until space is freed",
-                cfg_.daemon.state_dir, why);
+  held_for_space_ = space;
+  if (space)
+    spdlog::error("the disk under daemon.state_dir ({}) is full: {}; submissions get 503, and changes of accepted "
+                  "jobs are held in memory until space is freed",
+                  cfg_.daemon.state_dir, why);
+  else
+    spdlog::error("daemon.state_dir ({}) cannot be written: {}; submissions get 503, and changes of accepted jobs "
+                  "are held in memory until it can",
+                  cfg_.daemon.state_dir, why);
 }
 
-bool Supervisor::state_disk_full() const {
+bool Supervisor::state_low_space() const {
   struct statvfs vf {};
   return ::statvfs(cfg_.daemon.state_dir.c_str(), &vf) == 0 && uint64_t(vf.f_bavail) * vf.f_frsize < (1u << 20);
+}
+
+std::string Supervisor::state_write_problem() const {
+  if (state_low_space()) return "less than 1 MiB free";
+  const fs::path state = cfg_.daemon.state_dir;
+  for (const fs::path& d : {state / "results", state / "uploads"})
+    if (std::string why = write_probe(d.string()); !why.empty()) return why;
+  return "";
 }
 
 void Supervisor::check_disk_space() {
@@ -88,11 +103,15 @@ void Supervisor::check_disk_space() {
     note_disk_full(std::to_string(store_->held()) + " changes could not be written");
   if (!disk_full_ || now - last_space_check_ns_ < 1000000000ull) return;
   last_space_check_ns_ = now;
-  if ((store_ && !store_->flush_held()) || state_disk_full()) return;
+  if ((store_ && !store_->flush_held()) || !state_write_problem().empty()) return;
   // Room for the store's changes; a submission's uploads may still find none, and say so again.
   disk_full_ = false;
-  spdlog::info("space under daemon.state_dir ({}) is back: held changes written, accepting jobs again",
-               cfg_.daemon.state_dir);
+  if (held_for_space_)
+    spdlog::info("space under daemon.state_dir ({}) is back: held changes written, accepting jobs again",
+                 cfg_.daemon.state_dir);
+  else
+    spdlog::info("daemon.state_dir ({}) can be written again: held changes written, accepting jobs again",
+                 cfg_.daemon.state_dir);
   schedule();
 }
 

@@ -194,9 +194,14 @@ class Supervisor {
   bool visible(uint64_t id, const http::Request& req);  // may the request's client see job id
   http::Response store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
                            const std::string& submitter, std::string upload_dir);
-  void note_disk_full(const std::string& why);  // logs once until space is back (tick)
-  void check_disk_space();                      // tick: writes held changes once there is room
-  bool state_disk_full() const;                 // less than a MiB free under state_dir
+  // Logs once, until writes succeed again (tick): space = for lack of space (else the folder cannot
+  // be written: read-only, permissions, I/O errors).
+  void note_disk_full(const std::string& why, bool space = true);
+  void check_disk_space();        // tick: writes held changes once the state folder takes them
+  bool state_low_space() const;   // less than a MiB free under state_dir
+  // Why state_dir cannot take writes now (low space, or no file can be made in results/ or
+  // uploads/), or "".
+  std::string state_write_problem() const;
   http::Response cancel(uint64_t id);
   nlohmann::ordered_json job_json(const JobRec& j, const ActiveJob* active) const;
   nlohmann::json status_json();
@@ -270,7 +275,8 @@ class Supervisor {
   uint64_t proofs_done_ = 0, parts_failed_ = 0;
   double prove_sum_s_ = 0, synth_sum_s_ = 0;
   uint64_t synth_count_ = 0;
-  bool disk_full_ = false;  // a write under state_dir failed for lack of space, and has not succeeded since
+  bool disk_full_ = false;  // a write under state_dir failed (state_writes.hpp), and has not succeeded since
+  bool held_for_space_ = true;  // the failure was for lack of space
   uint64_t last_space_check_ns_ = 0;
   bool watchdog_ = false;
   uint64_t watchdog_usec_ = 0, last_watchdog_ns_ = 0, last_status_ns_ = 0;

@@ -17,6 +17,7 @@
 
 #include "supervisor/input_access.hpp"
 #include "supervisor/request_key.hpp"
+#include "supervisor/state_writes.hpp"
 #include "supervisor/job_store.hpp"
 
 namespace cuzk::sup {
@@ -35,8 +36,7 @@ int sextet(char c) {
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
 [[noreturn]] void io_error(const std::string& what, const std::string& path, int e) {
-  if (e == ENOSPC || e == EDQUOT) throw StoreFull("cannot store " + what + ": " + std::strerror(e));
-  throw std::runtime_error("cannot " + what + " " + path + ": " + std::strerror(e));
+  throw_write_error(what + " (" + path + ")", e);
 }
 
 class FileOut {
