@@ -38,7 +38,7 @@ second socket "s|^state_dir = .*|state_dir = \"$WORK/stateb\"|; s|^instance = .*
 ls /dev/shm | grep -q "^cuzk.${INSTANCE}b.dev" && die "a refused start left a slot ring"
 
 await_ok "$job" "$WORK/out" "$VK_MULT" 4
-[ "$(jstat "s.workers.reduce((n,w)=>n+w.restarts,0)")" -eq 0 ] || die "workers of the running daemon restarted"
+no_restarts "a refused second start"
 
 # A start that fails at the socket, after its ring was made: the ring goes with it.
 mkdir -p "$WORK/sockdir/taken.sock"
@@ -49,8 +49,6 @@ rc=0; timeout 30 "$SUP_BIN" --config "$WORK/c.toml" >"$WORK/c.log" 2>&1 || rc=$?
 ls /dev/shm | grep -q "^cuzk.${INSTANCE}c\." && die "a failed start left $(ls /dev/shm | grep "^cuzk.${INSTANCE}c\.")"
 rm -f /dev/shm/cuzk."${INSTANCE}"b.* /dev/shm/cuzk."${INSTANCE}"c.*
 
-kill -TERM "$SUP_PID"
-wait "$SUP_PID" || die "supervisor exited $? after SIGTERM"
-SUP_PID=""
+stop_daemon
 [ -z "$(ls /dev/shm | grep "cuzk.$INSTANCE\." || true)" ] || die "left in /dev/shm: $(ls /dev/shm | grep "cuzk.$INSTANCE\.")"
 log "ok"

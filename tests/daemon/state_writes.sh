@@ -44,10 +44,8 @@ state=$(cz await --socket "$SOCK" --out "$WORK/early" --timeout 1 "$job" >/dev/n
 umount "$WORK/state/results"
 await_ok "$job" "$WORK/out2" "$VK_MULT" 2
 grep -q "job $job.*failed" "$WORK/sup.log" && die "job $job had a failure logged while results/ was read-only"
-[ "$(jstat "s.workers.reduce((n,w)=>n+w.restarts,0)")" -eq 0 ] || die "a worker restarted over an unwritable folder"
+no_restarts "an unwritable folder"
 log "read-only results/: the job was held and proved once writable, no attempt spent"
 
-kill -TERM "$SUP_PID"
-wait "$SUP_PID" || die "supervisor exited $? after SIGTERM"
-SUP_PID=""
+stop_daemon
 log "ok"
