@@ -32,7 +32,9 @@ TOML
 "$SUP_BIN" --config "$CONFIG" --check-config >/dev/null || die "--check-config refuses the file; the test needs one it passes"
 refusals=$(grep -c 'SIGHUP: .* is not valid' "$WORK/sup.log")
 kill -HUP "$pid"
-wait_until 300 "the second refusal in the log" "[ \$(grep -c 'SIGHUP: .* is not valid' '$WORK/sup.log') -gt $refusals ]"
+wait_until 300 "the second refusal in the log" \
+  "! kill -0 $pid 2>/dev/null || [ \$(grep -c 'SIGHUP: .* is not valid' '$WORK/sup.log') -gt $refusals ]"
+kill -0 "$pid" 2>/dev/null || die "a reload that could not start stopped the daemon"
 grep 'SIGHUP: .* is not valid' "$WORK/sup.log" | tail -n 1 | grep -qF 'circuits[3].witness_generator' ||
   die "the refusal does not name circuits[3].witness_generator: $(grep 'is not valid' "$WORK/sup.log" | tail -n 1)"
 grep -q 'SIGHUP: draining' "$WORK/sup.log" && die "a reload that could not start drained the daemon"
