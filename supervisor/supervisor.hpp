@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -34,6 +36,8 @@
 namespace cuzk::sup {
 
 struct SpoolWork;
+struct CopyWork;
+struct WorkFailure;
 struct ReloadCheck;
 
 struct Worker {
@@ -185,8 +189,23 @@ class Supervisor {
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
   // submitter: job_access.hpp's; streamed and upload_dir: a spooled body's uploads (or null, "")
+  // r: where an answer given later goes; the Response returned has status 0 then (clients' files
+  // are being copied on the thread pool, after_copies answers).
   http::Response submit(const std::string& body, const std::string& submitter, const FileReader& reader,
-                        const StreamedBody* streamed, const std::string& upload_dir);
+                        const StreamedBody* streamed, const std::string& upload_dir,
+                        std::shared_ptr<http::Responder> r);
+  std::optional<http::Response> existing_job(const SubmitRequest& sr);  // sr.request_id names a job already
+  http::Response store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                                 const std::string& submitter, const std::string& upload_dir);
+  void after_copies(CopyWork& w);
+  // Answers a submission finished off the loop (a spooled body, clients' files copied): make()
+  // gives the answer (status 0: it comes later, from further work); any answer but 201 removes dir,
+  // which no job then holds.
+  void finish_submission(const std::function<http::Response()>& make, const std::string& dir,
+                         const std::shared_ptr<http::Responder>& r);
+  // Such work's failure as a SubmitError: 503 for a full or unwritable state folder (noted), else
+  // its status; nothing when it did not fail.
+  void throw_work_failure(const WorkFailure& f);
   void submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r);
   void after_spooled(SpoolWork& w);
   std::string new_upload_dir();
@@ -270,7 +289,7 @@ class Supervisor {
   uint64_t drain_deadline_ns_ = 0;
   int exit_status_ = exit_status::kOk;
   uint64_t upload_seq_ = 0;
-  size_t spool_works_ = 0;  // spooled submissions being decoded on the thread pool
+  size_t spool_works_ = 0;  // submissions on the thread pool: spooled bodies decoded, clients' files copied
   // metrics
   uint64_t proofs_done_ = 0, parts_failed_ = 0;
   double prove_sum_s_ = 0, synth_sum_s_ = 0;
