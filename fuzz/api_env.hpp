@@ -24,6 +24,8 @@ struct ApiEnv {
   config::Config cfg;
   std::vector<std::optional<witness::Manifest>> generators;
   std::unique_ptr<sup::SubmitValidator> validator;
+  // Submissions as root or the daemon's own user would send them: every file the fuzzer names is readable.
+  const sup::FileReader operator_{sup::FileReader::Operator};
 
   ApiEnv() {
     namespace fs = std::filesystem;
@@ -74,7 +76,7 @@ struct ApiEnv {
     std::vector<sup::PreparedInput> prepared;
     try {
       r = validator->parse(body);
-      prepared = validator->prepare(r);
+      prepared = validator->prepare(r, operator_);
     } catch (const sup::SubmitError& e) {
       FUZZ_CHECK(e.status >= 400 && e.status < 500, "a refusal that is not a client error");
       return;
@@ -82,12 +84,12 @@ struct ApiEnv {
     FUZZ_CHECK(r.circuit < cfg.circuits.size(), "circuit index");
     FUZZ_CHECK(!prepared.empty() && prepared.size() <= cfg.circuits[r.circuit].max_partitions, "partition count");
     for (const sup::PreparedInput& p : prepared) {
-      FUZZ_CHECK(p.path.empty() != p.content.empty(), "a partition with both or neither of a path and content");
-      if (!p.path.empty()) {
-        FUZZ_CHECK(p.path.rfind(cfg.daemon.input_dirs[0] + "/", 0) == 0, "a path outside daemon.input_dirs");
-        FUZZ_CHECK(p.path.size() < sizeof(shm::Msg::text), "a path too long for the control message");
-      }
-      if (r.kind == sup::InputKind::Witnesses && p.path.empty()) {
+      FUZZ_CHECK(int(!p.path.empty()) + int(!p.content.empty()) + int(bool(p.source)) == 1,
+                 "a partition with not exactly one of an upload path, content and an opened file");
+      FUZZ_CHECK(p.path.empty() || p.stored, "a client's path kept instead of its opened file");
+      if (p.source)
+        FUZZ_CHECK(p.source->path().rfind(cfg.daemon.input_dirs[0] + "/", 0) == 0, "a file outside daemon.input_dirs");
+      if (r.kind == sup::InputKind::Witnesses && !p.content.empty()) {
         // An uploaded witness: its header must pass the same check again, with the circuit's nVars
         // and curve.
         FUZZ_CHECK(p.ext == ".wtns", "uploaded witness extension");
@@ -100,7 +102,7 @@ struct ApiEnv {
         FUZZ_CHECK(info.curve == (r.circuit == 0 ? CurveId::bls12_381 : CurveId::bn254),
                    "an uploaded witness of the other curve was accepted");
       }
-      if (r.kind == sup::InputKind::Inputs && p.path.empty()) {
+      if (r.kind == sup::InputKind::Inputs && !p.content.empty()) {
         // Inline inputs are stored as JSON that the worker parses again: it must still be valid.
         FUZZ_CHECK(p.ext == ".json", "inline inputs extension");
         const auto values = witness::parse_inputs(nlohmann::json::parse(p.content), *generators[r.circuit]);
@@ -131,11 +133,12 @@ struct ApiEnv {
         if (streamed) {
           std::ofstream(file, std::ios::binary) << body;
           const sup::StreamedBody sb = sup::stream_uploads(file, dir, 1 << 20, 4);
-          prepared = validator->prepare(validator->parse(sb.json), &sb);
+          prepared = validator->prepare(validator->parse(sb.json), operator_, &sb);
         } else {
-          prepared = validator->prepare(validator->parse(body));
+          prepared = validator->prepare(validator->parse(body), operator_);
         }
-        for (const auto& p : prepared) o.parts.push_back(p.stored ? read(p.path) : p.path.empty() ? p.content : p.path);
+        for (const auto& p : prepared)
+          o.parts.push_back(p.stored ? read(p.path) : p.source ? p.source->path() : p.content);
       } catch (const sup::SubmitError& e) {
         o.status = e.status, o.message = e.what();
       }

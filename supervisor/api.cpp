@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +12,8 @@
 
 #include "supervisor/helpers.hpp"
 #include "supervisor/job_access.hpp"
+#include "supervisor/request_key.hpp"
+#include "supervisor/state_writes.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -23,9 +26,7 @@ namespace {
 
 constexpr double kMaxWaitS = 3600;
 
-bool no_space(int e) { return e == ENOSPC || e == EDQUOT; }
-
-// Writes content the request carried; a full disk is StoreFull, like the job store's.
+// Writes content the request carried; a failure is StoreFull or StateUnwritable, like the job store's.
 void store_upload(const std::string& path, const std::string& content, const std::string& what) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   int err = fd < 0 ? errno : 0;
@@ -36,9 +37,19 @@ void store_upload(const std::string& path, const std::string& content, const std
     else off += size_t(n);
   }
   if (fd >= 0 && ::close(fd) != 0 && !err) err = errno;
-  if (!err) return;
-  if (no_space(err)) throw StoreFull("cannot store " + what + ": " + std::strerror(err));
-  throw std::runtime_error("cannot store " + what + " as " + path + ": " + std::strerror(err));
+  if (err) throw_write_error(what + " as " + path, err);
+}
+
+// The stored file of partition i: "<i>", and for a copy of a client's file "<i>-<its name>", so that
+// a worker's message about it names the file the client sent (letters, digits, '.', '_' and '-'
+// of its name's stem, at most 64).
+std::string copy_name(size_t i, const PreparedInput& in) {
+  std::string name = std::to_string(i);
+  if (!in.source) return name;
+  std::string stem;
+  for (char c : fs::path(in.source->path()).stem().string())
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') stem += c;
+  return stem.empty() ? name : name + "-" + stem.substr(0, 64);
 }
 
 // What a long-poll timer needs when it fires.
@@ -50,6 +61,37 @@ struct WaitCtx {
 
 }  // namespace
 
+// How work on the thread pool for a submission failed: an HTTP status (0: it did not), and why.
+struct WorkFailure {
+  int status = 0;
+  bool space = true;  // 503: for lack of space (else the state folder cannot be written)
+  std::string error;
+  // Runs f, keeping how it failed.
+  void capture(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const SubmitError& e) {
+      status = e.status, error = e.what();
+    } catch (const StoreFull& e) {
+      status = 503, error = e.what(), space = !dynamic_cast<const StateUnwritable*>(&e);
+    } catch (const std::exception& e) {
+      status = 500, error = e.what();
+    }
+  }
+};
+
+// A submission's clients' files on their way into its upload folder on the thread pool.
+struct CopyWork {
+  uv_work_t req;
+  Supervisor* self;
+  std::shared_ptr<http::Responder> r;
+  SubmitRequest sr;
+  std::vector<PreparedInput> inputs;
+  std::string submitter, dir;
+  std::vector<std::string> dest;  // per input: where its client's file goes, or ""
+  WorkFailure failed;
+};
+
 // A spooled submission body on its way through stream_uploads on the thread pool.
 struct SpoolWork {
   uv_work_t req;
@@ -57,11 +99,11 @@ struct SpoolWork {
   std::shared_ptr<http::Responder> r;
   std::shared_ptr<const http::SpooledBody> body;
   std::string dir, submitter;
+  FileReader reader;
   uint64_t max_json;
   size_t max_witnesses;
   StreamedBody out;
-  int status = 0;  // the work's failure: an HTTP status (503: the disk is full)
-  std::string error;
+  WorkFailure failed;
 };
 
 void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responder> r) {
@@ -71,7 +113,9 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
       if (req.method != "POST") return r->send(http::Response::error(405, "use POST for " + p));
       if (shared_) return submit_shared(req, std::move(r));
       if (req.body_file) return submit_spooled(req, r);
-      return r->send(submit(req.body, submitter_of(req), nullptr, ""));
+      if (http::Response resp = submit(req.body, submitter_of(req), reader_of(req), nullptr, "", r); resp.status)
+        r->send(std::move(resp));
+      return;
     }
     if (p.rfind("/v1/proofs/", 0) == 0) {
       const std::string id_text = p.substr(11);
@@ -171,6 +215,7 @@ void Supervisor::submit_spooled(const http::Request& req, std::shared_ptr<http::
   w->r = std::move(r);
   w->body = req.body_file;
   w->submitter = submitter_of(req);
+  w->reader = reader_of(req);
   w->dir = new_upload_dir();
   w->max_json = cfg_.limits.upload_memory;
   w->max_witnesses = 0;
@@ -180,15 +225,7 @@ void Supervisor::submit_spooled(const http::Request& req, std::shared_ptr<http::
       loop_, &w->req,
       [](uv_work_t* q) {
         auto* w = static_cast<SpoolWork*>(q->data);
-        try {
-          w->out = stream_uploads(w->body->path, w->dir, w->max_json, w->max_witnesses);
-        } catch (const SubmitError& e) {
-          w->status = e.status, w->error = e.what();
-        } catch (const StoreFull& e) {
-          w->status = 503, w->error = e.what();
-        } catch (const std::exception& e) {
-          w->status = 500, w->error = e.what();
-        }
+        w->failed.capture([&] { w->out = stream_uploads(w->body->path, w->dir, w->max_json, w->max_witnesses); });
       },
       [](uv_work_t* q, int) {
         std::unique_ptr<SpoolWork> w(static_cast<SpoolWork*>(q->data));
@@ -199,14 +236,29 @@ void Supervisor::submit_spooled(const http::Request& req, std::shared_ptr<http::
 }
 
 void Supervisor::after_spooled(SpoolWork& w) {
+  finish_submission(
+      [&] {
+        throw_work_failure(w.failed);
+        // An answer of status 0 comes after the copies of clients' files (after_copies).
+        return submit(w.out.json, w.submitter, w.reader, &w.out, w.dir, w.r);
+      },
+      w.dir, w.r);
+}
+
+void Supervisor::throw_work_failure(const WorkFailure& f) {
+  if (f.status == 503) {
+    note_disk_full(f.error, f.space);
+    throw SubmitError(503, disk_full_message());
+  }
+  if (f.status) throw SubmitError(f.status, f.error);
+}
+
+void Supervisor::finish_submission(const std::function<http::Response()>& make, const std::string& dir,
+                                   const std::shared_ptr<http::Responder>& r) {
   http::Response resp;
   try {
-    if (w.status == 503) {
-      note_disk_full(w.error);
-      throw SubmitError(503, disk_full_message());
-    }
-    if (w.status) throw SubmitError(w.status, w.error);
-    resp = submit(w.out.json, w.submitter, &w.out, w.dir);
+    resp = make();
+    if (!resp.status) return;
   } catch (const SubmitError& e) {
     resp = http::Response::error(e.status, e.what());
   } catch (const std::exception& e) {
@@ -215,9 +267,9 @@ void Supervisor::after_spooled(SpoolWork& w) {
   }
   if (resp.status != 201) {  // no job took the folder
     std::error_code ec;
-    fs::remove_all(w.dir, ec);
+    fs::remove_all(dir, ec);
   }
-  w.r->send(std::move(resp));
+  r->send(std::move(resp));
   maybe_finish_shutdown();
 }
 
@@ -227,40 +279,109 @@ std::string Supervisor::new_upload_dir() {
 }
 
 std::string Supervisor::disk_full_message() const {
+  if (!held_for_space_)
+    return "the state folder daemon.state_dir (" + cfg_.daemon.state_dir +
+           ") cannot be written (the daemon's log says why): not accepting jobs until it can; retry later";
   return "the disk under daemon.state_dir (" + cfg_.daemon.state_dir +
          ") is full: not accepting jobs until space is freed; retry later";
 }
 
-http::Response Supervisor::submit(const std::string& body, const std::string& submitter, const StreamedBody* streamed,
-                                  const std::string& upload_dir) {
+http::Response Supervisor::submit(const std::string& body, const std::string& submitter, const FileReader& reader,
+                                  const StreamedBody* streamed, const std::string& upload_dir,
+                                  std::shared_ptr<http::Responder> r) {
   if (draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
-  const SubmitRequest sr = validator_->parse(body);
+  SubmitRequest sr = validator_->parse(body);
+  auto room = [&] {
+    const size_t unfinished = jobs_.size();
+    if (unfinished >= cfg_.limits.max_queued_jobs)
+      throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
+  };
+  if (sr.request_id.empty()) room();
+  const std::vector<PreparedInput> inputs = validator_->prepare(sr, reader, streamed);
   if (!sr.request_id.empty()) {
-    if (auto id = store_->find_request(sr.request_id)) {
-      JobRec rec;
-      if (ActiveJob* a = active(*id)) rec = a->rec;
-      else rec = *store_->load(*id);
-      if (!rec.submitter.empty() && rec.submitter != submitter)
-        throw SubmitError(409, "request_id: already used by a job of another client");
-      return http::Response::json(
-          200, json{{"id", std::to_string(*id)}, {"state", to_string(rec.state)}, {"existing", true}}.dump());
-    }
+    // The client's own id only (request_key.hpp); the same request gets its job back.
+    sr.request_id = request_key(submitter, sr.request_id);
+    sr.request_digest = request_digest(sr, inputs, streamed);
+    if (auto resp = existing_job(sr)) return *resp;
+    room();
   }
-  size_t unfinished = jobs_.size();
-  if (unfinished >= cfg_.limits.max_queued_jobs)
-    throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
-  const std::vector<PreparedInput> inputs = validator_->prepare(sr, streamed);
+  bool copies = false;
+  for (const PreparedInput& in : inputs) copies = copies || in.source;
+  if (!copies) return store_or_refuse(sr, inputs, submitter, upload_dir);
+  // Clients' files are copied into the upload folder on the thread pool (a large witness would
+  // hold the loop); the job is stored back on the loop (after_copies), and answered through r.
+  auto* w = new CopyWork{};
+  w->req.data = w;
+  w->self = this;
+  w->r = std::move(r);
+  w->sr = std::move(sr);
+  w->inputs = inputs;
+  w->submitter = submitter;
+  w->dir = upload_dir.empty() ? new_upload_dir() : upload_dir;
+  w->dest.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); i++)
+    if (inputs[i].source) w->dest[i] = (fs::path(w->dir) / (copy_name(i, inputs[i]) + inputs[i].ext)).string();
+  spool_works_++;
+  uv_queue_work(
+      loop_, &w->req,
+      [](uv_work_t* q) {
+        auto* w = static_cast<CopyWork*>(q->data);
+        w->failed.capture([&] {
+          std::error_code ec;
+          fs::create_directories(w->dir, ec);
+          if (ec) throw_write_error("the upload folder " + w->dir, ec.value());
+          for (size_t i = 0; i < w->inputs.size(); i++)
+            if (!w->dest[i].empty()) w->inputs[i].source->copy_to(w->dest[i], w->inputs[i].field);
+        });
+      },
+      [](uv_work_t* q, int) {
+        std::unique_ptr<CopyWork> w(static_cast<CopyWork*>(q->data));
+        w->self->spool_works_--;
+        w->self->after_copies(*w);
+      });
+  http::Response later;
+  later.status = 0;
+  return later;
+}
+
+std::optional<http::Response> Supervisor::existing_job(const SubmitRequest& sr) {
+  const std::optional<uint64_t> id = store_->find_request(sr.request_id);
+  if (!id) return std::nullopt;
+  const JobRec rec = active(*id) ? active(*id)->rec : *store_->load(*id);
+  check_same_request(rec, sr);
+  return http::Response::json(
+      200, json{{"id", std::to_string(*id)}, {"state", to_string(rec.state)}, {"existing", true}}.dump());
+}
+
+// A write that fails is the daemon's fault, never the job's: 503, the reason in the log only.
+http::Response Supervisor::store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                                           const std::string& submitter, const std::string& upload_dir) {
   std::string why;
+  bool space = true;
   try {
     return store_job(sr, inputs, submitter, upload_dir);
   } catch (const StoreFull& e) {
-    why = e.what();
+    why = e.what(), space = !dynamic_cast<const StateUnwritable*>(&e);
   } catch (const fs::filesystem_error& e) {
-    if (!no_space(e.code().value())) throw;
-    why = e.what();
+    why = e.what(), space = no_space(e.code().value());
   }
-  note_disk_full(why);
+  note_disk_full(why, space);
   throw SubmitError(503, disk_full_message());
+}
+
+// Back on the loop after the copies: the job stored (unless the daemon began to drain, or a twin
+// with the same request id was stored meanwhile), or the folder removed with the refusal.
+void Supervisor::after_copies(CopyWork& w) {
+  finish_submission(
+      [&] {
+        if (draining_) throw SubmitError(503, "the daemon is shutting down; not accepting jobs");
+        throw_work_failure(w.failed);
+        for (size_t i = 0; i < w.inputs.size(); i++)
+          if (!w.dest[i].empty()) w.inputs[i].path = w.dest[i], w.inputs[i].stored = true, w.inputs[i].source.reset();
+        std::optional<http::Response> twin = w.sr.request_id.empty() ? std::nullopt : existing_job(w.sr);
+        return twin ? *twin : store_or_refuse(w.sr, w.inputs, w.submitter, w.dir);
+      },
+      w.dir, w.r);
 }
 
 // Stores an accepted submission: its uploads, then the job in one transaction; on any failure
@@ -273,6 +394,7 @@ http::Response Supervisor::store_job(const SubmitRequest& sr, const std::vector<
   rec.circuit = cc.name;
   rec.priority = sr.priority;
   rec.request_id = sr.request_id;
+  rec.request_digest = sr.request_digest;
   rec.input = sr.kind;
   rec.submitter = submitter;
   rec.created_ms = wall_ms();
@@ -283,10 +405,11 @@ http::Response Supervisor::store_job(const SubmitRequest& sr, const std::vector<
       p.witness = inputs[i].path;
       if (p.witness.empty()) {
         // Content sent in the request: stored under the job's upload folder, removed with the job.
+        // (Clients' files are there already: copied by the CopyWork of submit.)
         if (upload_dir.empty()) upload_dir = new_upload_dir();
         fs::create_directories(upload_dir);
-        p.witness = (fs::path(upload_dir) / (std::to_string(i) + inputs[i].ext)).string();
-        store_upload(p.witness, inputs[i].content, std::string(to_string(sr.kind)) + "[" + std::to_string(i) + "]");
+        p.witness = (fs::path(upload_dir) / (copy_name(i, inputs[i]) + inputs[i].ext)).string();
+        store_upload(p.witness, inputs[i].content, inputs[i].field);
       }
       rec.parts.push_back(std::move(p));
     }
@@ -361,7 +484,7 @@ nlohmann::ordered_json Supervisor::job_json(const JobRec& j, const ActiveJob* a)
               {"circuit", j.circuit},
               {"priority", to_string(j.priority)},
               {"input_kind", to_string(j.input)},
-              {"request_id", j.request_id.empty() ? ojson(nullptr) : ojson(j.request_id)},
+              {"request_id", j.request_id.empty() ? ojson(nullptr) : ojson(request_id_of(j.request_id))},
               {"state", to_string(j.state)},
               {"error", j.error.empty() ? ojson(nullptr) : ojson(j.error)},
               {"created_ms", j.created_ms},

@@ -113,10 +113,11 @@ void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
     // Prove again from the same slot (the worker restarts itself after a device error).
     d->slots[slot].phase = SlotUse::Ready;
     auto& p = j->rec.parts[m.partition];
-    if (state_disk_full()) {
-      // The results could not be written for lack of space: not the partition's fault. Its slot
-      // stays READY, and proving waits until space is back (check_disk_space).
-      note_disk_full("a proof's result files could not be written");
+    if (const std::string why = state_write_problem(); !why.empty()) {
+      // The results could not be written (no space, a read-only or unwritable folder): not the
+      // partition's fault. Its slot stays READY, and proving waits until writes succeed again
+      // (check_disk_space).
+      note_disk_full("a proof's result files could not be written (" + why + ")", state_low_space());
       schedule();
       return;
     }

@@ -7,6 +7,7 @@
 //    A Responder holds a Slot; when the connection goes away the Slot's `conn` becomes null, so a
 //    late send() is a no-op and alive() is false.
 #include "http_server.hpp"
+#include "http_framing.hpp"
 
 #include <http_parser.h>
 #include <sys/socket.h>
@@ -146,6 +147,7 @@ struct Core {
   bool unix_bound = false;
   std::unordered_set<Conn*> conns;
   BodyPool bodies;
+  size_t unauthenticated = 0;    // TCP connections that have not presented the token yet
   uint64_t refused = 0;          // connections refused at opt.max_connections since start
   uint64_t refused_in_burst = 0;  // of those, since the limit was last reached (0: not at the limit)
 
@@ -183,6 +185,7 @@ struct Conn {
   int handles_open = 0;         // the object is freed when both handles have closed
   Core* srv = nullptr;  // null once closed
   bool via_tcp = false;
+  bool authenticated = false;  // a unix socket peer, or a TCP one that has presented the token
   Phase phase = Phase::Open;
   bool reading = false;
   bool paused = false;      // parser paused: too many pipelined requests or answer bytes waiting
@@ -190,6 +193,8 @@ struct Conn {
   uint64_t last_read_ms = 0;     // uv_now of the last bytes read (or of the accept)
   uint64_t last_write_ms = 0;    // uv_now of the last answer bytes the client took
   uint64_t header_deadline = 0;  // uv_now by which the current request's headers must be complete; 0: none
+  uint64_t body_start_ms = 0;    // uv_now when the current request's body began; 0: not in a body
+  uint64_t body_bytes = 0;       // of the current request's body, received so far
   std::string backlog;      // unparsed bytes kept while paused
   std::unique_ptr<RequestParser> parser;
   std::unique_ptr<BodyBuffer> body;  // the current request's body as it arrives
@@ -222,6 +227,7 @@ void on_closed(uv_handle_t* h) {
 void conn_close(Conn* c) {
   if (c->closed()) return;
   c->phase = Phase::Closed;
+  if (c->srv && !c->authenticated) c->srv->unauthenticated--;
   if (c->srv) c->srv->conns.erase(c);
   c->srv = nullptr;
   for (auto& s : c->slots) s->conn = nullptr;
@@ -257,14 +263,23 @@ bool owes_answer(const Conn* c) {
   return false;
 }
 
-// The one timer of an open connection fires at the earlier of the idle timeout (counted from the
-// last read) and the current request's header deadline.
+// When the body being received must be complete at the least rate: the grace of header_timeout_ms
+// plus its bytes so far at body_min_rate; 0 when no body is arriving or there is no such limit.
+uint64_t body_deadline(const Conn* c) {
+  const ServerOptions& o = c->srv->opt;
+  if (!c->body_start_ms || !o.body_min_rate) return 0;
+  return c->body_start_ms + o.header_timeout_ms + c->body_bytes * 1000 / o.body_min_rate;
+}
+
+// The one timer of an open connection fires at the earliest of the idle timeout (counted from the
+// last read), the current request's header deadline and its body's.
 void arm_idle(Conn* c) {
   if (!c->srv || c->phase != Phase::Open) return;
   const uint64_t now = uv_now(c->srv->loop), idle = c->srv->opt.idle_timeout_ms;
   const uint64_t last = std::max(c->last_read_ms, c->last_write_ms);
   uint64_t due = idle ? last + idle : 0;
   if (c->header_deadline && (!due || c->header_deadline < due)) due = c->header_deadline;
+  if (const uint64_t b = body_deadline(c); b && (!due || b < due)) due = b;
   if (!due) return;
   uv_timer_start(&c->linger, on_idle_timeout, due > now ? due - now : 0, 0);
 }
@@ -273,9 +288,20 @@ void on_idle_timeout(uv_timer_t* t) {
   Conn* c = static_cast<Conn*>(t->data);
   if (c->phase != Phase::Open || !c->srv) return;
   const uint64_t now = uv_now(c->srv->loop), idle = c->srv->opt.idle_timeout_ms;
+  if (c->header_deadline && now >= c->header_deadline && !c->authenticated && !c->parser->in_message()) {
+    fail_connection(c, 408, "no request within " + std::to_string(c->srv->opt.first_request_ms) +
+                                " ms of connecting (a TCP connection must present the bearer token at once)");
+    return;
+  }
   if (c->header_deadline && now >= c->header_deadline && c->parser->in_headers()) {
     fail_connection(c, 408, "request headers not complete within " + std::to_string(c->srv->opt.header_timeout_ms) +
                                 " ms (limits.header_timeout_ms)");
+    return;
+  }
+  if (const uint64_t b = body_deadline(c); b && now >= b && c->parser->in_message()) {
+    fail_connection(c, 408, "request body arriving slower than " + std::to_string(c->srv->opt.body_min_rate) +
+                                " bytes a second on average (after " +
+                                std::to_string(c->srv->opt.header_timeout_ms) + " ms, limits.header_timeout_ms)");
     return;
   }
   // A long poll in progress is not idleness, nor a client taking its answers.
@@ -417,6 +443,21 @@ bool on_request(Conn* c, RequestParser::Complete& done) {
   c->slots.push_back(slot);
   if (!slot->keep_alive) c->phase = Phase::Finishing;  // no requests after this one
   auto responder = std::make_shared<ResponderImpl>(slot);
+  c->body_start_ms = 0, c->body_bytes = 0;
+  if (done.authorized && !c->authenticated) {
+    // A TCP connection that presented the token joins the socket clients' limit, if it has room.
+    const Core* srv = c->srv;
+    if (srv->opt.max_connections && srv->conns.size() - srv->unauthenticated >= srv->opt.max_connections) {
+      done.authorized = false;
+      c->phase = Phase::Finishing;
+      responder->send(Response::error(503, "too many connections (limits.max_connections = " +
+                                               std::to_string(srv->opt.max_connections) + "); retry later"));
+      responder.reset();
+      return false;
+    }
+    c->authenticated = true;
+    c->srv->unauthenticated--;
+  }
   done.request.peer = c->peer;
   c->body->take(done.request.body, done.request.body_file);
   if (!done.authorized) {
@@ -503,6 +544,9 @@ void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* b) {
       if (!c->parser->in_headers()) c->header_deadline = 0;
       else if (!c->header_deadline && c->srv->opt.header_timeout_ms)
         c->header_deadline = c->last_read_ms + c->srv->opt.header_timeout_ms;
+      // The body's from the read that completed the headers until the request is complete.
+      if (!c->parser->in_message()) c->body_start_ms = 0, c->body_bytes = 0;
+      else if (!c->parser->in_headers() && !c->body_start_ms) c->body_start_ms = c->last_read_ms;
       arm_idle(c);
     }
   }
@@ -533,6 +577,17 @@ Peer peer_of(uv_pipe_t* p) {
       ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred) {
     peer.unix_creds = true;
     peer.uid = cred.uid, peer.gid = cred.gid, peer.pid = cred.pid;
+    // The groups too: a file the client names is read for it only if it could read it itself.
+    std::vector<gid_t> groups(64);
+    for (int tries = 0; tries < 2; tries++) {
+      socklen_t glen = socklen_t(groups.size() * sizeof(gid_t));
+      if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &glen) == 0) {
+        peer.groups.assign(groups.begin(), groups.begin() + glen / sizeof(gid_t));
+        break;
+      }
+      if (errno != ERANGE) break;
+      groups.resize(glen / sizeof(gid_t) + 1);
+    }
   }
   return peer;
 }
@@ -540,14 +595,16 @@ Peer peer_of(uv_pipe_t* p) {
 // A connection over opt.max_connections: accepted only to be told 503 and closed at once, so that it
 // holds no descriptor. The first refusal of a burst is logged; the count when connections are
 // accepted again.
-void refuse_connection(Core* impl, uv_stream_t* server, bool tcp) {
+void refuse_connection(Core* impl, uv_stream_t* server, bool tcp, bool unauthenticated) {
   uv_stream_t* s = tcp ? reinterpret_cast<uv_stream_t*>(new uv_tcp_t) : reinterpret_cast<uv_stream_t*>(new uv_pipe_t);
   if (tcp) uv_tcp_init(impl->loop, reinterpret_cast<uv_tcp_t*>(s));
   else uv_pipe_init(impl->loop, reinterpret_cast<uv_pipe_t*>(s), 0);
   if (uv_accept(server, s) == 0) {
     const std::string busy = serialize(
-        Response::error(503, "too many connections (limits.max_connections = " +
-                                 std::to_string(impl->opt.max_connections) + "); retry later"),
+        Response::error(503, unauthenticated ? "too many TCP connections that have not presented the bearer token (" +
+                                                   std::to_string(impl->opt.max_unauthenticated) + "); retry later"
+                                             : "too many connections (limits.max_connections = " +
+                                                   std::to_string(impl->opt.max_connections) + "); retry later"),
         false, false);
     uv_buf_t b = uv_buf_init(const_cast<char*>(busy.data()), (unsigned)busy.size());
     uv_try_write(s, &b, 1);  // a fresh socket's buffer takes it; if not, the client sees the close
@@ -555,8 +612,12 @@ void refuse_connection(Core* impl, uv_stream_t* server, bool tcp) {
   uv_close(reinterpret_cast<uv_handle_t*>(s), free_handle);
   impl->refused++;
   if (impl->refused_in_burst++ == 0 && impl->opt.warn)
-    impl->opt.warn("connection limit reached: " + std::to_string(impl->conns.size()) +
-                   " connections open (limits.max_connections); refusing new ones with 503 until some close");
+    impl->opt.warn(unauthenticated ? "connection limit reached: " + std::to_string(impl->unauthenticated) +
+                                         " TCP connections without the bearer token; refusing new ones with 503 "
+                                         "until some close"
+                                   : "connection limit reached: " + std::to_string(impl->conns.size()) +
+                                         " connections open (limits.max_connections); refusing new ones with 503 "
+                                         "until some close");
 }
 
 void on_connection(uv_stream_t* server, int status) {
@@ -567,8 +628,24 @@ void on_connection(uv_stream_t* server, int status) {
     if (impl->opt.warn) impl->opt.warn(std::string("cannot accept a connection: ") + uv_strerror(status));
     return;
   }
-  if (impl->opt.max_connections && impl->conns.size() >= impl->opt.max_connections) {
-    refuse_connection(impl, server, tcp);
+  // A TCP connection counts as unauthenticated until it presents the token; only then against
+  // max_connections (on_request). When they are at their limit, the one that has waited longest
+  // without sending anything makes room (a client with the token gets through idle ones); if every
+  // one is in the middle of a request, the new one is refused.
+  if (tcp && impl->opt.max_unauthenticated && impl->unauthenticated >= impl->opt.max_unauthenticated) {
+    Conn* oldest = nullptr;
+    for (Conn* o : impl->conns)
+      if (!o->authenticated && o->phase == Phase::Open && !o->parser->in_message() &&
+          (!oldest || o->last_read_ms < oldest->last_read_ms))
+        oldest = o;
+    if (!oldest) {
+      refuse_connection(impl, server, tcp, true);
+      return;
+    }
+    conn_close(oldest);
+  }
+  if (!tcp && impl->opt.max_connections && impl->conns.size() - impl->unauthenticated >= impl->opt.max_connections) {
+    refuse_connection(impl, server, tcp, false);
     return;
   }
   if (impl->refused_in_burst) {
@@ -590,6 +667,8 @@ void on_connection(uv_stream_t* server, int status) {
   c->handles_open = 2;
   c->srv = impl;
   c->via_tcp = tcp;
+  c->authenticated = !tcp;
+  if (tcp) impl->unauthenticated++;
   impl->conns.insert(c);
   if (uv_accept(server, &c->h.stream) < 0) {
     conn_close(c);
@@ -604,13 +683,17 @@ void on_connection(uv_stream_t* server, int status) {
       [c] {  // "Expect: 100-continue": say so at once when no earlier answer is still owed
         if (c->slots.empty()) write_bytes(c, "HTTP/1.1 100 Continue\r\n\r\n");
       },
-      [c](const char* data, size_t n, std::string& why) { return c->body->append(data, n, why); });
+      [c](const char* data, size_t n, std::string& why) {
+        c->body_bytes += n;
+        return c->body->append(data, n, why);
+      });
   if (uv_read_start(&c->h.stream, on_alloc, on_read) < 0) {
     conn_close(c);
     return;
   }
   c->reading = true;
   c->last_read_ms = uv_now(impl->loop);
+  if (tcp && impl->opt.first_request_ms) c->header_deadline = c->last_read_ms + impl->opt.first_request_ms;
   arm_idle(c);
 }
 
@@ -674,6 +757,7 @@ struct RequestParser::Impl {
   BodySink on_body;
   http_parser parser;
   http_parser_settings settings{};
+  StrictFraming framing;  // what http-parser is lenient about
   State state = State::Ok;
   bool stopped = false;     // on_request said stop
   bool in_message = false;  // a request has begun and is not complete
@@ -905,7 +989,12 @@ RequestParser::~RequestParser() = default;
 size_t RequestParser::feed(const char* data, size_t n) {
   Impl& m = *impl_;
   if (m.state != State::Ok) return 0;
-  size_t done = http_parser_execute(&m.parser, &m.settings, data, n);
+  // The parser sees only the well-framed prefix; the byte after it fails the request below.
+  std::string framing_error;
+  const size_t framed = m.framing.check(data, n, framing_error);
+  // (Never 0 bytes: http-parser takes a length of 0 for the end of the stream.)
+  size_t done = framed ? http_parser_execute(&m.parser, &m.settings, data, framed) : 0;
+  m.framing.advance(data, done);
   auto err = HTTP_PARSER_ERRNO(&m.parser);
   if (m.stopped) {
     m.state = State::Stopped;
@@ -922,6 +1011,10 @@ size_t RequestParser::feed(const char* data, size_t n) {
     // http-parser sets `upgrade` at the headers already; a request with a body is still being read
     // until it completes, and only what follows it is not HTTP/1.1.
     m.state = State::Upgrade;
+  } else if (framed < n && done == framed) {
+    m.state = State::Failed;
+    m.reject_status = 400;
+    m.reject_message = "malformed HTTP request: " + framing_error;
   }
   return done;
 }

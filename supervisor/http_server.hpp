@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <uv.h>
 
@@ -21,6 +22,7 @@ struct Peer {
   bool unix_creds = false;  // uid, gid and pid are known
   uint32_t uid = 0, gid = 0;
   int32_t pid = 0;
+  std::vector<uint32_t> groups;  // supplementary groups (SO_PEERGROUPS); empty where unknown
 };
 
 struct Request {
@@ -128,9 +130,19 @@ struct ServerOptions {
   // A request's line and headers must have arrived this long after its first byte, however
   // steadily they trickle in, or it gets 408 and the connection closes; 0 = no limit.
   uint64_t header_timeout_ms = 10 * 1000;
-  // Connections open at once (unix socket and TCP together). One more is answered 503 and closed
-  // at once; 0 = no limit.
+  // Connections open at once: unix socket ones and TCP ones that have presented the token. One
+  // more is answered 503 and closed at once; 0 = no limit.
   size_t max_connections = 512;
+  // TCP connections that have not yet completed a request with the right token have a limit of
+  // their own (one more is answered 503 and closed), so that they cannot take the places of socket
+  // clients, and must complete their first request's headers within first_request_ms of the
+  // accept (408, closed). 0 = no limit, no deadline.
+  size_t max_unauthenticated = 16;
+  uint64_t first_request_ms = 5000;
+  // A request's body must arrive at body_min_rate bytes a second on average, counted from the end
+  // of its headers after a grace of header_timeout_ms, however steadily it trickles in, or it gets
+  // 408 and the connection closes; 0 = no limit.
+  uint64_t body_min_rate = 64 * 1024;
   // Where the server says what an operator should know (the connection limit reached, and how many
   // connections it refused); null = nowhere.
   std::function<void(const std::string&)> warn;

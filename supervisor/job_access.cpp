@@ -17,6 +17,15 @@ bool may_access(const std::string& owner, const http::Request& req, uint32_t dae
   return owner == submitter_of(req) && owner != "unix:?";
 }
 
+FileReader reader_of(const http::Request& req) {
+  FileReader r;
+  if (req.via_tcp || !req.peer.unix_creds) return r;
+  const uint32_t euid = uint32_t(::geteuid());
+  r.kind = req.peer.uid == 0 || req.peer.uid == euid ? FileReader::Operator : FileReader::User;
+  r.uid = req.peer.uid, r.gid = req.peer.gid, r.groups = req.peer.groups;
+  return r;
+}
+
 Viewer viewer_of(const http::Request& req) {
   http::Request who;
   who.via_tcp = req.via_tcp;

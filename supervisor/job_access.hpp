@@ -9,6 +9,7 @@
 #include <string>
 
 #include "supervisor/http_server.hpp"
+#include "supervisor/input_access.hpp"
 
 namespace cuzk::sup {
 
@@ -19,6 +20,11 @@ std::string submitter_of(const http::Request& req);
 // Whether the client of req may see and cancel a job whose stored submitter is `owner`.
 // daemon_uid: the supervisor's effective uid.
 bool may_access(const std::string& owner, const http::Request& req, uint32_t daemon_uid);
+
+// Whose permissions decide which files the client of req may name (input_access.hpp): root and the
+// daemon's own user on the unix socket are operators, another unix peer is its uid and groups, a
+// TCP client (or a peer without credentials) may name only what everybody may read.
+FileReader reader_of(const http::Request& req);
 
 // may_access for the client of req and this process's uid, as a value that outlives the request
 // (a shared store's reads check the owner on its own thread).

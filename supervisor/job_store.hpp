@@ -40,6 +40,11 @@ const char* file_extension(InputKind k);  // ".wtns", ".json"
 struct StoreFull : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// A write under daemon.state_dir failed for another reason than space, which no request caused (a
+// read-only or unwritable folder, an I/O error: state_writes.hpp): handled as a full disk is.
+struct StateUnwritable : StoreFull {
+  using StoreFull::StoreFull;
+};
 
 // The store cannot be reached now (a database server down or restarting, the connection lost).
 // Nothing was changed, or the transaction was rolled back; the same call can be made again later.
@@ -64,6 +69,9 @@ struct JobRec {
   Priority priority = Priority::Normal;
   InputKind input = InputKind::Witnesses;
   std::string submitter;  // who may read it (job_access.hpp); "" in stores of schema version 1
+  // What a request with a request_id asked for (request_key.hpp), so that the same id with another
+  // body is told apart; "" for jobs without one, and in stores from before it was recorded.
+  std::string request_digest;
   JState state = JState::Queued;
   int64_t created_ms = 0, finished_ms = 0;  // wall clock (ms since the epoch)
   std::vector<PartitionRec> parts;

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     config_path = std::filesystem::absolute(config_path).string();
     cfg = cuzk::config::load_config(config_path);
     cuzk::config::validate_cpus(cfg);
-    if (check_only) cuzk::sup::Supervisor::read_keys(cfg);
+    if (check_only) cuzk::sup::Supervisor::preflight(cfg, false);
   } catch (const cuzk::config::ConfigError& e) {
     std::fprintf(stderr, "cuzk-supervisor: %s: %s\n", config_path.c_str(), e.what());
     return cuzk::exit_status::kConfig;

@@ -70,6 +70,8 @@ const char* const kMigrations[] = {
     "CREATE INDEX cuzk_partitions_leased ON cuzk_partitions(lease_node) WHERE lease_node IS NOT NULL;",
     // 2: who submitted each job (job_access.hpp); '' for jobs from before, readable by every client.
     "ALTER TABLE cuzk_jobs ADD COLUMN submitter TEXT NOT NULL DEFAULT '';",
+    // 3: what a request with a request_id asked for (request_key.hpp); '' for jobs from before.
+    "ALTER TABLE cuzk_jobs ADD COLUMN request_digest TEXT NOT NULL DEFAULT '';",
 };
 static_assert(std::size(kMigrations) == PgStore::kSchemaVersion);
 
@@ -181,10 +183,10 @@ bool PgStore::insert(JobRec& job) {
     std::optional<std::string> rid;
     if (!job.request_id.empty()) rid = job.request_id;
     Result r = exec(
-        "INSERT INTO cuzk_jobs(request_id, circuit, priority, state, created_ms, input_kind, submitter)"
-        " VALUES($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (request_id) DO NOTHING RETURNING id",
+        "INSERT INTO cuzk_jobs(request_id, circuit, priority, state, created_ms, input_kind, submitter, request_digest)"
+        " VALUES($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (request_id) DO NOTHING RETURNING id",
         {{rid}, {job.circuit}, {num(int(job.priority))}, {num(int(job.state))}, {num(job.created_ms)},
-         {num(int(job.input))}, {job.submitter}});
+         {num(int(job.input))}, {job.submitter}, {job.request_digest}});
     if (PQntuples(r.get()) == 0) {
       // A concurrent or earlier submission with the same request id made the job.
       Result e = exec("SELECT id, state FROM cuzk_jobs WHERE request_id = $1", {{rid}});
@@ -212,7 +214,7 @@ std::optional<uint64_t> PgStore::find_request(const std::string& request_id) {
 std::optional<JobRec> PgStore::load(uint64_t id) {
   Result r = exec(
       "SELECT id, COALESCE(request_id, ''), circuit, priority, state, error, created_ms, finished_ms, input_kind,"
-      " submitter FROM cuzk_jobs WHERE id = $1",
+      " submitter, request_digest FROM cuzk_jobs WHERE id = $1",
       {{num(int64_t(id))}});
   if (PQntuples(r.get()) == 0) return std::nullopt;
   auto at = [&](PGresult* res, int row, int col) { return std::string(PQgetvalue(res, row, col)); };
@@ -227,6 +229,7 @@ std::optional<JobRec> PgStore::load(uint64_t id) {
   j.finished_ms = std::stoll(at(r.get(), 0, 7));
   j.input = std::stoi(at(r.get(), 0, 8)) == int(InputKind::Inputs) ? InputKind::Inputs : InputKind::Witnesses;
   j.submitter = at(r.get(), 0, 9);
+  j.request_digest = at(r.get(), 0, 10);
   Result p = exec(
       "SELECT idx, witness, state, attempts, error, proof, public, timings FROM cuzk_partitions WHERE job_id = $1"
       " ORDER BY idx",

@@ -8,6 +8,7 @@
 
 #include "supervisor/helpers.hpp"
 #include "supervisor/job_access.hpp"
+#include "supervisor/request_key.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -49,42 +50,48 @@ void Supervisor::submit_shared(const http::Request& req, std::shared_ptr<http::R
   }
   SubmitRequest sr = validator_->parse(req.body_file ? spooled : req.body);
   const std::string submitter = submitter_of(req);
+  const FileReader reader = reader_of(req);
   const JobStore::Counts& c = shared_->counts;
   const uint64_t unfinished = c.jobs[int(JState::Queued)] + c.jobs[int(JState::Running)];
   if (unfinished >= cfg_.limits.max_queued_jobs)
     throw SubmitError(429, std::to_string(unfinished) +
                                " jobs are unfinished in the shared queue (limits.max_queued_jobs); retry later");
-  if (sr.request_id.empty()) return store_shared(sr, submitter, std::move(r));
-  // A known request id is answered before its inputs are looked at again, as with one node.
+  std::vector<PreparedInput> inputs = validator_->prepare(sr, reader);
+  // A client's file goes into the database whole: no node opens its path again.
+  for (PreparedInput& in : inputs)
+    if (in.source) in.content = in.source->read_all(cfg_.limits.max_upload_bytes, in.field);
+  if (sr.request_id.empty()) return store_shared(sr, submitter, std::move(inputs), std::move(r));
+  // The client's own id only (request_key.hpp); the same request gets its job back.
+  sr.request_id = request_key(submitter, sr.request_id);
+  sr.request_digest = request_digest(sr, inputs, nullptr);
   auto srp = std::make_shared<SubmitRequest>(std::move(sr));
+  auto inp = std::make_shared<std::vector<PreparedInput>>(std::move(inputs));
   shared_->store->run(
-      [this, srp, r, submitter](JobStore& s) {
+      [this, srp, inp, r, submitter](JobStore& s) {
         const std::optional<uint64_t> id = s.find_request(srp->request_id);
         const std::optional<JobRec> rec = id ? s.load(*id) : std::nullopt;
-        return [this, srp, r, rec, submitter] {
-          if (rec && !rec->submitter.empty() && rec->submitter != submitter)  // another client's id
-            return r->send(http::Response::error(409, "request_id: already used by a job of another client"));
-          if (rec) return r->send(existing(rec->id, rec->state));
-          store_shared(*srp, submitter, r);
+        return [this, srp, inp, r, rec, submitter] {
+          if (!rec) return store_shared(*srp, submitter, std::move(*inp), r);
+          try {
+            check_same_request(*rec, *srp);
+          } catch (const SubmitError& e) {
+            return r->send(http::Response::error(e.status, e.what()));
+          }
+          r->send(existing(rec->id, rec->state));
         };
       },
       [r](const std::string& why) { r->send(unreachable(why)); });
 }
 
-// The inputs checked, then the job inserted with the bytes the request carried (every node must be
-// able to read them); insert() makes a concurrent twin with the same request id the same job.
+// The job inserted with the bytes the request carried (every node must be able to read them);
+// insert() makes a concurrent twin with the same request id the same job.
 void Supervisor::store_shared(const SubmitRequest& sr, const std::string& submitter,
-                              std::shared_ptr<http::Responder> r) {
-  std::vector<PreparedInput> inputs;
-  try {
-    inputs = validator_->prepare(sr);
-  } catch (const SubmitError& e) {
-    return r->send(http::Response::error(e.status, e.what()));
-  }
+                              std::vector<PreparedInput> inputs, std::shared_ptr<http::Responder> r) {
   JobRec rec;
   rec.circuit = cfg_.circuits[sr.circuit].name;
   rec.priority = sr.priority;
   rec.request_id = sr.request_id;
+  rec.request_digest = sr.request_digest;
   rec.input = sr.kind;
   rec.submitter = submitter;
   rec.created_ms = wall_ms();

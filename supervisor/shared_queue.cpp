@@ -134,7 +134,8 @@ void Supervisor::adopt(Claimed& c) {
     part.content.clear();
     j.upload_dir = dir.string();
     if (ec || !f) {
-      if (state_disk_full()) note_disk_full("a claimed partition's input could not be written");
+      if (const std::string why = state_write_problem(); !why.empty())
+        note_disk_full("a claimed partition's input could not be written (" + why + ")", state_low_space());
       part.state = PState::Queued;
       j.rec.parts[p] = std::move(part);
       spdlog::warn("job {} partition {}: cannot write its input to {}; back to the queue", id, p, file.string());

@@ -1,9 +1,11 @@
 // Draining and stopping on SIGTERM or SIGINT: no new work, in-flight work gets
 // daemon.shutdown_grace_ms, unfinished partitions are stored as queued for the next start, and the
 // loop ends once every worker has exited. SIGHUP drains the same way after checking the
-// configuration file, and main() then starts the program again with it.
+// configuration file, and main() then starts the program again with it; a SIGTERM or SIGINT
+// during that drain makes it a plain stop.
 #include <signal.h>
 #include <sys/socket.h>
+#include <uv.h>
 #include <systemd/sd-daemon.h>
 
 #include <spdlog/spdlog.h>
@@ -14,17 +16,61 @@
 
 namespace cuzk::sup {
 
-// Reload: the file is checked first, and a daemon whose new configuration is invalid keeps running
-// on the old one (the error is logged), so that a typo never takes a running service down.
+// Reload: the file is checked first, with everything start-up would check (preflight: keys,
+// generators against them, rings, folders, the locks of another state_dir, instance or socket), on
+// the thread pool since a generator may have to be compiled. A daemon whose new configuration
+// would not start keeps running on the old one (the error is logged), so that a reload never takes
+// a running service down.
+struct ReloadCheck {
+  uv_work_t req;
+  Supervisor* self;
+  std::string path;
+  std::string error;
+};
+
 void Supervisor::on_sighup() {
-  if (draining_) return;
-  try {
-    config::Config next = config::load_config(config_path_);
-    config::validate_cpus(next);
-    read_keys(next);
-  } catch (const std::exception& e) {
+  if (draining_) {
+    spdlog::warn("SIGHUP: the daemon is stopping; not reloading");
+    return;
+  }
+  if (reload_checking_) {
+    spdlog::info("SIGHUP: {} is being checked already", config_path_);
+    return;
+  }
+  spdlog::info("SIGHUP: checking {} before anything is drained", config_path_);
+  reload_checking_ = true;
+  auto* w = new ReloadCheck{};
+  w->req.data = w;
+  w->self = this;
+  w->path = config_path_;
+  uv_queue_work(
+      loop_, &w->req,
+      [](uv_work_t* q) {
+        auto* w = static_cast<ReloadCheck*>(q->data);
+        try {
+          const config::Config next = config::load_config(w->path);
+          preflight(next, true);
+          w->self->lock_.check_available(next);
+        } catch (const std::exception& e) {
+          w->error = e.what();
+        }
+      },
+      [](uv_work_t* q, int) {
+        std::unique_ptr<ReloadCheck> w(static_cast<ReloadCheck*>(q->data));
+        w->self->after_reload_check(*w);
+      });
+}
+
+void Supervisor::after_reload_check(const ReloadCheck& w) {
+  reload_checking_ = false;
+  if (draining_) {  // SIGTERM or SIGINT came meanwhile: they win
+    spdlog::info("SIGHUP: the daemon is stopping; the reload is dropped");
+    maybe_finish_shutdown();
+    return;
+  }
+  if (!w.error.empty()) {
     spdlog::error("SIGHUP: {} is not valid, the daemon goes on with the configuration it has: {}", config_path_,
-                  e.what());
+                  w.error);
     return;
   }
   spdlog::info("SIGHUP: {} is valid; draining, then starting again with it", config_path_);
@@ -34,6 +80,14 @@ void Supervisor::on_sighup() {
 }
 
 void Supervisor::begin_shutdown(const char* why) {
+  if (draining_ && reload_) {
+    // SIGTERM or SIGINT while a reload drains: the daemon stops when drained, as for a first
+    // SIGTERM, and does not start again.
+    reload_ = false;
+    spdlog::info("{} during a reload: stopping when drained instead of starting again", why);
+    sd_notify(0, "STOPPING=1\nSTATUS=draining");
+    return;
+  }
   if (draining_) {
     // A second signal: stop now; unfinished work stays queued in the store.
     spdlog::warn("second {}: stopping without draining", why);
@@ -87,6 +141,7 @@ void Supervisor::maybe_finish_shutdown() {
   for (auto& w : workers_)
     if (w->pid > 0) return;  // wait for every exit callback
   if (spool_works_) return;  // and for spooled submissions being decoded (answered 503)
+  if (reload_checking_) return;  // and for a reload's check, which uses this object when it ends
   event(tl::kDaemonStop, 0, "");
   if (timeline_) timeline_->flush(0, 0);
   uv_stop(loop_);

@@ -13,11 +13,16 @@ namespace cuzk::sup {
 namespace {
 
 // Throws StoreFull for a full filesystem (SQLite's SQLITE_FULL, or a write or file creation
-// failing with ENOSPC or EDQUOT), std::runtime_error otherwise; both name the store's file.
+// failing with ENOSPC or EDQUOT), StateUnwritable for a store that cannot be written otherwise
+// (read-only, permissions, I/O errors: held like a full disk), std::runtime_error for anything
+// else; each names the store's file.
 [[noreturn]] void throw_store_error(sqlite3* db, const std::string& path, const std::string& what) {
   const int sys = sqlite3_system_errno(db);
   if (sqlite3_errcode(db) == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
     throw StoreFull("job store " + path + ": the disk is full (" + what + ")");
+  const int code = sqlite3_errcode(db) & 0xff;  // the primary result code
+  if (code == SQLITE_READONLY || code == SQLITE_IOERR || code == SQLITE_PERM || code == SQLITE_CANTOPEN)
+    throw StateUnwritable("job store " + path + ": cannot be written (" + what + ")");
   throw std::runtime_error("job store " + path + ": " + what);
 }
 
@@ -114,9 +119,10 @@ bool SqliteStore::has_column(const char* table, const char* column) {
 
 // Brings the schema to kSchemaVersion in one transaction. Version 0 is both a new file and a store
 // written before versions were recorded (same tables, without jobs.input_kind); version 1 lacks the
-// shared-queue columns of partitions (lease, stored input, prover); version 2 lacks jobs.submitter.
-// Columns are added only where they are missing, so any of them opens with every job kept (old jobs
-// were all witnesses, and their submitter is unknown: '', readable by every client).
+// shared-queue columns of partitions (lease, stored input, prover); version 2 lacks jobs.submitter;
+// version 3 lacks jobs.request_digest. Columns are added only where they are missing, so any of them
+// opens with every job kept (old jobs were all witnesses, and their submitter is unknown: '',
+// readable by every client).
 void SqliteStore::migrate() {
   begin();
   try {
@@ -133,7 +139,8 @@ void SqliteStore::migrate() {
         "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, request_id TEXT UNIQUE, circuit TEXT NOT NULL,"
         " priority INTEGER NOT NULL, state INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '',"
         " created_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0,"
-        " input_kind INTEGER NOT NULL DEFAULT 0, submitter TEXT NOT NULL DEFAULT '')");
+        " input_kind INTEGER NOT NULL DEFAULT 0, submitter TEXT NOT NULL DEFAULT '',"
+        " request_digest TEXT NOT NULL DEFAULT '')");
     exec(
         "CREATE TABLE IF NOT EXISTS partitions(job_id INTEGER NOT NULL, idx INTEGER NOT NULL, witness TEXT NOT NULL,"
         " state INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
@@ -141,6 +148,8 @@ void SqliteStore::migrate() {
         " PRIMARY KEY(job_id, idx))");
     if (!has_column("jobs", "input_kind")) exec("ALTER TABLE jobs ADD COLUMN input_kind INTEGER NOT NULL DEFAULT 0");
     if (!has_column("jobs", "submitter")) exec("ALTER TABLE jobs ADD COLUMN submitter TEXT NOT NULL DEFAULT ''");
+    if (!has_column("jobs", "request_digest"))
+      exec("ALTER TABLE jobs ADD COLUMN request_digest TEXT NOT NULL DEFAULT ''");
     if (!has_column("partitions", "lease_node")) {
       exec("ALTER TABLE partitions ADD COLUMN lease_node TEXT");
       exec("ALTER TABLE partitions ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0");
@@ -189,13 +198,13 @@ bool SqliteStore::insert(JobRec& job) {
       }
     }
     Stmt s(db_,
-           "INSERT INTO jobs(request_id, circuit, priority, state, created_ms, input_kind, submitter)"
-           " VALUES(?,?,?,?,?,?,?)",
+           "INSERT INTO jobs(request_id, circuit, priority, state, created_ms, input_kind, submitter, request_digest)"
+           " VALUES(?,?,?,?,?,?,?,?)",
            path_);
     if (job.request_id.empty()) s.bind_null(1);
     else s.bind(1, job.request_id);
     s.bind(2, job.circuit).bind(3, int64_t(job.priority)).bind(4, int64_t(job.state)).bind(5, job.created_ms);
-    s.bind(6, int64_t(job.input)).bind(7, job.submitter);
+    s.bind(6, int64_t(job.input)).bind(7, job.submitter).bind(8, job.request_digest);
     s.step();
     job.id = uint64_t(sqlite3_last_insert_rowid(db_));
     for (const PartitionRec& p : job.parts) {
@@ -221,8 +230,8 @@ std::optional<uint64_t> SqliteStore::find_request(const std::string& request_id)
 
 std::optional<JobRec> SqliteStore::load(uint64_t id) {
   Stmt s(db_,
-         "SELECT id, request_id, circuit, priority, state, error, created_ms, finished_ms, input_kind, submitter"
-         " FROM jobs WHERE id = ?",
+         "SELECT id, request_id, circuit, priority, state, error, created_ms, finished_ms, input_kind, submitter,"
+         " request_digest FROM jobs WHERE id = ?",
          path_);
   s.bind(1, int64_t(id));
   if (!s.step()) return std::nullopt;
@@ -237,6 +246,7 @@ std::optional<JobRec> SqliteStore::load(uint64_t id) {
   j.finished_ms = s.i64(7);
   j.input = s.i64(8) == int64_t(InputKind::Inputs) ? InputKind::Inputs : InputKind::Witnesses;
   j.submitter = s.text(9);
+  j.request_digest = s.text(10);
   Stmt p(db_,
          "SELECT idx, witness, state, attempts, error, proof, public, timings FROM partitions WHERE job_id = ?"
          " ORDER BY idx",

@@ -16,7 +16,7 @@ class SqliteStore final : public JobStore {
  public:
   // The schema version this build writes (PRAGMA user_version). A store of an older version is
   // migrated when opened; one of a newer version is refused.
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Opens (creating or migrating if needed) <path>; throws std::runtime_error naming the file.
   explicit SqliteStore(const std::string& path);

@@ -88,22 +88,29 @@ void Supervisor::setup_state() {
   validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
 }
 
-void Supervisor::setup_rings() {
-  uint64_t max_vars = 1, max_domain = 1;
-  for (const auto& d : dims_) {
-    max_vars = std::max<uint64_t>(max_vars, d.n_vars);
-    max_domain = std::max<uint64_t>(max_domain, d.domain_size);
+Supervisor::RingSize Supervisor::ring_size(const config::Config& cfg, const std::vector<ZKeyHeader>& dims) {
+  RingSize r;
+  for (const auto& d : dims) {
+    r.max_vars = std::max<uint64_t>(r.max_vars, d.n_vars);
+    r.max_domain = std::max<uint64_t>(r.max_domain, d.domain_size);
   }
-  const bool abc = cfg_.synthesis.abc == "cpu";  // else the GPU worker evaluates a, b, c: slots hold w only
-  const uint64_t per_ring = shm::segment_bytes_for(cfg_.gpu.slots, max_vars, max_domain, abc);
-  const uint64_t total = per_ring * cfg_.gpu.devices.size();
-  if (cfg_.limits.memory_budget && total + cfg_.limits.upload_memory > cfg_.limits.memory_budget)
+  const bool abc = cfg.synthesis.abc == "cpu";  // else the GPU worker evaluates a, b, c: slots hold w only
+  r.per_ring = shm::segment_bytes_for(cfg.gpu.slots, r.max_vars, r.max_domain, abc);
+  const uint64_t total = r.per_ring * cfg.gpu.devices.size();
+  if (cfg.limits.memory_budget && total + cfg.limits.upload_memory > cfg.limits.memory_budget)
     throw config::ConfigError("limits.memory_budget",
-                              std::to_string(cfg_.limits.memory_budget) + " bytes cannot hold the slot rings (" +
-                                  std::to_string(cfg_.gpu.devices.size()) + " devices x " +
-                                  std::to_string(cfg_.gpu.slots) + " slots = " + std::to_string(total) +
-                                  " bytes) and limits.upload_memory (" + std::to_string(cfg_.limits.upload_memory) +
+                              std::to_string(cfg.limits.memory_budget) + " bytes cannot hold the slot rings (" +
+                                  std::to_string(cfg.gpu.devices.size()) + " devices x " +
+                                  std::to_string(cfg.gpu.slots) + " slots = " + std::to_string(total) +
+                                  " bytes) and limits.upload_memory (" + std::to_string(cfg.limits.upload_memory) +
                                   " bytes); lower gpu.slots or upload_memory, or raise the budget");
+  return r;
+}
+
+void Supervisor::setup_rings() {
+  const RingSize rs = ring_size(cfg_, dims_);
+  const uint64_t max_vars = rs.max_vars, max_domain = rs.max_domain;
+  const bool abc = cfg_.synthesis.abc == "cpu";
   // Segments of an earlier run of this instance, including devices no longer configured.
   const std::string prefix = "cuzk." + cfg_.daemon.instance + ".dev";
   std::error_code ec;

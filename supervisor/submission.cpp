@@ -10,7 +10,6 @@
 #include <boost/archive/iterators/binary_from_base64.hpp>
 #include <boost/archive/iterators/transform_width.hpp>
 
-#include "shm/messages.hpp"
 #include "supervisor/wtns_header.hpp"
 #include "witness/inputs.hpp"
 
@@ -60,12 +59,6 @@ std::optional<std::string> decode_base64(const std::string& in) {
 std::optional<std::string> sole_string(const json& e, const char* key) {
   if (!e.is_object() || e.size() != 1 || !e.contains(key) || !e[key].is_string()) return std::nullopt;
   return e[key].get<std::string>();
-}
-
-// A path stored for a worker must fit the control message.
-void check_length(const std::string& path, const std::string& field) {
-  if (path.size() >= sizeof(shm::Msg::text))
-    bad(field + ": the path is longer than " + std::to_string(sizeof(shm::Msg::text) - 1) + " bytes");
 }
 
 // Circuit inputs against the generator's manifest; the library's message names the signal.
@@ -133,20 +126,22 @@ SubmitRequest SubmitValidator::parse(const std::string& text) const {
   return r;
 }
 
-std::vector<PreparedInput> SubmitValidator::prepare(const SubmitRequest& req, const StreamedBody* streamed) const {
+std::vector<PreparedInput> SubmitValidator::prepare(const SubmitRequest& req, const FileReader& reader,
+                                                    const StreamedBody* streamed) const {
   std::vector<PreparedInput> out;
   out.reserve(req.entries.size());
   const std::string name = to_string(req.kind);
   for (size_t i = 0; i < req.entries.size(); i++) {
     const std::string field = name + "[" + std::to_string(i) + "]";
-    out.push_back(req.kind == InputKind::Inputs ? inputs_entry(req.entries[i], field, req.circuit)
-                                                : witness_entry(req.entries[i], field, req.circuit, streamed));
+    out.push_back(req.kind == InputKind::Inputs ? inputs_entry(req.entries[i], field, req.circuit, reader)
+                                                : witness_entry(req.entries[i], field, req.circuit, reader, streamed));
+    out.back().field = field;
   }
   return out;
 }
 
 PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& field, uint32_t circuit,
-                                             const StreamedBody* streamed) const {
+                                             const FileReader& reader, const StreamedBody* streamed) const {
   PreparedInput p;
   WtnsInfo info{};
   std::string where;  // names the witness in messages
@@ -176,11 +171,11 @@ PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& f
     } else {
       auto path = e.is_string() ? std::optional<std::string>(e.get<std::string>()) : sole_string(e, "path");
       if (!path) bad(field + ": must be a path string, {\"path\": ...} or {\"base64\": ...}");
-      InputFile f = access_.open(*path, field);
-      check_length(f.path(), field);
-      p.path = f.path();
-      where = field + ": " + f.path();
-      info = wtns_info(f.size(), [&](uint64_t off, void* buf, size_t len) { return f.read_at(off, buf, len); });
+      auto f = std::make_shared<const InputFile>(access_.open(*path, field, reader));
+      where = field + ": " + f->path();
+      info = wtns_info(f->size(), [&](uint64_t off, void* buf, size_t len) { return f->read_at(off, buf, len); });
+      p.source = std::move(f);
+      p.ext = ".wtns";
     }
   } catch (const WtnsHeaderError& err) {
     bad(where + ": " + err.what());
@@ -196,7 +191,8 @@ PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& f
   return p;
 }
 
-PreparedInput SubmitValidator::inputs_entry(const json& e, const std::string& field, uint32_t circuit) const {
+PreparedInput SubmitValidator::inputs_entry(const json& e, const std::string& field, uint32_t circuit,
+                                            const FileReader& reader) const {
   const witness::Manifest& m = *generators_.at(circuit);
   if (!e.is_object()) bad(field + ": must be an object of input signals, or {\"path\": \"/abs/inputs.json\"}");
   PreparedInput p;
@@ -211,12 +207,13 @@ PreparedInput SubmitValidator::inputs_entry(const json& e, const std::string& fi
   if (!path)
     bad(field + ": {\"path\": ...} takes one string and no other keys (circuit " + cfg_.circuits[circuit].name +
         " has no input signal named 'path')");
-  InputFile f = access_.open(*path, field);
-  check_length(f.path(), field);
+  InputFile f = access_.open(*path, field, reader);
   const std::string where = field + ": " + f.path();
+  // The bytes are read once, here, and stored: the worker reads the daemon's copy.
+  p.content = f.read_all(cfg_.limits.max_upload_bytes, field);
   json in;
   try {
-    in = json::parse(f.read_all(cfg_.limits.max_upload_bytes, field));
+    in = json::parse(p.content);
   } catch (const json::parse_error& err) {
     // The parser's own message quotes the text around the error: only its position is given.
     bad(where + ": is not valid JSON (syntax error at byte " + std::to_string(err.byte) + ")");
@@ -225,7 +222,6 @@ PreparedInput SubmitValidator::inputs_entry(const json& e, const std::string& fi
   }
   if (!in.is_object()) bad(where + ": is not a JSON object of input signals");
   check_inputs(in, m, where);
-  p.path = f.path();
   return p;
 }
 

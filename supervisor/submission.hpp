@@ -4,6 +4,7 @@
 // without a daemon.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,16 +28,21 @@ std::optional<uint64_t> parse_job_id(const std::string& text);
 struct SubmitRequest {
   uint32_t circuit = 0;  // index in config.circuits
   Priority priority = Priority::Normal;
-  std::string request_id;
+  std::string request_id;       // as the client gave it; the supervisor scopes it (request_key.hpp)
+  std::string request_digest;   // set by the supervisor once the inputs are checked
   InputKind kind = InputKind::Witnesses;
   nlohmann::json entries;  // the "witnesses" or "inputs" array, one entry per partition
 };
 
-// One partition's input, checked: a file to read where it is, or content the daemon stores (an
-// uploaded .wtns, or inline inputs written out as JSON).
+// One partition's input, checked: content the daemon stores (an uploaded .wtns, inline inputs
+// written out as JSON, the bytes of a client's inputs file), a client's .wtns file opened at
+// submission (copied when the job is stored: its path is never opened again), or an upload
+// already in the job's upload folder.
 struct PreparedInput {
-  std::string path;     // canonical, inside daemon.input_dirs; empty when content is set
+  std::string path;     // an upload already written to the job's upload folder (stored), else empty
   std::string content;  // bytes to store
+  std::shared_ptr<const InputFile> source;  // a client's file to copy, when set
+  std::string field;    // "witnesses[2]": names the entry in messages
   std::string ext;      // ".wtns" or ".json": the stored file's extension
   bool stored = false;  // path is an upload already written to the job's upload folder
 };
@@ -52,14 +58,17 @@ class SubmitValidator {
   // The request's fields; throws SubmitError(400) naming the field. Touches no file.
   SubmitRequest parse(const std::string& body) const;
   // Every partition's input, in order; throws SubmitError naming the entry ("inputs[1]: ...").
-  // streamed: the uploads of a spooled body (stream_uploads), whose base64 values the request's
-  // JSON names by index.
-  std::vector<PreparedInput> prepare(const SubmitRequest& req, const StreamedBody* streamed = nullptr) const;
+  // reader: the client, whose own permissions decide which files it may name. streamed: the
+  // uploads of a spooled body (stream_uploads), whose base64 values the request's JSON names by
+  // index.
+  std::vector<PreparedInput> prepare(const SubmitRequest& req, const FileReader& reader,
+                                     const StreamedBody* streamed = nullptr) const;
 
  private:
   PreparedInput witness_entry(const nlohmann::json& e, const std::string& field, uint32_t circuit,
-                              const StreamedBody* streamed) const;
-  PreparedInput inputs_entry(const nlohmann::json& e, const std::string& field, uint32_t circuit) const;
+                              const FileReader& reader, const StreamedBody* streamed) const;
+  PreparedInput inputs_entry(const nlohmann::json& e, const std::string& field, uint32_t circuit,
+                             const FileReader& reader) const;
 
   const config::Config& cfg_;
   std::vector<ZKeyHeader> keys_;

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
+#include "supervisor/state_writes.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
@@ -41,7 +42,12 @@ Supervisor::Supervisor(config::Config cfg, std::string config_path)
   t0_ns_ = shm::monotonic_ns();
 }
 
-Supervisor::~Supervisor() = default;
+// A start that failed after creating its rings (the socket or port taken, ...) leaves no segment
+// in /dev/shm; after a normal run they are gone already.
+Supervisor::~Supervisor() {
+  for (auto& d : devices_)
+    if (d.seg) shm::Segment::remove(cfg_.daemon.instance, d.id);
+}
 
 Device* Supervisor::device(int id) {
   for (auto& d : devices_)
@@ -64,17 +70,31 @@ void Supervisor::event(const std::string& name, uint64_t job, const std::string&
   if (timeline_) timeline_->add(shm::monotonic_ns(), name, job, kv);
 }
 
-void Supervisor::note_disk_full(const std::string& why) {
+void Supervisor::note_disk_full(const std::string& why, bool space) {
   if (disk_full_) return;
   disk_full_ = true;
-  spdlog::error("the disk under daemon.state_dir ({}) is full: {}; submissions get 503, and changes of accepted jobs "
-                "are held in memory until space is freed",
-                cfg_.daemon.state_dir, why);
+  held_for_space_ = space;
+  if (space)
+    spdlog::error("the disk under daemon.state_dir ({}) is full: {}; submissions get 503, and changes of accepted "
+                  "jobs are held in memory until space is freed",
+                  cfg_.daemon.state_dir, why);
+  else
+    spdlog::error("daemon.state_dir ({}) cannot be written: {}; submissions get 503, and changes of accepted jobs "
+                  "are held in memory until it can",
+                  cfg_.daemon.state_dir, why);
 }
 
-bool Supervisor::state_disk_full() const {
+bool Supervisor::state_low_space() const {
   struct statvfs vf {};
   return ::statvfs(cfg_.daemon.state_dir.c_str(), &vf) == 0 && uint64_t(vf.f_bavail) * vf.f_frsize < (1u << 20);
+}
+
+std::string Supervisor::state_write_problem() const {
+  if (state_low_space()) return "less than 1 MiB free";
+  const fs::path state = cfg_.daemon.state_dir;
+  for (const fs::path& d : {state / "results", state / "uploads"})
+    if (std::string why = write_probe(d.string()); !why.empty()) return why;
+  return "";
 }
 
 void Supervisor::check_disk_space() {
@@ -83,11 +103,15 @@ void Supervisor::check_disk_space() {
     note_disk_full(std::to_string(store_->held()) + " changes could not be written");
   if (!disk_full_ || now - last_space_check_ns_ < 1000000000ull) return;
   last_space_check_ns_ = now;
-  if ((store_ && !store_->flush_held()) || state_disk_full()) return;
+  if ((store_ && !store_->flush_held()) || !state_write_problem().empty()) return;
   // Room for the store's changes; a submission's uploads may still find none, and say so again.
   disk_full_ = false;
-  spdlog::info("space under daemon.state_dir ({}) is back: held changes written, accepting jobs again",
-               cfg_.daemon.state_dir);
+  if (held_for_space_)
+    spdlog::info("space under daemon.state_dir ({}) is back: held changes written, accepting jobs again",
+                 cfg_.daemon.state_dir);
+  else
+    spdlog::info("daemon.state_dir ({}) can be written again: held changes written, accepting jobs again",
+                 cfg_.daemon.state_dir);
   schedule();
 }
 
@@ -129,19 +153,21 @@ void Supervisor::tick() {
 // Every API connection holds a descriptor: the soft limit is raised towards the hard one (systemd's
 // LimitNOFILE=) as far as limits.max_connections needs, and a hard limit too small for it is a
 // configuration error, rather than "Too many open files" for some later submission.
-void Supervisor::reserve_descriptors() const {
+void Supervisor::reserve_descriptors(const config::Config& cfg, bool apply) {
   // The supervisor's own: job store, timeline, listeners, and a control socket, a process handle
   // and a restart timer per worker, with room to spare.
-  const uint64_t own = 64 + 4 * (uint64_t(cfg_.synthesis.workers) + cfg_.gpu.devices.size());
-  const uint64_t need = own + cfg_.limits.max_connections;
+  const uint64_t own = 64 + 4 * (uint64_t(cfg.synthesis.workers) + cfg.gpu.devices.size());
+  // TCP connections that have not presented the token have a limit of their own.
+  const uint64_t need = own + cfg.limits.max_connections + http::ServerOptions{}.max_unauthenticated;
   rlimit rl{};
   if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return;
   if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
     throw config::ConfigError(
         "limits.max_connections",
-        std::to_string(cfg_.limits.max_connections) + " connections and the daemon's own " + std::to_string(own) +
+        std::to_string(cfg.limits.max_connections) + " connections and the daemon's own " + std::to_string(own) +
             " descriptors need " + std::to_string(need) + ", but the descriptor limit (RLIMIT_NOFILE) is " +
             std::to_string(rl.rlim_max) + "; lower max_connections or raise LimitNOFILE= in the unit");
+  if (!apply) return;
   rl.rlim_cur = need;
   if (::setrlimit(RLIMIT_NOFILE, &rl) != 0)
     throw config::ConfigError("limits.max_connections", "cannot raise the descriptor limit to " + std::to_string(need) +
@@ -150,7 +176,11 @@ void Supervisor::reserve_descriptors() const {
 
 int Supervisor::run() {
   loop_->data = this;
-  reserve_descriptors();
+  // Before anything of the state is touched: a second daemon on the same state_dir, instance or
+  // socket stops here (exit 78) and changes nothing of the running one's.
+  lock_ = InstanceLock::acquire(cfg_);
+  reserve_descriptors(cfg_, true);
+
   setup_state();
   event(tl::kDaemonStart, 0,
         tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());

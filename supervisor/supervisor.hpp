@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -21,6 +23,7 @@
 #include "shm/messages.hpp"
 #include "shm/slot_ring.hpp"
 #include "supervisor/http_server.hpp"
+#include "supervisor/instance_lock.hpp"
 #include "supervisor/job_access.hpp"
 #include "supervisor/job_store.hpp"
 #include "supervisor/sqlite_store.hpp"
@@ -33,6 +36,9 @@
 namespace cuzk::sup {
 
 struct SpoolWork;
+struct CopyWork;
+struct WorkFailure;
+struct ReloadCheck;
 
 struct Worker {
   WorkerKind kind = WorkerKind::Synth;
@@ -122,6 +128,16 @@ class Supervisor {
   // Each circuit's zkey header, read completely enough to know the file is whole (its section
   // table fits the file); throws ConfigError naming circuits[i].zkey. `--check-config` runs it too.
   static std::vector<ZKeyHeader> read_keys(const config::Config& cfg);
+  // Everything start-up would refuse with exit 78, checked without starting and without changing
+  // anything a running daemon uses (preflight.cpp): the CPU lists, the keys' headers, the witness
+  // generators against their keys (built into the state folder's cache if need be), the slot rings
+  // against limits.memory_budget and /dev/shm, the descriptor limit, and that the state folder
+  // and the socket's folder can be written. Throws config::ConfigError naming the key. A SIGHUP
+  // reload runs it whole, in the daemon (in_daemon). `--check-config`, run by an operator in
+  // another process, leaves out what depends on the daemon's user and limits (the folders, the
+  // descriptor limit) and checks only the generators that are artefacts already (compiling circom's
+  // sources into the state folder is left to the daemon's own user).
+  static void preflight(const config::Config& cfg, bool in_daemon);
 
  private:
   using Key = std::tuple<int, uint64_t, uint32_t>;  // priority, job id (age), partition
@@ -129,7 +145,13 @@ class Supervisor {
   // start-up (startup.cpp)
   void setup_state();
   void open_store();
-  void reserve_descriptors() const;
+  // Raises RLIMIT_NOFILE to what cfg needs (apply), or only checks that it can be (preflight).
+  static void reserve_descriptors(const config::Config& cfg, bool apply);
+  struct RingSize {
+    uint64_t max_vars = 1, max_domain = 1, per_ring = 0;
+  };
+  // The slot ring each device gets, checked against limits.memory_budget.
+  static RingSize ring_size(const config::Config& cfg, const std::vector<ZKeyHeader>& dims);
   void setup_rings();
   std::unique_ptr<shm::Segment> create_ring(int device, uint64_t max_vars, uint64_t max_domain, bool abc);
   void warn_if_few_slots() const;
@@ -167,8 +189,23 @@ class Supervisor {
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
   // submitter: job_access.hpp's; streamed and upload_dir: a spooled body's uploads (or null, "")
-  http::Response submit(const std::string& body, const std::string& submitter, const StreamedBody* streamed,
-                        const std::string& upload_dir);
+  // r: where an answer given later goes; the Response returned has status 0 then (clients' files
+  // are being copied on the thread pool, after_copies answers).
+  http::Response submit(const std::string& body, const std::string& submitter, const FileReader& reader,
+                        const StreamedBody* streamed, const std::string& upload_dir,
+                        std::shared_ptr<http::Responder> r);
+  std::optional<http::Response> existing_job(const SubmitRequest& sr);  // sr.request_id names a job already
+  http::Response store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                                 const std::string& submitter, const std::string& upload_dir);
+  void after_copies(CopyWork& w);
+  // Answers a submission finished off the loop (a spooled body, clients' files copied): make()
+  // gives the answer (status 0: it comes later, from further work); any answer but 201 removes dir,
+  // which no job then holds.
+  void finish_submission(const std::function<http::Response()>& make, const std::string& dir,
+                         const std::shared_ptr<http::Responder>& r);
+  // Such work's failure as a SubmitError: 503 for a full or unwritable state folder (noted), else
+  // its status; nothing when it did not fail.
+  void throw_work_failure(const WorkFailure& f);
   void submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r);
   void after_spooled(SpoolWork& w);
   std::string new_upload_dir();
@@ -176,9 +213,14 @@ class Supervisor {
   bool visible(uint64_t id, const http::Request& req);  // may the request's client see job id
   http::Response store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
                            const std::string& submitter, std::string upload_dir);
-  void note_disk_full(const std::string& why);  // logs once until space is back (tick)
-  void check_disk_space();                      // tick: writes held changes once there is room
-  bool state_disk_full() const;                 // less than a MiB free under state_dir
+  // Logs once, until writes succeed again (tick): space = for lack of space (else the folder cannot
+  // be written: read-only, permissions, I/O errors).
+  void note_disk_full(const std::string& why, bool space = true);
+  void check_disk_space();        // tick: writes held changes once the state folder takes them
+  bool state_low_space() const;   // less than a MiB free under state_dir
+  // Why state_dir cannot take writes now (low space, or no file can be made in results/ or
+  // uploads/), or "".
+  std::string state_write_problem() const;
   http::Response cancel(uint64_t id);
   nlohmann::ordered_json job_json(const JobRec& j, const ActiveJob* active) const;
   nlohmann::json status_json();
@@ -200,7 +242,8 @@ class Supervisor {
   void release_unstarted();
   void release_leases();
   void submit_shared(const http::Request& req, std::shared_ptr<http::Responder> r);
-  void store_shared(const SubmitRequest& sr, const std::string& submitter, std::shared_ptr<http::Responder> r);
+  void store_shared(const SubmitRequest& sr, const std::string& submitter, std::vector<PreparedInput> inputs,
+                    std::shared_ptr<http::Responder> r);
   void get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r, Viewer viewer);
   void poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer);
   void cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r, Viewer viewer);
@@ -216,8 +259,10 @@ class Supervisor {
   Worker* worker(uint32_t id);
   ActiveJob* active(uint64_t id);
 
+  InstanceLock lock_;  // first member: released last, after the rings are removed
   config::Config cfg_;
   std::string config_path_;
+
   std::string worker_dir_;
   uv_loop_t* loop_ = nullptr;
   uint64_t t0_ns_ = 0;
@@ -235,20 +280,23 @@ class Supervisor {
   std::set<Key> pending_;
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};
   bool reload_ = false;
+  bool reload_checking_ = false;  // a SIGHUP's preflight is running on the thread pool
   void on_sighup();
+  void after_reload_check(const ReloadCheck& w);
   uv_timer_t tick_timer_{};
   uint64_t last_tick_ns_ = 0;  // monotonic: when tick() last ran
   bool draining_ = false, stopping_ = false;
   uint64_t drain_deadline_ns_ = 0;
   int exit_status_ = exit_status::kOk;
   uint64_t upload_seq_ = 0;
-  size_t spool_works_ = 0;  // spooled submissions being decoded on the thread pool
+  size_t spool_works_ = 0;  // submissions on the thread pool: spooled bodies decoded, clients' files copied
   // metrics
   uint64_t proofs_done_ = 0, parts_failed_ = 0;
   double prove_sum_s_ = 0, synth_sum_s_ = 0;
   uint64_t synth_count_ = 0;
   uint64_t witness_program_ = 0, witness_native_ = 0, witness_fallback_ = 0;  // partitions by witness engine
-  bool disk_full_ = false;  // a write under state_dir failed for lack of space, and has not succeeded since
+  bool disk_full_ = false;  // a write under state_dir failed (state_writes.hpp), and has not succeeded since
+  bool held_for_space_ = true;  // the failure was for lack of space
   uint64_t last_space_check_ns_ = 0;
   bool watchdog_ = false;
   uint64_t watchdog_usec_ = 0, last_watchdog_ns_ = 0, last_status_ns_ = 0;

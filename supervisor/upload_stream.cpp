@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "supervisor/input_access.hpp"
+#include "supervisor/request_key.hpp"
+#include "supervisor/state_writes.hpp"
 #include "supervisor/job_store.hpp"
 
 namespace cuzk::sup {
@@ -34,8 +36,7 @@ int sextet(char c) {
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
 [[noreturn]] void io_error(const std::string& what, const std::string& path, int e) {
-  if (e == ENOSPC || e == EDQUOT) throw StoreFull("cannot store " + what + ": " + std::strerror(e));
-  throw std::runtime_error("cannot " + what + " " + path + ": " + std::strerror(e));
+  throw_write_error(what + " (" + path + ")", e);
 }
 
 class FileOut {
@@ -189,6 +190,7 @@ class Scanner {
     }
     StreamedWitness w;
     w.path = dir_ + "/upload-" + std::to_string(k) + ".wtns";
+    w.digest = kDigestStart;
     out_.witnesses.push_back(std::move(w));
     file_ = std::make_unique<FileOut>(out_.witnesses.back().path);
     b64_ = Base64Decoder();
@@ -239,11 +241,17 @@ class Scanner {
   }
   void put(char c) {
     if (b64_.ok()) b64_.put(c, bytes_);
-    if (bytes_.size() >= kFlush) file_->write(bytes_);
+    if (bytes_.size() >= kFlush) flush();
+  }
+  // The decoded bytes so far into the file, and into the upload's digest.
+  void flush() {
+    StreamedWitness& w = out_.witnesses.back();
+    w.digest = digest_bytes(w.digest, bytes_.data(), bytes_.size());
+    file_->write(bytes_);
   }
   void end_upload() {
     StreamedWitness& w = out_.witnesses.back();
-    file_->write(bytes_);
+    flush();
     file_->close();
     file_.reset();
     str_ = Str::None;

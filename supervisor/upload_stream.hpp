@@ -19,6 +19,7 @@ struct StreamedWitness {
   bool valid_base64 = false;    // the text was base64 (RFC 4648 with padding; whitespace ignored)
   std::optional<WtnsInfo> info;  // the .wtns header, when valid_base64 and the file is a usable .wtns
   std::string problem;          // otherwise why not (WtnsHeaderError's text, quoting nothing)
+  uint64_t digest = 0;          // of the decoded bytes (request_key.hpp's digest_bytes)
 };
 
 struct StreamedBody {

@@ -1,5 +1,6 @@
 // wtns v2: "wtns", u32 version, u32 section count, then sections (u32 id, u64 size, data):
-// 1 = {u32 n8, prime (n8 bytes), u32 nWitness}, 2 = nWitness values of n8 bytes.
+// 1 = {u32 n8, prime (n8 bytes), u32 nWitness}, 2 = nWitness values of n8 bytes (little-endian,
+// normal form), the first of which is 1.
 #include "supervisor/wtns_header.hpp"
 
 #include <cstring>
@@ -55,6 +56,14 @@ WtnsInfo wtns_info(uint64_t size, const ReadAt& read) {
   if (!prime || prime->kind != binfile::FieldKind::Scalar)
     bad("is not a witness of a supported curve (its prime is not the scalar field of BN254 or BLS12-381)");
   if (len[2] != uint64_t(values) * kN8) bad("is truncated or inconsistent (its values section does not hold nWitness values)");
+  // w[0] is the constant wire: 1 in every witness of every circuit. Another value satisfies some
+  // circuits' constraints all the same, and makes a proof that no verifier accepts.
+  if (values == 0) bad("is not a witness: it has no values (w[0], the constant 1, is missing)");
+  uint8_t w0[kN8];
+  if (!read(off[2], w0, sizeof w0)) bad("is truncated (its values section ends early)");
+  bool one = w0[0] == 1;
+  for (uint32_t i = 1; i < kN8; i++) one = one && w0[i] == 0;
+  if (!one) bad("is not a witness: its first value w[0], the constant wire, is not 1");
   return {values, prime->curve};
 }
 

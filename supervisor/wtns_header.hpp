@@ -1,7 +1,7 @@
-// The header of a .wtns file checked at submission without reading its values: the container
+// The header of a .wtns file checked at submission without reading all its values: the container
 // (magic, version, section table against the file's size), the field (the scalar field of a curve
-// cuzk proves on) and the number of values. Reads a few dozen bytes whatever the file's size, and its messages never quote the
-// file's bytes (a path submission may name a file its client cannot read).
+// cuzk proves on), the number of values, and the first value (w[0] must be 1). Reads a few dozen
+// bytes whatever the file's size, and its messages never quote the file's bytes.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -66,7 +66,8 @@ struct Circuit {
                                      const std::string& dest, uint64_t offset, uint32_t timeout_ms,
                                      const std::function<bool()>& cancelled) = 0;
   virtual bool has_r1cs() const = 0;
-  // The .wtns at path into the slot's w; FormatError/std::invalid_argument for a bad file.
+  // The .wtns at path into the slot's w; FormatError/std::invalid_argument for a bad file, BadInput
+  // when w[0] is not 1.
   virtual void read_wtns(const std::string& path, Segment& seg, uint32_t slot) const = 0;
   // The slot's w from the normal form the witness generator writes to Montgomery form; the index
   // of the first value outside the field, or SIZE_MAX.
@@ -112,6 +113,9 @@ struct CircuitOn : Circuit {
   bool has_r1cs() const override { return r1cs != nullptr; }
   void read_wtns(const std::string& path, Segment& seg, uint32_t slot) const override {
     groth16::read_wtns_into<C>(path, seg.w<Fr>(slot), n_vars);
+    // The constant wire: another value may still satisfy the r1cs, and no verifier accepts the proof.
+    if (!(seg.w<Fr>(slot)[0] == Fr::one()))
+      throw BadInput("witness " + path + ": its first value w[0], the constant wire, is not 1");
   }
   size_t to_montgomery(Segment& seg, uint32_t slot) const override {
     Fr* w = seg.w<Fr>(slot);

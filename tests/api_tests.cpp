@@ -15,6 +15,7 @@
 #include "common/log_escape.hpp"
 #include "supervisor/input_access.hpp"
 #include "supervisor/job_access.hpp"
+#include "supervisor/request_key.hpp"
 #include "supervisor/sqlite_store.hpp"
 #include "supervisor/submission.hpp"
 #include "supervisor/timeline.hpp"
@@ -40,6 +41,13 @@ void write_file(const fs::path& p, const std::string& body) {
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// The bytes a prepared input stands for: a client's file opened at submission, an upload already
+// stored, or content.
+std::string bytes_of(const PreparedInput& p) {
+  if (p.source) return p.source->read_all(UINT64_MAX, p.field);
+  return p.path.empty() ? p.content : slurp(p.path);
 }
 
 // base64 by hand: the tests must not share the daemon's decoders.
@@ -82,6 +90,7 @@ struct Api : ::testing::Test {
   config::Config cfg;
   std::vector<std::optional<witness::Manifest>> gens;
   std::unique_ptr<SubmitValidator> v;
+  FileReader reader{FileReader::Operator};  // who submits: root or the daemon's user unless a test says
 
   void SetUp() override {
     char tmpl[] = "/tmp/cuzk_api_test.XXXXXX";
@@ -120,7 +129,7 @@ struct Api : ::testing::Test {
     v = std::make_unique<SubmitValidator>(cfg, keys, gens);
   }
 
-  std::vector<PreparedInput> submit(const json& body) { return v->prepare(v->parse(body.dump())); }
+  std::vector<PreparedInput> submit(const json& body) { return v->prepare(v->parse(body.dump()), reader); }
   // The refusal of body: its status and message.
   std::pair<int, std::string> refusal(const json& body) {
     try {
@@ -239,8 +248,9 @@ TEST_F(Api, InlineInputsAreCheckedSignalBySignal) {
 TEST_F(Api, InputsFilesAreReadInsideInputDirs) {
   auto p = submit(inputs({json{{"path", (in / "inputs.json").string()}}}));
   ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p[0].path, (in / "inputs.json").string());
-  EXPECT_EQ(p[0].content, "");
+  EXPECT_EQ(p[0].path, "");  // the bytes are read once and stored: the path is not opened again
+  EXPECT_EQ(p[0].content, slurp(in / "inputs.json"));
+  EXPECT_EQ(p[0].ext, ".json");
   auto [st, m] = refusal(inputs({json{{"path", (in / "bad_inputs.json").string()}}}));
   EXPECT_EQ(st, 400);
   EXPECT_EQ(m.rfind("inputs[0]: " + (in / "bad_inputs.json").string() + ": ", 0), 0u) << m;
@@ -267,8 +277,11 @@ TEST_F(Api, InputsFilesAreReadInsideInputDirs) {
 TEST_F(Api, WitnessPathsMustResolveInsideInputDirs) {
   auto p = submit(witnesses({(in / "ok.wtns").string(), json{{"path", (in / "link_in.wtns").string()}}}));
   ASSERT_EQ(p.size(), 2u);
-  EXPECT_EQ(p[0].path, (in / "ok.wtns").string());
-  EXPECT_EQ(p[1].path, (in / "ok.wtns").string());  // symlinks inside resolve to their target
+  ASSERT_TRUE(p[0].source && p[1].source);
+  EXPECT_EQ(p[0].source->path(), (in / "ok.wtns").string());
+  EXPECT_EQ(p[1].source->path(), (in / "ok.wtns").string());  // symlinks inside resolve to their target
+  EXPECT_EQ(p[0].path, "");  // the daemon keeps the opened file (a copy), never the path
+  EXPECT_EQ(bytes_of(p[1]), slurp(in / "ok.wtns"));
   // Outside, by name, through "..", through a symlink inside: 403 naming the rule.
   EXPECT_REFUSED(witnesses({(out / "ok.wtns").string()}), 403, "witnesses[0]: " + (out / "ok.wtns").string() +
                                                                    ": outside daemon.input_dirs");
@@ -304,7 +317,7 @@ TEST_F(Api, PathsWithANulAreRefusedNamingTheField) {
   // Parsed from the request's JSON text, as the daemon receives it.
   const std::string body = R"({"circuit": "plain", "witnesses": [")" + (in / "ok.wtns").string() + R"(\u0000x"]})";
   try {
-    v->prepare(v->parse(body));
+    v->prepare(v->parse(body), reader);
     ADD_FAILURE() << "accepted";
   } catch (const SubmitError& e) {
     EXPECT_EQ(e.status, 400);
@@ -313,6 +326,83 @@ TEST_F(Api, PathsWithANulAreRefusedNamingTheField) {
   cfg.daemon.input_dirs.clear();
   make_validator();
   EXPECT_REFUSED(witnesses({nul_path}), 400, "witnesses[0]: the path contains a NUL");
+}
+
+// A file is read for a client only if the client could read it itself: the file by its mode bits
+// for the client's uid and groups, and every folder above it searchable. A file it may not read
+// and one that does not exist are the same 403, which quotes nothing of the file (runs as root to
+// give the files other owners).
+TEST_F(Api, PathsAreReadOnlyForClientsThatMayReadThem) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give files other owners";
+  const uint32_t uid = 4242, gid = 4343, group = 4444;
+  auto put = [&](const fs::path& p, const std::string& body, uint32_t owner, uint32_t grp, mode_t mode) {
+    write_file(p, body);
+    ASSERT_EQ(::chown(p.c_str(), owner, grp), 0);
+    ASSERT_EQ(::chmod(p.c_str(), mode), 0);
+  };
+  const std::string wtns = slurp(in / "ok.wtns");
+  put(in / "root_only.json", R"({"alpha": "TOPSECRET-abc123", "vec": ["hidden"]})", 0, 0, 0600);
+  put(in / "root_only.wtns", wtns, 0, 0, 0600);
+  put(in / "mine.wtns", wtns, uid, 0, 0600);
+  put(in / "group.wtns", wtns, 0, group, 0640);
+  put(in / "world.wtns", wtns, 0, 0, 0644);
+  fs::create_directories(in / "closed");
+  put(in / "closed" / "world.wtns", wtns, 0, 0, 0644);
+  ASSERT_EQ(::chmod((in / "closed").c_str(), 0700), 0);
+  // The test's folder (mkdtemp makes it 0700) searchable by others, as /tmp above it is.
+  ASSERT_EQ(::chmod(root.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(in.c_str(), 0755), 0);
+
+  reader = FileReader{FileReader::User, uid, gid, {}};
+  auto denied = [&](const std::string& name) {
+    return "witnesses[0]: " + (in / name).string() + ": no such file, or one this client may not read";
+  };
+  EXPECT_REFUSED(witnesses({(in / "root_only.wtns").string()}), 403, denied("root_only.wtns"));
+  EXPECT_REFUSED(witnesses({(in / "group.wtns").string()}), 403, denied("group.wtns"));
+  EXPECT_REFUSED(witnesses({(in / "closed" / "world.wtns").string()}), 403, denied("closed/world.wtns"));
+  EXPECT_REFUSED(witnesses({(in / "missing.wtns").string()}), 403, denied("missing.wtns"));  // same answer
+  EXPECT_EQ(bytes_of(submit(witnesses({(in / "mine.wtns").string()}))[0]), wtns);
+  EXPECT_EQ(bytes_of(submit(witnesses({(in / "world.wtns").string()}))[0]), wtns);
+  // An inputs file it may not read: refused before a byte of it is looked at.
+  auto [st, m] = refusal(inputs({json{{"path", (in / "root_only.json").string()}}}));
+  EXPECT_EQ(st, 403) << m;
+  EXPECT_EQ(m.find("TOPSECRET"), std::string::npos) << m;
+  EXPECT_EQ(m.find("hidden"), std::string::npos) << m;
+  EXPECT_EQ(m.find("alpha"), std::string::npos) << m;
+  // Its groups open the group's files.
+  reader.groups = {group};
+  EXPECT_EQ(bytes_of(submit(witnesses({(in / "group.wtns").string()}))[0]), wtns);
+  // A TCP client (no known user): only what everybody may read.
+  reader = FileReader{};
+  EXPECT_REFUSED(witnesses({(in / "mine.wtns").string()}), 403, denied("mine.wtns"));
+  EXPECT_EQ(bytes_of(submit(witnesses({(in / "world.wtns").string()}))[0]), wtns);
+  // root over the socket and operators read as the daemon does.
+  reader = FileReader{FileReader::User, 0, 0, {}};
+  EXPECT_EQ(bytes_of(submit(witnesses({(in / "closed" / "world.wtns").string()}))[0]), wtns);
+}
+
+// The file checked at submission is the one the job uses: once opened, swapping the path for a
+// symlink (to a file outside input_dirs) changes nothing of what the daemon copies.
+TEST_F(Api, AFileIsOpenedOnceAndCopied) {
+  write_witness(out / "other.wtns", 5);
+  write_witness(in / "swap.wtns", 5);
+  const std::string original = slurp(in / "swap.wtns");
+  std::vector<Fr> other(5, Fr::from_u64(9));
+  other[0] = Fr::one();
+  write_wtns((out / "other.wtns").string(), other);
+  auto p = submit(witnesses({(in / "swap.wtns").string()}));
+  ASSERT_TRUE(p[0].source);
+  fs::remove(in / "swap.wtns");
+  fs::create_symlink(out / "other.wtns", in / "swap.wtns");
+  p[0].source->copy_to((root / "copy.wtns").string(), p[0].field);
+  EXPECT_EQ(slurp(root / "copy.wtns"), original);
+  struct stat st {};
+  ASSERT_EQ(::stat((root / "copy.wtns").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // A copy never replaces a file already there.
+  EXPECT_THROW(p[0].source->copy_to((root / "copy.wtns").string(), p[0].field), std::runtime_error);
+  // The swapped path now resolves outside: refused.
+  EXPECT_REFUSED(witnesses({(in / "swap.wtns").string()}), 403, "resolves outside daemon.input_dirs");
 }
 
 TEST_F(Api, EmptyInputDirsRefusesPathsButTakesContent) {
@@ -352,13 +442,25 @@ TEST_F(Api, WitnessHeadersAreChecked) {
   EXPECT_REFUSED(witnesses({(in / "bn.wtns").string()}), 400, "BN254");
   write_file(in / "empty.wtns", "");
   EXPECT_REFUSED(witnesses({(in / "empty.wtns").string()}), 400, "is not a .wtns file");
+  // w[0] is the constant wire: a witness whose first value is not 1 is the client's error at
+  // submission, never work for a prover.
+  for (const Fr& first : {Fr::from_u64(2), Fr::zero()}) {
+    std::vector<Fr> w(5, Fr::from_u64(7));
+    w[0] = first;
+    write_wtns((in / "w0.wtns").string(), w);
+    EXPECT_REFUSED(witnesses({(in / "w0.wtns").string()}), 400,
+                   "witnesses[0]: " + (in / "w0.wtns").string() + ": is not a witness: its first value w[0]");
+    EXPECT_REFUSED(witnesses({json{{"base64", to_base64(slurp(in / "w0.wtns"))}}}), 400,
+                   "witnesses[0] (uploaded): is not a witness: its first value w[0], the constant wire, is not 1");
+  }
 }
 
-// However large the file, the check reads its 12-byte header, two section headers and the 40-byte
-// header section: never the values.
+// However large the file, the check reads its 12-byte header, two section headers, the 40-byte
+// header section and the first value (w[0] = 1): never the other values.
 TEST(WtnsHeader, ReadsOnlyTheHeader) {
   const uint32_t n = 1u << 26;  // 2 GiB of values that are never read
-  std::string head(12 + 12 + 40 + 12, '\0');
+  std::string head(12 + 12 + 40 + 12 + 32, '\0');
+  head[76] = 1;  // w[0]
   std::memcpy(head.data(), "wtns", 4);
   uint32_t u = 2;
   std::memcpy(head.data() + 4, &u, 4);
@@ -375,6 +477,7 @@ TEST(WtnsHeader, ReadsOnlyTheHeader) {
   std::memcpy(head.data() + 64, &u, 4);
   len = uint64_t(n) * 32;
   std::memcpy(head.data() + 68, &len, 8);
+  len -= 32;  // the values after w[0], beyond head
   uint64_t bytes_read = 0, calls = 0;
   uint32_t count = wtns_info(head.size() + len, [&](uint64_t off, void* buf, size_t k) {
                      bytes_read += k, calls++;
@@ -384,8 +487,8 @@ TEST(WtnsHeader, ReadsOnlyTheHeader) {
                      return true;
                    }).count;
   EXPECT_EQ(count, n);
-  EXPECT_LE(bytes_read, 76u);
-  EXPECT_LE(calls, 4u);
+  EXPECT_LE(bytes_read, 108u);
+  EXPECT_LE(calls, 5u);
 }
 
 // A store written by the schema before input kinds (no jobs.input_kind, user_version 0) opens with
@@ -555,7 +658,7 @@ struct Streamed : Api {
   Outcome in_memory(const std::string& body) {
     Outcome o;
     try {
-      for (auto& p : v->prepare(v->parse(body))) o.parts.push_back(p.path.empty() ? p.content : slurp(p.path));
+      for (auto& p : v->prepare(v->parse(body), reader)) o.parts.push_back(bytes_of(p));
     } catch (const SubmitError& e) {
       o.status = e.status, o.message = e.what();
     }
@@ -569,9 +672,9 @@ struct Streamed : Api {
     Outcome o;
     try {
       StreamedBody sb = stream_uploads((root / "body").string(), dir.string(), max_json, 2);
-      for (auto& p : v->prepare(v->parse(sb.json), &sb)) {
+      for (auto& p : v->prepare(v->parse(sb.json), reader, &sb)) {
         EXPECT_EQ(p.stored, p.path.rfind(dir.string(), 0) == 0) << p.path;
-        o.parts.push_back(p.path.empty() ? p.content : slurp(p.path));
+        o.parts.push_back(bytes_of(p));
       }
     } catch (const SubmitError& e) {
       o.status = e.status, o.message = e.what();
@@ -631,6 +734,41 @@ TEST_F(Streamed, SameOutcomeAsInMemory) {
     EXPECT_EQ(mem, str) << b.substr(0, 200);
   }
   EXPECT_EQ(in_memory(bodies[0]).parts, std::vector<std::string>{slurp(in / "ok.wtns")});
+}
+
+// Request ids are per submitter class; a request's digest is the same for the same body whether it
+// was held in memory or spooled, and differs when the priority, an entry or an uploaded byte does.
+TEST_F(Streamed, RequestDigestsTellBodiesApart) {
+  EXPECT_NE(request_key("unix:1000", "r-1"), request_key("unix:1001", "r-1"));
+  EXPECT_NE(request_key("unix:1000", "r-1"), request_key("tcp", "r-1"));
+  EXPECT_EQ(request_id_of(request_key("unix:1000", "r-1")), "r-1");
+  EXPECT_EQ(request_id_of("legacy-id"), "legacy-id");
+  auto digest_of = [&](const std::string& body, bool spooled) {
+    if (!spooled) {
+      const SubmitRequest sr = v->parse(body);
+      return request_digest(sr, v->prepare(sr, reader), nullptr);
+    }
+    write_file(root / "body", body);
+    fs::remove_all(root / "up");
+    StreamedBody sb = stream_uploads((root / "body").string(), (root / "up").string(), 1 << 20, 2);
+    const SubmitRequest sr = v->parse(sb.json);
+    return request_digest(sr, v->prepare(sr, reader, &sb), &sb);
+  };
+  std::string other = slurp(in / "ok.wtns");
+  other[other.size() - 1] ^= 1;  // the last value changed, the header the same
+  const std::string ok = to_base64(slurp(in / "ok.wtns")), path = (in / "ok.wtns").string();
+  const std::string a = R"({"circuit":"plain","witnesses":[{"base64":")" + ok + R"("},")" + path + R"("]})";
+  EXPECT_EQ(digest_of(a, false), digest_of(a, true));
+  const std::vector<std::string> others = {
+      R"({"circuit":"plain","priority":"high","witnesses":[{"base64":")" + ok + R"("},")" + path + R"("]})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + to_base64(other) + R"("},")" + path + R"("]})",
+      R"({"circuit":"plain","witnesses":[{"base64":")" + ok + R"("}]})",
+      R"({"circuit":"plain","witnesses":[")" + path + R"(",{"base64":")" + ok + R"("}]})",
+  };
+  for (const std::string& b : others) {
+    EXPECT_NE(digest_of(b, false), digest_of(a, false)) << b.substr(0, 120);
+    EXPECT_EQ(digest_of(b, false), digest_of(b, true)) << b.substr(0, 120);
+  }
 }
 
 TEST_F(Streamed, BoundsWhatStaysInMemory) {

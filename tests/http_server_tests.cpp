@@ -28,6 +28,13 @@ struct Fixture : ::testing::Test {
   std::vector<std::shared_ptr<http::Responder>> held;  // loop thread only
   std::string path = temp_socket_path("srv");
 
+  // The server's open connections, read on the loop.
+  size_t open_now() {
+    size_t n = 0;
+    lt.run_on_loop([&] { n = server->open_connections(); });
+    return n;
+  }
+
   void SetUp() override {
     ::signal(SIGPIPE, SIG_IGN);  // as the supervisor does: a client gone is an EPIPE, not a signal
     opt.unix_path = path;
@@ -223,9 +230,7 @@ TEST_F(Fixture, KeepAliveAndPipeliningAnswerInOrder) {
     std::string one = read_until(fd, "/n" + std::to_string(i));
     EXPECT_EQ(status_of(one), 200) << one;
   }
-  size_t open_now = 0;
-  lt.run_on_loop([&] { open_now = server->open_connections(); });
-  EXPECT_EQ(open_now, 1u);
+  EXPECT_EQ(open_now(), 1u);
   ::close(fd);
 }
 
@@ -372,11 +377,6 @@ TEST_F(Fixture, ConnectionsOverTheLimitAreRefusedAtOnce) {
   std::vector<std::string> warnings;  // loop thread only
   opt.warn = [&](const std::string& m) { warnings.push_back(m); };
   start();
-  auto open_now = [&] {
-    size_t n = 0;
-    lt.run_on_loop([&] { n = server->open_connections(); });
-    return n;
-  };
   std::vector<int> held;
   for (int i = 0; i < 3; i++) {
     held.push_back(connect_unix(path));
@@ -384,7 +384,7 @@ TEST_F(Fixture, ConnectionsOverTheLimitAreRefusedAtOnce) {
   }
   ASSERT_TRUE(eventually([&] { return open_now() == 3; }));
   for (int i = 0; i < 5; i++) {
-    int fd = i % 2 ? connect_tcp4(server->tcp_port()) : connect_unix(path);
+    int fd = connect_unix(path);
     ASSERT_GE(fd, 0);
     std::string raw = read_until_close(fd, 5000);
     ::close(fd);
@@ -409,6 +409,75 @@ TEST_F(Fixture, ConnectionsOverTheLimitAreRefusedAtOnce) {
   ASSERT_EQ(said.size(), 2u);
   EXPECT_NE(said[1].find("5 were refused"), std::string::npos) << said[1];
   for (int fd : held) ::close(fd);
+}
+
+// TCP connections that have not presented the token do not take the places of socket clients:
+// they have a limit of their own, past which the one idle longest is closed for the new one, and
+// get 408 when no request comes within first_request_ms. One that presents the token is served.
+TEST_F(Fixture, UnauthenticatedTcpConnectionsHaveALimitOfTheirOwn) {
+  opt.max_connections = 2;
+  opt.max_unauthenticated = 3;
+  opt.first_request_ms = 600;
+  opt.token = "s3cret-token";
+  start();
+  std::vector<int> idle;
+  for (int i = 0; i < 3; i++) {
+    idle.push_back(connect_tcp4(server->tcp_port()));
+    ASSERT_TRUE(eventually([&] { return open_now() == size_t(i) + 1; }));
+  }
+  // A fourth: the first one is closed for it, without an answer.
+  idle.push_back(connect_tcp4(server->tcp_port()));
+  EXPECT_EQ(read_until_close(idle[0], 2000), "");
+  ::close(idle[0]);
+  // A client with the token gets through the idle ones, and is served.
+  EXPECT_EQ(tcp_client("s3cret-token").request("GET", "/ping").status, 200);
+  // The socket clients' two places are free.
+  std::vector<int> socket_clients = {connect_unix(path), connect_unix(path)};
+  for (int fd : socket_clients) {
+    const std::string get = "GET /ping HTTP/1.1\r\nHost: x\r\n\r\n";
+    ASSERT_EQ(::write(fd, get.data(), get.size()), ssize_t(get.size()));
+    const std::string answer = read_until(fd, "\r\n\r\n");
+    EXPECT_EQ(status_of(answer), 200) << answer;
+  }
+  // The idle TCP ones still open: 408 at the first-request deadline, or closed for the client
+  // with the token.
+  int timed_out = 0;
+  for (size_t i = 1; i < idle.size(); i++) {
+    const std::string raw = read_until_close(idle[i], 3000);
+    ::close(idle[i]);
+    if (raw.empty()) continue;
+    timed_out++;
+    EXPECT_EQ(status_of(raw), 408) << raw;
+    EXPECT_NE(raw.find("no request within 600 ms"), std::string::npos) << raw;
+  }
+  EXPECT_EQ(timed_out, 2);
+  for (int fd : socket_clients) ::close(fd);
+}
+
+// A body trickling in never looks idle, but must arrive at body_min_rate on average after the
+// header_timeout_ms grace: 408 and close.
+TEST_F(Fixture, BodiesTricklingInGet408) {
+  opt.idle_timeout_ms = 60000;
+  opt.header_timeout_ms = 300;
+  opt.body_min_rate = 1000;  // bytes a second
+  start();
+  int fd = connect_unix(path);
+  const std::string head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n";
+  ASSERT_EQ(::write(fd, head.data(), head.size()), ssize_t(head.size()));
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string raw;
+  for (int i = 0; i < 100 && raw.empty(); i++) {
+    if (::write(fd, "x", 1) != 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    raw = read_until_close(fd, 1);
+  }
+  if (raw.empty()) raw = read_until_close(fd, 3000);
+  ::close(fd);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(status_of(raw), 408) << raw;
+  EXPECT_NE(raw.find("request body arriving slower than 1000 bytes a second"), std::string::npos) << raw;
+  EXPECT_LT(ms, 2500);
+  expect_alive();
 }
 
 // A slow-loris client that sends a header byte every 100 ms never looks idle, but its headers
@@ -551,6 +620,55 @@ TEST(RequestParser, OnlyHttp10And11AndTokenHeaderNames) {
   EXPECT_TRUE(no_version == 400 || no_version == 505) << no_version;
   EXPECT_EQ(outcome("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n"), 400);
   EXPECT_EQ(outcome("GET / HTTP/1.1\r\nX-Ok: a b\r\nBad\tName: x\r\n\r\n"), 400);
+}
+
+// Framing is strict (RFC 9112): lines end in CRLF, no obs-fold, chunk data followed by exactly
+// CRLF; each a 400 naming the rule, whether the bytes come in one read or one at a time. The
+// requests before the bad byte are parsed; well-framed chunked and pipelined bodies still are.
+TEST(RequestParser, FramingIsStrict) {
+  struct Outcome {
+    int status = 0;
+    int requests = 0;
+    std::string message;
+  };
+  auto outcome = [](const std::string& bytes, size_t step) {
+    Outcome o;
+    cuzk::http::RequestParser p({1024, 1024, ""}, false, [&](cuzk::http::RequestParser::Complete&) {
+      o.requests++;
+      return true;
+    });
+    for (size_t i = 0; i < bytes.size() && p.state() == cuzk::http::RequestParser::State::Ok; i += step)
+      p.feed(bytes.data() + i, std::min(step, bytes.size() - i));
+    if (p.state() == cuzk::http::RequestParser::State::Failed) o.status = p.error_status(), o.message = p.error_message();
+    return o;
+  };
+  const std::string ok = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string chunked = "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {ok + "GET / HTTP/1.1\r\nX-A: 1\r\n  folded\r\n\r\n", "obs-fold"},
+      {ok + "GET / HTTP/1.1\r\nX-A: 1\r\n\tfolded\r\n\r\n", "obs-fold"},
+      {ok + "GET / HTTP/1.1\nHost: x\r\n\r\n", "bare LF"},
+      {ok + "GET / HTTP/1.1\r\nHost: x\n\r\n", "bare LF"},
+      {ok + "GET / HTTP/1.1\r\nHost: x\r\n\n", "bare LF"},
+      {ok + "GET / HTTP/1.1\r\nHost: x\ry: z\r\n\r\n", "CR is not followed by LF"},
+      {ok + chunked + "5\r\nhelloXX\r\n0\r\n\r\n", "chunk data is longer than its chunk size"},
+      {ok + chunked + "5\r\nhello\rX0\r\n\r\n", "chunk data is not followed by CRLF"},
+      {ok + chunked + "5\nhello\r\n0\r\n\r\n", "chunk-size line ends in a bare LF"},
+      {ok + chunked + "5\r\nhello\r\n0\r\nX-T: 1\r\n folded\r\n\r\n", "obs-fold"},
+  };
+  for (size_t step : {size_t(4096), size_t(1), size_t(3)}) {
+    for (const auto& [bytes, why] : bad) {
+      const Outcome o = outcome(bytes, step);
+      EXPECT_EQ(o.status, 400) << bytes;
+      EXPECT_NE(o.message.find(why), std::string::npos) << o.message << " for " << bytes;
+      EXPECT_EQ(o.requests, 1) << bytes;  // the well-framed request before it
+    }
+    const std::string good = "\r\n" + ok + chunked + "5;ext=1\r\nhello\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n" +
+                             "POST /y HTTP/1.1\r\nContent-Length: 5\r\n\r\n\r\n\n\r " + ok;
+    const Outcome o = outcome(good, step);
+    EXPECT_EQ(o.status, 0) << o.message;
+    EXPECT_EQ(o.requests, 4);
+  }
 }
 
 // "Connection: Upgrade" with a body: http-parser flags the upgrade as soon as the headers are read.

@@ -2,8 +2,9 @@
 # Results are answered only to the class of client that submitted the job: a unix socket client by
 # its uid, TCP clients (all holders of the token) together; root and the daemon's own user see
 # every job. Another client's job is a 404 with the same text as a job that does not exist, for
-# GET, long polls and DELETE; a request id of another client's job is a 409. The rule survives a
-# restart (the submitter is in the job store). Runs clients as two other users: needs root.
+# GET, long polls and DELETE. Request ids are per client: another client's id names nothing of it
+# (the same id makes that client a job of its own), and a client's own id with another body is a
+# 409. The rule survives a restart (the submitter is in the job store). Runs clients as two other users: needs root.
 # ACCESS_STORE=postgresql runs the same over a shared PostgreSQL store, where the daemon reads the
 # submitter from the database on its store thread.
 source "$(dirname "$0")/lib.sh"
@@ -69,11 +70,16 @@ none=$(get $A "/v1/proofs/$missing" | jget body | sed "s/$missing/N/g")
 if as $A "$CUZK_BIN" cancel --socket "$SOCK" "$job_b" >"$WORK/cancel.log" 2>&1; then die "uid $A cancelled job $job_b"; fi
 grep -q "no job $job_b" "$WORK/cancel.log" || die "cancel of another client's job: $(cat "$WORK/cancel.log")"
 
-# Request ids: the same client gets its job back, another one a 409.
+# Request ids: the same client gets its job back; another one's same id is its own new job.
 [ "$(sub $A --request-id shared-key)" = "$job_a" ] || die "resubmitting with the same request id made a new job"
-if sub $B --request-id shared-key >"$WORK/clash.log" 2>&1; then die "uid $B got job $job_a by its request id"; fi
-grep -q "already used by a job of another client" "$WORK/clash.log" || die "request id of another client's job: $(cat "$WORK/clash.log")"
-grep -q "$job_a" "$WORK/clash.log" && die "the 409 names the other client's job"
+job_b2=$(sub $B --request-id shared-key) || die "uid $B could not use an id uid $A uses"
+[ "$job_b2" != "$job_a" ] || die "uid $B got job $job_a by its request id"
+[ "$(sub $B --request-id shared-key)" = "$job_b2" ] || die "uid $B's own request id does not name its job"
+check $B "$job_b2" 200; check $A "$job_b2" 404
+if sub $A --request-id shared-key --priority high >"$WORK/clash.log" 2>&1; then die "the same id with another body was accepted"; fi
+grep -q "already used by this client for another request" "$WORK/clash.log" ||
+  die "the same id with another body: $(cat "$WORK/clash.log")"
+grep -q "$job_a" "$WORK/clash.log" && die "the 409 names the job"
 
 # The submitters are stored: the same answers after a restart.
 kill -TERM "$SUP_PID"

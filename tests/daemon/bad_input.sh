@@ -206,13 +206,13 @@ function raw(bytes) {
 })();
 ' "$SOCK" "$W_MULT" || die "malformed HTTP handling"
 
-# 4b. A client-chosen file name cannot forge a line of the supervisor's log: its line break is
-# written as \n inside the one line that reports the failed partition.
+# 4b. A client-chosen file name cannot forge a line of the supervisor's log: the daemon's copy of the
+# file, which the failure names, keeps only the name's letters, digits, '.', '_' and '-'.
 evil="$IN/evil"$'\n'"2026-12-01T00:00:00.000 critical supervisor: forged.wtns"
 make_unsat "$W_POSEIDON" "$evil"
 job=$(submit poseidon "$evil")
 await_failed "$job" evil "does not satisfy constraint"
-wait_until 10 "the failure logged" "grep -qF 'evil\\n2026-12-01T00:00:00.000 critical supervisor: forged.wtns' '$WORK/sup.log'"
+wait_until 10 "the failure logged" "grep -qF '0-evil2026-12-01T000000.000criticalsupervisorforged.wtns does not satisfy' '$WORK/sup.log'"
 ! grep -q "^2026-12-01T00:00:00.000 critical" "$WORK/sup.log" || die "a file name forged a line of the log"
 log "HTTP versions, NUL in a path, control characters in the log"
 

@@ -12,9 +12,12 @@ start_daemon
 j1=$(submit poseidon "$W_POSEIDON" "$W_POSEIDON" "$W_POSEIDON")
 j2=$(submit chain "$W_CHAIN" "$W_ZERO" "$W_CHAIN" "$W_ZERO" -- --priority high)
 j3=$(submit mult "$W_MULT" "$W_MULT" -- --request-id req-42)
-# The same request id returns the same job.
-j3b=$(submit mult "$W_MULT" -- --request-id req-42)
+# The same request id returns the same job; with another body it is a 409 that says so.
+j3b=$(submit mult "$W_MULT" "$W_MULT" -- --request-id req-42)
 [ "$j3" = "$j3b" ] || die "request id req-42 gave jobs $j3 and $j3b"
+if submit mult "$W_MULT" -- --request-id req-42 >"$WORK/req42.log" 2>&1; then die "req-42 with another body was accepted"; fi
+grep -q "request_id: already used by this client for another request" "$WORK/req42.log" ||
+  die "req-42 with another body: $(cat "$WORK/req42.log")"
 await_ok "$j1" "$WORK/out1" "$VK_POSEIDON" 3
 await_ok "$j2" "$WORK/out2" "$VK_CHAIN" 4
 await_ok "$j3" "$WORK/out3" "$VK_MULT" 2

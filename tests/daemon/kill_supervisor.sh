@@ -20,7 +20,7 @@ done
 unset CUZK_TEST_SYNTH_DELAY_MS
 start_daemon
 # The request id still names the same job after the restart.
-[ "$(submit chain "$W_CHAIN" -- --request-id restart-me)" = "$j2" ] || die "request id lost across restart"
+[ "$(submit chain "$W_CHAIN" "$W_ZERO" "$W_CHAIN" -- --request-id restart-me)" = "$j2" ] || die "request id lost across restart"
 await_ok "$j1" "$WORK/out1" "$VK_POSEIDON" 2
 await_ok "$j2" "$WORK/out2" "$VK_CHAIN" 3
 

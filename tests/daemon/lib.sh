@@ -148,3 +148,12 @@ VK_CHAIN="$CIRC/chain_pow2/vk.json"
 VK_MULT="$CIRC/multiplier/vk.json"
 
 timeline() { cat "$WORK/state/timeline.log"; }
+
+# no_restarts WHAT: no worker of the daemon has restarted; else fail saying WHAT restarted one.
+no_restarts() { [ "$(jstat "s.workers.reduce((n,w)=>n+w.restarts,0)")" -eq 0 ] || die "$1 restarted a worker"; }
+# stop_daemon: SIGTERM, and the supervisor drains and exits 0.
+stop_daemon() {
+  kill -TERM "$SUP_PID"
+  wait "$SUP_PID" || die "supervisor exited $? after SIGTERM"
+  SUP_PID=""
+}

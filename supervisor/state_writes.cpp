@@ -1,0 +1,34 @@
+// The classification and the probe of state_writes.hpp.
+#include "supervisor/state_writes.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "supervisor/job_store.hpp"
+
+namespace cuzk::sup {
+
+bool no_space(int e) { return e == ENOSPC || e == EDQUOT; }
+
+bool state_write_fault(int e) { return no_space(e) || e == EROFS || e == EACCES || e == EPERM || e == EIO; }
+
+void throw_write_error(const std::string& what, int e) {
+  if (no_space(e)) throw StoreFull("cannot store " + what + ": " + std::strerror(e));
+  throw StateUnwritable("cannot store " + what + ": " + std::strerror(e));
+}
+
+std::string write_probe(const std::string& dir) {
+  const std::string probe = dir + "/.write-probe-" + std::to_string(::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return dir + ": " + std::strerror(errno);
+  const bool wrote = ::write(fd, "x", 1) == 1;
+  const int werr = errno;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return wrote ? std::string() : dir + ": " + std::strerror(werr);
+}
+
+}  // namespace cuzk::sup
