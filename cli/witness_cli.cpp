@@ -53,6 +53,21 @@ int with_field(const witness::Manifest& m, F&& f) {
 
 const char* path_name(int p) { return p == 0 ? "program" : p == 1 ? "native" : "native (the program refused the input)"; }
 
+// f's exit status, or the message and status of the witness library's errors it throws (the input's
+// or the artefact's: exit 2).
+template <class F>
+int reporting_errors(F&& f) {
+  try {
+    return f();
+  } catch (const witness::InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return int(kBadInput);
+  } catch (const witness::WitnessError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return int(kBadInput);
+  }
+}
+
 int report_failure(const std::string& input, const witness::GenResult& r) {
   std::fprintf(stderr, "error: %s: %s\n", input.c_str(),
                r.kind == witness::GenResult::Assert ? ("the circuit rejects these inputs: " + r.message).c_str()
@@ -64,11 +79,11 @@ int report_failure(const std::string& input, const witness::GenResult& r) {
 
 int witness_calc(const std::string& generator, const std::string& input, const std::string& out, bool quiet,
                  const std::string& engine) {
-  try {
+  return reporting_errors([&] {
     const auto eng = witness::parse_engine(engine);
     if (!eng) {
       std::fprintf(stderr, "error: --engine must be program or native, not '%s'\n", engine.c_str());
-      return kUsage;
+      return int(kUsage);
     }
     witness::Manifest m = witness::open_generator(generator, cache_root(), progress(quiet));
     std::vector<witness::Value> vals = witness::read_inputs_file(input, m, uint64_t(1) << 30);
@@ -84,20 +99,14 @@ int witness_calc(const std::string& generator, const std::string& input, const s
       }
       return int(kOk);
     });
-  } catch (const witness::InputError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kBadInput;
-  } catch (const witness::WitnessError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kBadInput;
-  }
+  });
 }
 
 namespace {
 
 // `witness bench`: both engines on one input, the median of `runs` each, and their outputs compared.
 int witness_bench(const std::string& generator, const std::string& input, int runs, bool quiet) {
-  try {
+  return reporting_errors([&] {
     witness::Manifest m = witness::open_generator(generator, cache_root(), progress(quiet));
     std::vector<witness::Value> vals = witness::read_inputs_file(input, m, uint64_t(1) << 30);
     return with_field(m, [&]<class Fr>() {
@@ -175,13 +184,7 @@ int witness_bench(const std::string& generator, const std::string& input, int ru
       std::printf("speedup: %.1fx; outputs equal\n", median(native_ms) / median(program_ms));
       return int(kOk);
     });
-  } catch (const witness::InputError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kBadInput;
-  } catch (const witness::WitnessError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kBadInput;
-  }
+  });
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "witness/driver_source.hpp"
+#include "witness/file_lock.hpp"
 
 extern char** environ;
 
@@ -335,20 +336,6 @@ Manifest describe(const Sources& s, const fs::path& work, const std::string& key
   return m;
 }
 
-// Holds an exclusive flock on a file for its lifetime.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw WitnessError(path + ": cannot open the lock file: " + std::strerror(errno));
-    while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) throw WitnessError(path + ": cannot lock: " + std::strerror(errno));
-  }
-  ~FileLock() { ::close(fd_); }
-
- private:
-  int fd_ = -1;
-};
 
 Manifest build_into(const Sources& s, const fs::path& out, const std::string& key, const Log& log) {
   const fs::path work = out.parent_path() / ("." + out.filename().string() + ".tmp" + std::to_string(getpid()));

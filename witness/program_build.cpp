@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "math/curves.hpp"
+#include "witness/file_lock.hpp"
 #include "witness/generator.hpp"
 #include "witness/program.hpp"
 #include "witness/program/ops.hpp"
@@ -257,20 +258,6 @@ void with_prime(const Manifest& m, F&& f) {
   else throw WitnessError("the circuit's prime is neither BLS12-381's nor BN254's scalar field");
 }
 
-// Holds an exclusive flock on a file for its lifetime.
-class Lock {
- public:
-  explicit Lock(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw WitnessError(path + ": cannot open the lock file: " + std::strerror(errno));
-    while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) throw WitnessError(path + ": cannot lock: " + std::strerror(errno));
-  }
-  ~Lock() { ::close(fd_); }
-
- private:
-  int fd_ = -1;
-};
 
 }  // namespace
 
@@ -371,7 +358,7 @@ std::optional<Program> open_program(const Manifest& m, const std::vector<Value>*
     if (why) *why = "the compiled program is not built yet: it is traced on the first input the circuit accepts";
     return std::nullopt;
   }
-  Lock lock(m.dir + "/.program.lock");
+  FileLock lock(m.dir + "/.program.lock");
   if (auto p = current()) return p;  // another process built it while this one waited
   if (auto r = recorded_failure()) {
     if (why) *why = *r;
