@@ -64,6 +64,13 @@ void StrictFraming::end_of_head() {
   chunked_ = false, length_ = 0;
 }
 
+// Whether c is the byte the framing requires here; otherwise why says what is wrong.
+static bool expect(char c, char want, const char* wrong, std::string& why) {
+  if (c == want) return true;
+  why = wrong;
+  return false;
+}
+
 int StrictFraming::line_end(char c, St cr, const char* what, std::string& why) {
   if (c == '\n') {
     why = std::string(what) + " ends in a bare LF (lines end in CRLF)";
@@ -88,10 +95,7 @@ bool StrictFraming::step(char c, std::string& why) {
       st_ = St::Line;
       return true;
     case St::LineCR:
-      if (c != '\n') {
-        why = "a CR is not followed by LF";
-        return false;
-      }
+      if (!expect(c, '\n', "a CR is not followed by LF", why)) return false;
       if (line_.empty() && !any_line_ && !trailers_) {
         st_ = St::LineStart;  // an empty line before the request line is ignored (RFC 9112 2.2)
         return true;
@@ -112,10 +116,7 @@ bool StrictFraming::step(char c, std::string& why) {
       }
       return true;
     case St::SizeCR:
-      if (c != '\n') {
-        why = "a CR in a chunk-size line is not followed by LF";
-        return false;
-      }
+      if (!expect(c, '\n', "a CR in a chunk-size line is not followed by LF", why)) return false;
       if (size_overflow_) {
         st_ = St::LineStart;  // the parser refuses the size; nothing more to frame
       } else if (size_ == 0) {
@@ -128,17 +129,11 @@ bool StrictFraming::step(char c, std::string& why) {
       if (--left_ == 0) st_ = St::DataCR;
       return true;
     case St::DataCR:
-      if (c != '\r') {
-        why = "chunk data is longer than its chunk size (no CRLF after it)";
-        return false;
-      }
+      if (!expect(c, '\r', "chunk data is longer than its chunk size (no CRLF after it)", why)) return false;
       st_ = St::DataLF;
       return true;
     case St::DataLF:
-      if (c != '\n') {
-        why = "chunk data is not followed by CRLF";
-        return false;
-      }
+      if (!expect(c, '\n', "chunk data is not followed by CRLF", why)) return false;
       st_ = St::SizeLine, size_ = 0, size_digits_ = true, size_overflow_ = false;
       return true;
   }

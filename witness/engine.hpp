@@ -56,9 +56,6 @@ class WitnessEngine {
   }
 
   const Manifest& manifest() const { return gen_.manifest(); }
-  bool has_program() const { return runner_ != nullptr; }
-  // Why the circuit runs on the native generator ("" while the program is used).
-  const std::string& why_native() const { return why_; }
 
   // Computes the witness of `inputs` into w, which is the same memory as the file `dest` at byte
   // `offset` (the native generator writes through the file). timeout_ms and cancelled apply to the
