@@ -178,6 +178,10 @@ int witness_bench(const std::string& generator, const std::string& input, int ru
         if (count) std::printf(" %s %llu", witness::program::op_name(op), (unsigned long long)count);
       std::printf("\nlaid out in %.0f ms: %zu instructions in %u chunks, %u registers, %u values read across chunks\n",
                   layout_ms, run.instructions(), run.chunks(), run.registers(), run.shared_values());
+      std::printf("instructions:");
+      for (const auto& [count, name] : run.instruction_counts())
+        std::printf(" %s %llu", name.c_str(), (unsigned long long)count);
+      std::printf("\n");
       std::printf("native:  %.2f ms (median of %d)\n", median(native_ms), runs);
       std::printf("program: %.2f ms (median of %d, one thread)\n", median(program_ms), runs);
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -120,7 +121,7 @@ Program random_program(std::mt19937_64& rng, const std::vector<Value>& sample) {
   const size_t n_nodes = 40 + rng() % 200;
   std::vector<uint32_t> eqs;
   while (p.nodes.size() < n_nodes) {
-    const uint32_t shape = uint32_t(rng() % 10);
+    const uint32_t shape = uint32_t(rng() % 13);
     if (shape < 2) {
       // Several bits of one value, each as circom writes it: (x >> k) & 1, or x & 1 for bit 0.
       const uint32_t x = pick();
@@ -151,6 +152,47 @@ Program random_program(std::mt19937_64& rng, const std::vector<Value>& sample) {
       // An equality, as circom's `===` checks it (a guard is put on some below).
       p.nodes.push_back({program::Eq, pick(), rng() % 3 ? pick() : uint32_t(first + p.nodes.size() - 1)});
       eqs.push_back(uint32_t(first + p.nodes.size() - 1));
+      continue;
+    }
+    auto last = [&] { return uint32_t(first + p.nodes.size() - 1); };
+    if (shape == 4) {
+      // Num2Bits' check of a bit it made, out * (out - 1) === 0, in its several spellings.
+      p.nodes.push_back({program::Band, pick(), konst(1)});
+      const uint32_t bitv = last();
+      const uint32_t form = uint32_t(rng() % 4);
+      if (form == 0) p.nodes.push_back({program::Sub, bitv, konst(1)});
+      if (form == 1) p.nodes.push_back({program::Sub, konst(1), bitv});
+      if (form < 2) p.nodes.push_back(rng() % 2 ? ProgramNode{program::Mul, bitv, last()} : ProgramNode{program::Mul, last(), bitv});
+      if (form == 2) p.nodes.push_back({program::Mul, bitv, bitv});
+      if (form == 3) p.nodes.push_back({program::Mul, bitv, rng() % 2 ? konst(0) : pick()});
+      p.nodes.push_back({program::Eq, last(), rng() % 2 ? konst(0) : pick()});
+      eqs.push_back(last());
+      continue;
+    }
+    if (shape == 5) {
+      // An accumulator of bits times constants or values, as Num2Bits' lc1 and SHA-256's adders.
+      uint32_t acc = pick();
+      for (int t = 0, n = 1 + int(rng() % 6); t < n; t++) {
+        const uint32_t bitv = rng() % 3 ? uint32_t(first + p.nodes.size() - 1) : pick();
+        p.nodes.push_back({program::Mul, bitv, rng() % 2 ? konst(uint64_t(1) << (rng() % 40)) : pick()});
+        const uint32_t term = last();
+        const uint32_t how = uint32_t(rng() % 3);
+        p.nodes.push_back(how == 0 ? ProgramNode{program::Add, acc, term}
+                          : how == 1 ? ProgramNode{program::Add, term, acc}
+                                     : ProgramNode{program::Sub, acc, term});
+        acc = last();
+      }
+      continue;
+    }
+    if (shape == 6) {
+      // Products with small powers of two and with 1; sums with 0.
+      const uint64_t c = rng() % 3 ? uint64_t(1) << (rng() % 7) : rng() % 40;
+      p.nodes.push_back(rng() % 2 ? ProgramNode{program::Mul, konst(c), pick()} : ProgramNode{program::Mul, pick(), konst(c)});
+      const uint32_t z = konst(0);
+      const uint32_t form = uint32_t(rng() % 3);
+      p.nodes.push_back(form == 0   ? ProgramNode{program::Add, last(), z}
+                        : form == 1 ? ProgramNode{program::Add, z, last()}
+                                    : ProgramNode{program::Sub, last(), z});
       continue;
     }
     unsigned op;
@@ -184,6 +226,7 @@ template <class Fr>
 void runner_matches_reference(const char* field) {
   auto rng = test::test_rng(field);
   int ok = 0, refused = 0;
+  std::map<std::string, uint64_t> made;  // instructions of each kind, over all programs
   for (int iter = 0; iter < 300; iter++) {
     std::vector<Value> sample(1 + rng() % 5);
     for (Value& v : sample) v = random_value<Fr>(rng);
@@ -191,6 +234,7 @@ void runner_matches_reference(const char* field) {
     // Chunks of every size down to one instruction: values read across chunks.
     const uint32_t chunk = iter % 3 == 0 ? ProgramRunner<Fr>::kDefaultChunk : 1 + uint32_t(rng() % 40);
     const ProgramRunner<Fr> run(p, chunk);
+    for (const auto& [n, kind] : run.instruction_counts()) made[kind] += n;
     for (int t = 0; t < 4; t++) {
       std::vector<Value> in = sample;
       for (Value& v : in)
@@ -222,12 +266,66 @@ void runner_matches_reference(const char* field) {
   }
   EXPECT_GT(ok, 300);
   EXPECT_GT(refused, 20);
+  // The random shapes reach every fused form.
+  for (const char* kind : {"IntBit", "Select", "SelAdd", "SelSub", "Double"})
+    EXPECT_GT(made[kind], 0u) << kind;
+}
+
+// Num2Bits as circom's generated code computes it: bits (x >> i) & 1, the check out * (out - 1) ===
+// 0 of each, and lc1 = sum of out[i] * 2^i with lc1 === x. The runner extracts the bits from one
+// integer, folds the checks away (a bit it extracted is 0 or 1) and adds lc1's terms with their
+// choices: what remains is the bits, the sum and one comparison.
+template <class Fr>
+void num2bits() {
+  constexpr uint32_t n = 16;
+  Program p;
+  p.prime = prime_of<Fr>();
+  p.n_inputs = 1;
+  p.consts = {Value{0, 0, 0, 0}, Value{1, 0, 0, 0}};
+  for (uint32_t i = 1; i < n; i++) p.consts.push_back(Value{i, 0, 0, 0});               // shifts
+  for (uint32_t i = 0; i < n; i++) p.consts.push_back(Value{uint64_t(1) << i, 0, 0, 0});  // 2^i
+  const uint32_t zero = 1, one = 2, first = p.first_node();
+  auto shift = [&](uint32_t i) { return 2 + i; };
+  auto pow2 = [&](uint32_t i) { return 2 + n + i; };
+  auto node = [&](ProgramNode nd) {
+    p.nodes.push_back(nd);
+    return uint32_t(first + p.nodes.size() - 1);
+  };
+  uint32_t lc = zero;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t bit = node({program::Band, i ? node({program::Shr, 0, shift(i)}) : 0u, one});
+    p.outputs.push_back(bit);
+    const uint32_t check = node({program::Eq, node({program::Mul, bit, node({program::Sub, bit, one})}), zero});
+    p.guards.push_back({check, program::kMustBeNonzero, {}});
+    lc = node({program::Add, lc, node({program::Mul, bit, pow2(i)})});
+  }
+  p.guards.push_back({node({program::Eq, lc, 0}), program::kMustBeNonzero, {}});
+  p.n_witness = n;
+  const ProgramRunner<Fr> run(p);
+  std::map<std::string, uint64_t> made;
+  for (const auto& [count, kind] : run.instruction_counts()) made[kind] = count;
+  const std::map<std::string, uint64_t> want = {{"ToInt", 1}, {"IntBit", n}, {"Select", 1}, {"SelAdd", n - 1}, {"GuardSame", 1}};
+  EXPECT_EQ(made, want);
+  std::vector<Fr> w(n);
+  for (uint64_t x : {uint64_t(0), uint64_t(1), uint64_t(0xbeef), uint64_t(0xffff)}) {
+    const Value in{x, 0, 0, 0};
+    ASSERT_EQ(int(run.run(&in, w.data()).outcome), 0) << x;
+    for (uint32_t i = 0; i < n; i++) EXPECT_EQ(from_fr(w[i]), (Value{(x >> i) & 1, 0, 0, 0})) << x << " bit " << i;
+  }
+  // 2^16 has no 16-bit decomposition: lc1 === x fails, and the input goes to the native generator.
+  const Value big{uint64_t(1) << n, 0, 0, 0};
+  const auto r = run.run(&big, w.data());
+  EXPECT_EQ(int(r.outcome), int(ProgramRunner<Fr>::Outcome::GuardFailed));
+  EXPECT_EQ(r.where, n);
 }
 
 }  // namespace
 
 TEST(WitnessProgram, RunnerMatchesReferenceBls12_381) { runner_matches_reference<bls12_381::Fr>("bls12_381"); }
 TEST(WitnessProgram, RunnerMatchesReferenceBn254) { runner_matches_reference<bn254::Fr>("bn254"); }
+
+TEST(WitnessProgram, Num2BitsFoldsToItsBitsAndOneSumBls12_381) { num2bits<bls12_381::Fr>(); }
+TEST(WitnessProgram, Num2BitsFoldsToItsBitsAndOneSumBn254) { num2bits<bn254::Fr>(); }
 
 // A witness value that is the same node as another, an input or a constant is still written.
 TEST(WitnessProgram, OutputsNamingInputsConstantsAndRepeats) {

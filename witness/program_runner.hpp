@@ -6,18 +6,27 @@
 //     operation, and a value whose bits are taken several times leaves Montgomery form once;
 //   - a product with a value known to be 0 or 1 (an extracted bit, a comparison, 1 - such a value)
 //     is a choice, not a Montgomery multiplication: Num2Bits' and SHA-256's sums of bits times
-//     powers of two, which are most of the products in bit-heavy circuits;
-//   - each guard is checked right after its value is computed, so a refused input stops early, and
+//     powers of two, which are most of the products in bit-heavy circuits. Such a choice added to
+//     or subtracted from a sum is one instruction with it (x + (s ? y : 0)), and the choices are
+//     made with masks, not branches, since the bits of a hash are unpredictable;
+//   - identities of such a value s fold away: s * (s - 1) and s * (1 - s) are 0 and s * s is s,
+//     x + 0 and x - 0 are x. Num2Bits asserts out * (out - 1) === 0 of every bit it makes; for a
+//     bit the runner extracted, the assert always holds and costs nothing;
+//   - a product with 2, 4, 8 or 16 (SHA-256's xors double their terms) is a few additions;
+//   - each guard is checked in the chunk that computes its value, so a refused input stops early, and
 //     an assert of an equality (circom's `===`, checked by its generated code) compares the two
 //     sides without making the equality's 0 or 1;
 //   - the instructions are cut into chunks (kDefaultChunk) in program order. A value read only
 //     inside the chunk that makes it lives in the chunk's registers (a few hundred, which stay in
-//     L1); one read by a later chunk gets a place of its own.
+//     L1); one read by a later chunk gets a place of its own. Within a chunk, instructions of one
+//     kind are put one after another where their operands allow, for the dispatch's branch.
 // The semantics are program::apply's: only the layout and the fused forms are the runner's.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "witness/program.hpp"
@@ -39,6 +48,9 @@ class ProgramRunner {
   };
 
   static constexpr uint32_t kDefaultChunk = 2048;  // instructions
+  // A product with 2^k for k up to this is k doublings; one costs a fifth to a tenth of a
+  // Montgomery product.
+  static constexpr uint32_t kMaxDoublings = 4;
   // `chunk` is the chunk length in instructions (tests make it small).
   explicit ProgramRunner(const Program& p, uint32_t chunk = kDefaultChunk) : chunk_(std::max<uint32_t>(chunk, 1)) {
     lay_out(p);
@@ -64,6 +76,17 @@ class ProgramRunner {
   uint32_t registers() const { return n_local_; }
   uint32_t shared_values() const { return arena_size_ - n_inputs_ - uint32_t(consts_.size()); }
   uint32_t chunks() const { return uint32_t(chunk_begin_.size() - 1); }
+  // How many instructions of each kind the layout made, most frequent first.
+  std::vector<std::pair<uint64_t, std::string>> instruction_counts() const {
+    std::vector<uint64_t> n(kOpsEnd, 0);
+    for (const Instr& in : code_) n[in.op]++;
+    n[kCopy] += copies_.size();
+    std::vector<std::pair<uint64_t, std::string>> out;
+    for (uint32_t op = 0; op < kOpsEnd; op++)
+      if (n[op]) out.emplace_back(n[op], op < program::kOpCount ? program::op_name(op) : kNames[op - program::kOpCount]);
+    std::sort(out.rbegin(), out.rend());
+    return out;
+  }
 
  private:
   // Instructions beyond the file's operations, made by the layout.
@@ -78,9 +101,17 @@ class ProgramRunner {
     kGuardSame,                // a must equal b (a guard that a == b is true)
     kGuardDiffer,              // a must differ from b (a guard that a == b is false)
     kCopy,                     // dst = a
+    kSelAdd,                   // dst = a + (b ? c : 0), for b known to be 0 or 1
+    kSelSub,                   // dst = a - (b ? c : 0)
+    kDouble,                   // dst = a * 2^b, for b <= kMaxDoublings: b additions, not a product
+    kDropped,                  // a guard that always holds (layout only)
+    kOpsEnd,
   };
+  static constexpr const char* kNames[uint32_t(kOpsEnd) - uint32_t(program::kOpCount)] = {
+      "Bit", "ToInt", "IntBit", "Select", "GuardZero", "GuardNonzero", "GuardEqual", "GuardSame", "GuardDiffer",
+      "Copy", "SelAdd", "SelSub", "Double", "Dropped"};
   struct Instr {
-    uint32_t op, dst, a, b;
+    uint32_t op, dst, a, b, c = 0;  // c: the third operand of kSelAdd and kSelSub
   };
   // A location: the top two bits select the region, the rest is the index in it.
   static constexpr uint32_t kShift = 30, kIndex = (1u << kShift) - 1;
@@ -108,7 +139,15 @@ class ProgramRunner {
           break;
         }
         case kIntBit: at(in.dst) = bit(at(in.a).l, in.b); break;
-        case kSelect: at(in.dst) = at(in.a).is_zero() ? Fr::zero() : at(in.b); break;
+        case kSelect: at(in.dst) = masked(at(in.b), at(in.a)); break;
+        case kSelAdd: at(in.dst) = at(in.a) + masked(at(in.c), at(in.b)); break;
+        case kSelSub: at(in.dst) = at(in.a) - masked(at(in.c), at(in.b)); break;
+        case kDouble: {
+          Fr x = at(in.a);
+          for (uint32_t k = 0; k < in.b; k++) x = x + x;
+          at(in.dst) = x;
+          break;
+        }
         case kGuardZero:
           if (!at(in.a).is_zero()) return *failed = Result{Outcome::GuardFailed, in.dst}, false;
           break;
@@ -132,13 +171,35 @@ class ProgramRunner {
     return true;
   }
 
+  // Choices without branches: a hash's bits are as likely 0 as 1, and a mispredicted branch costs
+  // more than the few limb operations.
+  static Fr with_mask(const Fr& x, uint64_t mask) {
+    Fr r;
+    for (int i = 0; i < Fr::N; i++) r.l[i] = x.l[i] & mask;
+    return r;
+  }
   static Fr bit(const uint64_t* limbs, uint32_t k) {
-    return (limbs[k / 64] >> (k % 64)) & 1 ? Fr::one() : Fr::zero();
+    return with_mask(Fr::one(), uint64_t(0) - ((limbs[k / 64] >> (k % 64)) & 1));
+  }
+  // x if s is not zero, else 0 (s is 0 or 1).
+  static Fr masked(const Fr& x, const Fr& s) {
+    uint64_t any = 0;
+    for (int i = 0; i < Fr::N; i++) any |= s.l[i];
+    return with_mask(x, uint64_t(0) - uint64_t(any != 0));
   }
   static bool is_guard(uint32_t op) { return op >= kGuardZero && op <= kGuardDiffer; }
   // Whether the instruction reads b as a value (not an immediate, not unused).
   static bool reads_b(uint32_t op) {
-    return op == kSelect || op == kGuardSame || op == kGuardDiffer || (op < program::kOpCount && binary(op));
+    return op == kSelect || op == kGuardSame || op == kGuardDiffer || reads_c(op) ||
+           (op < program::kOpCount && binary(op));
+  }
+  static bool reads_c(uint32_t op) { return op == kSelAdd || op == kSelSub; }
+  // Calls f on each value the instruction reads.
+  template <class F>
+  static void reads(const Instr& in, F&& f) {
+    f(in.a);
+    if (reads_b(in.op)) f(in.b);
+    if (reads_c(in.op)) f(in.c);
   }
   static bool binary(uint32_t op) {
     switch (op) {
@@ -168,26 +229,41 @@ class ProgramRunner {
     };
 
     // 1. Each node as an instruction over value numbers, bit extractions and products with bits
-    //    fused.
+    //    fused, identities folded: a node equal to an earlier value is that value (same[]), and
+    //    every later reader reads the earlier value instead.
     std::vector<Instr> node(p.nodes.size());
     std::vector<uint8_t> boolean(n_values, 0);
+    std::vector<uint32_t> same(n_values);
+    // Values that an undefined operation (circom's integer division by zero) may reach: a fold
+    // never drops the reading of one, so that the input still goes to the native generator.
+    std::vector<uint8_t> may_fail(n_values, 0);
+    uint32_t zero = UINT32_MAX;  // the constant 0, where the program has it
+    for (uint32_t v = 0; v < n_values; v++) same[v] = v;
     for (uint32_t v = p.n_inputs; v < first; v++) {
       uint64_t c = 0;
       boolean[v] = const_small(v, &c) && c <= 1;
+      if (boolean[v] && c == 0 && zero == UINT32_MAX) zero = v;
     }
+    auto is_one = [&](uint32_t v) {
+      uint64_t c = 0;
+      return const_small(v, &c) && c == 1;
+    };
+    auto node_of = [&](uint32_t v) -> const Instr* { return v >= first ? &node[v - first] : nullptr; };
     for (size_t i = 0; i < p.nodes.size(); i++) {
       const ProgramNode& n = p.nodes[i];
-      Instr in{n.op, uint32_t(first + i), n.a, n.b};
+      Instr in{n.op, uint32_t(first + i), same[n.a], same[n.b]};
+      may_fail[in.dst] = n.op == program::Idiv || n.op == program::Mod || may_fail[in.a] || (binary(n.op) && may_fail[in.b]);
       uint64_t one = 0;
       if (n.op == program::Band) {
         uint32_t x = UINT32_MAX;
-        if (const_small(n.b, &one) && one == 1) x = n.a;
-        else if (const_small(n.a, &one) && one == 1) x = n.b;
+        if (is_one(in.b)) x = in.a;
+        else if (is_one(in.a)) x = in.b;
         if (x != UINT32_MAX) {
           uint64_t k = 0;
           in = Instr{kBit, in.dst, x, 0};
-          if (x >= first && p.nodes[x - first].op == program::Shr && const_small(p.nodes[x - first].b, &k) && k < bits)
-            in = Instr{kBit, in.dst, p.nodes[x - first].a, uint32_t(k)};
+          const Instr* shr = node_of(x);
+          if (shr && shr->op == program::Shr && const_small(shr->b, &k) && k < bits)
+            in = Instr{kBit, in.dst, shr->a, uint32_t(k)};
         }
       }
       // Values known to be 0 or 1, and products with them.
@@ -207,6 +283,11 @@ class ProgramRunner {
             if (!boolean[in.a]) std::swap(in.a, in.b);
             boolean[in.dst] = boolean[in.b];
             in.op = kSelect;
+          } else if (const_small(in.a, &one) || const_small(in.b, &one)) {
+            // A product with 2, 4, 8 or 16 (circom's 2 * x in SHA-256's xors) is a few doublings.
+            const uint32_t x = const_small(in.a, &one) ? in.b : in.a;
+            if (one >= 2 && (one & (one - 1)) == 0 && uint32_t(__builtin_ctzll(one)) <= kMaxDoublings)
+              in = Instr{kDouble, in.dst, x, uint32_t(__builtin_ctzll(one))};
           }
           break;
         case program::Sub:
@@ -214,38 +295,67 @@ class ProgramRunner {
           break;
         default: break;
       }
+      // Identities: s * s = s and s * (s - 1) = s * (1 - s) = 0 for s in {0, 1}; x + 0 = x - 0 = x.
+      uint32_t is = UINT32_MAX;
+      if (in.op == kSelect && !may_fail[in.a] && !may_fail[in.b]) {
+        const Instr* y = node_of(in.b);
+        if (in.b == in.a) is = in.a;
+        else if (in.a == zero || in.b == zero) is = zero;
+        else if (y && y->op == program::Sub && ((y->a == in.a && is_one(y->b)) || (is_one(y->a) && y->b == in.a)))
+          is = zero;
+      } else if (in.op == program::Add && in.a == zero) {
+        is = in.b;
+      } else if ((in.op == program::Add || in.op == program::Sub) && in.b == zero) {
+        is = in.a;
+      }
+      if (is != UINT32_MAX) {
+        same[in.dst] = is;  // the node is never read, so never needed
+        node[i] = Instr{kCopy, in.dst, is, 0};
+        continue;
+      }
+      // A choice added to a sum, or subtracted from it, is made by the addition.
+      if (in.op == program::Add || in.op == program::Sub) {
+        const Instr* sb = node_of(in.b);
+        const Instr* sa = node_of(in.a);
+        if (sb && sb->op == kSelect) in = Instr{in.op == program::Add ? kSelAdd : kSelSub, in.dst, in.a, sb->a, sb->b};
+        else if (in.op == program::Add && sa && sa->op == kSelect) in = Instr{kSelAdd, in.dst, in.b, sa->a, sa->b};
+      }
       node[i] = in;
     }
+    std::vector<uint32_t> outputs(p.outputs.size());
+    for (size_t j = 0; j < outputs.size(); j++) outputs[j] = same[p.outputs[j]];
 
     // Guards as instructions; an equality's guard compares its two sides.
     std::vector<Instr> guard(p.guards.size());
+    std::vector<uint32_t> guard_at(p.guards.size());  // the value after which the guard is checked
     for (uint32_t g = 0; g < p.guards.size(); g++) {
       const ProgramGuard& gd = p.guards[g];
-      const uint32_t v = gd.value;
+      const uint32_t v = same[gd.value];
       const bool eq = v >= first && node[v - first].op == program::Eq && gd.kind != program::kMustEqual;
       if (eq) {
-        guard[g] = Instr{gd.kind == program::kMustBeNonzero ? kGuardSame : kGuardDiffer, g, node[v - first].a,
-                         node[v - first].b};
+        const Instr& e = node[v - first];
+        // A guard that two equal values are equal always holds (Num2Bits' out * (out - 1) === 0).
+        guard[g] = e.a == e.b && gd.kind == program::kMustBeNonzero && !may_fail[e.a]
+                       ? Instr{kDropped, g, 0, 0}
+                       : Instr{gd.kind == program::kMustBeNonzero ? kGuardSame : kGuardDiffer, g, e.a, e.b};
+      } else if (gd.kind == program::kMustBeZero && v == zero) {
+        guard[g] = Instr{kDropped, g, 0, 0};
       } else if (gd.kind == program::kMustEqual) {
         expect_.push_back(to_fr<Fr>(gd.expect));
         guard[g] = Instr{kGuardEqual, g, v, uint32_t(expect_.size() - 1)};
       } else {
         guard[g] = Instr{gd.kind == program::kMustBeZero ? kGuardZero : kGuardNonzero, g, v, 0};
       }
+      guard_at[g] = v;
     }
 
     // 2. What reaches a witness value or a guard.
     std::vector<uint8_t> needed(n_values, 0);
-    for (uint32_t v : p.outputs) needed[v] = 1;
-    for (const Instr& g : guard) {
-      needed[g.a] = 1;
-      if (reads_b(g.op)) needed[g.b] = 1;
-    }
-    for (size_t i = node.size(); i-- > 0;) {
-      if (!needed[first + i]) continue;
-      needed[node[i].a] = 1;
-      if (reads_b(node[i].op)) needed[node[i].b] = 1;
-    }
+    for (uint32_t v : outputs) needed[v] = 1;
+    for (const Instr& g : guard)
+      if (g.op != kDropped) reads(g, [&](uint32_t v) { needed[v] = 1; });
+    for (size_t i = node.size(); i-- > 0;)
+      if (needed[first + i]) reads(node[i], [&](uint32_t v) { needed[v] = 1; });
 
     // 3. A value whose bits are taken more than once leaves Montgomery form once (kToInt); its
     //    integer is a value of its own, numbered after the program's.
@@ -266,8 +376,9 @@ class ProgramRunner {
     };
     for (uint32_t v = 0; v < first; v++) after_value(v);
     for (uint32_t g = 0; g < p.guards.size(); g++) {
-      if (p.guards[g].value < first) seq.push_back(guard[g]);
-      else guards_of_node[p.guards[g].value - first].push_back(g);
+      if (guard[g].op == kDropped) continue;
+      if (guard_at[g] < first) seq.push_back(guard[g]);
+      else guards_of_node[guard_at[g] - first].push_back(g);
     }
     for (size_t i = 0; i < node.size(); i++) {
       if (needed[first + i]) {
@@ -277,6 +388,62 @@ class ProgramRunner {
         after_value(uint32_t(first + i));
       }
       for (uint32_t g : guards_of_node[i]) seq.push_back(guard[g]);  // where the guarded value was made
+    }
+
+    // 4b. Within each chunk, instructions of one kind run one after another wherever their
+    //     operands allow (a list schedule that keeps the last kind while it can, otherwise takes
+    //     the earliest ready instruction): the dispatch's indirect branch is then mostly predicted.
+    //     Values are never overwritten, so only an instruction's operands order it.
+    {
+      std::vector<uint32_t> def_at(n_all, UINT32_MAX), pending(chunk_), first_user(chunk_ + 1), users;
+      std::vector<std::vector<uint32_t>> ready(kOpsEnd);
+      std::vector<size_t> head(kOpsEnd);
+      std::vector<Instr> out;
+      for (uint32_t w0 = 0; w0 < seq.size(); w0 += chunk_) {
+        const uint32_t n = std::min<uint32_t>(chunk_, uint32_t(seq.size() - w0));
+        for (uint32_t k = 0; k < n; k++)
+          if (!is_guard(seq[w0 + k].op)) def_at[seq[w0 + k].dst] = k;
+        // Users of each instruction of the window, as lists.
+        std::fill(first_user.begin(), first_user.end(), 0);
+        for (uint32_t k = 0; k < n; k++) {
+          pending[k] = 0;
+          reads(seq[w0 + k], [&](uint32_t v) {
+            if (def_at[v] != UINT32_MAX && def_at[v] < k) first_user[def_at[v] + 1]++, pending[k]++;
+          });
+        }
+        for (uint32_t k = 0; k < n; k++) first_user[k + 1] += first_user[k];
+        users.resize(first_user[n]);
+        {
+          std::vector<uint32_t> fill(first_user.begin(), first_user.begin() + n);
+          for (uint32_t k = 0; k < n; k++)
+            reads(seq[w0 + k], [&](uint32_t v) {
+              if (def_at[v] != UINT32_MAX && def_at[v] < k) users[fill[def_at[v]]++] = k;
+            });
+        }
+        for (auto& r : ready) r.clear();
+        std::fill(head.begin(), head.end(), 0);
+        for (uint32_t k = 0; k < n; k++)
+          if (!pending[k]) ready[seq[w0 + k].op].push_back(k);
+        out.clear();
+        uint32_t last = UINT32_MAX;
+        for (uint32_t done = 0; done < n; done++) {
+          // Lists are in the order instructions became ready, not by position, so the earliest
+          // ready one is the smallest head.
+          if (last == UINT32_MAX || head[last] == ready[last].size()) {
+            last = UINT32_MAX;
+            for (uint32_t op = 0; op < kOpsEnd; op++)
+              if (head[op] < ready[op].size() && (last == UINT32_MAX || ready[op][head[op]] < ready[last][head[last]]))
+                last = op;
+          }
+          const uint32_t k = ready[last][head[last]++];
+          out.push_back(seq[w0 + k]);
+          for (uint32_t u = first_user[k]; u < first_user[k + 1]; u++)
+            if (--pending[users[u]] == 0) ready[seq[w0 + users[u]].op].push_back(users[u]);
+        }
+        std::copy(out.begin(), out.end(), seq.begin() + w0);
+        for (uint32_t k = 0; k < n; k++)
+          if (!is_guard(out[k].op)) def_at[out[k].dst] = UINT32_MAX;
+      }
     }
 
     // 5. Places: a node that is a witness value is computed into w (its first wire; other wires
@@ -289,14 +456,10 @@ class ProgramRunner {
     std::vector<uint32_t> loc(n_all, UINT32_MAX);
     for (uint32_t v = 0; v < first; v++) loc[v] = kArena | v;
     for (uint32_t j = 0; j < p.n_witness; j++) {
-      const uint32_t v = p.outputs[j];
+      const uint32_t v = outputs[j];
       if (v >= first && loc[v] == UINT32_MAX) loc[v] = kInW | j;
       else copies_.push_back(Instr{kCopy, kInW | j, v, 0});
     }
-    auto reads = [&](const Instr& in, auto&& f) {
-      f(in.a);
-      if (reads_b(in.op)) f(in.b);
-    };
     std::vector<uint32_t> def(n_all, UINT32_MAX), last(n_all, 0);
     for (uint32_t t = 0; t < n_seq; t++) {
       if (!is_guard(seq[t].op)) def[seq[t].dst] = last[seq[t].dst] = t;
@@ -319,6 +482,7 @@ class ProgramRunner {
       Instr out = in;
       out.a = loc[in.a];
       if (reads_b(in.op)) out.b = loc[in.b];
+      if (reads_c(in.op)) out.c = loc[in.c];
       // Registers whose last reader is this instruction are free for its result.
       reads(in, [&](uint32_t v) {
         if (last[v] == t && (loc[v] >> kShift) == (kLocal >> kShift)) {
