@@ -95,9 +95,9 @@ synth gen:LOG2 - - [WORKERS] [PARTITIONS]
     GPU worker. ABC (default "cpu"; "cpu gpu" for both) sets synthesis.abc: where a, b, c are
     evaluated; runs with "gpu" are tagged -abcgpu.
 witness ARTEFACT INPUT.json [RUNS]                                                            GPU
-    `cuzk witness bench` on one core: the compiled witness program (built into the artefact
-    first, its build time reported) against circom's native generator, RUNS each (default 5),
-    outputs compared; appended to witness.txt.
+    `cuzk witness bench` on one core (WITNESS_CPU, default 0): the compiled witness program
+    (built into the artefact first, its build time reported) against circom's native generator,
+    RUNS each (default 5), outputs compared; appended to witness.txt.
 devices [WORKERS] [PARTITIONS]                                                      GPU (two GPUs)
     synth's 2^22 .wtns stream (DEVICES_LOG2 to change it) with WORKERS synthesis workers (default
     4) and PARTITIONS (default 240): on gpu.devices = [0], then [0, 1], then [0, 1] with a kill -9 of
@@ -708,7 +708,8 @@ cmd_witness() {
   open_bundle
   cache="$(scratch witness)" && TMPS+=("$cache")
   mkdir -p "$OUT"
-  { echo "== $(basename "$art") $(basename "$input")"; CUZK_CACHE_DIR="$cache" taskset -c 0 "$B/run" cuzk witness bench "$art" "$input" --runs "$runs" 2>&1; } |
+  { echo "== $(basename "$art") $(basename "$input") on cpu ${WITNESS_CPU:-0}"
+    CUZK_CACHE_DIR="$cache" taskset -c "${WITNESS_CPU:-0}" "$B/run" cuzk witness bench "$art" "$input" --runs "$runs" 2>&1; } |
     tee -a "$OUT/witness.txt"
 }
 

@@ -107,10 +107,15 @@ Program random_program(std::mt19937_64& rng, const std::vector<Value>& sample) {
   auto konst = [&](uint64_t c) {
     for (size_t i = 0; i < p.consts.size(); i++)
       if (p.consts[i] == Value{c, 0, 0, 0}) return uint32_t(p.n_inputs + i);
+    // Values are numbered constants first: one added after the first node would renumber them.
+    EXPECT_TRUE(p.nodes.empty()) << "constant " << c << " is not made before the nodes";
     p.consts.push_back(Value{c, 0, 0, 0});
     return uint32_t(p.n_inputs + p.consts.size() - 1);
   };
-  for (uint32_t k = 0; k < 12; k++) konst(k * 21 % bits);
+  for (uint32_t k = 0; k < bits + 8; k++) konst(k);  // shifts, exponents, small factors
+  for (uint32_t k = 0; k < 40; k++) konst(uint64_t(1) << k);
+  p.consts.push_back(program::u256::sub(p.prime, Value{2, 0, 0, 0}));  // -2
+  const uint32_t minus2 = uint32_t(p.n_inputs + p.consts.size() - 1);
   const uint32_t first = p.first_node();
   auto pick = [&]() -> uint32_t {
     const uint32_t n = uint32_t(first + p.nodes.size());
@@ -119,9 +124,9 @@ Program random_program(std::mt19937_64& rng, const std::vector<Value>& sample) {
     return n - back;
   };
   const size_t n_nodes = 40 + rng() % 200;
-  std::vector<uint32_t> eqs;
+  std::vector<uint32_t> eqs, gadgets;
   while (p.nodes.size() < n_nodes) {
-    const uint32_t shape = uint32_t(rng() % 13);
+    const uint32_t shape = uint32_t(rng() % 14);
     if (shape < 2) {
       // Several bits of one value, each as circom writes it: (x >> k) & 1, or x & 1 for bit 0.
       const uint32_t x = pick();
@@ -184,6 +189,52 @@ Program random_program(std::mt19937_64& rng, const std::vector<Value>& sample) {
       }
       continue;
     }
+    if (shape == 7) {
+      // SHA-256's xor3, ch or maj of three bits (or of any three values), with circom's 2 * and
+      // 4 * and sometimes -2 as p - 2.
+      uint32_t x[3];
+      for (uint32_t& v : x) {
+        if (rng() % 4) p.nodes.push_back({program::Band, pick(), konst(1)});
+        v = rng() % 4 ? last() : pick();
+      }
+      const uint32_t a = x[0], b = x[1], c = x[2];
+      const uint32_t mid = (p.nodes.push_back({program::Mul, b, c}), last());
+      const uint32_t form = uint32_t(rng() % 3);
+      if (form == 0) {  // xor3: a * (1 - 2b - 2c + 4 mid) + b + c - 2 mid
+        p.nodes.push_back({program::Mul, konst(2), b});
+        p.nodes.push_back({program::Sub, konst(1), last()});
+        const uint32_t t1 = last();
+        p.nodes.push_back({program::Mul, konst(2), c});
+        p.nodes.push_back({program::Sub, t1, last()});
+        const uint32_t t2 = last();
+        p.nodes.push_back({program::Mul, konst(4), mid});
+        p.nodes.push_back({program::Add, t2, last()});
+        p.nodes.push_back({program::Mul, a, last()});
+        p.nodes.push_back({program::Add, last(), b});
+        p.nodes.push_back({program::Add, last(), c});
+        const uint32_t t3 = last();
+        if (rng() % 2) {
+          p.nodes.push_back({program::Mul, konst(2), mid});
+          p.nodes.push_back({program::Sub, t3, last()});
+        } else {
+          p.nodes.push_back({program::Mul, minus2, mid});
+          p.nodes.push_back({program::Add, t3, last()});
+        }
+      } else if (form == 1) {  // ch: a * (b - c) + c
+        p.nodes.push_back({program::Sub, b, c});
+        p.nodes.push_back({program::Mul, a, last()});
+        p.nodes.push_back({program::Add, last(), c});
+      } else {  // maj: a * (b + c - 2 mid) + mid
+        p.nodes.push_back({program::Add, b, c});
+        const uint32_t t = last();
+        p.nodes.push_back({program::Mul, konst(2), mid});
+        p.nodes.push_back({program::Sub, t, last()});
+        p.nodes.push_back({program::Mul, a, last()});
+        p.nodes.push_back({program::Add, last(), mid});
+      }
+      gadgets.push_back(last());
+      continue;
+    }
     if (shape == 6) {
       // Products with small powers of two and with 1; sums with 0.
       const uint64_t c = rng() % 3 ? uint64_t(1) << (rng() % 7) : rng() % 40;
@@ -210,6 +261,9 @@ Program random_program(std::mt19937_64& rng, const std::vector<Value>& sample) {
     const uint32_t r = uint32_t(rng() % 10);
     p.outputs.push_back(r == 0 ? uint32_t(rng() % first) : uint32_t(first + rng() % p.nodes.size()));
   }
+  for (uint32_t g : gadgets)  // a gadget's result is a signal: a witness value
+    if (rng() % 2) p.outputs.push_back(g);
+  p.n_witness = uint32_t(p.outputs.size());
   // Guards as the tracer records them: what the sample showed.
   const Reference<Fr> ref = interpret<Fr>(p, sample);
   for (int g = 0, ng = int(rng() % 6); g < ng; g++) {
@@ -267,7 +321,7 @@ void runner_matches_reference(const char* field) {
   EXPECT_GT(ok, 300);
   EXPECT_GT(refused, 20);
   // The random shapes reach every fused form.
-  for (const char* kind : {"IntBit", "Select", "SelAdd", "SelSub", "Double"})
+  for (const char* kind : {"IntBit", "Select", "SelAdd", "SelSub", "Double", "Table"})
     EXPECT_GT(made[kind], 0u) << kind;
 }
 
@@ -323,6 +377,48 @@ void num2bits() {
 
 TEST(WitnessProgram, RunnerMatchesReferenceBls12_381) { runner_matches_reference<bls12_381::Fr>("bls12_381"); }
 TEST(WitnessProgram, RunnerMatchesReferenceBn254) { runner_matches_reference<bn254::Fr>("bn254"); }
+
+// SHA-256's xor3 as circom computes it, out = a * (1 - 2b - 2c + 4 mid) + b + c - 2 mid with the
+// signal mid = b * c: a table of a, b, c, beside mid's choice.
+template <class Fr>
+void xor3() {
+  Program p;
+  p.prime = prime_of<Fr>();
+  p.n_inputs = 1;
+  p.consts = {Value{1, 0, 0, 0}, Value{2, 0, 0, 0}, Value{4, 0, 0, 0}};
+  const uint32_t one = 1, two = 2, four = 3, first = p.first_node();
+  auto node = [&](ProgramNode nd) {
+    p.nodes.push_back(nd);
+    return uint32_t(first + p.nodes.size() - 1);
+  };
+  const uint32_t a = node({program::Band, 0, one});
+  const uint32_t b = node({program::Band, node({program::Shr, 0, one}), one});
+  const uint32_t c = node({program::Band, node({program::Shr, 0, two}), one});
+  const uint32_t mid = node({program::Mul, b, c});
+  uint32_t t = node({program::Sub, one, node({program::Mul, two, b})});
+  t = node({program::Sub, t, node({program::Mul, two, c})});
+  t = node({program::Add, t, node({program::Mul, four, mid})});
+  t = node({program::Add, node({program::Add, node({program::Mul, a, t}), b}), c});
+  const uint32_t out = node({program::Sub, t, node({program::Mul, two, mid})});
+  p.outputs = {mid, out};
+  p.n_witness = 2;
+  const ProgramRunner<Fr> run(p);
+  std::map<std::string, uint64_t> made;
+  for (const auto& [count, kind] : run.instruction_counts()) made[kind] = count;
+  const std::map<std::string, uint64_t> want = {{"ToInt", 1}, {"IntBit", 3}, {"Select", 1}, {"Table", 1}};
+  EXPECT_EQ(made, want);
+  std::vector<Fr> w(2);
+  for (uint64_t x = 0; x < 8; x++) {
+    const Value in{x, 0, 0, 0};
+    ASSERT_EQ(int(run.run(&in, w.data()).outcome), 0);
+    const uint64_t bits[3] = {x & 1, (x >> 1) & 1, (x >> 2) & 1};
+    EXPECT_EQ(from_fr(w[0]), (Value{bits[1] & bits[2], 0, 0, 0})) << x;
+    EXPECT_EQ(from_fr(w[1]), (Value{bits[0] ^ bits[1] ^ bits[2], 0, 0, 0})) << x;
+  }
+}
+
+TEST(WitnessProgram, Xor3IsATableBls12_381) { xor3<bls12_381::Fr>(); }
+TEST(WitnessProgram, Xor3IsATableBn254) { xor3<bn254::Fr>(); }
 
 TEST(WitnessProgram, Num2BitsFoldsToItsBitsAndOneSumBls12_381) { num2bits<bls12_381::Fr>(); }
 TEST(WitnessProgram, Num2BitsFoldsToItsBitsAndOneSumBn254) { num2bits<bn254::Fr>(); }

@@ -104,14 +104,16 @@ class ProgramRunner {
     kSelAdd,                   // dst = a + (b ? c : 0), for b known to be 0 or 1
     kSelSub,                   // dst = a - (b ? c : 0)
     kDouble,                   // dst = a * 2^b, for b <= kMaxDoublings: b additions, not a product
+    kTable,                    // dst = bit (a + 2b + 4c) of table, for a, b, c known to be 0 or 1
     kDropped,                  // a guard that always holds (layout only)
     kOpsEnd,
   };
   static constexpr const char* kNames[uint32_t(kOpsEnd) - uint32_t(program::kOpCount)] = {
       "Bit", "ToInt", "IntBit", "Select", "GuardZero", "GuardNonzero", "GuardEqual", "GuardSame", "GuardDiffer",
-      "Copy", "SelAdd", "SelSub", "Double", "Dropped"};
+      "Copy", "SelAdd", "SelSub", "Double", "Table", "Dropped"};
   struct Instr {
-    uint32_t op, dst, a, b, c = 0;  // c: the third operand of kSelAdd and kSelSub
+    uint32_t op, dst, a, b, c = 0;  // c: the third operand of kSelAdd, kSelSub and kTable
+    uint32_t table = 0;             // kTable's truth table
   };
   // A location: the top two bits select the region, the rest is the index in it.
   static constexpr uint32_t kShift = 30, kIndex = (1u << kShift) - 1;
@@ -142,6 +144,11 @@ class ProgramRunner {
         case kSelect: at(in.dst) = masked(at(in.b), at(in.a)); break;
         case kSelAdd: at(in.dst) = at(in.a) + masked(at(in.c), at(in.b)); break;
         case kSelSub: at(in.dst) = at(in.a) - masked(at(in.c), at(in.b)); break;
+        case kTable: {
+          const uint32_t k = nonzero(at(in.a)) | nonzero(at(in.b)) << 1 | nonzero(at(in.c)) << 2;
+          at(in.dst) = with_mask(Fr::one(), uint64_t(0) - ((in.table >> k) & 1));
+          break;
+        }
         case kDouble: {
           Fr x = at(in.a);
           for (uint32_t k = 0; k < in.b; k++) x = x + x;
@@ -181,19 +188,20 @@ class ProgramRunner {
   static Fr bit(const uint64_t* limbs, uint32_t k) {
     return with_mask(Fr::one(), uint64_t(0) - ((limbs[k / 64] >> (k % 64)) & 1));
   }
-  // x if s is not zero, else 0 (s is 0 or 1).
-  static Fr masked(const Fr& x, const Fr& s) {
+  static uint32_t nonzero(const Fr& s) {
     uint64_t any = 0;
     for (int i = 0; i < Fr::N; i++) any |= s.l[i];
-    return with_mask(x, uint64_t(0) - uint64_t(any != 0));
+    return any != 0;
   }
+  // x if s is not zero, else 0 (s is 0 or 1).
+  static Fr masked(const Fr& x, const Fr& s) { return with_mask(x, uint64_t(0) - nonzero(s)); }
   static bool is_guard(uint32_t op) { return op >= kGuardZero && op <= kGuardDiffer; }
   // Whether the instruction reads b as a value (not an immediate, not unused).
   static bool reads_b(uint32_t op) {
-    return op == kSelect || op == kGuardSame || op == kGuardDiffer || reads_c(op) ||
+    return op == kSelect || op == kTable || op == kGuardSame || op == kGuardDiffer || reads_c(op) ||
            (op < program::kOpCount && binary(op));
   }
-  static bool reads_c(uint32_t op) { return op == kSelAdd || op == kSelSub; }
+  static bool reads_c(uint32_t op) { return op == kSelAdd || op == kSelSub || op == kTable; }
   // Calls f on each value the instruction reads.
   template <class F>
   static void reads(const Instr& in, F&& f) {
@@ -249,6 +257,94 @@ class ProgramRunner {
       return const_small(v, &c) && c == 1;
     };
     auto node_of = [&](uint32_t v) -> const Instr* { return v >= first ? &node[v - first] : nullptr; };
+    uint32_t unit = UINT32_MAX;  // the constant 1, where the program has it
+    for (uint32_t v = p.n_inputs; v < first && unit == UINT32_MAX; v++)
+      if (is_one(v)) unit = v;
+
+    // Small functions of values known to be 0 or 1. A sum or product over at most three such
+    // values (circom's xor3, ch and maj of SHA-256, e.g. a * (1 - 2b - 2c + 4bc) + b + c - 2bc)
+    // takes at most eight values, one for each assignment of its inputs, which the layout
+    // computes exactly with small integers. Where all eight are 0 or 1, the value is itself 0 or
+    // 1, and it is one table lookup instead of the instructions that made it.
+    struct Fn {
+      uint32_t s[3];  // the inputs, each 0 or 1
+      uint32_t n;     // how many
+      int8_t t[8];    // the value for each assignment k of the inputs (input j is bit j of k)
+    };
+    std::vector<Fn> fns;
+    std::vector<uint32_t> fn_of(n_values, UINT32_MAX);
+    const Value& prime = p.prime;
+    // A value as a function: a small constant, an input of its own, or what the layout found.
+    auto as_fn = [&](uint32_t v, Fn* f) {
+      *f = Fn{};
+      if (v >= p.n_inputs && v < first) {
+        const Value& c = p.consts[v - p.n_inputs];
+        const Value neg = program::u256::sub(prime, c);
+        int64_t x;
+        if (!(c[1] | c[2] | c[3]) && c[0] <= 127) x = int64_t(c[0]);
+        else if (!(neg[1] | neg[2] | neg[3]) && neg[0] <= 128) x = -int64_t(neg[0]);
+        else return false;
+        for (int8_t& t : f->t) t = int8_t(x);
+        return true;
+      }
+      if (boolean[v]) {
+        *f = Fn{{v, 0, 0}, 1, {0, 1, 0, 1, 0, 1, 0, 1}};
+        return true;
+      }
+      if (fn_of[v] == UINT32_MAX) return false;
+      *f = fns[fn_of[v]];
+      return true;
+    }
+    ;
+    // The inputs of the function being made, and the value of input v under assignment k of them
+    // (an input of an operand that is not one of them is a function of them).
+    uint32_t in_s[6], in_n = 0;
+    auto bit_of = [&](auto&& self, uint32_t v, uint32_t k) -> uint32_t {
+      for (uint32_t j = 0; j < in_n; j++)
+        if (in_s[j] == v) return (k >> j) & 1;
+      const Fn& f = fns[fn_of[v]];
+      uint32_t kv = 0;
+      for (uint32_t j = 0; j < f.n; j++) kv |= self(self, f.s[j], k) << j;
+      return uint32_t(f.t[kv]);
+    };
+    auto value_of = [&](const Fn& f, uint32_t k) {
+      uint32_t kv = 0;
+      for (uint32_t j = 0; j < f.n; j++) kv |= bit_of(bit_of, f.s[j], k) << j;
+      return int64_t(f.t[kv]);
+    };
+    // The function of node op(a, b), or false.
+    auto make_fn = [&](uint32_t op, uint32_t a, uint32_t b, Fn* out) {
+      Fn fa, fb;
+      if (!as_fn(a, &fa) || (op != program::Neg && !as_fn(b, &fb))) return false;
+      if (op == program::Neg) fb = Fn{};
+      in_n = 0;
+      for (const Fn* f : {&fa, &fb})
+        for (uint32_t j = 0; j < f->n; j++)
+          if (std::find(in_s, in_s + in_n, f->s[j]) == in_s + in_n) in_s[in_n++] = f->s[j];
+      // Too many inputs: drop one that is a function of the others (bc beside b and c).
+      while (in_n > 3) {
+        uint32_t drop = in_n;
+        for (uint32_t j = 0; j < in_n && drop == in_n; j++) {
+          if (fn_of[in_s[j]] == UINT32_MAX) continue;
+          const Fn& f = fns[fn_of[in_s[j]]];
+          bool within = true;
+          for (uint32_t m = 0; m < f.n; m++)
+            within &= f.s[m] != in_s[j] && std::find(in_s, in_s + in_n, f.s[m]) != in_s + in_n;
+          if (within) drop = j;
+        }
+        if (drop == in_n) return false;
+        in_s[drop] = in_s[--in_n];
+      }
+      *out = Fn{{in_s[0], in_s[1], in_s[2]}, in_n, {}};
+      for (uint32_t k = 0; k < 8; k++) {
+        const uint32_t kk = k & ((1u << in_n) - 1);  // the inputs beyond n are not read
+        const int64_t x = value_of(fa, kk), y = value_of(fb, kk);
+        const int64_t r = op == program::Add ? x + y : op == program::Sub ? x - y : op == program::Mul ? x * y : -x;
+        if (r < -128 || r > 127) return false;
+        out->t[k] = int8_t(r);
+      }
+      return true;
+    };
     for (size_t i = 0; i < p.nodes.size(); i++) {
       const ProgramNode& n = p.nodes[i];
       Instr in{n.op, uint32_t(first + i), same[n.a], same[n.b]};
@@ -264,6 +360,39 @@ class ProgramRunner {
           const Instr* shr = node_of(x);
           if (shr && shr->op == program::Shr && const_small(shr->b, &k) && k < bits)
             in = Instr{kBit, in.dst, shr->a, uint32_t(k)};
+        }
+      }
+      if ((n.op == program::Add || n.op == program::Sub || n.op == program::Mul || n.op == program::Neg) &&
+          !may_fail[in.dst]) {
+        Fn f;
+        if (make_fn(n.op, in.a, in.b, &f)) {
+          fn_of[in.dst] = uint32_t(fns.size());
+          fns.push_back(f);
+          bool bits = true, same_t = true;
+          uint32_t table = 0;
+          for (uint32_t k = 0; k < 8; k++) {
+            bits &= f.t[k] == 0 || f.t[k] == 1;
+            same_t &= f.t[k] == f.t[0];
+            table |= uint32_t(f.t[k] == 1) << k;
+          }
+          // A product of two such values, and 1 minus one, are made as they are (a choice).
+          const bool plain = (n.op == program::Mul && boolean[in.a] && boolean[in.b]) ||
+                             (n.op == program::Sub && is_one(in.a) && boolean[in.b]);
+          if (bits && !plain) {
+            boolean[in.dst] = 1;
+            uint32_t is = UINT32_MAX;
+            if (same_t) is = f.t[0] ? unit : zero;
+            else if (f.n == 1 && f.t[0] == 0) is = f.s[0];
+            if (is != UINT32_MAX || !same_t) {
+              if (is != UINT32_MAX) {
+                same[in.dst] = is;
+                node[i] = Instr{kCopy, in.dst, is, 0};
+              } else {
+                node[i] = Instr{kTable, in.dst, f.s[0], f.s[f.n > 1 ? 1 : 0], f.s[f.n > 2 ? 2 : 0], table};
+              }
+              continue;
+            }
+          }
         }
       }
       // Values known to be 0 or 1, and products with them.
