@@ -294,8 +294,7 @@ class ProgramRunner {
       if (fn_of[v] == UINT32_MAX) return false;
       *f = fns[fn_of[v]];
       return true;
-    }
-    ;
+    };
     // The inputs of the function being made, and the value of input v under assignment k of them
     // (an input of an operand that is not one of them is a function of them).
     uint32_t in_s[6], in_n = 0;
@@ -362,6 +361,7 @@ class ProgramRunner {
             in = Instr{kBit, in.dst, shr->a, uint32_t(k)};
         }
       }
+      uint32_t is = UINT32_MAX;  // the earlier value this node equals
       if ((n.op == program::Add || n.op == program::Sub || n.op == program::Mul || n.op == program::Neg) &&
           !may_fail[in.dst]) {
         Fn f;
@@ -378,25 +378,20 @@ class ProgramRunner {
           // A product of two such values, and 1 minus one, are made as they are (a choice).
           const bool plain = (n.op == program::Mul && boolean[in.a] && boolean[in.b]) ||
                              (n.op == program::Sub && is_one(in.a) && boolean[in.b]);
+          // A constant is that constant (s * (s - 1) is 0), the identity of one input is it.
           if (bits && !plain) {
             boolean[in.dst] = 1;
-            uint32_t is = UINT32_MAX;
             if (same_t) is = f.t[0] ? unit : zero;
             else if (f.n == 1 && f.t[0] == 0) is = f.s[0];
-            if (is != UINT32_MAX || !same_t) {
-              if (is != UINT32_MAX) {
-                same[in.dst] = is;
-                node[i] = Instr{kCopy, in.dst, is, 0};
-              } else {
-                node[i] = Instr{kTable, in.dst, f.s[0], f.s[f.n > 1 ? 1 : 0], f.s[f.n > 2 ? 2 : 0], table};
-              }
+            else {
+              node[i] = Instr{kTable, in.dst, f.s[0], f.s[f.n > 1 ? 1 : 0], f.s[f.n > 2 ? 2 : 0], table};
               continue;
             }
           }
         }
       }
       // Values known to be 0 or 1, and products with them.
-      switch (in.op) {
+      if (is == UINT32_MAX) switch (in.op) {
         case kBit:
         case program::Eq:
         case program::Neq:
@@ -424,18 +419,16 @@ class ProgramRunner {
           break;
         default: break;
       }
-      // Identities: s * s = s and s * (s - 1) = s * (1 - s) = 0 for s in {0, 1}; x + 0 = x - 0 = x.
-      uint32_t is = UINT32_MAX;
-      if (in.op == kSelect && !may_fail[in.a] && !may_fail[in.b]) {
-        const Instr* y = node_of(in.b);
-        if (in.b == in.a) is = in.a;
-        else if (in.a == zero || in.b == zero) is = zero;
-        else if (y && y->op == program::Sub && ((y->a == in.a && is_one(y->b)) || (is_one(y->a) && y->b == in.a)))
-          is = zero;
-      } else if (in.op == program::Add && in.a == zero) {
-        is = in.b;
-      } else if ((in.op == program::Add || in.op == program::Sub) && in.b == zero) {
-        is = in.a;
+      // Identities the tables leave: s * s = s for s in {0, 1}, s * 0 = 0, x + 0 = x - 0 = x.
+      if (is == UINT32_MAX) {
+        if (in.op == kSelect && !may_fail[in.a] && !may_fail[in.b]) {
+          if (in.b == in.a) is = in.a;
+          else if (in.a == zero || in.b == zero) is = zero;
+        } else if (in.op == program::Add && in.a == zero) {
+          is = in.b;
+        } else if ((in.op == program::Add || in.op == program::Sub) && in.b == zero) {
+          is = in.a;
+        }
       }
       if (is != UINT32_MAX) {
         same[in.dst] = is;  // the node is never read, so never needed
