@@ -142,8 +142,8 @@ uint64_t parse_bytes(const std::string& text, const std::string& key);
 // gpu.slots per device for the configured synthesis workers, which spread over the devices
 // (w = ceil(workers / devices) per device). Below `minimum` (w + 1) some of them can never write
 // while the GPU proves a slot: they wait for slots and the GPU for their work. `recommended`
-// (w + 2) also leaves one slot READY, so that the next proof starts as soon as the last ends even
-// when syntheses finish unevenly.
+// (w + 2) also gives the GPU worker its second slot, the next proof it holds while it proves (or
+// finishes) the last, so that the next proof starts as soon as the last one's compute ends.
 struct SlotNeeds {
   uint32_t minimum = 0, recommended = 0;
 };

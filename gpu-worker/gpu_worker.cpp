@@ -4,20 +4,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
-#include <fstream>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
-#include <type_traits>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "common/exit_codes.hpp"
 #include "config/config.hpp"
 #include "groth16/formats.hpp"
 #include "groth16/parallel.hpp"
@@ -43,42 +48,58 @@ struct Unverified : std::exception {
   const char* what() const noexcept override { return "the proof does not verify"; }
 };
 
-// A circuit's resident key, on the backend of its curve. prove() proves a slot in place and keeps
-// the proof and public signals for verify() and write().
-struct Key {
-  virtual ~Key() = default;
-  virtual void prove(const Segment& seg, uint32_t slot, const SlotHeader& h) = 0;
+// A proof whose compute is done (H and the MSMs, on the device): what is left is host work, the
+// proof from the raw MSMs with fresh blinding, its check and its files.
+struct Computed {
+  virtual ~Computed() = default;
+  virtual void assemble() = 0;
   virtual bool verify() const = 0;
   virtual void write_public(const std::string& path) const = 0;
   virtual void write_proof(const std::string& path) const = 0;
+};
+
+// A circuit's resident key, on the backend of its curve. compute() runs a slot's compute in place;
+// last_spans() and last_host_times() describe it until the next compute.
+struct Key {
+  virtual ~Key() = default;
+  virtual std::unique_ptr<Computed> compute(const Segment& seg, uint32_t slot, const SlotHeader& h) = 0;
   virtual std::vector<StageSpan> last_spans() const = 0;
   virtual std::optional<groth16::ProverHostTimes> last_host_times() const = 0;
 };
 
 template <class C>
 struct KeyOn : Key {
+  using Fr = typename C::Fr;
   std::shared_ptr<const groth16::ZKey<C>> zk;
   std::unique_ptr<groth16::ProverBackend<C>> backend;
   groth16::VerificationKey<C> vk;
-  groth16::Proof<C> proof;
-  std::vector<typename C::Fr> pub;
+
+  struct Proof : Computed {
+    const KeyOn& key;
+    groth16::RawMsms<C> raw;
+    std::vector<Fr> pub;
+    groth16::Proof<C> proof;
+    explicit Proof(const KeyOn& k) : key(k) {}
+    void assemble() override { proof = groth16::assemble_proof(*key.zk, raw, {}); }
+    bool verify() const override { return groth16::verify_proof(key.vk, pub, proof); }
+    void write_public(const std::string& path) const override { groth16::write_public_json<C>(path, pub); }
+    void write_proof(const std::string& path) const override { groth16::write_proof_json(path, proof); }
+  };
 
   KeyOn(const std::string& zkey_path, Backend<C>& b)
       : zk(std::make_shared<const groth16::ZKey<C>>(groth16::read_zkey<C>(zkey_path))),
         backend(b.prover(zk)),
         vk(groth16::vk_from_zkey(*zk)) {}
-  void prove(const Segment& seg, uint32_t slot, const SlotHeader& h) override {
-    using Fr = typename C::Fr;
+  std::unique_ptr<Computed> compute(const Segment& seg, uint32_t slot, const SlotHeader& h) override {
     // Without a, b, c in the slot (synthesis.abc = "gpu") the backend evaluates them from w.
     const bool abc = seg.abc_in_slots();
     groth16::SynthesizedView<C> v{seg.w<Fr>(slot), h.n_vars, abc ? seg.a<Fr>(slot) : nullptr,
                                   abc ? seg.b<Fr>(slot) : nullptr, abc ? seg.c<Fr>(slot) : nullptr, h.domain_size};
-    proof = backend->prove_synthesized(v, {});
-    pub.assign(v.w + 1, v.w + 1 + zk->n_public);  // prove_synthesized checked n_vars
+    auto p = std::make_unique<Proof>(*this);
+    p->raw = backend->msms_synthesized(v);
+    p->pub.assign(v.w + 1, v.w + 1 + zk->n_public);  // msms_synthesized checked n_vars
+    return p;
   }
-  bool verify() const override { return groth16::verify_proof(vk, pub, proof); }
-  void write_public(const std::string& path) const override { groth16::write_public_json<C>(path, pub); }
-  void write_proof(const std::string& path) const override { groth16::write_proof_json(path, proof); }
   std::vector<StageSpan> last_spans() const override { return backend->last_spans(); }
   std::optional<groth16::ProverHostTimes> last_host_times() const override { return backend->last_host_times(); }
 };
@@ -93,10 +114,9 @@ void add_busy(tl::Kv& kv, const std::vector<StageSpan>& spans) {
 }
 
 // A proof's two result files, each written under a temporary name and renamed into place by
-// commit() (fsync-free: a reader never sees half of one). write() starts writing the key's last proof
-// on a thread of its own, so that the files (about 0.6 ms on the H200 host) are written while
-// verified() checks the proof (about 1.7 ms); both sit between two proofs on the GPU. Temporary
-// files left uncommitted are removed.
+// commit() (fsync-free: a reader never sees half of one). write() starts writing a proof on a
+// thread of its own, so that the files (about 0.6 ms on the H200 host) are written while
+// verified() checks the proof (about 1.7 ms). Temporary files left uncommitted are removed.
 class ResultFiles {
  public:
   ResultFiles(fs::path pub, fs::path proof) : dst_{std::move(pub), std::move(proof)} {
@@ -107,23 +127,23 @@ class ResultFiles {
     std::error_code ec;
     for (const auto& t : tmp_) fs::remove(t, ec);
   }
-  void write(const Key& k) {
+  void write(const Computed& p) {
     join();
-    writer_ = std::thread([this, &k] {
+    writer_ = std::thread([this, &p] {
       try {
         fs::create_directories(dst_[0].parent_path());
-        k.write_public(tmp_[0]);
-        k.write_proof(tmp_[1]);
+        p.write_public(tmp_[0]);
+        p.write_proof(tmp_[1]);
       } catch (...) {
         error_ = std::current_exception();
       }
     });
   }
-  // Checks the proof while the writer runs, and waits for the writer: the key may prove again after.
-  bool verified(const Key& k) {
+  // Checks the proof while the writer runs, and waits for the writer.
+  bool verified(const Computed& p) {
     bool ok = false;
     try {
-      ok = k.verify();
+      ok = p.verify();
     } catch (...) {
       join();
       throw;
@@ -147,6 +167,56 @@ class ResultFiles {
   std::exception_ptr error_;
 };
 
+// A proof between its compute and its report: the request, the report as far as it is known, and
+// the computed proof.
+struct Finishing {
+  Msg req, done;
+  std::string kv;  // its timeline keys
+  std::unique_ptr<Computed> proof;
+};
+
+// The host side of computed proofs, in order, on a thread of its own: the main thread meanwhile
+// computes the next proof, which the supervisor has already queued (kProofsInFlight), so that the
+// device goes from one proof's compute straight to the next. Destroying it finishes what is queued.
+class Finisher {
+ public:
+  explicit Finisher(std::function<void(Finishing&)> work) : work_(std::move(work)), thread_([this] { loop(); }) {}
+  ~Finisher() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  void push(Finishing f) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(f));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing is left
+      Finishing f = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      work_(f);
+    }
+  }
+  std::function<void(Finishing&)> work_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Finishing> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 class GpuWorker {
  public:
   GpuWorker(config::Config cfg, WorkerArgs args)
@@ -156,6 +226,7 @@ class GpuWorker {
   }
 
   ~GpuWorker() {
+    finisher_.reset();  // it may still read the ring and the keys
     if (registered_) registrar_->unregister_host(seg_->base());
   }
 
@@ -179,17 +250,23 @@ class GpuWorker {
       registrar_->register_host(seg_->base(), seg_->size());
       registered_ = true;
     }
+    finisher_ = std::make_unique<Finisher>([this](Finishing& f) { finish(f); });
     Msg hello = link_.make(MsgType::Hello);
     hello.device = device_;
     hello.set_text("backend=" + cfg_.gpu.backend + ",device=" + std::to_string(device_) + ",cpus=" +
                    current_affinity() + ",threads=" + std::to_string(thread_count()));
-    // handle() is false after a device error: the worker exits 1 to restart with a fresh context.
-    return worker::serve(link_, hello, MsgType::Prove, [this](const Msg& m) { return handle(m); });
+    // handle() is false after a device error: the worker exits 1 to restart with a fresh context,
+    // once the proofs already computed are finished and reported.
+    int rc = worker::serve(link_, hello, MsgType::Prove, [this](const Msg& m) { return handle(m); });
+    finisher_.reset();
+    return restart_ ? exit_status::kFailure : rc;
   }
 
  private:
-  // Proves one READY slot. Returns false after a failure that may have left the device unusable.
+  // Takes one READY slot and computes its proof on the device, then hands it to the finisher.
+  // Returns false after a failure that may have left the device unusable.
   bool handle(const Msg& req) {
+    if (restart_) return false;  // the finisher met a device error: the slot goes back by crash repair
     const uint64_t t0 = monotonic_ns();
     Msg done = link_.make(MsgType::ProveDone);
     done.job = req.job;
@@ -203,7 +280,6 @@ class GpuWorker {
                                .add(tl::kSlot, req.slot)
                                .add(tl::kDevice, device_)
                                .str();
-    bool healthy = true;
     SlotHeader& h = seg_->slot(req.slot);
     if (h.owner_worker != args_.worker_id || h.owner_epoch != args_.epoch || h.job != req.job ||
         h.partition != req.partition || !seg_->transition(req.slot, SlotState::Ready, SlotState::Proving)) {
@@ -224,69 +300,115 @@ class GpuWorker {
         link_.send(done);
         return true;
       }
-      if (req.circuit >= keys_.size()) throw std::invalid_argument("no circuit " + std::to_string(req.circuit));
-      Key& k = *keys_[req.circuit];
       link_.event(tl::kGpuStart, req.job, req.partition, req.slot, kv);
       const uint64_t t1 = monotonic_ns();
-      k.prove(*seg_, req.slot, h);
-      const double prove_ms = double(monotonic_ns() - t1) / 1e6;
       tl::Kv end;
-      end.raw(kv).ms(tl::kProveMs, prove_ms);
-      add_busy(end, k.last_spans());
+      Finishing f{req, done, kv, compute(req, &end)};
+      const double prove_ms = double(monotonic_ns() - t1) / 1e6;
+      f.done.ms[0] = prove_ms;
+      // The device is done with this proof: the next one may start on it now.
+      link_.event(tl::kGpuEnd, req.job, req.partition, req.slot, tl::Kv().raw(kv).ms(tl::kProveMs, prove_ms).raw(end.str()).str());
+      finisher_->push(std::move(f));
+      return true;
+    } catch (...) {
+      const bool healthy = failed(done, req.slot, std::current_exception());
+      done.t_ns = monotonic_ns();
+      link_.send(done);
+      return healthy;
+    }
+  }
+
+  // The compute of req's slot, alone on the device; busy (when not null) gets its kernel keys.
+  std::unique_ptr<Computed> compute(const Msg& req, tl::Kv* busy) {
+    if (req.circuit >= keys_.size()) throw std::invalid_argument("no circuit " + std::to_string(req.circuit));
+    Key& k = *keys_[req.circuit];
+    std::lock_guard<std::mutex> lock(device_mu_);
+    std::unique_ptr<Computed> p = k.compute(*seg_, req.slot, seg_->slot(req.slot));
+    if (busy) {
+      add_busy(*busy, k.last_spans());
       if (auto ht = k.last_host_times())  // host-side wall times of the stages
-        end.ms(tl::kHMs, ht->h_ms).ms(tl::kMsmMs, ht->msm_ms).ms(tl::kUploadMs, ht->upload_ms);
-      // Results go to files first; the slot is released only after they are complete, so that a
-      // crash at any point leaves either the result or the slot to prove again. A result file
-      // exists only for a proof that verified (crash repair takes files as a finished proof): the
-      // files are written under temporary names while the proof is checked, and renamed after.
+        busy->ms(tl::kHMs, ht->h_ms).ms(tl::kMsmMs, ht->msm_ms).ms(tl::kUploadMs, ht->upload_ms);
+    }
+    return p;
+  }
+
+  // On the finisher's thread: the proof assembled, checked and written, the slot freed, the report
+  // sent. Results go to files first; the slot is released only after they are complete, so that a
+  // crash at any point leaves either the result or the slot to prove again. A result file exists
+  // only for a proof that verified (crash repair takes files as a finished proof): the files are
+  // written under temporary names while the proof is checked, and renamed after.
+  void finish(Finishing& f) {
+    const Msg& req = f.req;
+    Msg& done = f.done;
+    const uint64_t t0 = monotonic_ns();
+    bool healthy = true;
+    try {
       fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(req.job);
       const std::string stem = std::to_string(req.partition);
       ResultFiles out(dir / (stem + ".public.json"), dir / (stem + ".proof.json"));
-      out.write(k);
-      if (cfg_.gpu.verify && !out.verified(k)) {
+      f.proof->assemble();
+      out.write(*f.proof);
+      if (cfg_.gpu.verify && !out.verified(*f.proof)) {
         // One more proof with fresh randomness: a passing fault does not repeat, while a witness
         // that does not satisfy the circuit fails every time.
-        link_.event(tl::kProofUnverified, req.job, req.partition, req.slot, kv);
-        k.prove(*seg_, req.slot, h);
-        out.write(k);
-        if (!out.verified(k)) throw Unverified(req.circuit);
+        link_.event(tl::kProofUnverified, req.job, req.partition, req.slot, f.kv);
+        std::unique_ptr<Computed> again = compute(req, nullptr);
+        again->assemble();
+        out.write(*again);
+        if (!out.verified(*again)) throw Unverified(req.circuit);
       }
       out.commit();
-      link_.event(tl::kGpuEnd, req.job, req.partition, req.slot, end.str());
+      link_.event(tl::kProofWritten, req.job, req.partition, req.slot,
+                  tl::Kv().raw(f.kv).ms(tl::kFinishMs, double(monotonic_ns() - t0) / 1e6).str());
       seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
       done.status = kOk;
-      done.ms[0] = prove_ms;
       done.set_text(dir.string());
+    } catch (...) {
+      healthy = failed(done, req.slot, std::current_exception());
+    }
+    done.t_ns = monotonic_ns();
+    link_.send(done);
+    if (!healthy) {
+      // The device may be unusable: the worker exits 1 once this thread has finished what is
+      // queued, even while its main thread waits for work.
+      restart_ = true;
+      link_.stop_receiving();
+    }
+  }
+
+  // A proof's failure into its report, and its slot to where the failure leaves it. Returns
+  // whether the device is still usable.
+  bool failed(Msg& done, uint32_t slot, std::exception_ptr e) {
+    try {
+      std::rethrow_exception(e);
     } catch (const std::invalid_argument& e) {
-      seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
+      seg_->transition(slot, SlotState::Proving, SlotState::Free);
       done.status = kBadInput;
       done.set_text(e.what());
     } catch (const Unverified& e) {
       if (cfg_.circuits.at(e.circuit).r1cs.empty()) {
         // Nothing checked the constraints: most likely the witness. Proving again would fail again.
-        seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
+        seg_->transition(slot, SlotState::Proving, SlotState::Free);
         done.status = kBadInput;
         done.set_text("the proof does not verify (twice, with fresh randomness): the witness does not satisfy the "
                       "circuit, or the prover is at fault (set the circuit's r1cs to have synthesis check every "
                       "constraint)");
-      } else {
-        // Synthesis checked every constraint, so the prover is at fault: retried like a device error.
-        seg_->transition(req.slot, SlotState::Proving, SlotState::Ready);
-        done.status = kFailed;
-        done.set_text("the proof does not verify (twice) although the witness satisfies every constraint: a prover "
-                      "fault");
-        healthy = cfg_.gpu.backend == "cpu";
+        return true;
       }
+      // Synthesis checked every constraint, so the prover is at fault: retried like a device error.
+      seg_->transition(slot, SlotState::Proving, SlotState::Ready);
+      done.status = kFailed;
+      done.set_text("the proof does not verify (twice) although the witness satisfies every constraint: a prover "
+                    "fault");
+      return cfg_.gpu.backend == "cpu";
     } catch (const std::exception& e) {
       // The slot goes back to READY: its a, b, c are intact and another attempt proves them again.
-      seg_->transition(req.slot, SlotState::Proving, SlotState::Ready);
+      seg_->transition(slot, SlotState::Proving, SlotState::Ready);
       done.status = kFailed;
       done.set_text(e.what());
-      healthy = cfg_.gpu.backend == "cpu";
+      return cfg_.gpu.backend == "cpu";
     }
-    done.t_ns = monotonic_ns();
-    link_.send(done);
-    return healthy;
+    return true;
   }
 
   config::Config cfg_;
@@ -313,6 +435,9 @@ class GpuWorker {
   std::unique_ptr<Backend<Bn254>> bn_;
   HostRegistrar* registrar_ = nullptr;  // the backend that page-locked the ring
   std::vector<std::unique_ptr<Key>> keys_;
+  std::mutex device_mu_;                // one compute at a time: the finisher's retries, the main thread's proofs
+  std::atomic<bool> restart_{false};    // the finisher met a device error
+  std::unique_ptr<Finisher> finisher_;  // last: stopped before the keys and the ring go
 };
 
 }  // namespace

@@ -107,6 +107,11 @@ class ProverBackend {
   // prove() for the same witness. Throws std::invalid_argument when the sizes do not fit the key.
   virtual Proof<C> prove_synthesized(const SynthesizedView<C>& s, const ProveOptions<C>& opt,
                                      RawMsms<C>* raw = nullptr) = 0;
+  // prove_synthesized's compute alone (H and the five MSMs, on the backend's device), without the
+  // assembly: prove_synthesized is this, then assemble_proof. A caller that assembles on a thread
+  // of its own can start the next witness on the device meanwhile; last_spans() and
+  // last_host_times() describe this call until the next one starts.
+  virtual RawMsms<C> msms_synthesized(const SynthesizedView<C>& s) = 0;
   // The compute of the last proof, per stage, in ms from its start: where the backend's device
   // (the CPU, for the cpu backend) was executing it. Spans of concurrent stages may overlap; the
   // time the device was busy is their union (summarize_spans). Empty before the first proof.

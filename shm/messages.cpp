@@ -87,6 +87,8 @@ bool Channel::send(const Msg& m) {
   }
 }
 
+void Channel::stop_receiving() { ::shutdown(fd_, SHUT_RD); }
+
 bool Channel::recv(Msg& m) {
   alignas(8) char buf[sizeof(Msg) + 16];
   for (;;) {

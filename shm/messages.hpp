@@ -75,6 +75,9 @@ class Channel {
   bool send(const Msg& m);
   // Blocks for the next valid message; false at EOF or error. Invalid datagrams are skipped.
   bool recv(Msg& m);
+  // Ends receiving: a recv() blocked on another thread, and every later one, returns false.
+  // Sending still works, so that a worker can report what it finishes before it exits.
+  void stop_receiving();
   uint64_t dropped() const { return dropped_; }
 
  private:

@@ -503,9 +503,14 @@ json Supervisor::status_json() {
                {"state", to_string(w->state)},
                {"restarts", w->restarts},
                {"epoch", w->epoch},
-               {"job", w->task ? json(std::to_string(w->job)) : json(nullptr)},
-               {"partition", w->task ? json(w->partition) : json(nullptr)},
+               {"job", w->tasks.empty() ? json(nullptr) : json(std::to_string(w->tasks.front().job))},
+               {"partition", w->tasks.empty() ? json(nullptr) : json(w->tasks.front().partition)},
                {"reported", w->hello}};
+    if (w->kind == WorkerKind::Gpu) {
+      json held = json::array();
+      for (const Task& t : w->tasks) held.push_back({{"job", std::to_string(t.job)}, {"partition", t.partition}, {"slot", t.slot}});
+      wj["tasks"] = std::move(held);
+    }
     if (w->kind == WorkerKind::Gpu) wj["device"] = w->device;
     if (!w->failure.empty()) wj["failure"] = w->failure;
     workers.push_back(std::move(wj));

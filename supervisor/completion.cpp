@@ -1,6 +1,7 @@
 // What happens to a partition after its work: the workers' reports (SynthDone, ProveDone), retries
 // up to kMaxAttempts, completion from the result files, and the end of a job, done, failed or
 // cancelled.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -43,20 +44,29 @@ void Supervisor::set_pstate(ActiveJob& j, uint32_t p, PState s) {
   else store_->set_partition(j.rec.id, j.rec.parts[p]);
 }
 
-// A worker's report ends the task it holds, and a busy worker is idle again. False for a stale
-// report: one of a task the worker no longer holds.
-bool Supervisor::end_task(Worker& w, const shm::Msg& m, const char* why) {
-  if (!w.task || w.job != m.job || w.partition != m.partition) return false;
-  w.task = false;
-  if (w.state == WorkerState::Busy) set_state(w, WorkerState::Idle, why);
-  return true;
+std::optional<Task> Supervisor::end_task(Worker& w, const shm::Msg& m, const char* why) {
+  auto it = std::find_if(w.tasks.begin(), w.tasks.end(),
+                         [&](const Task& t) { return t.job == m.job && t.partition == m.partition; });
+  if (it == w.tasks.end()) return std::nullopt;
+  const Task t = *it;
+  w.tasks.erase(it);
+  if (w.tasks.empty() && w.state == WorkerState::Busy) set_state(w, WorkerState::Idle, why);
+  return t;
+}
+
+void Supervisor::synthesis_ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uint32_t slot) {
+  set_pstate(j, p, PState::Ready);
+  d.slots[slot].phase = SlotUse::Ready;
+  j.times[p].ready = shm::monotonic_ns();
+  event(tl::kSlotReady, j.rec.id, kv_of(w, p, slot, d.id));
 }
 
 void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
-  if (!end_task(w, m, "synthesis reported")) return;
-  Device* d = device(w.task_device);
+  const std::optional<Task> t = end_task(w, m, "synthesis reported");
+  if (!t) return;
+  Device* d = device(t->device);
   ActiveJob* j = active(m.job);
-  const uint32_t slot = w.slot;
+  const uint32_t slot = t->slot;
   if (!j || is_final(j->rec.state) || !holds(*j, m.partition)) {
     // Cancelled, failed or (a shared store) taken by another node meanwhile: whatever the worker
     // left, the slot is ours to free.
@@ -64,8 +74,7 @@ void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
     schedule();
     return;
   }
-  PartTimes& t = j->times[m.partition];
-  t.synth_ms = m.ms[0];
+  j->times[m.partition].synth_ms = m.ms[0];
   synth_sum_s_ += m.ms[0] / 1000, synth_count_++;
   if (m.status == shm::kOk) {
     if (m.flags & shm::kMsgWitnessProgram) witness_program_++;
@@ -75,10 +84,7 @@ void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
       if (d) release_slot(d->id, slot);
       requeue(m.job, m.partition, "slot was not READY after synthesis", true);
     } else {
-      set_pstate(*j, m.partition, PState::Ready);
-      d->slots[slot].phase = SlotUse::Ready;
-      t.ready = shm::monotonic_ns();
-      event(tl::kSlotReady, m.job, kv_of(w, m.partition, slot, d->id));
+      synthesis_ready(w, *j, *d, m.partition, slot);
     }
   } else {
     if (d) release_slot(d->id, slot);
@@ -90,10 +96,11 @@ void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
 }
 
 void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
-  if (!end_task(w, m, "proof reported")) return;
-  Device* d = device(w.task_device);
+  const std::optional<Task> t = end_task(w, m, "proof reported");
+  if (!t) return;
+  Device* d = device(t->device);
   ActiveJob* j = active(m.job);
-  const uint32_t slot = w.slot;
+  const uint32_t slot = t->slot;
   if (!j || is_final(j->rec.state) || !holds(*j, m.partition)) {
     if (d && d->seg->state(slot) != shm::SlotState::Proving) release_slot(d->id, slot);
     schedule();

@@ -55,50 +55,44 @@ RepairRule repair_rule(WorkerKind kind, shm::SlotState slot, bool slot_is_its, b
   return r;
 }
 
-// Puts back the task that `w` held when its process exited.
-void Supervisor::repair_task(Worker& w) {
-  w.task = false;
-  Device* d = device(w.task_device);
-  if (!d || w.slot >= d->slots.size()) return;
-  ActiveJob* j = active(w.job);
-  SlotUse& u = d->slots[w.slot];
-  const bool its = u.used && u.job == w.job && u.partition == w.partition;
+// Puts back a task that `w` held when its process exited.
+void Supervisor::repair_task(const Worker& w, const Task& t) {
+  Device* d = device(t.device);
+  if (!d || t.slot >= d->slots.size()) return;
+  ActiveJob* j = active(t.job);
+  SlotUse& u = d->slots[t.slot];
+  const bool its = u.used && u.job == t.job && u.partition == t.partition;
   const RepairRule rule =
-      repair_rule(w.kind, d->seg->state(w.slot), its, j && !is_final(j->rec.state) && holds(*j, w.partition));
-  spdlog::debug("{}: job {} partition {} slot {} ({}): {}", w.name, w.job, w.partition, w.slot,
+      repair_rule(w.kind, d->seg->state(t.slot), its, j && !is_final(j->rec.state) && holds(*j, t.partition));
+  spdlog::debug("{}: job {} partition {} slot {} ({}): {}", w.name, t.job, t.partition, t.slot,
                 shm::to_string(rule.slot), rule.reason);
   switch (rule.action) {
     case Repair::Nothing: return;
-    case Repair::Release: release_slot(d->id, w.slot); return;
+    case Repair::Release: release_slot(d->id, t.slot); return;
     case Repair::Resynthesize:
-      release_slot(d->id, w.slot);
-      requeue(w.job, w.partition, w.name + " " + rule.requeue_why, false);
+      release_slot(d->id, t.slot);
+      requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
       return;
-    case Repair::AdoptSynthesis: {
-      // Reported on the worker's behalf, exactly as its SynthDone would have been.
-      shm::Msg m{};
-      m.job = w.job, m.partition = w.partition, m.slot = w.slot, m.device = w.task_device, m.status = shm::kOk;
-      m.t_ns = shm::monotonic_ns();
-      w.task = true;
-      on_synth_done(w, m);
-      w.task = false;
+    case Repair::AdoptSynthesis:
+      synthesis_ready(w, *j, *d, t.partition, t.slot);
+      spdlog::info("job {} partition {}: slot {} was READY when {} died: synthesis adopted", t.job, t.partition,
+                   t.slot, w.name);
       return;
-    }
     case Repair::ProveAgain:
-      d->seg->force(w.slot, shm::SlotState::Ready);
+      d->seg->force(t.slot, shm::SlotState::Ready);
       u.phase = SlotUse::Ready;
-      set_pstate(*j, w.partition, PState::Ready);
-      spdlog::info("job {} partition {}: slot {} back to READY after {} died", w.job, w.partition, w.slot, w.name);
+      set_pstate(*j, t.partition, PState::Ready);
+      spdlog::info("job {} partition {}: slot {} back to READY after {} died", t.job, t.partition, t.slot, w.name);
       return;
     case Repair::CompleteFromResults: {
-      const fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(w.job);
-      const std::string stem = std::to_string(w.partition);
+      const fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(t.job);
+      const std::string stem = std::to_string(t.partition);
       if (fs::exists(dir / (stem + ".proof.json")) && fs::exists(dir / (stem + ".public.json"))) {
         u.used = false;
-        complete_partition(*j, w.partition, dir.string());
+        complete_partition(*j, t.partition, dir.string());
       } else {
-        release_slot(d->id, w.slot);
-        requeue(w.job, w.partition, w.name + " " + rule.requeue_why, false);
+        release_slot(d->id, t.slot);
+        requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
       }
       return;
     }

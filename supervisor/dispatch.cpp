@@ -1,5 +1,5 @@
 // Scheduling: pairs queued partitions with idle synthesis workers and free slots, and READY slots
-// with their device's idle GPU worker. A partition is synthesized only into a free slot, which is
+// with their device's GPU worker, which holds up to kProofsInFlight of them. A partition is synthesized only into a free slot, which is
 // the backpressure that keeps synthesis from running ahead of the GPUs.
 #include <sys/socket.h>
 
@@ -35,7 +35,7 @@ void Supervisor::track_slot_waits() {
   const uint64_t now = shm::monotonic_ns();
   for (auto& w : workers_) {
     if (w->kind != WorkerKind::Synth) continue;
-    const bool waiting = queued && w->state == WorkerState::Idle && !w->task;
+    const bool waiting = queued && w->state == WorkerState::Idle && w->tasks.empty();
     if (waiting && !w->slot_wait_ns) w->slot_wait_ns = now;
     else if (!waiting && w->slot_wait_ns) end_slot_wait(*w, 0, "");
   }
@@ -54,7 +54,7 @@ bool Supervisor::dispatch_synth() {
   if (pending_.empty()) return false;
   Worker* sw = nullptr;
   for (auto& w : workers_)
-    if (w->kind == WorkerKind::Synth && w->state == WorkerState::Idle && !w->task) {
+    if (w->kind == WorkerKind::Synth && w->state == WorkerState::Idle && w->tasks.empty()) {
       sw = w.get();
       break;
     }
@@ -99,7 +99,7 @@ bool Supervisor::dispatch_synth() {
   best->slots[best_slot] = SlotUse{true, job_id, p, SlotUse::Synth};
   end_slot_wait(*sw, job_id,
                 tl::Kv().add(tl::kPartition, p).add(tl::kSlot, best_slot).add(tl::kDevice, best->id).str());
-  sw->task = true, sw->job = job_id, sw->partition = p, sw->slot = best_slot, sw->task_device = best->id;
+  sw->tasks.push_back({job_id, p, best_slot, best->id});
   set_state(*sw, WorkerState::Busy, "a partition to synthesize");
   j->times[p].synth_start = shm::monotonic_ns();
   shm::Msg m{};
@@ -113,42 +113,43 @@ bool Supervisor::dispatch_synth() {
   return true;
 }
 
-// Hands the device's best READY slot to its GPU worker when that worker is idle.
+// Hands the device's best READY slots to its GPU worker, until it holds kProofsInFlight.
 void Supervisor::dispatch_proofs(Device& d) {
   Worker* g = d.gpu;
-  if (!g || g->state != WorkerState::Idle || g->task) return;
   if (disk_full_) return;  // its results could not be written; READY slots wait for space
-  int best = -1;
-  Key best_key{};
-  for (uint32_t s = 0; s < d.slots.size(); s++) {
-    const SlotUse& u = d.slots[s];
-    if (!u.used || u.phase != SlotUse::Ready) continue;
-    ActiveJob* j = active(u.job);
-    if (!j) {
-      release_slot(d.id, s);
-      continue;
+  while (g && (g->state == WorkerState::Idle || g->state == WorkerState::Busy) && g->tasks.size() < kProofsInFlight) {
+    int best = -1;
+    Key best_key{};
+    for (uint32_t s = 0; s < d.slots.size(); s++) {
+      const SlotUse& u = d.slots[s];
+      if (!u.used || u.phase != SlotUse::Ready) continue;
+      ActiveJob* j = active(u.job);
+      if (!j) {
+        release_slot(d.id, s);
+        continue;
+      }
+      Key k{int(j->rec.priority), u.job, u.partition};
+      if (best < 0 || k < best_key) best = int(s), best_key = k;
     }
-    Key k{int(j->rec.priority), u.job, u.partition};
-    if (best < 0 || k < best_key) best = int(s), best_key = k;
+    if (best < 0) return;
+    SlotUse& u = d.slots[best];
+    ActiveJob& j = *active(u.job);
+    shm::SlotHeader& h = d.seg->slot(uint32_t(best));
+    h.owner_worker = g->id;
+    h.owner_epoch = g->epoch;
+    u.phase = SlotUse::Proving;
+    g->tasks.push_back({u.job, u.partition, uint32_t(best), d.id});
+    if (g->state == WorkerState::Idle) set_state(*g, WorkerState::Busy, "a slot to prove");
+    j.times[u.partition].prove_start = shm::monotonic_ns();
+    shm::Msg m{};
+    m.type = uint16_t(shm::MsgType::Prove);
+    m.worker = g->id, m.epoch = g->epoch, m.job = u.job, m.partition = u.partition, m.slot = uint32_t(best);
+    m.circuit = j.circuit, m.device = d.id, m.t_ns = shm::monotonic_ns();
+    if (::send(g->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
+      spdlog::warn("{}: could not send work (its exit will repair the slot)", g->name);
+    // Stored after the GPU has its work: a restart requeues READY and PROVING partitions alike.
+    set_pstate(j, u.partition, PState::Proving);
   }
-  if (best < 0) return;
-  SlotUse& u = d.slots[best];
-  ActiveJob& j = *active(u.job);
-  shm::SlotHeader& h = d.seg->slot(uint32_t(best));
-  h.owner_worker = g->id;
-  h.owner_epoch = g->epoch;
-  u.phase = SlotUse::Proving;
-  g->task = true, g->job = u.job, g->partition = u.partition, g->slot = uint32_t(best), g->task_device = d.id;
-  set_state(*g, WorkerState::Busy, "a slot to prove");
-  j.times[u.partition].prove_start = shm::monotonic_ns();
-  shm::Msg m{};
-  m.type = uint16_t(shm::MsgType::Prove);
-  m.worker = g->id, m.epoch = g->epoch, m.job = u.job, m.partition = u.partition, m.slot = uint32_t(best);
-  m.circuit = j.circuit, m.device = d.id, m.t_ns = shm::monotonic_ns();
-  if (::send(g->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
-    spdlog::warn("{}: could not send work (its exit will repair the slot)", g->name);
-  // Stored after the GPU has its work: a restart requeues READY and PROVING partitions alike.
-  set_pstate(j, u.partition, PState::Proving);
 }
 
 }  // namespace cuzk::sup

@@ -58,7 +58,7 @@ void Supervisor::shared_tick() {
 // workers, as far as free slots of devices with a working GPU worker go.
 size_t Supervisor::claim_room() const {
   size_t idle = 0, free_slots = 0;
-  for (auto& w : workers_) idle += w->kind == WorkerKind::Synth && w->state == WorkerState::Idle && !w->task;
+  for (auto& w : workers_) idle += w->kind == WorkerKind::Synth && w->state == WorkerState::Idle && w->tasks.empty();
   for (auto& d : devices_) {
     if (!d.gpu || d.gpu->state == WorkerState::Failed) continue;
     for (uint32_t s = 0; s < d.slots.size(); s++) free_slots += !d.slots[s].used && d.seg->state(s) == shm::SlotState::Free;

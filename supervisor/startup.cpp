@@ -162,7 +162,7 @@ void Supervisor::warn_if_few_slots() const {
   spdlog::warn(
       "gpu.slots = {} cannot keep the GPU fed: {} synthesis workers over {} device(s) write into up to {} slots of a "
       "device while its GPU proves another, so with fewer slots some workers wait for one while the GPU waits for "
-      "their work; set gpu.slots = {} ({} at least, one more stays READY for the next proof; {:.1f} MiB of /dev/shm "
+      "their work; set gpu.slots = {} ({} at least, one more holds the GPU worker's next proof; {:.1f} MiB of /dev/shm "
       "per slot, {:.1f} MiB more in all)",
       cfg_.gpu.slots, cfg_.synthesis.workers, devices_.size(), need.minimum - 1, need.recommended, need.minimum,
       slot_mib, double(need.recommended - cfg_.gpu.slots) * slot_mib * double(devices_.size()));

@@ -55,12 +55,6 @@ Device* Supervisor::device(int id) {
   return nullptr;
 }
 
-Worker* Supervisor::worker(uint32_t id) {
-  for (auto& w : workers_)
-    if (w->id == id) return w.get();
-  return nullptr;
-}
-
 ActiveJob* Supervisor::active(uint64_t id) {
   auto it = jobs_.find(id);
   return it == jobs_.end() ? nullptr : &it->second;

@@ -40,6 +40,19 @@ struct CopyWork;
 struct WorkFailure;
 struct ReloadCheck;
 
+// A partition a worker holds: what it was sent, in which slot of which device's ring.
+struct Task {
+  uint64_t job = 0;
+  uint32_t partition = 0, slot = 0;
+  int device = 0;
+};
+
+// Proofs a GPU worker holds at once: the one on its device and the next, queued in the worker, which
+// starts the moment the device is done with the first while the worker's host side assembles,
+// verifies and writes that first one. The device never waits for the supervisor's round trip or
+// for a proof's host work.
+inline constexpr size_t kProofsInFlight = 2;
+
 struct Worker {
   WorkerKind kind = WorkerKind::Synth;
   uint32_t index = 0;  // position in its config list
@@ -59,10 +72,7 @@ struct Worker {
   uint64_t last_heard_ns = 0;
   uint64_t started_ns = 0;    // its last spawn (WORKER_START), for WORKER_READY's startup_ms
   uint64_t slot_wait_ns = 0;  // synthesis workers: idle with partitions queued and no free slot since then
-  bool task = false;  // has a task in flight
-  uint64_t job = 0;
-  uint32_t partition = 0, slot = 0;
-  int task_device = 0;
+  std::vector<Task> tasks;    // in flight, oldest first: at most one (synthesis), kProofsInFlight (GPU)
   std::string hello;  // what the worker said about itself (cpus, threads, backend)
 };
 
@@ -167,7 +177,7 @@ class Supervisor {
   void restart_later(Worker& w);
   void check_heartbeats();
   // crash repair (crash_repair.cpp)
-  void repair_task(Worker& w);
+  void repair_task(const Worker& w, const Task& t);
   void resynthesize_device_slots(Device& d);
   // scheduling (dispatch.cpp)
   void schedule();
@@ -177,7 +187,11 @@ class Supervisor {
   void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);
   void release_slot(int device, uint32_t slot);
   // reports, retries and the end of jobs (completion.cpp)
-  bool end_task(Worker& w, const shm::Msg& m, const char* why);
+  // The task of w that m reports on, removed from w (busy w with no task left is idle again); nullopt
+  // for a stale report, one of a task w no longer holds.
+  std::optional<Task> end_task(Worker& w, const shm::Msg& m, const char* why);
+  // A partition's synthesis is complete in its READY slot: it waits for its device's GPU worker.
+  void synthesis_ready(const Worker& w, ActiveJob& j, Device& d, uint32_t partition, uint32_t slot);
   void on_synth_done(Worker& w, const shm::Msg& m);
   void on_prove_done(Worker& w, const shm::Msg& m);
   void requeue(uint64_t job, uint32_t partition, const std::string& why, bool count_attempt);
@@ -256,7 +270,6 @@ class Supervisor {
   void tick();
   void event(const std::string& name, uint64_t job, const std::string& kv);
   Device* device(int id);
-  Worker* worker(uint32_t id);
   ActiveJob* active(uint64_t id);
 
   InstanceLock lock_;  // first member: released last, after the rings are removed

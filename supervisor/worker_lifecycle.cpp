@@ -9,6 +9,8 @@
 #include <cassert>
 #include <cerrno>
 
+#include <utility>
+
 #include <spdlog/spdlog.h>
 
 #include "common/exit_codes.hpp"
@@ -132,7 +134,7 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
     case shm::MsgType::Hello:
       w.hello = m.text;
       if (w.state == WorkerState::Starting) {
-        set_state(w, w.task ? WorkerState::Busy : WorkerState::Idle, "its Hello");
+        set_state(w, w.tasks.empty() ? WorkerState::Idle : WorkerState::Busy, "its Hello");
         // From spawn to here a GPU worker was loading its keys (and building its tables).
         event(tl::kWorkerReady, 0,
               worker_kv(w)
@@ -156,13 +158,16 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
 
 void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
   end_slot_wait(w, 0, "");
-  // The task it held, if any, so that the timeline shows which partition the exit interrupted.
+  // The task it held, if any, so that the timeline shows which partition the exit interrupted (a
+  // GPU worker's oldest, the one on its device, and how many it held).
   tl::Kv kv;
   kv.add(tl::kWorker, w.name).add(tl::kPid, w.pid).add(tl::kStatus, status).add(tl::kSignal, sig);
-  if (w.task) kv.add(tl::kPartition, w.partition).add(tl::kSlot, w.slot).add(tl::kDevice, w.task_device);
+  const Task* t = w.tasks.empty() ? nullptr : &w.tasks.front();
+  if (t) kv.add(tl::kPartition, t->partition).add(tl::kSlot, t->slot).add(tl::kDevice, t->device);
   kv.add(tl::kKind, kind_name(w));
-  if (!w.task && w.kind == WorkerKind::Gpu) kv.add(tl::kDevice, w.device);
-  event(tl::kWorkerExit, w.task ? w.job : 0, kv.str());
+  if (!t && w.kind == WorkerKind::Gpu) kv.add(tl::kDevice, w.device);
+  if (w.tasks.size() > 1) kv.add(tl::kTasks, w.tasks.size());
+  event(tl::kWorkerExit, t ? t->job : 0, kv.str());
   spdlog::log(stopping_ ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
               w.name, w.pid, status, sig);
   close_handle(w.proc);
@@ -177,7 +182,7 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
   w.fd = -1;
   w.pid = 0;
   // What the dead worker held goes back where it can be redone (crash_repair.cpp).
-  if (w.task) repair_task(w);
+  for (const Task& held : std::exchange(w.tasks, {})) repair_task(w, held);
   if (stopping_) {
     set_state(w, WorkerState::Stopped, "the daemon is stopping");
     maybe_finish_shutdown();

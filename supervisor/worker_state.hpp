@@ -15,7 +15,7 @@ enum class WorkerKind { Synth, Gpu };
 enum class WorkerState {
   Starting,  // spawned; loading its keys or rings until its Hello
   Idle,      // running, without a task
-  Busy,      // running, with a task in flight
+  Busy,      // running, with a task in flight (a GPU worker: one to kProofsInFlight; it may get more)
   Exited,    // its process has just exited; the exit handler is putting back what it held
   Backoff,   // waiting for its next spawn
   Failed,    // not restarted: it exited 78 (configuration error) or restarted too often

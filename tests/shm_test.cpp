@@ -4,7 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "shm/messages.hpp"
@@ -134,6 +137,34 @@ TEST(Messages, RoundTripAndRejectsForeignDatagrams) {
   EXPECT_EQ(b.dropped(), 3u);
   close(fds[0]);
   EXPECT_FALSE(b.recv(got));  // EOF
+  close(fds[1]);
+}
+
+// A worker that must exit while its main thread waits for work wakes that thread this way, and
+// still reports on the way out.
+TEST(Messages, StopReceivingWakesABlockedRecvAndKeepsSending) {
+  int fds[2];
+  make_socketpair(fds);
+  Channel a(fds[0]), b(fds[1]);
+  std::atomic<int> got{-1};
+  std::thread reader([&] {
+    Msg m;
+    got = b.recv(m) ? 1 : 0;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(got.load(), -1);  // still blocked: nothing was sent
+  b.stop_receiving();
+  reader.join();
+  EXPECT_EQ(got.load(), 0);
+  Msg m;
+  m.type = uint16_t(MsgType::ProveDone);
+  m.job = 7;
+  ASSERT_TRUE(b.send(m));
+  Msg back;
+  ASSERT_TRUE(a.recv(back));
+  EXPECT_EQ(back.job, 7u);
+  EXPECT_FALSE(b.recv(back));
+  close(fds[0]);
   close(fds[1]);
 }
 

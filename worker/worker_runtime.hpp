@@ -46,6 +46,7 @@ class WorkerLink {
   shm::Msg make(shm::MsgType t) const;
   bool send(const shm::Msg& m) { return ch_.send(m); }
   bool recv(shm::Msg& m) { return ch_.recv(m); }
+  void stop_receiving() { ch_.stop_receiving(); }  // recv() returns false from now on
   // A timeline event: name plus "k=v,..." (no spaces or commas inside values).
   void event(const char* name, uint64_t job, uint32_t partition, uint32_t slot, const std::string& kv);
   void start_heartbeat();

@@ -60,10 +60,14 @@ class CpuProver : public groth16::ProverBackend<C> {
     SpanClock clock;
     std::vector<Fr> a, b, c;
     clock.stage("eval", [&] { ev_.evaluate(w, a, b, c); });  // validates the witness length
-    return prove_stage(clock, w.data(), w.size(), std::move(a), std::move(b), std::move(c), opt, raw);
+    return assembled(msm_stage(clock, w.data(), w.size(), std::move(a), std::move(b), std::move(c)), opt, raw);
   }
 
   Proof prove_synthesized(const SynthesizedView& s, const ProveOptions& opt, RawMsms* raw) override {
+    return assembled(msms_synthesized(s), opt, raw);
+  }
+
+  RawMsms msms_synthesized(const SynthesizedView& s) override {
     check_synthesized(*zk_, s);
     SpanClock clock;
     size_t n = s.domain_size;
@@ -79,7 +83,7 @@ class CpuProver : public groth16::ProverBackend<C> {
         c.assign(s.c, s.c + n);
       });
     }
-    return prove_stage(clock, s.w, s.n_vars, std::move(a), std::move(b), std::move(c), opt, raw);
+    return msm_stage(clock, s.w, s.n_vars, std::move(a), std::move(b), std::move(c));
   }
 
   std::vector<StageSpan> last_spans() const override {
@@ -88,9 +92,14 @@ class CpuProver : public groth16::ProverBackend<C> {
   }
 
  private:
-  // H from a, b, c, then the five MSMs and the assembly.
-  Proof prove_stage(SpanClock& clock, const Fr* w, size_t n_vars, std::vector<Fr> a, std::vector<Fr> b,
-                    std::vector<Fr> c, const ProveOptions& opt, RawMsms* raw) {
+  Proof assembled(const RawMsms& m, const ProveOptions& opt, RawMsms* raw) const {
+    if (raw) *raw = m;
+    return assemble_proof(*zk_, m, opt);
+  }
+
+  // H from a, b, c, then the five MSMs.
+  RawMsms msm_stage(SpanClock& clock, const Fr* w, size_t n_vars, std::vector<Fr> a, std::vector<Fr> b,
+                    std::vector<Fr> c) {
     const ZKey& zk = *zk_;
     std::vector<Fr> h = clock.stage(
         "ntt", [&] { return compute_h_coset(std::move(a), std::move(b), std::move(c), zk.log_domain); });
@@ -116,8 +125,7 @@ class CpuProver : public groth16::ProverBackend<C> {
       std::lock_guard<std::mutex> lock(mu_);
       spans_ = clock.take();
     }
-    if (raw) *raw = m;
-    return assemble_proof(zk, m, opt);
+    return m;
   }
 
   std::shared_ptr<const ZKey> zk_;

@@ -79,14 +79,14 @@ class CudaProver : public groth16::ProverBackend<C> {
   // The proving stage alone: w, a, b, c are read from the caller's memory (a shared-memory slot,
   // ideally registered with gpu::register_host) and the matrices are not evaluated again.
   Proof prove_synthesized(const SynthesizedView& s, const ProveOptions& opt, RawMsms* raw) override {
-    check_synthesized(*zk_, s);
-    RawMsms m;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      m = gpu_->run_synthesized(s);
-    }
+    RawMsms m = msms_synthesized(s);
     if (raw) *raw = m;
     return assemble_proof(*zk_, m, opt);
+  }
+  RawMsms msms_synthesized(const SynthesizedView& s) override {
+    check_synthesized(*zk_, s);
+    std::lock_guard<std::mutex> lock(mu_);
+    return gpu_->run_synthesized(s);
   }
 
  private:
