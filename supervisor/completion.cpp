@@ -241,11 +241,34 @@ void Supervisor::finish_job(ActiveJob& j, JState st, const std::string& error) {
   store_->set_job(id, st, error, j.rec.finished_ms);
   event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
   spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
-  std::error_code ec;
-  fs::remove_all(fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(id), ec);
-  if (!j.upload_dir.empty()) fs::remove_all(j.upload_dir, ec);
+  remove_job_files(j);
   notify_waiters(j);
   jobs_.erase(id);
+}
+
+// Removing a job's copies of its witnesses (hundreds of MB at 2^22) can block for hundreds of ms
+// while the disk is busy, so it runs on the thread pool: on the loop it held up every report.
+void Supervisor::remove_job_files(const ActiveJob& j) {
+  struct Removal {
+    uv_work_t req{};
+    Supervisor* self;
+    std::vector<fs::path> dirs;
+  };
+  auto* w = new Removal{{}, this, {fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(j.rec.id)}};
+  if (!j.upload_dir.empty()) w->dirs.emplace_back(j.upload_dir);
+  w->req.data = w;
+  removals_++;
+  uv_queue_work(
+      loop_, &w->req,
+      [](uv_work_t* q) {
+        std::error_code ec;
+        for (const auto& d : static_cast<Removal*>(q->data)->dirs) fs::remove_all(d, ec);
+      },
+      [](uv_work_t* q, int) {
+        std::unique_ptr<Removal> w(static_cast<Removal*>(q->data));
+        w->self->removals_--;
+        w->self->maybe_finish_shutdown();
+      });
 }
 
 }  // namespace cuzk::sup

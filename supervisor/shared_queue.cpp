@@ -279,9 +279,7 @@ void Supervisor::forget_job_if_idle(uint64_t id) {
 void Supervisor::drop_job(ActiveJob& j) {
   const uint64_t id = j.rec.id;
   stop_job_work(id);
-  std::error_code ec;
-  fs::remove_all(fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(id), ec);
-  if (!j.upload_dir.empty()) fs::remove_all(j.upload_dir, ec);
+  remove_job_files(j);
   jobs_.erase(id);
 }
 

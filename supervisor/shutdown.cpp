@@ -141,6 +141,7 @@ void Supervisor::maybe_finish_shutdown() {
   for (auto& w : workers_)
     if (w->pid > 0) return;  // wait for every exit callback
   if (spool_works_) return;  // and for spooled submissions being decoded (answered 503)
+  if (removals_) return;     // and for finished jobs' files being removed
   if (reload_checking_) return;  // and for a reload's check, which uses this object when it ends
   event(tl::kDaemonStop, 0, "");
   if (timeline_) timeline_->flush(0, 0);

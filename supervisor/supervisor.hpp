@@ -199,6 +199,7 @@ class Supervisor {
   void fail_job(ActiveJob& j, uint32_t p, const std::string& why);
   void finish_job(ActiveJob& j, JState st, const std::string& error);
   void stop_job_work(uint64_t id);  // its queued partitions dropped, its slots freed or told to cancel
+  void remove_job_files(const ActiveJob& j);  // its results and uploads, on the thread pool
   void set_pstate(ActiveJob& j, uint32_t p, PState s);
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
@@ -302,6 +303,7 @@ class Supervisor {
   uint64_t drain_deadline_ns_ = 0;
   int exit_status_ = exit_status::kOk;
   uint64_t upload_seq_ = 0;
+  size_t removals_ = 0;     // remove_job_files on the thread pool
   size_t spool_works_ = 0;  // submissions on the thread pool: spooled bodies decoded, clients' files copied
   // metrics
   uint64_t proofs_done_ = 0, parts_failed_ = 0;
