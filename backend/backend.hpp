@@ -21,6 +21,9 @@ struct BackendOptions {
   size_t precompute_headroom_mb = 2048;  // cuda: device memory the tables must leave free
   int msm_window = 0;                 // cuda: window of the MSMs over precomputed bases, 8..22; 0 automatic
   int ntt_passes = 0;                 // cuda: at least this many NTT passes, 1..8; 0 automatic
+  // Device memory a prover made by prover() may take, its tables included; 0: no limit beyond
+  // precompute_headroom_mb. Tables stop at the limit; the key itself is never cut short.
+  size_t key_memory_limit = 0;
 };
 
 // Page-locking of host memory that provers read in place (a shared-memory slot ring), which every
@@ -56,6 +59,8 @@ class Backend : public HostRegistrar {
   // A prover with zk resident (on the device, for cuda), its stage timings in last_spans().
   // Throws std::invalid_argument for a key the backend cannot hold.
   virtual std::unique_ptr<groth16::ProverBackend<C>> prover(std::shared_ptr<const groth16::ZKey<C>> zk) = 0;
+  // The memory its provers' keys share: the device's, for cuda; 0 where no bound is known (cpu).
+  virtual size_t memory_bytes() const { return 0; }
 };
 
 // The backend called `name` for curve C; "auto" is cuda where this build has it and opt.device exists,

@@ -22,6 +22,7 @@ const char* state_label(State s) {
     case State::PickupLatency: return "slot ready (pickup latency)";
     case State::Starting: return "worker starting (loading keys)";
     case State::Down: return "worker down";
+    case State::KeyLoad: return "loading a key";
     case State::NoWork: return "no work";
   }
   return "?";
@@ -215,10 +216,11 @@ Lane gpu_lane(const std::string& dev, const std::vector<Event>& ev, const std::v
       l.worker = w;
       break;
     }
-  // Counters 4 and 5 (synthesis running, partitions outstanding) are the shared ones.
-  const std::vector<State> states = {State::Proving,       State::Down,
-                                     State::Starting,      State::PickupLatency,
-                                     State::WaitingOnSynthesis, State::WaitingOnSynthesis};
+  // Counters 5 and 6 (synthesis running, partitions outstanding) are the shared ones. A key loading
+  // while a READY slot waits for it is the key's time, not pickup latency.
+  const std::vector<State> states = {State::Proving,       State::Down,          State::Starting,
+                                     State::KeyLoad,       State::PickupLatency, State::WaitingOnSynthesis,
+                                     State::WaitingOnSynthesis};
   std::vector<CounterChange> ch = shared;
   auto on_dev = [&](const std::string& worker) {
     auto it = roster.device.find(worker);
@@ -243,7 +245,13 @@ Lane gpu_lane(const std::string& dev, const std::vector<Event>& ev, const std::v
       ch.push_back({st.start_ms, c, 1});
       ch.push_back({st.end_ms, c, -1});
     }
-  ready_changes(ev, intervals, roster, dev, 3, ch);
+  // KEY_LOAD ends a load of load_ms on its device.
+  for (const auto& x : ev)
+    if (x.name == tl::kKeyLoad && (x.get(tl::kDevice) == dev || on_dev(x.get(tl::kWorker)))) {
+      ch.push_back({x.ms - x.num(tl::kLoadMs), 3, 1});
+      ch.push_back({x.ms, 3, -1});
+    }
+  ready_changes(ev, intervals, roster, dev, 4, ch);
   l.segments = paint_states(s, e, std::move(ch), states, State::NoWork);
   add_totals(l, s, e);
   return l;
@@ -290,6 +298,7 @@ DeviceStats device_stats(const Lane& l, double span_ms) {
   d.idle_ready_ms = l.ms[size_t(State::PickupLatency)];
   d.idle_starting_ms = l.ms[size_t(State::Starting)];
   d.idle_down_ms = l.ms[size_t(State::Down)];
+  d.idle_key_load_ms = l.ms[size_t(State::KeyLoad)];
   d.idle_no_work_ms = l.ms[size_t(State::NoWork)];
   d.proofs = l.done;
   // Gaps: runs of idle segments, named after the state that took most of each.
@@ -414,7 +423,7 @@ Waterfall analyze(const std::vector<Event>& ev) {
   std::sort(devs.begin(), devs.end(), natural_less);
 
   std::vector<CounterChange> shared;
-  shared_gpu_changes(ev, intervals, 4, 5, shared);
+  shared_gpu_changes(ev, intervals, 5, 6, shared);
   for (const auto& name : synths) w.lanes.push_back(synth_lane(name, intervals, stretches, s, e));
   for (const auto& dev : devs) {
     w.lanes.push_back(gpu_lane(dev, ev, intervals, stretches, roster, shared, s, e));

@@ -15,9 +15,10 @@ namespace cuzk::cli::timeline {
 // synthesis: checks, a cut-short one), SlotWait, Starting, Down, NoWork. GPU workers: Proving, or
 // idle because of WaitingOnSynthesis (no READY slot while synthesis runs or partitions are
 // outstanding), PickupLatency (a READY slot whose proof has not started), Starting (the GPU worker
-// is starting: loading keys), Down (it exited and is not back yet) or NoWork.
-enum class State { Witness, Eval, SynthOther, SlotWait, Proving, WaitingOnSynthesis, PickupLatency, Starting, Down, NoWork };
-constexpr size_t kStates = 10;
+// is starting: loading keys), KeyLoad (loading a key that was not resident, KEY_LOAD), Down (it
+// exited and is not back yet) or NoWork.
+enum class State { Witness, Eval, SynthOther, SlotWait, Proving, WaitingOnSynthesis, PickupLatency, Starting, Down, NoWork, KeyLoad };
+constexpr size_t kStates = 11;
 const char* state_label(State s);  // "witness", ..., "waiting on synthesis", ...
 using StateMs = std::array<double, kStates>;  // ms per State, indexed by size_t(State)
 
@@ -61,6 +62,7 @@ struct DeviceStats {
   double kernel_ms = 0, kernel_util = 0;  // summed kernel_ms, and that over span_ms
   bool kernel_reported = false;
   double idle_waiting_synth_ms = 0, idle_ready_ms = 0, idle_starting_ms = 0, idle_down_ms = 0, idle_no_work_ms = 0;
+  double idle_key_load_ms = 0;
   std::vector<Gap> gaps;  // idle stretches inside the span
   size_t proofs = 0;      // completed GPU_START..GPU_END
   // The steady state: from the device's first GPU_START to its last GPU_END, which leaves out the

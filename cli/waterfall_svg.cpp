@@ -27,6 +27,7 @@ const char* colour(State s) {
     case State::PickupLatency: return "#edc948";
     case State::Starting: return "#76b7b2";
     case State::Down: return "#59595c";
+    case State::KeyLoad: return "#b07aa1";
     case State::NoWork: return "#ededed";
   }
   return "#000000";
@@ -169,7 +170,8 @@ class Svg {
     for (State s : {State::Witness, State::Eval, State::SynthOther, State::SlotWait, State::Proving})
       items.push_back({colour(s), state_label(s)});
     items.push_back({kKernelColour, "kernels busy (share of the proof)"});
-    for (State s : {State::WaitingOnSynthesis, State::PickupLatency, State::Starting, State::Down, State::NoWork})
+    for (State s : {State::WaitingOnSynthesis, State::PickupLatency, State::Starting, State::KeyLoad, State::Down,
+                    State::NoWork})
       items.push_back({colour(s), state_label(s)});
     const double col_w = 250;
     for (size_t i = 0; i < items.size(); i++) {

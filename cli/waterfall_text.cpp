@@ -24,6 +24,7 @@ char idle_char(State s) {
     case State::WaitingOnSynthesis: return 's';
     case State::PickupLatency: return 'p';
     case State::Starting: return 'L';
+    case State::KeyLoad: return 'k';
     case State::Down: return 'x';
     default: return '.';
   }
@@ -67,7 +68,7 @@ void print_chart(const Waterfall& w, std::ostream& out, int width) {
   }
   std::snprintf(buf, sizeof buf,
                 "%-*s  '#' busy most of a %.3f s bucket, '+' partly; idle: 'w' slot wait, 's' waiting on synthesis,\n"
-                "%-*s  'p' slot ready (pickup latency), 'L' worker starting (loading keys), 'x' worker down, '.' no work\n",
+                "%-*s  'p' slot ready (pickup latency), 'L' worker starting (loading keys), 'k' loading a key, 'x' worker down, '.' no work\n",
                 (int)namew, "", bucket / 1000, (int)namew, "");
   out << buf;
 }
@@ -76,7 +77,8 @@ void print_chart(const Waterfall& w, std::ostream& out, int width) {
 std::string idle_list(const StateMs& ms) {
   std::string r;
   char buf[128];
-  for (State s : {State::WaitingOnSynthesis, State::PickupLatency, State::Starting, State::Down, State::NoWork}) {
+  for (State s : {State::WaitingOnSynthesis, State::PickupLatency, State::Starting, State::KeyLoad, State::Down,
+                  State::NoWork}) {
     if (at(ms, s) < 0.5) continue;  // prints as 0.000 s
     std::snprintf(buf, sizeof buf, "%s%s %.3f s", r.empty() ? "" : ", ", state_label(s), secs(ms, s));
     r += buf;
@@ -146,9 +148,10 @@ void print_devices(const Waterfall& w, std::ostream& out) {
     out << buf;
     std::snprintf(buf, sizeof buf,
                   "    idle %.3f s: waiting on synthesis %.3f s, slot ready (pickup latency) %.3f s, "
-                  "worker starting (loading keys) %.3f s, worker down %.3f s, no work %.3f s\n",
+                  "worker starting (loading keys) %.3f s, loading a key %.3f s, worker down %.3f s, no work %.3f s\n",
                   (w.span_ms - d.busy_ms) / 1000, d.idle_waiting_synth_ms / 1000, d.idle_ready_ms / 1000,
-                  d.idle_starting_ms / 1000, d.idle_down_ms / 1000, d.idle_no_work_ms / 1000);
+                  d.idle_starting_ms / 1000, d.idle_key_load_ms / 1000, d.idle_down_ms / 1000,
+                  d.idle_no_work_ms / 1000);
     out << buf;
     print_steady(d, out);
     if (d.gaps.empty()) continue;

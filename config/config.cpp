@@ -348,7 +348,7 @@ const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "
 const std::vector<std::string> kGpuKeys = {"backend",    "devices",    "slots",
                                            "cpus",       "threads",    "verify",
                                            "precompute", "precompute_headroom_mb", "msm_window",
-                                           "ntt_passes"};
+                                           "ntt_passes", "key_memory", "key_host_memory", "key_wait_ms"};
 const std::vector<std::string> kCircuitKeys = {"name", "zkey", "r1cs", "max_partitions", "witness_generator"};
 const std::vector<std::string> kLimitsKeys = {"memory_budget",     "restart_backoff_initial_ms", "restart_backoff_max_ms",
                                               "restart_intensity", "restart_period_s",           "max_queued_jobs",
@@ -496,6 +496,9 @@ void parse_gpu(const toml::table& root, GpuConfig& g) {
   if (g.msm_window != 0 && g.msm_window < 8)
     fail("gpu.msm_window", "must be 0 (automatic) or 8..22, got " + std::to_string(g.msm_window), s.node("msm_window"));
   s.integer("ntt_passes", g.ntt_passes, 0, 8);
+  s.bytes("key_memory", g.key_memory);
+  s.bytes("key_host_memory", g.key_host_memory);
+  s.integer("key_wait_ms", g.key_wait_ms, 0, 3600000);
 }
 
 void parse_circuits(const toml::table& root, const std::string& base_dir, std::vector<CircuitConfig>& out) {

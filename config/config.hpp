@@ -65,6 +65,15 @@ struct GpuConfig {
   uint32_t precompute_headroom_mb = 2048;  // cuda: device memory (MiB) the tables must leave free
   uint32_t msm_window = 0;   // cuda: window of the MSMs over precomputed bases, 8..22; 0 automatic
   uint32_t ntt_passes = 0;   // cuda: at least this many NTT passes, 1..8; 0 automatic
+  // Memory (bytes, "24GiB" in TOML) each GPU worker's resident keys may take where they prove: device
+  // memory for cuda, host memory for cpu. 0: cuda, the device's memory less precompute_headroom_mb;
+  // cpu, no limit. Keys beyond it are loaded on demand, the least recently used one giving way.
+  uint64_t key_memory = 0;
+  // Host memory (bytes) in which keys given back by the device are kept parsed, so that loading one
+  // again is an upload, not a file read; 0: none kept.
+  uint64_t key_host_memory = 0;
+  // Longest a READY partition whose key is not resident waits behind partitions whose key is (ms).
+  uint32_t key_wait_ms = 2000;
 };
 
 struct CircuitConfig {

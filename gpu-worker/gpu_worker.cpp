@@ -24,6 +24,7 @@
 #include "backend/backend.hpp"
 #include "common/exit_codes.hpp"
 #include "config/config.hpp"
+#include "gpu-worker/key_cache.hpp"
 #include "groth16/formats.hpp"
 #include "groth16/parallel.hpp"
 #include "groth16/prover.hpp"
@@ -58,10 +59,10 @@ struct Computed {
   virtual void write_proof(const std::string& path) const = 0;
 };
 
-// A circuit's resident key, on the backend of its curve. compute() runs a slot's compute in place;
-// last_spans() and last_host_times() describe it until the next compute.
-struct Key {
-  virtual ~Key() = default;
+// A circuit's proving key on the backend of its curve, loaded and given back by the KeyCache.
+// compute() runs a slot's compute in place on a resident key; last_spans() and last_host_times()
+// describe it until the next compute.
+struct Key : gpuw::CachedKey {
   virtual std::unique_ptr<Computed> compute(const Segment& seg, uint32_t slot, const SlotHeader& h) = 0;
   virtual std::vector<StageSpan> last_spans() const = 0;
   virtual std::optional<groth16::ProverHostTimes> last_host_times() const = 0;
@@ -70,38 +71,54 @@ struct Key {
 template <class C>
 struct KeyOn : Key {
   using Fr = typename C::Fr;
-  std::shared_ptr<const groth16::ZKey<C>> zk;
-  std::unique_ptr<groth16::ProverBackend<C>> backend;
-  groth16::VerificationKey<C> vk;
+  const std::string path;
+  const std::string backend_name;
+  const BackendOptions options;
+  std::shared_ptr<const groth16::ZKey<C>> zk;                 // the host copy, while there is one
+  std::shared_ptr<const groth16::VerificationKey<C>> vk;
+  std::unique_ptr<groth16::ProverBackend<C>> prover;          // the resident key, while it is
 
+  // A proof holds the key's host parts itself: the key may be given back while it is finished.
   struct Proof : Computed {
-    const KeyOn& key;
+    std::shared_ptr<const groth16::ZKey<C>> zk;
+    std::shared_ptr<const groth16::VerificationKey<C>> vk;
     groth16::RawMsms<C> raw;
     std::vector<Fr> pub;
     groth16::Proof<C> proof;
-    explicit Proof(const KeyOn& k) : key(k) {}
-    void assemble() override { proof = groth16::assemble_proof(*key.zk, raw, {}); }
-    bool verify() const override { return groth16::verify_proof(key.vk, pub, proof); }
+    void assemble() override { proof = groth16::assemble_proof(*zk, raw, {}); }
+    bool verify() const override { return groth16::verify_proof(*vk, pub, proof); }
     void write_public(const std::string& path) const override { groth16::write_public_json<C>(path, pub); }
     void write_proof(const std::string& path) const override { groth16::write_proof_json(path, proof); }
   };
 
-  KeyOn(const std::string& zkey_path, Backend<C>& b)
-      : zk(std::make_shared<const groth16::ZKey<C>>(groth16::read_zkey<C>(zkey_path))),
-        backend(b.prover(zk)),
-        vk(groth16::vk_from_zkey(*zk)) {}
+  KeyOn(std::string zkey_path, std::string backend, const BackendOptions& bo)
+      : path(std::move(zkey_path)), backend_name(std::move(backend)), options(bo) {}
+  size_t load(size_t limit) override {
+    if (!zk) {
+      zk = std::make_shared<const groth16::ZKey<C>>(groth16::read_zkey<C>(path));
+      vk = std::make_shared<const groth16::VerificationKey<C>>(groth16::vk_from_zkey(*zk));
+    }
+    BackendOptions o = options;
+    o.key_memory_limit = limit;
+    prover = make_backend<C>(backend_name, o)->prover(zk);
+    return prover->device_bytes();
+  }
+  void evict() override { prover.reset(); }
+  void drop_host() override { zk.reset(), vk.reset(); }
+  bool has_host() const override { return zk != nullptr; }
   std::unique_ptr<Computed> compute(const Segment& seg, uint32_t slot, const SlotHeader& h) override {
     // Without a, b, c in the slot (synthesis.abc = "gpu") the backend evaluates them from w.
     const bool abc = seg.abc_in_slots();
     groth16::SynthesizedView<C> v{seg.w<Fr>(slot), h.n_vars, abc ? seg.a<Fr>(slot) : nullptr,
                                   abc ? seg.b<Fr>(slot) : nullptr, abc ? seg.c<Fr>(slot) : nullptr, h.domain_size};
-    auto p = std::make_unique<Proof>(*this);
-    p->raw = backend->msms_synthesized(v);
+    auto p = std::make_unique<Proof>();
+    p->zk = zk, p->vk = vk;
+    p->raw = prover->msms_synthesized(v);
     p->pub.assign(v.w + 1, v.w + 1 + zk->n_public);  // msms_synthesized checked n_vars
     return p;
   }
-  std::vector<StageSpan> last_spans() const override { return backend->last_spans(); }
-  std::optional<groth16::ProverHostTimes> last_host_times() const override { return backend->last_host_times(); }
+  std::vector<StageSpan> last_spans() const override { return prover->last_spans(); }
+  std::optional<groth16::ProverHostTimes> last_host_times() const override { return prover->last_host_times(); }
 };
 
 // GPU_END's device-busy keys: kernel_ms, the union of the proof's stage spans (stages on
@@ -239,13 +256,46 @@ class GpuWorker {
     bo_.precompute_headroom_mb = cfg_.gpu.precompute_headroom_mb;
     bo_.msm_window = (int)cfg_.gpu.msm_window;
     bo_.ntt_passes = (int)cfg_.gpu.ntt_passes;
-    // Each key goes to the backend of its curve, made when the first key of that curve needs it.
-    for (const auto& cc : cfg_.circuits)
-      keys_.push_back(with_curve(zkey_curve(cc.zkey), [&]<class C>() -> std::unique_ptr<Key> {
-        return std::make_unique<KeyOn<C>>(cc.zkey, backend<C>());
+    // The ring's backend: the curve of the first circuit (any backend page-locks for every device).
+    Backend<Bls12_381>* bls = nullptr;
+    Backend<Bn254>* bn = nullptr;
+    std::vector<std::unique_ptr<gpuw::CachedKey>> keys;
+    std::vector<size_t> estimates;
+    for (const auto& cc : cfg_.circuits) {
+      const ZKeyHeader hdr = read_zkey_header(cc.zkey);
+      estimates.push_back(key_resident_bytes(hdr));
+      keys.push_back(with_curve(hdr.curve, [&]<class C>() -> std::unique_ptr<gpuw::CachedKey> {
+        if constexpr (std::is_same_v<C, Bls12_381>)
+          bls = &backend<C>();
+        else
+          bn = &backend<C>();
+        return std::make_unique<KeyOn<C>>(cc.zkey, cfg_.gpu.backend, bo_);
       }));
+    }
+    registrar_ = bls ? static_cast<HostRegistrar*>(bls) : static_cast<HostRegistrar*>(bn);
+    // The keys' budget: gpu.key_memory, else the device's memory less the tables' headroom (cpu: none).
+    size_t budget = cfg_.gpu.key_memory;
+    if (!budget) {
+      const size_t total = bls ? bls->memory_bytes() : bn->memory_bytes();
+      const size_t headroom = size_t(cfg_.gpu.precompute_headroom_mb) << 20;
+      if (total) budget = total > headroom ? total - headroom : total;
+    }
+    for (size_t i = 0; i < estimates.size(); i++)
+      if (budget && estimates[i] > budget)
+        throw config::ConfigError(
+            "gpu.key_memory", "circuit '" + cfg_.circuits[i].name + "' needs at least " + std::to_string(estimates[i]) +
+                                  " bytes for its key, more than the " + std::to_string(budget) +
+                                  " bytes that keys may take on device " + std::to_string(device_));
+    keys_ = std::make_unique<gpuw::KeyCache>(std::move(keys), std::move(estimates), budget, cfg_.gpu.key_host_memory,
+                                             [this](const gpuw::KeyEvent& e) { key_event(e); });
+    if (!keys_->all_fit())
+      std::fprintf(stderr,
+                   "cuzk-gpu-worker: the keys of the %zu circuits need more than the %zu bytes keys may take on "
+                   "device %d (gpu.key_memory): they are loaded when a proof needs them, the least recently used "
+                   "giving way, and without precomputed tables\n",
+                   keys_->size(), budget, device_);
+    keys_->preload();
     // Pinned ring (cuda): host-to-device copies of a, b, c run at full PCIe speed, straight from the slot.
-    registrar_ = bls_ ? static_cast<HostRegistrar*>(bls_.get()) : static_cast<HostRegistrar*>(bn_.get());
     if (registrar_) {
       registrar_->register_host(seg_->base(), seg_->size());
       registered_ = true;
@@ -300,6 +350,14 @@ class GpuWorker {
         link_.send(done);
         return true;
       }
+      if (req.circuit < keys_->size()) {
+        // A key that is not resident is loaded before the proof starts: on the timeline its load
+        // is KEY_LOAD's, not the proof's.
+        std::lock_guard<std::mutex> lock(device_mu_);
+        key_for_ = &req;
+        keys_->use(req.circuit);
+        key_for_ = nullptr;
+      }
       link_.event(tl::kGpuStart, req.job, req.partition, req.slot, kv);
       const uint64_t t1 = monotonic_ns();
       tl::Kv end;
@@ -320,9 +378,9 @@ class GpuWorker {
 
   // The compute of req's slot, alone on the device; busy (when not null) gets its kernel keys.
   std::unique_ptr<Computed> compute(const Msg& req, tl::Kv* busy) {
-    if (req.circuit >= keys_.size()) throw std::invalid_argument("no circuit " + std::to_string(req.circuit));
-    Key& k = *keys_[req.circuit];
+    if (req.circuit >= keys_->size()) throw std::invalid_argument("no circuit " + std::to_string(req.circuit));
     std::lock_guard<std::mutex> lock(device_mu_);
+    Key& k = static_cast<Key&>(keys_->use(req.circuit));
     std::unique_ptr<Computed> p = k.compute(*seg_, req.slot, seg_->slot(req.slot));
     if (busy) {
       add_busy(*busy, k.last_spans());
@@ -374,6 +432,34 @@ class GpuWorker {
       restart_ = true;
       link_.stop_receiving();
     }
+  }
+
+  // KEY_LOAD and KEY_EVICT, with the proof that needed the key when there is one.
+  void key_event(const gpuw::KeyEvent& e) {
+    tl::Kv kv;
+    kv.add(tl::kWorker, "gpu" + std::to_string(args_.index))
+        .add(tl::kDevice, device_)
+        .add(tl::kCircuit, cfg_.circuits.at(e.key).name)
+        .add(tl::kBytes, e.bytes);
+    if (e.kind == gpuw::KeyEvent::Load) {
+      kv.ms(tl::kLoadMs, e.load_ms).add(tl::kSource, e.from_host ? "host" : "file");
+      std::fprintf(stderr, "cuzk-gpu-worker: device %d: key of '%s' loaded from %s in %.0f ms (%zu bytes)\n", device_,
+                   cfg_.circuits.at(e.key).name.c_str(), e.from_host ? "host memory" : "its file", e.load_ms, e.bytes);
+    } else {
+      kv.add(tl::kHost, e.kept_on_host ? "kept" : "dropped");
+    }
+    const Msg* r = key_for_;
+    if (r) kv.add(tl::kPartition, r->partition).add(tl::kSlot, r->slot);
+    // The circuit's index too, for the supervisor's record of what is resident where.
+    Msg m = link_.make(MsgType::Event);
+    m.set_name(e.kind == gpuw::KeyEvent::Load ? tl::kKeyLoad : tl::kKeyEvict);
+    m.job = r ? r->job : 0;
+    m.partition = r ? r->partition : 0;
+    m.slot = r ? r->slot : 0;
+    m.circuit = uint32_t(e.key);
+    m.device = device_;
+    m.set_text(kv.str());
+    link_.send(m);
   }
 
   // A proof's failure into its report, and its slot to where the failure leaves it. Returns
@@ -434,7 +520,8 @@ class GpuWorker {
   std::unique_ptr<Backend<Bls12_381>> bls_;
   std::unique_ptr<Backend<Bn254>> bn_;
   HostRegistrar* registrar_ = nullptr;  // the backend that page-locked the ring
-  std::vector<std::unique_ptr<Key>> keys_;
+  std::unique_ptr<gpuw::KeyCache> keys_;
+  const Msg* key_for_ = nullptr;        // the proof whose key is being made resident (under device_mu_)
   std::mutex device_mu_;                // one compute at a time: the finisher's retries, the main thread's proofs
   std::atomic<bool> restart_{false};    // the finisher met a device error
   std::unique_ptr<Finisher> finisher_;  // last: stopped before the keys and the ring go

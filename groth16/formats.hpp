@@ -106,6 +106,11 @@ struct ZKeyHeader {
   CurveId curve;
 };
 ZKeyHeader read_zkey_header(const std::string& path);
+// Bytes a proving key takes once it is resident: its five point sets and its coefficients (the
+// matrices A and B), as read. What the cpu backend holds, and the least any device holds: a device
+// adds the MSM scratch and the precomputed tables it builds beside them. Known from the header alone,
+// so that the daemon can tell before loading anything whether a key can fit a memory budget.
+size_t key_resident_bytes(const ZKeyHeader& h);
 // The curve a zkey, a witness or an r1cs is for, from its prime. Throws FormatError naming the file
 // when the prime is no curve cuzk knows (or the container is malformed).
 CurveId zkey_curve(const std::string& path);

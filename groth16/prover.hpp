@@ -120,6 +120,10 @@ class ProverBackend {
   // spans above then give the device's view); nullopt where the spans say it all.
   using HostTimes = ProverHostTimes;
   virtual std::optional<HostTimes> last_host_times() const { return std::nullopt; }
+  // The memory this prover holds for its key where it proves (host memory for the cpu backend,
+  // device memory for a GPU): the points and matrices, and on a GPU its MSM scratch and precomputed
+  // tables too. Given back when the prover is destroyed; what gpu.key_memory counts.
+  virtual size_t device_bytes() const = 0;
 };
 
 // Throws std::invalid_argument unless the key's vectors have the lengths its header promises and

@@ -188,6 +188,15 @@ ZKeyHeader read_zkey_header(const std::string& path) { return read_zkey_header(R
 
 CurveId zkey_curve(const std::string& path) { return read_zkey_header(path).curve; }
 
+size_t key_resident_bytes(const ZKeyHeader& h) {
+  return with_curve(h.curve, [&]<class C>() -> size_t {
+    const size_t g1 = sizeof(typename C::G1Affine), g2 = sizeof(typename C::G2Affine);
+    const size_t priv = h.n_vars > h.n_public ? h.n_vars - h.n_public - 1 : 0;
+    return size_t(h.n_vars) * (2 * g1 + g2) + priv * g1 + size_t(h.domain_size) * g1 +
+           size_t(h.n_coefs) * sizeof(ZKeyCoef<C>);
+  });
+}
+
 void check_same_curve(const std::string& path_a, CurveId a, const std::string& path_b, CurveId b) {
   if (a != b)
     throw FormatError(path_a + " is for " + curve_display_name(a) + " but " + path_b + " is for " +

@@ -137,7 +137,7 @@ copy_libs() {
 pack_devlibs() {
   local build="$1" d="$2" f
   mkdir -p "$d/include"
-  for f in libcuzk_groth16.a libcuzk_math.a libcuzk_config.a libcuzk_shm.a libcuzk_worker.a; do
+  for f in libcuzk_groth16.a libcuzk_math.a libcuzk_config.a libcuzk_shm.a libcuzk_worker.a libcuzk_gpu_keys.a; do
     [ -f "$build/lib/$f" ] || die "$build/lib/$f not found (build the project first)"
     cp "$build/lib/$f" "$d/"
   done
@@ -295,7 +295,7 @@ devbuild() {
   if [ -f "$L/gpu_worker.o" ]; then
     toml="$(find "$B/lib" -name 'libtomlplusplus.so*' -printf '%f\n' | head -1)"
     [ -n "$toml" ] || die "no libtomlplusplus in the bundle (bundle cuzk-gpu-worker too)"
-    nvcc -o "$B/bin/cuzk-gpu-worker" "$L/gpu_worker.o" "$L/libcuzk_worker.a" "${kern[@]}" "$L/libcuzk_config.a" "$L/libcuzk_shm.a" \
+    nvcc -o "$B/bin/cuzk-gpu-worker" "$L/gpu_worker.o" "$L/libcuzk_gpu_keys.a" "$L/libcuzk_worker.a" "${kern[@]}" "$L/libcuzk_config.a" "$L/libcuzk_shm.a" \
       "$L/libcuzk_groth16.a" "$L/libcuzk_math.a" -L"$B/lib" -l:"$toml" -lpthread -ldl -lrt "${rp[@]}" || return 1
     built+=" cuzk-gpu-worker"
   fi

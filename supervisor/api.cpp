@@ -492,6 +492,22 @@ nlohmann::ordered_json Supervisor::job_json(const JobRec& j, const ActiveJob* a)
               {"partitions", parts}};
 }
 
+// Each circuit's key on a device: resident or not, its bytes there as last loaded, its loads and
+// evictions, and the last load's time.
+static json device_keys_json(const Device& d, const config::Config& cfg) {
+  json keys = json::array();
+  for (size_t c = 0; c < cfg.circuits.size(); c++) {
+    const DeviceKey k = c < d.keys.size() ? d.keys[c] : DeviceKey{};
+    keys.push_back({{"circuit", cfg.circuits[c].name},
+                    {"resident", k.resident},
+                    {"bytes", k.bytes},
+                    {"loads", k.loads},
+                    {"evictions", k.evictions},
+                    {"last_load_ms", k.load_ms}});
+  }
+  return keys;
+}
+
 json Supervisor::status_json() {
   json workers = json::array();
   for (auto& w : workers_) {
@@ -534,7 +550,8 @@ json Supervisor::status_json() {
                        {"synthesizing", count[1]},
                        {"ready", count[2]},
                        {"proving", count[3]},
-                       {"worker", d.gpu ? json(d.gpu->name) : json(nullptr)}});
+                       {"worker", d.gpu ? json(d.gpu->name) : json(nullptr)},
+                       {"keys", device_keys_json(d, cfg_)}});
   }
   size_t queued = 0, running = 0;
   for (auto& [id, j] : jobs_) (j.rec.state == JState::Queued ? queued : running)++;

@@ -3,6 +3,10 @@
 // the backpressure that keeps synthesis from running ahead of the GPUs.
 #include <sys/socket.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <tuple>
+
 #include <spdlog/spdlog.h>
 
 #include "supervisor/supervisor.hpp"
@@ -113,13 +117,44 @@ bool Supervisor::dispatch_synth() {
   return true;
 }
 
-// Hands the device's best READY slots to its GPU worker, until it holds kProofsInFlight.
+void Supervisor::note_key(Worker& w, const shm::Msg& m) {
+  Device* d = device(w.device);
+  if (!d || m.circuit >= cfg_.circuits.size()) return;
+  if (d->keys.size() < cfg_.circuits.size()) d->keys.resize(cfg_.circuits.size());
+  DeviceKey& k = d->keys[m.circuit];
+  // The number after "key=" in the event's k=v list.
+  auto number = [&](const char* key) -> double {
+    const std::string text = "," + std::string(m.text), want = "," + std::string(key) + "=";
+    const size_t at = text.find(want);
+    return at == std::string::npos ? 0 : std::strtod(text.c_str() + at + want.size(), nullptr);
+  };
+  k.bytes = uint64_t(number(tl::kBytes));
+  if (!std::strcmp(m.name, tl::kKeyLoad)) {
+    k.resident = true;
+    k.loads++;
+    k.load_ms = number(tl::kLoadMs);
+  } else {
+    k.resident = false;
+    k.evictions++;
+  }
+}
+
+// Hands the device's best READY slots to its GPU worker, until it holds kProofsInFlight: the
+// highest priority first; within one priority, slots whose key is resident on the device (or will
+// be, for a proof the worker already holds) before those whose key would have to be loaded, unless
+// one of those has waited gpu.key_wait_ms; then the oldest job.
 void Supervisor::dispatch_proofs(Device& d) {
   Worker* g = d.gpu;
   if (disk_full_) return;  // its results could not be written; READY slots wait for space
+  const uint64_t now = shm::monotonic_ns(), bound_ns = uint64_t(cfg_.gpu.key_wait_ms) * 1000000;
   while (g && (g->state == WorkerState::Idle || g->state == WorkerState::Busy) && g->tasks.size() < kProofsInFlight) {
+    std::vector<bool> warm(cfg_.circuits.size());
+    for (uint32_t c = 0; c < warm.size(); c++) warm[c] = d.key_resident(c);
+    for (const Task& t : g->tasks)
+      if (ActiveJob* j = active(t.job); j && j->circuit < warm.size()) warm[j->circuit] = true;
     int best = -1;
-    Key best_key{};
+    using Order = std::tuple<int, int, uint64_t, uint32_t>;  // priority, key to load, job id (age), partition
+    Order best_key{};
     for (uint32_t s = 0; s < d.slots.size(); s++) {
       const SlotUse& u = d.slots[s];
       if (!u.used || u.phase != SlotUse::Ready) continue;
@@ -128,7 +163,9 @@ void Supervisor::dispatch_proofs(Device& d) {
         release_slot(d.id, s);
         continue;
       }
-      Key k{int(j->rec.priority), u.job, u.partition};
+      const bool cold = j->circuit < warm.size() && !warm[j->circuit] &&
+                        now - j->times[u.partition].ready < bound_ns;
+      Order k{int(j->rec.priority), cold, u.job, u.partition};
       if (best < 0 || k < best_key) best = int(s), best_key = k;
     }
     if (best < 0) return;

@@ -83,11 +83,21 @@ struct SlotUse {
   enum Phase { Synth, Ready, Proving } phase = Synth;
 };
 
+// A circuit's key on a device, as its GPU worker's KEY_LOAD and KEY_EVICT report it.
+struct DeviceKey {
+  bool resident = false;
+  uint64_t bytes = 0;  // where it proves, as last loaded
+  uint64_t loads = 0, evictions = 0;
+  double load_ms = 0;  // the last load's
+};
+
 struct Device {
   int id = 0;
   std::unique_ptr<shm::Segment> seg;
   std::vector<SlotUse> slots;
   Worker* gpu = nullptr;
+  std::vector<DeviceKey> keys;  // by circuit; none resident while its GPU worker is not running
+  bool key_resident(uint32_t circuit) const { return circuit < keys.size() && keys[circuit].resident; }
 };
 
 // Per-partition timestamps for the timings the API reports (CLOCK_MONOTONIC ns).
@@ -183,6 +193,7 @@ class Supervisor {
   void schedule();
   bool dispatch_synth();
   void dispatch_proofs(Device& d);
+  void note_key(Worker& w, const shm::Msg& m);  // a GPU worker's KEY_LOAD or KEY_EVICT
   void track_slot_waits();
   void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);
   void release_slot(int device, uint32_t slot);

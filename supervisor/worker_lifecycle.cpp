@@ -149,6 +149,8 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
     case shm::MsgType::Heartbeat: break;
     case shm::MsgType::Event:
       if (timeline_) timeline_->add(m.t_ns, m.name, m.job, m.text);
+      if (w.kind == WorkerKind::Gpu && (!std::strcmp(m.name, tl::kKeyLoad) || !std::strcmp(m.name, tl::kKeyEvict)))
+        note_key(w, m);
       break;
     case shm::MsgType::SynthDone: on_synth_done(w, m); break;
     case shm::MsgType::ProveDone: on_prove_done(w, m); break;
@@ -181,6 +183,10 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
   if (w.fd >= 0) ::close(w.fd);
   w.fd = -1;
   w.pid = 0;
+  // A GPU worker's keys went with its process.
+  if (w.kind == WorkerKind::Gpu)
+    if (Device* d = device(w.device))
+      for (DeviceKey& k : d->keys) k.resident = false;
   // What the dead worker held goes back where it can be redone (crash_repair.cpp).
   for (const Task& held : std::exchange(w.tasks, {})) repair_task(w, held);
   if (stopping_) {

@@ -150,6 +150,32 @@ TIMELINE,9405.000,PROOF_DONE,7,partition=0,total_ms=9405.000
 TIMELINE,9405.000,JOB_DONE,7,state=done
 )";
 
+// Two circuits, one key resident at a time: job 2's partition is READY at 1.1 s, and its key is
+// loaded (300 ms) after the GPU picks it up, before its proof starts at 1.4 s.
+const char* kKeySwitch = R"(TIMELINE,0.000,DAEMON_START,-,pid=1,instance=t,unix_ms=1700000000000
+TIMELINE,0.000,WORKER_READY,-,worker=gpu0,kind=gpu,device=0,pid=11,epoch=1,startup_ms=0.000
+TIMELINE,0.000,JOB_SUBMIT,1,partitions=1,priority=normal,circuit=a
+TIMELINE,0.000,JOB_SUBMIT,2,partitions=1,priority=normal,circuit=b
+TIMELINE,0.000,SYNTH_START,1,partition=0,worker=synth0,slot=0,device=0
+TIMELINE,100.000,SYNTH_END,1,partition=0,worker=synth0,slot=0,device=0,synth_ms=100.000,witness_ms=40.000,eval_ms=50.000,source=wtns,status=0
+TIMELINE,100.000,SLOT_READY,1,partition=0,worker=synth0,slot=0,device=0
+TIMELINE,100.000,GPU_PICKUP,1,partition=0,worker=gpu0,slot=0,device=0,wait_ms=0.000
+TIMELINE,100.000,GPU_START,1,partition=0,worker=gpu0,slot=0,device=0
+TIMELINE,100.000,SYNTH_START,2,partition=0,worker=synth0,slot=1,device=0
+TIMELINE,1100.000,SYNTH_END,2,partition=0,worker=synth0,slot=1,device=0,synth_ms=1000.000,witness_ms=400.000,eval_ms=500.000,source=wtns,status=0
+TIMELINE,1100.000,SLOT_READY,2,partition=0,worker=synth0,slot=1,device=0
+TIMELINE,1100.000,GPU_END,1,partition=0,worker=gpu0,slot=0,device=0,prove_ms=1000.000,kernel_ms=900.000
+TIMELINE,1100.000,PROOF_DONE,1,partition=0,total_ms=1100.000
+TIMELINE,1100.000,JOB_DONE,1,state=done
+TIMELINE,1100.000,GPU_PICKUP,2,partition=0,worker=gpu0,slot=1,device=0,wait_ms=0.000
+TIMELINE,1100.000,KEY_EVICT,2,worker=gpu0,device=0,circuit=a,bytes=1000,host=dropped,partition=0,slot=1
+TIMELINE,1400.000,KEY_LOAD,2,worker=gpu0,device=0,circuit=b,bytes=1000,load_ms=300.000,source=file,partition=0,slot=1
+TIMELINE,1400.000,GPU_START,2,partition=0,worker=gpu0,slot=1,device=0
+TIMELINE,2400.000,GPU_END,2,partition=0,worker=gpu0,slot=1,device=0,prove_ms=1000.000,kernel_ms=900.000
+TIMELINE,2400.000,PROOF_DONE,2,partition=0,total_ms=2400.000
+TIMELINE,2400.000,JOB_DONE,2,state=done
+)";
+
 // The GPU worker is killed in the middle of a proof at 1 s, respawned at 2 s, ready at 4 s, and
 // proves the partition again from its slot: down 1 s, starting 2 s.
 const char* kCrash = R"(TIMELINE,0.000,DAEMON_START,-,pid=1,instance=t,unix_ms=1700000000000
@@ -570,6 +596,21 @@ TEST(Timeline, WaterfallTellsKeyLoadingFromPickupLatency) {
   std::ostringstream out;
   tlc::render_waterfall(w, out);
   EXPECT_NE(out.str().find("worker starting (loading keys) 8.400 s"), std::string::npos) << out.str();
+}
+
+TEST(Timeline, WaterfallCountsALoadOfAKeyThatWasNotResident) {
+  auto w = tlc::analyze(parse(kKeySwitch));
+  ASSERT_EQ(w.devices.size(), 1u);
+  const auto& d = w.devices[0];
+  EXPECT_DOUBLE_EQ(d.busy_ms, 2000);
+  EXPECT_DOUBLE_EQ(d.idle_key_load_ms, 300);  // not pickup latency, though a READY slot waited
+  EXPECT_DOUBLE_EQ(d.idle_ready_ms, 0);
+  EXPECT_DOUBLE_EQ(d.steady.idle[size_t(State::KeyLoad)], 300);
+  EXPECT_DOUBLE_EQ(ms(job(w, "2"), State::KeyLoad), 300);  // charged to the job whose key it was
+  std::ostringstream out;
+  tlc::render_waterfall(w, out, 24);
+  EXPECT_NE(out.str().find("loading a key 0.300 s"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("kkk"), std::string::npos) << out.str();
 }
 
 TEST(Timeline, WaterfallCountsAWorkerDownAndRestarting) {

@@ -27,6 +27,8 @@ inline constexpr char kGpuStart[] = "GPU_START";
 inline constexpr char kGpuEnd[] = "GPU_END";                // ... prove_ms, kernel_ms, kernel_<stage>_ms, ...: the device is done
 inline constexpr char kProofWritten[] = "PROOF_WRITTEN";    // ... finish_ms: assembled, checked, its files in place
 inline constexpr char kProofUnverified[] = "PROOF_UNVERIFIED";  // a proof failed gpu.verify and is made once more
+inline constexpr char kKeyLoad[] = "KEY_LOAD";              // worker, device, circuit, bytes, load_ms, source (file | host)
+inline constexpr char kKeyEvict[] = "KEY_EVICT";            // worker, device, circuit, bytes, host (kept | dropped)
 inline constexpr char kProofDone[] = "PROOF_DONE";          // partition, total_ms
 inline constexpr char kPartitionFailed[] = "PARTITION_FAILED";  // partition, reason
 inline constexpr char kJobDone[] = "JOB_DONE";              // state
@@ -71,6 +73,9 @@ inline constexpr char kTotalMs[] = "total_ms";
 inline constexpr char kReason[] = "reason";
 inline constexpr char kState[] = "state";
 inline constexpr char kTasks[] = "tasks";            // WORKER_EXIT: the partitions a GPU worker held, when more than one
+inline constexpr char kBytes[] = "bytes";            // KEY_LOAD, KEY_EVICT: the key's memory where it proves
+inline constexpr char kLoadMs[] = "load_ms";         // KEY_LOAD: from the need to the key resident (file read or upload)
+inline constexpr char kHost[] = "host";              // KEY_EVICT: kept | dropped, the key's parsed copy in host memory
 inline constexpr char kTakenOver[] = "taken_over";   // PARTITION_CLAIMED: 1 when another node's lease had expired
 
 // GPU_END's per-stage busy time: "kernel_" + stage + "_ms" (stages of a proof from a slot: copy,

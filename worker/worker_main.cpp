@@ -37,6 +37,9 @@ int worker_main(int argc, char** argv, const WorkerProgram& program) {
   if (threads) set_thread_count(threads);
   try {
     return program.run(std::move(cfg), args);
+  } catch (const config::ConfigError& e) {  // what only the worker can tell (a key beyond its device's memory)
+    std::fprintf(stderr, "%s: %s\n", prog, e.what());
+    return exit_status::kConfig;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", prog, e.what());
     return exit_status::kFailure;

@@ -55,6 +55,11 @@ class CpuProver : public groth16::ProverBackend<C> {
   }
 
   const char* name() const override { return "cpu"; }
+  size_t device_bytes() const override {
+    const ZKey& zk = *zk_;
+    return key_resident_bytes(
+        ZKeyHeader{zk.n_vars, zk.n_public, zk.domain_size, uint32_t(zk.coefs.size()), C::id});
+  }
 
   Proof prove(const std::vector<Fr>& w, const ProveOptions& opt, RawMsms* raw) override {
     SpanClock clock;

@@ -3,6 +3,7 @@
 // (assemble_proof), as the cpu backend does.
 #include "backend/cuda/cuda_backend.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -36,8 +37,15 @@ class CudaProver : public groth16::ProverBackend<C> {
     if (gpu::device_count() == 0) throw gpu::GpuError("CUDA backend: no CUDA device is available");
     auto ev = groth16::ConstraintEvaluator<C>::compile(*zk_);
     groth16::wait_points_checked(*zk_);  // the points are uploaded next
+    // What the key takes is read off the device's free memory around its upload: the points, the
+    // matrices, the MSM scratch and the tables, whatever their layouts (this process is the device's
+    // only allocator while it loads a key).
+    const size_t before = gpu::device_info(device).free_memory;
     gpu_ = std::make_unique<gpu::GpuProver<C>>(*zk_, ev, device, opt);  // matrices and tables live on the device
+    const size_t after = gpu::device_info(device).free_memory;
+    device_bytes_ = before > after ? before - after : 0;
   }
+  size_t device_bytes() const override { return device_bytes_; }
 
   const char* name() const override { return "cuda"; }
   gpu::ProverTimings timings() const {
@@ -92,6 +100,7 @@ class CudaProver : public groth16::ProverBackend<C> {
  private:
   std::shared_ptr<const ZKey<C>> zk_;
   std::unique_ptr<gpu::GpuProver<C>> gpu_;
+  size_t device_bytes_ = 0;
   mutable std::mutex mu_;
 };
 
@@ -122,8 +131,17 @@ class CudaBackend : public Backend<C> {
     return gpu::compute_h_coset(opt_.device, a, b, c, log_n);
   }
   std::unique_ptr<groth16::ProverBackend<C>> prover(std::shared_ptr<const ZKey<C>> zk) override {
-    return std::make_unique<CudaProver<C>>(std::move(zk), opt_.device, gopt_);
+    gpu::GpuOptions g = gopt_;
+    if (opt_.key_memory_limit) {
+      // The tables are built while free memory stays above their headroom: a headroom of what is
+      // free beyond the limit keeps the key, its scratch and its tables within the limit.
+      const size_t free = gpu::device_info(opt_.device).free_memory;
+      if (free > opt_.key_memory_limit)
+        g.precompute.headroom_bytes = std::max(g.precompute.headroom_bytes, free - opt_.key_memory_limit);
+    }
+    return std::make_unique<CudaProver<C>>(std::move(zk), opt_.device, g);
   }
+  size_t memory_bytes() const override { return gpu::device_info(opt_.device).total_memory; }
   void register_host(void* p, size_t bytes) override { gpu::register_host(p, bytes); }
   void unregister_host(void* p) noexcept override {
     try {

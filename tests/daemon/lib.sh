@@ -103,6 +103,19 @@ pid_of() { jstat "s.workers.find(w=>w.name==='$1').pid"; }
 restarts_of() { jstat "s.workers.find(w=>w.name==='$1').restarts"; }
 state_of() { jstat "s.workers.find(w=>w.name==='$1').state"; }
 
+# refused_at_start WHAT TEXT...: the supervisor with $CONFIG exits 78 at start (a configuration
+# error), its log saying each TEXT (fixed strings).
+refused_at_start() {
+  local what="$1" rc=0 t
+  shift
+  "$SUP_BIN" --config "$CONFIG" >"$WORK/refused.log" 2>&1 || rc=$?
+  [ "$rc" -eq 78 ] || die "$what: expected exit 78, got $rc: $(tail -n 5 "$WORK/refused.log")"
+  for t in "$@"; do
+    grep -qF -- "$t" "$WORK/refused.log" || die "$what: the config error does not say '$t': $(tail -n 5 "$WORK/refused.log")"
+  done
+  log "$what is a config error (exit 78)"
+}
+
 # Starts the supervisor in the background and waits until every worker is idle.
 start_daemon() {
   "$SUP_BIN" --config "$CONFIG" >>"$WORK/sup.log" 2>&1 &

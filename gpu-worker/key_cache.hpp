@@ -1,0 +1,82 @@
+// The GPU worker's proving keys within a memory budget (gpu.key_memory): keys stay resident while
+// they fit; beyond that the least recently used key gives its memory back and is loaded again when
+// a proof needs it. A key given back keeps its parsed host copy within gpu.key_host_memory, so that
+// loading it again is an upload rather than a file read. The policy only: what a load or an eviction
+// does is the key's own (CachedKey), so that the policy is tested without a device.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cuzk::gpuw {
+
+// One circuit's proving key as the cache drives it.
+class CachedKey {
+ public:
+  virtual ~CachedKey() = default;
+  // Makes the key resident, taking at most `limit` bytes beyond what the key itself needs (0: no
+  // limit): a device cuts its precomputed tables to fit, never the key. Returns the bytes it took.
+  // Reads the file unless a host copy is there. Throws what the load throws; nothing is resident then.
+  virtual size_t load(size_t limit) = 0;
+  // Gives the memory of a resident key back. Its host copy stays.
+  virtual void evict() = 0;
+  // Drops the host copy of a key that is not resident: its next load reads the file.
+  virtual void drop_host() = 0;
+  virtual bool has_host() const = 0;
+};
+
+struct KeyEvent {
+  enum Kind { Load, Evict } kind;
+  size_t key;
+  size_t bytes;          // what the key takes, or took, where it proves
+  double load_ms = 0;    // Load: the load's wall time
+  bool from_host = false;  // Load: from the host copy, not the file
+  bool kept_on_host = false;  // Evict: the host copy stays
+};
+
+class KeyCache {
+ public:
+  // budget: bytes all resident keys may take together, 0 for no limit. host_budget: bytes of host
+  // copies of keys that are not resident. estimates[i]: the least key i takes (its points and
+  // matrices, from the header), until a load measures it.
+  KeyCache(std::vector<std::unique_ptr<CachedKey>> keys, std::vector<size_t> estimates, size_t budget,
+           size_t host_budget, std::function<void(const KeyEvent&)> report);
+  // At start: every key, in order, while it fits beside those before it.
+  void preload();
+  // Makes key i resident, giving back the least recently used others as the budget needs, and marks
+  // it the most recently used. Returns it.
+  CachedKey& use(size_t i);
+  bool resident(size_t i) const { return slots_.at(i).resident; }
+  // What key i takes where it proves: measured once it has been loaded, else its estimate.
+  size_t bytes(size_t i) const;
+  size_t resident_bytes() const;
+  size_t budget() const { return budget_; }
+  size_t size() const { return slots_.size(); }
+  // Whether every key fits at once by the estimates: then each may add an equal share of what is
+  // left (precomputed tables); otherwise keys take no more than they need.
+  bool all_fit() const { return all_fit_; }
+
+ private:
+  struct Slot {
+    std::unique_ptr<CachedKey> key;
+    size_t estimate = 0, measured = 0;
+    bool resident = false;
+    uint64_t last_use = 0;  // of the device copy while resident, of the host copy after
+  };
+  void load(size_t i);
+  void evict(size_t i, size_t loading);
+  // The least recently used resident key other than `keep`, or size() when there is none.
+  size_t lru_resident(size_t keep) const;
+  void trim_host(size_t loading);
+  std::vector<Slot> slots_;
+  size_t budget_, host_budget_;
+  size_t share_ = 0;  // bytes each key may add beyond its estimate when all fit
+  bool all_fit_ = true;
+  uint64_t clock_ = 0;
+  std::function<void(const KeyEvent&)> report_;
+};
+
+}  // namespace cuzk::gpuw
