@@ -72,8 +72,9 @@ struct GpuConfig {
   // Host memory (bytes) in which keys given back by the device are kept parsed, so that loading one
   // again is an upload, not a file read; 0: none kept.
   uint64_t key_host_memory = 0;
-  // Longest a READY partition whose key is not resident waits behind partitions whose key is (ms).
-  uint32_t key_wait_ms = 2000;
+  // Longest a circuit with work waiting for its key waits behind circuits whose keys a device has
+  // (ms); several times a key's load, so that each load serves a run of partitions.
+  uint32_t key_wait_ms = 10000;
 };
 
 struct CircuitConfig {

@@ -18,6 +18,7 @@
 #   GPU     scripts/device.sh synth R1CS GENERATOR INPUTS_DIR [WORKERS] [PARTITIONS]
 #   GPU     scripts/device.sh synth gen:LOG2 - - [WORKERS] [PARTITIONS]
 #   GPU     scripts/device.sh witness ARTEFACT INPUT.json [RUNS]
+#   GPU     scripts/device.sh keys [LOG2 [N [PARTITIONS]]]
 #   GPU     scripts/device.sh devices [WORKERS] [PARTITIONS]      (two GPUs)
 #   here    scripts/device.sh soak payload [--e2e-work DIR]
 #   GPU     scripts/device.sh soak MINUTES
@@ -94,6 +95,14 @@ synth gen:LOG2 - - [WORKERS] [PARTITIONS]
     the second submits .wtns files of a gen-circuit. GPU_CORES (default 2) last cores go to the
     GPU worker. ABC (default "cpu"; "cpu gpu" for both) sets synthesis.abc: where a, b, c are
     evaluated; runs with "gpu" are tagged -abcgpu.
+keys [LOG2 [N [PARTITIONS]]]                                                                   GPU
+    More keys than gpu.key_memory holds: N (default 4) gen-circuits of 2^LOG2 (default 22), each
+    keyed, and a round-robin stream of PARTITIONS (default 96, jobs of 4, one circuit a job) over
+    them, with 4 synthesis workers: every key resident (tables as they fit, then none), then
+    gpu.key_memory at half of what the keys take without tables (or of KEYS_BYTES, skipping the
+    run without tables), with gpu.key_wait_ms from KEYS_WAIT (default "10000"), and once more with
+    gpu.key_host_memory for all of them. Key loads, evictions and waterfalls per run; one proof per
+    circuit and run comes back for snarkjs.
 witness ARTEFACT INPUT.json [RUNS]                                                            GPU
     `cuzk witness bench` on one core (WITNESS_CPU, default 0): the compiled witness program
     (built into the artefact first, its build time reported) against circom's native generator,
@@ -701,6 +710,88 @@ cmd_synth() {
   return 0
 }
 
+# More keys than a budget holds: N gen-circuits of 2^LOG2 (each its own key), a round-robin stream
+# of jobs over them, proved with every key resident and with gpu.key_memory at a fraction of what
+# the keys take.
+cmd_keys() {
+  local k="${1:-22}" n="${2:-4}" parts="${3:-96}" per_job=4 work ncpu w=4 i
+  open_bundle
+  work="$(scratch keys)" && TMPS+=("$work")
+  ncpu="$(nproc)"
+  local t0=$SECONDS g="$work/keys"  # the circuits: an input folder apart from the daemons' state
+  mkdir -p "$g"
+  for ((i = 0; i < n; i++)); do
+    run cuzk -q gen-circuit "$k" "$g/c$i.r1cs" "$g/c$i.wtns" --seed $((11 + i)) || die "gen-circuit failed"
+    run cuzk -q setup "$g/c$i.r1cs" "$g/c$i.zkey" --seed "keys-$i" >/dev/null 2>&1 || die "setup failed"
+    run cuzk -q export vk "$g/c$i.zkey" "$g/c$i.vk.json"
+  done
+  echo "$n circuits of 2^$k keyed in $(since $t0)" | tee -a "$OUT/summary.txt"
+  # Runs and proofs gather beside the work and are packed into $OUT after each run, so that a call
+  # cut short still brings back what was done.
+  local res="$work/results"
+  mkdir -p "$res/runs" "$res/proofs"
+  # keys_run TAG KEY_MEMORY HOST_MEMORY PRECOMPUTE [KEY_WAIT_MS]
+  keys_run() {
+    local tag="$1" rd="$res/runs/$1" sock="$work/$1.sock" ids=() j c p args t1 wall
+    mkdir -p "$rd"
+    {
+      daemon_table "$work" "$tag"
+      echo "input_dirs = [\"$g\"]"
+      printf '[synthesis]\nworkers = %s\n' "$w"
+      [ "$ncpu" -lt 8 ] || printf 'cpus = [%s]\n' "$(cpu_sets 0 $((ncpu - 2)) "$w")"  # unpinned on a small machine
+      printf '[gpu]\nbackend = "%s"\ndevices = [0]\nslots = %s\n' "$BACKEND" $((w + 2))
+      [ "$ncpu" -lt 8 ] || printf 'cpus = ["%s-%s"]\n' $((ncpu - 2)) $((ncpu - 1))
+      printf 'key_memory = %s\nkey_host_memory = %s\nprecompute = "%s"\nkey_wait_ms = %s\n' "$2" "$3" "$4" "${5:-10000}"
+      for ((c = 0; c < n; c++)); do
+        printf '[[circuits]]\nname = "c%s"\nzkey = "%s/c%s.zkey"\nmax_partitions = %s\n' $c "$g" $c $per_job
+      done
+    } >"$work/$tag.toml"
+    start_daemon "$work/$tag.toml" "$rd/supervisor.log"
+    run cuzk status --socket "$sock" --json >"$rd/status_start.json"
+    t1=$SECONDS
+    for ((j = 0; j < parts / per_job; j++)); do
+      c=$((j % n)) args=()
+      for ((p = 0; p < per_job; p++)); do args+=(--witness "$g/c$c.wtns"); done
+      ids+=("$(run cuzk submit --socket "$sock" --circuit "c$c" "${args[@]}")")
+    done
+    for j in "${ids[@]}"; do
+      run cuzk await --socket "$sock" --out "$work/out-$tag-$j" --timeout 900 "$j" >/dev/null ||
+        echo "$tag: job $j did not finish" | tee -a "$OUT/summary.txt"
+    done
+    wall=$((SECONDS - t1))
+    run cuzk status --socket "$sock" --json >"$rd/status_end.json"
+    stop_daemon "$work/state-$tag" "$rd"
+    echo "$tag: key_memory=$2 key_host_memory=$3 precompute=$4 wait=${5:-10000} partitions=$parts wall=${wall}s;" \
+      "KEY_LOAD $(grep -c ',KEY_LOAD,' "$rd/timeline.log"), KEY_EVICT $(grep -c ',KEY_EVICT,' "$rd/timeline.log");" \
+      "$(grep -m1 '^span' "$rd/waterfall.txt")" | tee -a "$OUT/summary.txt"
+    grep -E '^    steady state|^      idle inside|^    idle ' "$rd/waterfall.txt" | tee -a "$OUT/summary.txt"
+    grep ',KEY_LOAD,' "$rd/timeline.log" | sed 's/.*circuit=\(c[0-9]*\),bytes=\([0-9]*\),load_ms=\([0-9.]*\),source=\([a-z]*\).*/\1 \2 \3 \4/' |
+      awk -v t="$tag" '{ n++; ms += $3; b = $2 } END { if (n) printf "%s: %d key loads, mean %.0f ms, last %.2f GB\n", t, n, ms / n, b / 1e9 }' |
+      tee -a "$OUT/summary.txt"
+    for ((c = 0; c < n && c < ${#ids[@]}; c++)); do
+      mkdir -p "$res/proofs/$tag-c$c"
+      cp "$g/c$c.vk.json" "$res/proofs/$tag-c$c/vk.json"
+      cp "$work/out-$tag-${ids[$c]}/proof_0.json" "$work/out-$tag-${ids[$c]}/public_0.json" "$res/proofs/$tag-c$c/"
+    done
+    tar -C "$res" -cJf "$OUT/results.tar.xz" runs && tar -C "$res" -czf "$OUT/proofs.tgz" proofs
+  }
+  local bytes="${KEYS_BYTES:-}" wait_ms
+  keys_run resident 0 0 auto
+  if [ -z "$bytes" ]; then
+    # The keys' own size without tables, from a run that has none: half of it is the budget.
+    keys_run resident-notables 0 0 off
+    bytes="$(grep ',KEY_LOAD,' "$res/runs/resident-notables/timeline.log" | sed 's/.*,bytes=\([0-9]*\).*/\1/' |
+      awk '{ s += $1 } END { print s }')"
+    [ -n "$bytes" ] && [ "$bytes" -gt 0 ] || die "no KEY_LOAD bytes in the run without tables"
+  fi
+  echo "keys without tables: $bytes bytes in all; budget $((bytes / 2))" | tee -a "$OUT/summary.txt"
+  for wait_ms in ${KEYS_WAIT:-10000}; do
+    keys_run "half-wait$wait_ms" $((bytes / 2)) 0 auto "$wait_ms"
+  done
+  wait_ms="${KEYS_WAIT:-10000}"
+  keys_run half-host $((bytes / 2)) $((bytes * 2)) auto "${wait_ms%% *}"
+}
+
 # Both witness engines on one core of the GPU host (the first one, the host's others idle).
 cmd_witness() {
   [ $# -ge 2 ] || die "witness ARTEFACT INPUT.json [RUNS]"
@@ -861,6 +952,7 @@ main() {
     daemon) cmd_daemon "$@"; rc=$? ;;
     synth) cmd_synth "$@"; rc=$? ;;
     witness) cmd_witness "$@"; rc=$? ;;
+    keys) cmd_keys "$@"; rc=$? ;;
     devices) cmd_devices "$@"; rc=$? ;;
     soak)
       case "${1:-}" in

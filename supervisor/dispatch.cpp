@@ -3,6 +3,8 @@
 // the backpressure that keeps synthesis from running ahead of the GPUs.
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <tuple>
@@ -23,6 +25,7 @@ void Supervisor::release_slot(int dev, uint32_t slot) {
 
 void Supervisor::schedule() {
   if (stopping_) return;
+  for (auto& d : devices_) key_order(d);
   while (!draining_ && dispatch_synth()) {
   }
   for (auto& d : devices_) dispatch_proofs(d);
@@ -52,8 +55,62 @@ void Supervisor::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
   event(tl::kSlotWait, job, tl::Kv().add(tl::kWorker, w.name).ms(tl::kWaitMs, ms).raw(kv).str());
 }
 
-// Assigns the best pending partition to an idle synthesis worker and a free slot. Backpressure:
-// nothing is synthesized without a free slot to put it in.
+// Where keys do not all fit a device (gpu.key_memory), loading one costs seconds at 2^22, so work
+// for the keys a device has goes first, and a device with such work to come does not load another
+// key meanwhile. Within one priority a circuit is "warm" on a device while its key is resident
+// there or a proof its GPU worker holds needs it. A circuit with work waiting and no key on the
+// device starts a clock; once it has waited gpu.key_wait_ms it is "overdue" and counts as warm, so
+// that every circuit is served within that bound and each key, once loaded, serves a run of
+// partitions rather than one.
+void Supervisor::key_order(Device& d) {
+  const size_t n = cfg_.circuits.size();
+  d.key_warm.assign(n, false);
+  d.key_overdue.assign(n, false);
+  d.key_cold_since.resize(n, 0);
+  for (uint32_t c = 0; c < n; c++) d.key_warm[c] = d.key_resident(c);
+  if (d.gpu)
+    for (const Task& t : d.gpu->tasks)
+      if (ActiveJob* j = active(t.job); j && j->circuit < n) d.key_warm[j->circuit] = true;
+  d.warm_work_priority = INT_MAX;
+  if (std::find(d.key_warm.begin(), d.key_warm.end(), false) == d.key_warm.end()) {  // every key resident
+    std::fill(d.key_cold_since.begin(), d.key_cold_since.end(), 0);
+    return;
+  }
+  std::vector<bool> waiting(n, false);
+  for (const auto& [prio, job, p] : pending_)
+    if (ActiveJob* j = active(job); j && j->circuit < n) waiting[j->circuit] = true;
+  for (const SlotUse& u : d.slots)
+    if (u.used && u.phase != SlotUse::Proving)
+      if (ActiveJob* j = active(u.job); j && j->circuit < n) waiting[j->circuit] = true;
+  const uint64_t now = shm::monotonic_ns(), bound = uint64_t(cfg_.gpu.key_wait_ms) * 1000000;
+  for (uint32_t c = 0; c < n; c++) {
+    if (d.key_resident(c) || !waiting[c]) {
+      d.key_cold_since[c] = 0;
+      continue;
+    }
+    if (!d.key_cold_since[c]) d.key_cold_since[c] = now;
+    if (now - d.key_cold_since[c] >= bound) d.key_overdue[c] = d.key_warm[c] = true;
+  }
+  // The most urgent priority of work still to come for warm circuits: in d's slots, or pending
+  // while it can reach a slot (one is free, or the proofs the GPU worker holds will free one).
+  auto note = [&](const ActiveJob* j) {
+    if (j && j->circuit < n && d.key_warm[j->circuit])
+      d.warm_work_priority = std::min(d.warm_work_priority, int(j->rec.priority));
+  };
+  bool room = d.gpu && !d.gpu->tasks.empty();
+  for (const SlotUse& u : d.slots) room = room || !u.used;
+  if (room)
+    for (const auto& [prio, job, p] : pending_) {
+      if (prio >= d.warm_work_priority) break;  // in priority order: nothing more urgent follows
+      note(active(job));
+    }
+  for (const SlotUse& u : d.slots)
+    if (u.used && u.phase != SlotUse::Proving) note(active(u.job));
+}
+
+// Assigns the best pending partition to an idle synthesis worker and a free slot: the first of
+// the highest priority whose circuit is warm or overdue on the device (key_order), else the first
+// of that priority. Backpressure: nothing is synthesized without a free slot to put it in.
 bool Supervisor::dispatch_synth() {
   if (pending_.empty()) return false;
   Worker* sw = nullptr;
@@ -78,8 +135,26 @@ bool Supervisor::dispatch_synth() {
     if (n > best_free) best = &d, best_slot = first, best_free = n;
   }
   if (!best) return false;
-  auto [prio, job_id, p] = *pending_.begin();
-  pending_.erase(pending_.begin());
+  // Within the most urgent priority: the first partition of a warm circuit, else of a circuit
+  // with a slot on the device already (its key is next), else the first.
+  auto pick = pending_.begin();
+  int pick_rank = 3;
+  const size_t nc = best->key_warm.size();
+  for (auto it = pending_.begin(); it != pending_.end() && std::get<0>(*it) == std::get<0>(*pending_.begin()); ++it) {
+    ActiveJob* j = active(std::get<1>(*it));
+    int rank = 2;
+    if (!j || j->circuit >= nc || best->key_warm[j->circuit]) {
+      rank = 0;
+    } else {
+      for (const SlotUse& u : best->slots)
+        if (u.used)
+          if (ActiveJob* o = active(u.job); o && o->circuit == j->circuit) rank = 1;
+    }
+    if (rank < pick_rank) pick = it, pick_rank = rank;
+    if (rank == 0) break;
+  }
+  auto [prio, job_id, p] = *pick;
+  pending_.erase(pick);
   ActiveJob* j = active(job_id);
   if (!j || is_final(j->rec.state) || j->rec.parts[p].state != PState::Queued) return true;
   // Durable first: the store says synthesizing before the worker hears of it.
@@ -140,18 +215,13 @@ void Supervisor::note_key(Worker& w, const shm::Msg& m) {
 }
 
 // Hands the device's best READY slots to its GPU worker, until it holds kProofsInFlight: the
-// highest priority first; within one priority, slots whose key is resident on the device (or will
-// be, for a proof the worker already holds) before those whose key would have to be loaded, unless
-// one of those has waited gpu.key_wait_ms; then the oldest job.
+// highest priority first; within one priority, slots of warm circuits (key_order) before the
+// others, then the oldest job. A slot whose key would have to be loaded waits while work as urgent
+// for a warm circuit is still to come, until its circuit is overdue.
 void Supervisor::dispatch_proofs(Device& d) {
   Worker* g = d.gpu;
   if (disk_full_) return;  // its results could not be written; READY slots wait for space
-  const uint64_t now = shm::monotonic_ns(), bound_ns = uint64_t(cfg_.gpu.key_wait_ms) * 1000000;
   while (g && (g->state == WorkerState::Idle || g->state == WorkerState::Busy) && g->tasks.size() < kProofsInFlight) {
-    std::vector<bool> warm(cfg_.circuits.size());
-    for (uint32_t c = 0; c < warm.size(); c++) warm[c] = d.key_resident(c);
-    for (const Task& t : g->tasks)
-      if (ActiveJob* j = active(t.job); j && j->circuit < warm.size()) warm[j->circuit] = true;
     int best = -1;
     using Order = std::tuple<int, int, uint64_t, uint32_t>;  // priority, key to load, job id (age), partition
     Order best_key{};
@@ -163,9 +233,10 @@ void Supervisor::dispatch_proofs(Device& d) {
         release_slot(d.id, s);
         continue;
       }
-      const bool cold = j->circuit < warm.size() && !warm[j->circuit] &&
-                        now - j->times[u.partition].ready < bound_ns;
-      Order k{int(j->rec.priority), cold, u.job, u.partition};
+      const int prio = int(j->rec.priority);
+      const bool cold = j->circuit < d.key_warm.size() && !d.key_warm[j->circuit];
+      if (cold && d.warm_work_priority <= prio) continue;
+      Order k{prio, cold, u.job, u.partition};
       if (best < 0 || k < best_key) best = int(s), best_key = k;
     }
     if (best < 0) return;

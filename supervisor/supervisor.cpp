@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -121,6 +122,12 @@ void Supervisor::tick() {
   check_disk_space();
   if (shared_) shared_tick();
   if (timeline_) timeline_->flush(now, 300000000ull);
+  // A circuit waiting for its key becomes overdue (gpu.key_wait_ms) with time alone.
+  for (const auto& d : devices_)
+    if (std::any_of(d.key_cold_since.begin(), d.key_cold_since.end(), [](uint64_t t) { return t != 0; })) {
+      schedule();
+      break;
+    }
   if (draining_) maybe_finish_shutdown();
   if (stopping_) {
     // Workers that ignore SIGTERM for 5 s are killed.

@@ -4,6 +4,7 @@
 #pragma once
 #include <uv.h>
 
+#include <climits>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -98,6 +99,11 @@ struct Device {
   Worker* gpu = nullptr;
   std::vector<DeviceKey> keys;  // by circuit; none resident while its GPU worker is not running
   bool key_resident(uint32_t circuit) const { return circuit < keys.size() && keys[circuit].resident; }
+  // By circuit, for scheduling (Supervisor::key_order): whether its key is warm on the device
+  // (resident, needed by a proof the GPU worker holds, or overdue: waited gpu.key_wait_ms for it).
+  std::vector<bool> key_warm, key_overdue;
+  std::vector<uint64_t> key_cold_since;  // ns: since when the circuit has had work here without its key
+  int warm_work_priority = INT_MAX;      // the most urgent priority of work to come for warm circuits
 };
 
 // Per-partition timestamps for the timings the API reports (CLOCK_MONOTONIC ns).
@@ -194,6 +200,7 @@ class Supervisor {
   bool dispatch_synth();
   void dispatch_proofs(Device& d);
   void note_key(Worker& w, const shm::Msg& m);  // a GPU worker's KEY_LOAD or KEY_EVICT
+  void key_order(Device& d);                    // d.key_warm and d.key_overdue, from now
   void track_slot_waits();
   void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);
   void release_slot(int device, uint32_t slot);

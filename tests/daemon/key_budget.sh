@@ -3,8 +3,9 @@
 # circuits whose keys do not fit together. A round-robin stream over them proves every partition
 # (snarkjs accepts each proof); a switch to a key that does not fit gives resident keys back
 # (KEY_EVICT) and loads it (KEY_LOAD), with no worker restarted, and /v1/status shows the resident
-# keys within the budget. With gpu.key_host_memory the keys given back stay parsed and load from
-# host memory. A budget smaller than one key is a config error at start (exit 78) naming the circuit.
+# keys within the budget. With a backlog, the resident key's partitions go first and each other key
+# is loaded once, not once per job. With gpu.key_host_memory the keys given back stay parsed and
+# load from host memory. A budget smaller than one key is a config error at start (exit 78) naming the circuit.
 source "$(dirname "$0")/lib.sh"
 require_tools
 
@@ -56,6 +57,20 @@ loads=$(timeline | grep -c ',KEY_LOAD,') evicts=$(timeline | grep -c ',KEY_EVICT
 ! timeline | grep ',KEY_LOAD,' | grep -q 'source=host' || die "a key loaded from host memory with key_host_memory = 0"
 timeline | grep ',KEY_EVICT,' | grep -q 'host=dropped' || die "KEY_EVICT does not say the host copy was dropped"
 log "one key at a time: $loads loads, $evicts evictions, every proof verified"
+stop_daemon
+
+# A backlog over the budget, synthesis slower than the submissions: the scheduler serves the
+# resident key's partitions first and loads each other key once, instead of once per job.
+rm -rf "$WORK/state"
+with_budget "$largest"
+sed -i 's/^key_wait_ms = 0$/key_wait_ms = 60000/' "$CONFIG"
+CUZK_TEST_SYNTH_DELAY_MS=300 start_daemon
+round_robin
+no_restarts "a backlog over the budget"
+on_demand=$(timeline | grep ',KEY_LOAD,' | grep -c 'partition=')
+[ "$on_demand" -le 2 ] || die "a backlog of three rounds over three circuits loaded keys $on_demand times, not at most twice:
+$(timeline | grep -E ',(KEY_LOAD|KEY_EVICT|GPU_START),' | cut -d, -f2-6)"
+log "a backlog: $on_demand keys loaded on demand for 9 jobs over 3 circuits"
 stop_daemon
 
 # With host memory for the others: a switch is an upload from the parsed copy, not a file read.
