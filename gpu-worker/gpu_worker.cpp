@@ -29,6 +29,7 @@
 #include "groth16/parallel.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/verifier.hpp"
+#include "shm/results.hpp"
 #include "shm/slot_ring.hpp"
 #include "timeline/events.hpp"
 #include "worker/worker_main.hpp"
@@ -401,9 +402,8 @@ class GpuWorker {
     const uint64_t t0 = monotonic_ns();
     bool healthy = true;
     try {
-      fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(req.job);
-      const std::string stem = std::to_string(req.partition);
-      ResultFiles out(dir / (stem + ".public.json"), dir / (stem + ".proof.json"));
+      const fs::path dir = shm::job_results(cfg_.daemon.state_dir, req.job);
+      ResultFiles out(shm::public_file(dir, req.partition), shm::proof_file(dir, req.partition));
       f.proof->assemble();
       out.write(*f.proof);
       if (cfg_.gpu.verify && !out.verified(*f.proof)) {

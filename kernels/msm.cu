@@ -21,8 +21,8 @@ constexpr int kMaxLevels = 12;
 // One scalar per thread, entries written window by window so that the stores coalesce: a warp's
 // nonzero digits of window w go to consecutive slots (ballot + popc), the block's slots are ordered
 // (window, warp), and one atomic per block reserves them. (Writing each scalar's digits
-// consecutively instead put a warp's 32 stores ~13 words apart, 32 sectors per store: 4.5 ms of
-// the 9.7 ms plan at 2^24.) The order of entries before the sort does not matter.
+// consecutively instead puts a warp's 32 stores ~13 words apart: 32 sectors per store, where
+// this takes one or two.) The order of entries before the sort does not matter.
 // Windows [w0, w0 + nw) of the scalars; entries carry the window relative to w0.
 template <class Fr>
 __global__ void __launch_bounds__(kEmitThreads) k_emit(const Fr* scalars, size_t n, int c, int w0, int nw,
@@ -449,8 +449,8 @@ Jacobian<typename C::Host> MsmEngine::run(const Affine<C>* d_points, u32 idx_off
     lv.toff[l] = toff_[l].get();
     lv.out[l] = outs[l];
   }
-  // Level-0 tasks longest first (task_order): G1 2^24 over precomputed bases 120.7 -> 106.4 ms, G2
-  // 2^22 95.8 -> 75.9 ms on the H200.
+  // Level-0 tasks longest first (task_order): the long sums start at once and the short ones fill
+  // the SMs at the end, instead of a few long ones running alone after the rest are done.
   const u32* order = task_order();
   if constexpr (g1) {
     launch_acc0<C>(d_points, idx_offset, order, outs[0]);
@@ -494,8 +494,8 @@ Jacobian<typename C::Host> MsmEngine::run(const Affine<C>* d_points, u32 idx_off
     msm_chunks_g2_pair(buckets, per_window, K, nchunks, cur, s_);
   }
   while (per_window > 1) {
-    // A tree of two-way sums is 14 additions deep over 2^14 chunks, against 3 x 32 for chains of 32
-    // (G2 2^22: 2.1 -> 0.41 ms; these kernels run only a few hundred threads, latency-bound).
+    // A tree of two-way sums is 14 additions deep over 2^14 chunks, against 3 x 32 for chains of 32:
+    // these kernels run only a few hundred threads and are latency-bound, so depth is their cost.
     u32 gs = std::min<u32>(2, per_window);
     u32 n_out = (per_window / gs) * nw;
     if constexpr (g1) {

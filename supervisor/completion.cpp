@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "shm/results.hpp"
 #include "supervisor/helpers.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
@@ -164,10 +165,9 @@ void Supervisor::requeue(uint64_t job, uint32_t p, const std::string& why, bool 
 
 void Supervisor::complete_partition(ActiveJob& j, uint32_t p, const std::string& result_dir) {
   PartitionRec& pr = j.rec.parts[p];
-  const std::string stem = std::to_string(p);
   try {
-    pr.proof = read_file(fs::path(result_dir) / (stem + ".proof.json"));
-    pr.pub = read_file(fs::path(result_dir) / (stem + ".public.json"));
+    pr.proof = read_file(shm::proof_file(result_dir, p));
+    pr.pub = read_file(shm::public_file(result_dir, p));
   } catch (const std::exception& e) {
     return requeue(j.rec.id, p, std::string("result lost: ") + e.what(), true);
   }
@@ -254,7 +254,7 @@ void Supervisor::remove_job_files(const ActiveJob& j) {
     Supervisor* self;
     std::vector<fs::path> dirs;
   };
-  auto* w = new Removal{{}, this, {fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(j.rec.id)}};
+  auto* w = new Removal{{}, this, {shm::job_results(cfg_.daemon.state_dir, j.rec.id)}};
   if (!j.upload_dir.empty()) w->dirs.emplace_back(j.upload_dir);
   w->req.data = w;
   removals_++;

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "shm/results.hpp"
 #include "supervisor/supervisor.hpp"
 
 namespace fs = std::filesystem;
@@ -85,9 +86,8 @@ void Supervisor::repair_task(const Worker& w, const Task& t) {
       spdlog::info("job {} partition {}: slot {} back to READY after {} died", t.job, t.partition, t.slot, w.name);
       return;
     case Repair::CompleteFromResults: {
-      const fs::path dir = fs::path(cfg_.daemon.state_dir) / "results" / std::to_string(t.job);
-      const std::string stem = std::to_string(t.partition);
-      if (fs::exists(dir / (stem + ".proof.json")) && fs::exists(dir / (stem + ".public.json"))) {
+      const fs::path dir = shm::job_results(cfg_.daemon.state_dir, t.job);
+      if (fs::exists(shm::proof_file(dir, t.partition)) && fs::exists(shm::public_file(dir, t.partition))) {
         u.used = false;
         complete_partition(*j, t.partition, dir.string());
       } else {

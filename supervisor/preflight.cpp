@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "shm/results.hpp"
 #include "supervisor/generators.hpp"
 #include "supervisor/supervisor.hpp"
 
@@ -60,7 +61,7 @@ void Supervisor::preflight(const config::Config& cfg, bool in_daemon) {
   if (!in_daemon) return;
   reserve_descriptors(cfg, false);
   const fs::path state = cfg.daemon.state_dir;
-  for (const fs::path& d : {state, state / "results", state / "uploads", state / "spool"})
+  for (const fs::path& d : {state, shm::results_root(state), state / "uploads", state / "spool"})
     check_writable_dir(d, "daemon.state_dir");
   check_writable_dir(fs::path(cfg.daemon.socket).parent_path(), "daemon.socket");
   std::error_code ec;

@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "shm/results.hpp"
 #include "supervisor/generators.hpp"
 #include "supervisor/helpers.hpp"
 #include "supervisor/supervisor.hpp"
@@ -57,7 +58,7 @@ void Supervisor::open_store() {
   const fs::path dir = cfg_.daemon.state_dir;
   for (bool said = false;; said = true) {
     try {
-      for (const fs::path& d : {dir, dir / "results", dir / "uploads", dir / "spool"}) {
+      for (const fs::path& d : {dir, shm::results_root(dir), dir / "uploads", dir / "spool"}) {
         std::error_code ec;
         fs::create_directories(d, ec);
         if (ec && no_space(ec)) throw StoreFull("cannot create " + d.string() + ": " + ec.message());

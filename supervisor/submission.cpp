@@ -7,9 +7,7 @@
 #include <cctype>
 #include <cstring>
 
-#include <boost/archive/iterators/binary_from_base64.hpp>
-#include <boost/archive/iterators/transform_width.hpp>
-
+#include "supervisor/upload_stream.hpp"
 #include "supervisor/wtns_header.hpp"
 #include "witness/inputs.hpp"
 
@@ -32,24 +30,15 @@ using nlohmann::json;
 
 namespace {
 
-// Strict base64 (RFC 4648, padding required, whitespace ignored); nullopt when malformed.
+// Strict base64 (RFC 4648, padding required, whitespace ignored), as a spooled body's witnesses
+// are decoded; nullopt when malformed.
 std::optional<std::string> decode_base64(const std::string& in) {
-  std::string s;
-  s.reserve(in.size());
+  Base64Decoder d;
+  std::string out;
+  out.reserve(in.size() / 4 * 3);
   for (char c : in)
-    if (!std::isspace(static_cast<unsigned char>(c))) s.push_back(c);
-  if (s.size() % 4) return std::nullopt;
-  size_t pad = 0;
-  while (pad < 2 && pad < s.size() && s[s.size() - 1 - pad] == '=') pad++;
-  for (size_t i = 0; i < s.size() - pad; i++) {
-    char c = s[i];
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/')) return std::nullopt;
-  }
-  std::replace(s.end() - long(pad), s.end(), '=', 'A');
-  using It = boost::archive::iterators::transform_width<
-      boost::archive::iterators::binary_from_base64<std::string::const_iterator>, 8, 6>;
-  std::string out(It(s.begin()), It(s.end()));
-  out.resize(out.size() - pad);
+    if (!d.put(c, out)) return std::nullopt;
+  if (!d.finish()) return std::nullopt;
   return out;
 }
 

@@ -17,6 +17,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "shm/results.hpp"
 #include "supervisor/helpers.hpp"
 #include "supervisor/state_writes.hpp"
 #include "timeline/events.hpp"
@@ -87,7 +88,7 @@ bool Supervisor::state_low_space() const {
 std::string Supervisor::state_write_problem() const {
   if (state_low_space()) return "less than 1 MiB free";
   const fs::path state = cfg_.daemon.state_dir;
-  for (const fs::path& d : {state / "results", state / "uploads"})
+  for (const fs::path& d : {shm::results_root(state), state / "uploads"})
     if (std::string why = write_probe(d.string()); !why.empty()) return why;
   return "";
 }
