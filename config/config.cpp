@@ -19,6 +19,8 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "common/gpu_options.hpp"
+
 namespace cuzk::config {
 namespace {
 
@@ -475,27 +477,19 @@ void parse_gpu(const toml::table& root, GpuConfig& g) {
   s.integer("threads", g.threads, 0, 4096);
   s.boolean("verify", g.verify);
   s.str("precompute", g.precompute);
-  if (g.precompute != "auto" && g.precompute != "off") {
-    std::set<std::string> seen;
-    size_t pos = 0;
-    while (pos <= g.precompute.size()) {
-      size_t e = g.precompute.find(',', pos);
-      if (e == std::string::npos) e = g.precompute.size();
-      const std::string set = g.precompute.substr(pos, e - pos);
-      if (set != "a" && set != "b1" && set != "b2" && set != "c" && set != "h")
-        fail("gpu.precompute",
-             "must be \"auto\", \"off\" or a comma-separated list of a, b1, b2, c, h; got " + quote(g.precompute),
-             s.node("precompute"));
-      if (!seen.insert(set).second)
-        fail("gpu.precompute", "lists " + quote(set) + " twice", s.node("precompute"));
-      pos = e + 1;
-    }
+  try {
+    gpu_options::check_precompute(g.precompute);
+  } catch (const std::invalid_argument& e) {
+    fail("gpu.precompute", e.what(), s.node("precompute"));
   }
   s.integer("precompute_headroom_mb", g.precompute_headroom_mb, 0, 1 << 24);
-  s.integer("msm_window", g.msm_window, 0, 22);
-  if (g.msm_window != 0 && g.msm_window < 8)
-    fail("gpu.msm_window", "must be 0 (automatic) or 8..22, got " + std::to_string(g.msm_window), s.node("msm_window"));
-  s.integer("ntt_passes", g.ntt_passes, 0, 8);
+  s.integer("msm_window", g.msm_window, 0, gpu_options::kMsmWindowMax);
+  try {
+    gpu_options::check_msm_window(int(g.msm_window));
+  } catch (const std::invalid_argument& e) {
+    fail("gpu.msm_window", e.what(), s.node("msm_window"));
+  }
+  s.integer("ntt_passes", g.ntt_passes, 0, gpu_options::kNttPassesMax);
   s.bytes("key_memory", g.key_memory);
   s.bytes("key_host_memory", g.key_host_memory);
   s.integer("key_wait_ms", g.key_wait_ms, 0, 3600000);

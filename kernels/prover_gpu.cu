@@ -12,7 +12,6 @@
 // timing events on its stream (stage_events.cuh), so that Timings::spans says when the device was
 // executing the proof.
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstdint>
@@ -20,6 +19,7 @@
 #include <future>
 #include <type_traits>
 
+#include "common/gpu_options.hpp"
 #include "engines.cuh"
 #include "groth16/parallel.hpp"
 #include "host_math.hpp"
@@ -118,27 +118,15 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 // The key's point sets, as PrecomputeOptions names them.
 enum PointSet { kSetA, kSetB1, kSetB2, kSetC, kSetH, kSets };
-constexpr const char* kSetNames[kSets] = {"a", "b1", "b2", "c", "h"};
+constexpr const char* const* kSetNames = gpu_options::kPrecomputeSets;  // by PointSet
+static_assert(kSets == gpu_options::kPrecomputeSetCount);
 
 std::vector<int> parse_sets(const std::string& list) {
-  std::vector<int> out;
-  size_t i = 0;
-  while (i <= list.size()) {
-    size_t j = list.find(',', i);
-    if (j == std::string::npos) j = list.size();
-    std::string tok;
-    for (char ch : list.substr(i, j - i))
-      if (!std::isspace((unsigned char)ch)) tok += (char)std::tolower((unsigned char)ch);
-    if (!tok.empty()) {
-      int k = 0;
-      while (k < kSets && tok != kSetNames[k]) k++;
-      if (k == kSets)
-        throw std::invalid_argument("precomputed bases: unknown point set '" + tok + "' (a, b1, b2, c, h)");
-      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
-    }
-    i = j + 1;
+  try {
+    return gpu_options::parse_precompute_sets(list);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("precompute: ") + e.what());
   }
-  return out;
 }
 
 std::string join_sets(const std::vector<int>& v) {
@@ -163,11 +151,17 @@ PrecomputeOptions PrecomputeOptions::parse(const std::string& spec, size_t headr
 
 void GpuOptions::validate() const {
   parse_sets(precompute.sets);
-  if (msm_window != 0 && (msm_window < 8 || msm_window > 22))
-    throw std::invalid_argument("msm_window " + std::to_string(msm_window) + " is outside 8..22 (0: automatic)");
-  if (ntt_passes < 0 || ntt_passes > kNttMaxPasses)
-    throw std::invalid_argument("ntt_passes " + std::to_string(ntt_passes) + " is outside 1.." +
-                                std::to_string(kNttMaxPasses) + " (0: automatic)");
+  static_assert(gpu_options::kNttPassesMax == kNttMaxPasses);
+  try {
+    gpu_options::check_msm_window(msm_window);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("msm_window ") + e.what());
+  }
+  try {
+    gpu_options::check_ntt_passes(ntt_passes);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("ntt_passes ") + e.what());
+  }
 }
 
 template <class C>
