@@ -419,6 +419,7 @@ class GpuWorker {
       link_.event(tl::kProofWritten, req.job, req.partition, req.slot,
                   tl::Kv().raw(f.kv).ms(tl::kFinishMs, double(monotonic_ns() - t0) / 1e6).str());
       seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
+      worker::test_crash_point("gpu-freed");
       done.status = kOk;
       done.set_text(dir.string());
     } catch (...) {

@@ -327,6 +327,7 @@ class SynthWorker {
       h.synth_end_ns = monotonic_ns();
       if (!seg->transition(req.slot, SlotState::Synthesizing, SlotState::Ready))
         throw std::runtime_error("slot " + std::to_string(req.slot) + " was taken away during synthesis");
+      worker::test_crash_point("synth-ready");
       done.status = kOk;
     } catch (const Cancelled&) {
       seg->transition(req.slot, SlotState::Synthesizing, SlotState::Free);

@@ -2,6 +2,7 @@
 // supervisor and its heartbeat thread.
 #include "worker/worker_runtime.hpp"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -119,6 +120,17 @@ void WorkerLink::start_heartbeat() {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
+}
+
+void test_crash_point(const char* point) {
+  const char* spec = std::getenv("CUZK_TEST_CRASH_AT");
+  if (!spec) return;
+  const char* colon = std::strchr(spec, ':');
+  if (!colon || std::strncmp(spec, point, size_t(colon - spec)) != 0 || point[colon - spec] != '\0') return;
+  const int fd = ::open(colon + 1, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return;  // another process crashed here already
+  ::close(fd);
+  ::raise(SIGKILL);
 }
 
 }  // namespace cuzk::worker

@@ -38,6 +38,14 @@ size_t pin_worker(const std::vector<int>& cpus, size_t threads);
 // The CPUs this process may run on now, as "0-3,8".
 std::string current_affinity();
 
+// Test hook: with CUZK_TEST_CRASH_AT="POINT:MARKER" in the supervisor's environment, the first
+// worker process to reach POINT creates the file MARKER and kills itself with SIGKILL there; once
+// MARKER exists nobody crashes again. Lets the process tests reach a crash-repair row that a kill
+// from outside could only hit by luck. Points: "synth-ready" (a synthesis worker has made its slot
+// READY and not yet reported it), "gpu-freed" (a GPU worker has written the result files and freed
+// the slot, and not yet reported it).
+void test_crash_point(const char* point);
+
 class WorkerLink {
  public:
   WorkerLink(const WorkerArgs& a, uint32_t heartbeat_ms);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The crash-repair rows that a kill from outside hits only by luck, reached on purpose with the
+# CUZK_TEST_CRASH_AT hook (one SIGKILL at a point, then never again):
+#  - a synthesis worker dies after making its slot READY and before reporting it (synth, READY):
+#    the supervisor adopts the synthesis, and the partition is proved from that slot, not
+#    synthesized again;
+#  - a GPU worker dies after writing a proof's result files and freeing its slot, before reporting
+#    it (gpu, FREE): the partition is completed from the files, not proved again (the next proof it
+#    held, PROVING, is proved again from its slot).
+# Each job's proofs are verified by snarkjs, and only the worker that died restarted, once.
+source "$(dirname "$0")/lib.sh"
+require_tools
+
+restarts_of_kind() { jstat "s.workers.filter(w => w.kind === '$1').reduce((n, w) => n + w.restarts, 0)"; }
+# How many times the timeline shows EVENT for JOB's partition P.
+count() { timeline | grep -c ",$1,$2,partition=$3," || true; }
+
+write_config 1 3
+CUZK_TEST_CRASH_AT="synth-ready:$WORK/crashed-synth" start_daemon
+job=$(submit poseidon "$W_POSEIDON" "$W_POSEIDON" "$W_POSEIDON")
+await_ok "$job" "$WORK/out_synth" "$VK_POSEIDON" 3
+[ -f "$WORK/crashed-synth" ] || die "the synthesis worker never reached the crash point"
+[ "$(restarts_of_kind synth)" = 1 ] && [ "$(restarts_of_kind gpu)" = 0 ] ||
+  die "expected the synthesis worker alone to restart, once: $(jstat 's.workers')"
+grep -q "synthesis adopted" "$WORK/sup.log" || die "the READY slot of the dead synthesis worker was not adopted"
+for p in 0 1 2; do
+  [ "$(count SYNTH_START "$job" $p)" = 1 ] || die "partition $p was synthesized $(count SYNTH_START "$job" $p) times"
+done
+log "synth, READY: synthesis adopted, nothing synthesized twice"
+stop_daemon
+
+rm -rf "$WORK/state"
+CUZK_TEST_CRASH_AT="gpu-freed:$WORK/crashed-gpu" start_daemon
+job=$(submit poseidon "$W_POSEIDON" "$W_POSEIDON" "$W_POSEIDON")
+await_ok "$job" "$WORK/out_gpu" "$VK_POSEIDON" 3
+[ -f "$WORK/crashed-gpu" ] || die "the GPU worker never reached the crash point"
+[ "$(restarts_of_kind gpu)" = 1 ] && [ "$(restarts_of_kind synth)" = 0 ] ||
+  die "expected the GPU worker alone to restart, once: $(jstat 's.workers')"
+# The partition whose files were written when gpu0 died is its oldest task (WORKER_EXIT's partition).
+exit_line=$(timeline | grep ",WORKER_EXIT,$job," | grep "worker=gpu0") || die "no WORKER_EXIT of gpu0 holding job $job"
+done_p=$(sed 's/.*,partition=\([0-9]*\),.*/\1/' <<<"$exit_line")
+[ "$(count GPU_START "$job" "$done_p")" = 1 ] ||
+  die "partition $done_p, whose result files were written, was proved $(count GPU_START "$job" "$done_p") times"
+for p in 0 1 2; do
+  [ "$(count SYNTH_START "$job" $p)" = 1 ] || die "partition $p was synthesized $(count SYNTH_START "$job" $p) times"
+done
+log "gpu, FREE: partition $done_p completed from its result files; nothing synthesized twice"
+stop_daemon
+log "ok"
