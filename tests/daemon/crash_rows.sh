@@ -15,35 +15,38 @@ restarts_of_kind() { jstat "s.workers.filter(w => w.kind === '$1').reduce((n, w)
 # How many times the timeline shows EVENT for JOB's partition P.
 count() { timeline | grep -c ",$1,$2,partition=$3," || true; }
 
+# crash_at POINT DEAD OTHER: a daemon whose first worker to reach POINT dies there proves one job of
+# three partitions (snarkjs verifies them); workers of kind DEAD restarted once, of kind OTHER never.
+crash_at() {
+  rm -rf "$WORK/state"
+  CUZK_TEST_CRASH_AT="$1:$WORK/crashed-$1" start_daemon
+  job=$(submit poseidon "$W_POSEIDON" "$W_POSEIDON" "$W_POSEIDON")
+  await_ok "$job" "$WORK/out_$1" "$VK_POSEIDON" 3
+  [ -f "$WORK/crashed-$1" ] || die "$1: no worker reached the crash point"
+  [ "$(restarts_of_kind "$2")" = 1 ] && [ "$(restarts_of_kind "$3")" = 0 ] ||
+    die "$1: expected a $2 worker alone to restart, once: $(jstat 's.workers')"
+}
+once_synthesized() {
+  local p
+  for p in 0 1 2; do
+    [ "$(count SYNTH_START "$job" $p)" = 1 ] || die "partition $p was synthesized $(count SYNTH_START "$job" $p) times"
+  done
+}
+
 write_config 1 3
-CUZK_TEST_CRASH_AT="synth-ready:$WORK/crashed-synth" start_daemon
-job=$(submit poseidon "$W_POSEIDON" "$W_POSEIDON" "$W_POSEIDON")
-await_ok "$job" "$WORK/out_synth" "$VK_POSEIDON" 3
-[ -f "$WORK/crashed-synth" ] || die "the synthesis worker never reached the crash point"
-[ "$(restarts_of_kind synth)" = 1 ] && [ "$(restarts_of_kind gpu)" = 0 ] ||
-  die "expected the synthesis worker alone to restart, once: $(jstat 's.workers')"
+crash_at synth-ready synth gpu
 grep -q "synthesis adopted" "$WORK/sup.log" || die "the READY slot of the dead synthesis worker was not adopted"
-for p in 0 1 2; do
-  [ "$(count SYNTH_START "$job" $p)" = 1 ] || die "partition $p was synthesized $(count SYNTH_START "$job" $p) times"
-done
+once_synthesized
 log "synth, READY: synthesis adopted, nothing synthesized twice"
 stop_daemon
 
-rm -rf "$WORK/state"
-CUZK_TEST_CRASH_AT="gpu-freed:$WORK/crashed-gpu" start_daemon
-job=$(submit poseidon "$W_POSEIDON" "$W_POSEIDON" "$W_POSEIDON")
-await_ok "$job" "$WORK/out_gpu" "$VK_POSEIDON" 3
-[ -f "$WORK/crashed-gpu" ] || die "the GPU worker never reached the crash point"
-[ "$(restarts_of_kind gpu)" = 1 ] && [ "$(restarts_of_kind synth)" = 0 ] ||
-  die "expected the GPU worker alone to restart, once: $(jstat 's.workers')"
+crash_at gpu-freed gpu synth
 # The partition whose files were written when gpu0 died is its oldest task (WORKER_EXIT's partition).
 exit_line=$(timeline | grep ",WORKER_EXIT,$job," | grep "worker=gpu0") || die "no WORKER_EXIT of gpu0 holding job $job"
 done_p=$(sed 's/.*,partition=\([0-9]*\),.*/\1/' <<<"$exit_line")
 [ "$(count GPU_START "$job" "$done_p")" = 1 ] ||
   die "partition $done_p, whose result files were written, was proved $(count GPU_START "$job" "$done_p") times"
-for p in 0 1 2; do
-  [ "$(count SYNTH_START "$job" $p)" = 1 ] || die "partition $p was synthesized $(count SYNTH_START "$job" $p) times"
-done
+once_synthesized
 log "gpu, FREE: partition $done_p completed from its result files; nothing synthesized twice"
 stop_daemon
 log "ok"
