@@ -13,9 +13,9 @@
 #include "fuzz/fuzz_util.hpp"
 #include "groth16/formats.hpp"
 #include "shm/messages.hpp"
-#include "supervisor/submission.hpp"
-#include "supervisor/upload_stream.hpp"
-#include "supervisor/wtns_header.hpp"
+#include "supervisor/intake/submission.hpp"
+#include "supervisor/intake/upload_stream.hpp"
+#include "supervisor/intake/wtns_header.hpp"
 #include "witness/inputs.hpp"
 
 namespace cuzk::fuzz {

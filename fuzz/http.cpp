@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fuzz/api_env.hpp"
-#include "supervisor/http_server.hpp"
+#include "supervisor/http/http_server.hpp"
 
 using namespace cuzk;
 

@@ -10,7 +10,7 @@
 #include "fuzz/fuzz_util.hpp"
 #include "groth16/formats.hpp"
 #include "groth16/parallel.hpp"
-#include "supervisor/wtns_header.hpp"
+#include "supervisor/intake/wtns_header.hpp"
 
 using namespace cuzk;
 

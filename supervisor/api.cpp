@@ -11,9 +11,9 @@
 #include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
-#include "supervisor/job_access.hpp"
-#include "supervisor/request_key.hpp"
-#include "supervisor/state_writes.hpp"
+#include "supervisor/intake/job_access.hpp"
+#include "supervisor/intake/request_key.hpp"
+#include "supervisor/store/state_writes.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 

@@ -7,8 +7,8 @@
 #include <iterator>
 
 #include "supervisor/helpers.hpp"
-#include "supervisor/job_access.hpp"
-#include "supervisor/request_key.hpp"
+#include "supervisor/intake/job_access.hpp"
+#include "supervisor/intake/request_key.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 

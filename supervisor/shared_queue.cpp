@@ -12,7 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
-#include "supervisor/pg_store.hpp"
+#include "supervisor/store/pg_store.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 

@@ -19,7 +19,7 @@
 
 #include "shm/results.hpp"
 #include "supervisor/helpers.hpp"
-#include "supervisor/state_writes.hpp"
+#include "supervisor/store/state_writes.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;

@@ -13,14 +13,14 @@
 
 #include "groth16/formats.hpp"
 #include "common/log_escape.hpp"
-#include "supervisor/input_access.hpp"
-#include "supervisor/job_access.hpp"
-#include "supervisor/request_key.hpp"
-#include "supervisor/sqlite_store.hpp"
-#include "supervisor/submission.hpp"
+#include "supervisor/intake/input_access.hpp"
+#include "supervisor/intake/job_access.hpp"
+#include "supervisor/intake/request_key.hpp"
+#include "supervisor/store/sqlite_store.hpp"
+#include "supervisor/intake/submission.hpp"
 #include "supervisor/timeline.hpp"
-#include "supervisor/upload_stream.hpp"
-#include "supervisor/wtns_header.hpp"
+#include "supervisor/intake/upload_stream.hpp"
+#include "supervisor/intake/wtns_header.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;

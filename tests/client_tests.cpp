@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "cli/daemon_client.hpp"
-#include "supervisor/http_server.hpp"
+#include "supervisor/http/http_server.hpp"
 #include "tests/http_test_util.hpp"
 
 using namespace cuzk;

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/http_client.hpp"
-#include "supervisor/http_server.hpp"
+#include "supervisor/http/http_server.hpp"
 #include "tests/http_test_util.hpp"
 
 using namespace cuzk;

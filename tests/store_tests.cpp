@@ -17,9 +17,9 @@
 
 #include <gtest/gtest.h>
 
-#include "supervisor/pg_store.hpp"
-#include "supervisor/sqlite_store.hpp"
-#include "supervisor/store_thread.hpp"
+#include "supervisor/store/pg_store.hpp"
+#include "supervisor/store/sqlite_store.hpp"
+#include "supervisor/store/store_thread.hpp"
 
 namespace fs = std::filesystem;
 using namespace cuzk::sup;

@@ -2,7 +2,7 @@
 // resolved path from / one component at a time with O_NOFOLLOW, checking the client's permission
 // on each folder and on the file, so that what is opened is the checked file whatever happened to
 // the path since it was resolved.
-#include "supervisor/input_access.hpp"
+#include "supervisor/intake/input_access.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "supervisor/job_store.hpp"
-#include "supervisor/state_writes.hpp"
+#include "supervisor/store/job_store.hpp"
+#include "supervisor/store/state_writes.hpp"
 
 namespace cuzk::sup {
 

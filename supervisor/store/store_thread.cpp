@@ -1,5 +1,5 @@
 // The store thread: one queue, one worker thread, and a uv_async that brings results back to the loop.
-#include "supervisor/store_thread.hpp"
+#include "supervisor/store/store_thread.hpp"
 
 #include <chrono>
 

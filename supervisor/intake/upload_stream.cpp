@@ -2,7 +2,7 @@
 // A small JSON scanner follows the body's strings and nesting just far enough to find the values of
 // witnesses[i].base64; it does not validate the JSON: everything it copies is parsed again by
 // SubmitValidator, and a body it misreads only fails there.
-#include "supervisor/upload_stream.hpp"
+#include "supervisor/intake/upload_stream.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,10 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "supervisor/input_access.hpp"
-#include "supervisor/request_key.hpp"
-#include "supervisor/state_writes.hpp"
-#include "supervisor/job_store.hpp"
+#include "supervisor/intake/input_access.hpp"
+#include "supervisor/intake/request_key.hpp"
+#include "supervisor/store/state_writes.hpp"
+#include "supervisor/store/job_store.hpp"
 
 namespace cuzk::sup {
 

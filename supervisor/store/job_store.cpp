@@ -1,5 +1,5 @@
 // The names of the job store's enumerations, as the API and the timeline spell them.
-#include "supervisor/job_store.hpp"
+#include "supervisor/store/job_store.hpp"
 
 namespace cuzk::sup {
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <utility>
 
-#include "supervisor/job_store.hpp"
+#include "supervisor/store/job_store.hpp"
 
 struct sqlite3;
 

@@ -1,7 +1,7 @@
 // PostgreSQL job store: tables cuzk_jobs, cuzk_partitions and cuzk_schema_version; one transaction
 // per logical change; every change of a claimed partition made only where its lease still matches.
 // Times of leases are the server's (now()), so that the nodes' clocks never have to agree.
-#include "supervisor/pg_store.hpp"
+#include "supervisor/store/pg_store.hpp"
 
 #include <libpq-fe.h>
 

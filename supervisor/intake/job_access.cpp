@@ -1,5 +1,5 @@
 // The submitter rule of job_access.hpp.
-#include "supervisor/job_access.hpp"
+#include "supervisor/intake/job_access.hpp"
 
 #include <unistd.h>
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "supervisor/job_store.hpp"
+#include "supervisor/store/job_store.hpp"
 
 namespace cuzk::sup {
 

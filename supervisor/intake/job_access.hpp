@@ -8,8 +8,8 @@
 #include <functional>
 #include <string>
 
-#include "supervisor/http_server.hpp"
-#include "supervisor/input_access.hpp"
+#include "supervisor/http/http_server.hpp"
+#include "supervisor/intake/input_access.hpp"
 
 namespace cuzk::sup {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/wtns_header.hpp"
+#include "supervisor/intake/wtns_header.hpp"
 
 namespace cuzk::sup {
 

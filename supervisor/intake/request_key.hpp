@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/submission.hpp"
-#include "supervisor/upload_stream.hpp"
+#include "supervisor/intake/submission.hpp"
+#include "supervisor/intake/upload_stream.hpp"
 
 namespace cuzk::sup {
 

@@ -12,7 +12,7 @@
 
 #include <uv.h>
 
-#include "supervisor/body_store.hpp"
+#include "supervisor/http/body_store.hpp"
 
 namespace cuzk::http {
 

@@ -1,5 +1,5 @@
 // Request bodies in memory within a budget, else in a spool file (see body_store.hpp).
-#include "supervisor/body_store.hpp"
+#include "supervisor/http/body_store.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

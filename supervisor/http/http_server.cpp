@@ -6,8 +6,8 @@
 //  - A connection keeps its requests' answers in a queue of Slots, in request order (pipelining).
 //    A Responder holds a Slot; when the connection goes away the Slot's `conn` becomes null, so a
 //    late send() is a no-op and alive() is false.
-#include "http_server.hpp"
-#include "http_framing.hpp"
+#include "supervisor/http/http_server.hpp"
+#include "supervisor/http/http_framing.hpp"
 
 #include <http_parser.h>
 #include <sys/socket.h>

@@ -1,5 +1,5 @@
 // The per-client request keys and request digests of request_key.hpp.
-#include "supervisor/request_key.hpp"
+#include "supervisor/intake/request_key.hpp"
 
 #include <cstdio>
 

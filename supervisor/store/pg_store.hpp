@@ -5,7 +5,7 @@
 #pragma once
 #include <memory>
 
-#include "supervisor/job_store.hpp"
+#include "supervisor/store/job_store.hpp"
 
 typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;

@@ -1,7 +1,7 @@
 // wtns v2: "wtns", u32 version, u32 section count, then sections (u32 id, u64 size, data):
 // 1 = {u32 n8, prime (n8 bytes), u32 nWitness}, 2 = nWitness values of n8 bytes (little-endian,
 // normal form), the first of which is 1.
-#include "supervisor/wtns_header.hpp"
+#include "supervisor/intake/wtns_header.hpp"
 
 #include <cstring>
 

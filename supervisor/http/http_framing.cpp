@@ -1,6 +1,6 @@
 // The framing rules of http_framing.hpp, one byte at a time; bodies of known length are skipped
 // in one step.
-#include "supervisor/http_framing.hpp"
+#include "supervisor/http/http_framing.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -13,9 +13,9 @@
 
 #include "config/config.hpp"
 #include "groth16/formats.hpp"
-#include "supervisor/input_access.hpp"
-#include "supervisor/job_store.hpp"
-#include "supervisor/upload_stream.hpp"
+#include "supervisor/intake/input_access.hpp"
+#include "supervisor/store/job_store.hpp"
+#include "supervisor/intake/upload_stream.hpp"
 #include "witness/manifest.hpp"
 
 namespace cuzk::sup {

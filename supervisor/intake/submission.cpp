@@ -1,14 +1,14 @@
 // Submission checks: field syntax, then each partition's witness or inputs. Messages name the field
 // ("witnesses[2]", "inputs[1]") so that a client can find the entry; errors about a file's content
 // describe what is wrong without quoting it.
-#include "supervisor/submission.hpp"
+#include "supervisor/intake/submission.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 
-#include "supervisor/upload_stream.hpp"
-#include "supervisor/wtns_header.hpp"
+#include "supervisor/intake/upload_stream.hpp"
+#include "supervisor/intake/wtns_header.hpp"
 #include "witness/inputs.hpp"
 
 namespace cuzk::sup {

@@ -1,5 +1,5 @@
 // The classification and the probe of state_writes.hpp.
-#include "supervisor/state_writes.hpp"
+#include "supervisor/store/state_writes.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "supervisor/job_store.hpp"
+#include "supervisor/store/job_store.hpp"
 
 namespace cuzk::sup {
 

@@ -1,5 +1,5 @@
 // SQLite job store: two tables, prepared statements, one transaction per logical change.
-#include "supervisor/sqlite_store.hpp"
+#include "supervisor/store/sqlite_store.hpp"
 
 #include <sqlite3.h>
 
