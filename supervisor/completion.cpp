@@ -112,6 +112,7 @@ void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
       d->slots[slot] = SlotUse{};  // the worker has set it FREE
       // The device's next READY slot goes out first: the bookkeeping below (the store, reading the
       // result files, a finished job's clean-up) then runs while the GPU proves, not before.
+      key_order(*d);
       dispatch_proofs(*d);
     }
     j->times[m.partition].prove_ms = m.ms[0];
