@@ -328,6 +328,25 @@ int cmd_status(const HttpClient& c, bool json, std::ostream& out, std::ostream& 
                     str_or(d, "proving").c_str());
       out << line;
     }
+    // Each device's keys: resident or not, and how often they were loaded and given back.
+    bool header = false;
+    for (const auto& d : s["devices"]) {
+      if (!d.contains("keys")) continue;
+      for (const auto& k : d["keys"]) {
+        if (!header) {
+          out << "\nkeys\n";
+          std::snprintf(line, sizeof line, "  %-6s %-24s %-8s %14s %6s %9s %12s\n", "DEVICE", "CIRCUIT", "RESIDENT",
+                        "BYTES", "LOADS", "EVICTIONS", "LAST_LOAD_MS");
+          out << line;
+          header = true;
+        }
+        const bool resident = k.contains("resident") && k["resident"].is_boolean() && k["resident"].get<bool>();
+        std::snprintf(line, sizeof line, "  %-6s %-24s %-8s %14s %6s %9s %12s\n", str_or(d, "id").c_str(),
+                      str_or(k, "circuit").c_str(), resident ? "yes" : "no", str_or(k, "bytes").c_str(),
+                      str_or(k, "loads").c_str(), str_or(k, "evictions").c_str(), str_or(k, "last_load_ms").c_str());
+        out << line;
+      }
+    }
   }
   if (s.contains("queues")) {
     const auto& q = s["queues"];

@@ -111,7 +111,9 @@ struct FakeDaemon : ::testing::Test {
       return resp->send(http::Response::json(200, R"({"instance":"default","pid":1234,"state":"running","uptime_s":12.5,"backend":"cpu",
         "workers":[{"name":"synth0","kind":"synth","index":0,"pid":1240,"cpus":"0-3","state":"idle","restarts":0,"epoch":1,"job":null,"partition":null},
                    {"name":"gpu0","kind":"gpu","index":0,"device":0,"pid":1242,"cpus":"8-9","state":"busy","restarts":1,"epoch":2,"job":"17","partition":3}],
-        "devices":[{"id":0,"backend":"cpu","segment":"/cuzk.default.dev0","slots":4,"slot_bytes":4194304,"free":2,"synthesizing":1,"ready":0,"proving":1}],
+        "devices":[{"id":0,"backend":"cpu","segment":"/cuzk.default.dev0","slots":4,"slot_bytes":4194304,"free":2,"synthesizing":1,"ready":0,"proving":1,
+                    "keys":[{"circuit":"merkle","resident":true,"bytes":722064,"loads":3,"evictions":2,"last_load_ms":4.5},
+                            {"circuit":"sector","resident":false,"bytes":0,"loads":0,"evictions":0,"last_load_ms":0}]}],
         "queues":{"jobs_queued":1,"jobs_running":2,"partitions_queued":7},"slots":[]})"));
     resp->send(http::Response::error(404, "no such job"));
   }
@@ -306,6 +308,9 @@ TEST_F(FakeDaemon, StatusJsonAndTable) {
   EXPECT_TRUE(std::regex_search(t, std::regex(R"(NAME +KIND +DEVICE +PID)"))) << t;
   EXPECT_TRUE(std::regex_search(t, std::regex(R"(synth0 +synth +- +1240 )"))) << t;
   EXPECT_TRUE(std::regex_search(t, std::regex(R"(gpu0 +gpu +0 +1242 )"))) << t;
+  // Each device's keys, resident or not.
+  EXPECT_TRUE(std::regex_search(t, std::regex(R"(0 +merkle +yes +722064 +3 +2 +4.5)"))) << t;
+  EXPECT_TRUE(std::regex_search(t, std::regex(R"(0 +sector +no +0 +0 +0 +0)"))) << t;
 }
 
 TEST_F(FakeDaemon, CancelExitCodes) {
