@@ -261,9 +261,10 @@ class GpuWorker {
     Backend<Bls12_381>* bls = nullptr;
     Backend<Bn254>* bn = nullptr;
     std::vector<std::unique_ptr<gpuw::CachedKey>> keys;
+    std::vector<ZKeyHeader> headers;
     std::vector<size_t> estimates;
     for (const auto& cc : cfg_.circuits) {
-      const ZKeyHeader hdr = read_zkey_header(cc.zkey);
+      const ZKeyHeader hdr = headers.emplace_back(read_zkey_header(cc.zkey));
       estimates.push_back(key_resident_bytes(hdr));
       keys.push_back(with_curve(hdr.curve, [&]<class C>() -> std::unique_ptr<gpuw::CachedKey> {
         if constexpr (std::is_same_v<C, Bls12_381>)
@@ -281,12 +282,9 @@ class GpuWorker {
       const size_t headroom = size_t(cfg_.gpu.precompute_headroom_mb) << 20;
       if (total) budget = total > headroom ? total - headroom : total;
     }
-    for (size_t i = 0; i < estimates.size(); i++)
-      if (budget && estimates[i] > budget)
-        throw config::ConfigError(
-            "gpu.key_memory", "circuit '" + cfg_.circuits[i].name + "' needs at least " + std::to_string(estimates[i]) +
-                                  " bytes for its key, more than the " + std::to_string(budget) +
-                                  " bytes that keys may take on device " + std::to_string(device_));
+    for (size_t i = 0; i < headers.size(); i++)
+      if (std::string why = key_over_budget(headers[i], cfg_.circuits[i].name, budget); !why.empty())
+        throw config::ConfigError("gpu.key_memory", why + " on device " + std::to_string(device_));
     keys_ = std::make_unique<gpuw::KeyCache>(std::move(keys), std::move(estimates), budget, cfg_.gpu.key_host_memory,
                                              [this](const gpuw::KeyEvent& e) { key_event(e); });
     if (!keys_->all_fit())

@@ -111,6 +111,8 @@ ZKeyHeader read_zkey_header(const std::string& path);
 // adds the MSM scratch and the precomputed tables it builds beside them. Known from the header alone,
 // so that the daemon can tell before loading anything whether a key can fit a memory budget.
 size_t key_resident_bytes(const ZKeyHeader& h);
+// "" when the key of `circuit` can fit `budget` bytes (0: no limit), else why not, naming the circuit.
+std::string key_over_budget(const ZKeyHeader& h, const std::string& circuit, size_t budget);
 // The curve a zkey, a witness or an r1cs is for, from its prime. Throws FormatError naming the file
 // when the prime is no curve cuzk knows (or the container is malformed).
 CurveId zkey_curve(const std::string& path);

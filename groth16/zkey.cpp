@@ -188,6 +188,13 @@ ZKeyHeader read_zkey_header(const std::string& path) { return read_zkey_header(R
 
 CurveId zkey_curve(const std::string& path) { return read_zkey_header(path).curve; }
 
+std::string key_over_budget(const ZKeyHeader& h, const std::string& circuit, size_t budget) {
+  const size_t need = key_resident_bytes(h);
+  if (!budget || need <= budget) return "";
+  return "circuit '" + circuit + "' needs at least " + std::to_string(need) + " bytes for its key, more than the " +
+         std::to_string(budget) + " bytes keys may take";
+}
+
 size_t key_resident_bytes(const ZKeyHeader& h) {
   return with_curve(h.curve, [&]<class C>() -> size_t {
     const size_t g1 = sizeof(typename C::G1Affine), g2 = sizeof(typename C::G2Affine);

@@ -32,11 +32,8 @@ std::vector<ZKeyHeader> Supervisor::read_keys(const config::Config& cfg) {
     }
     // A key larger than the whole gpu.key_memory could never be loaded. (With the default, each GPU
     // worker checks against its device's memory and exits 78 the same way.)
-    const size_t need = key_resident_bytes(dims.back());
-    if (cfg.gpu.key_memory && need > cfg.gpu.key_memory)
-      throw config::ConfigError("gpu.key_memory", "circuit '" + cfg.circuits[i].name + "' needs at least " +
-                                                      std::to_string(need) + " bytes for its key, more than the " +
-                                                      std::to_string(cfg.gpu.key_memory) + " bytes keys may take");
+    if (std::string why = key_over_budget(dims.back(), cfg.circuits[i].name, cfg.gpu.key_memory); !why.empty())
+      throw config::ConfigError("gpu.key_memory", why);
   }
   return dims;
 }
