@@ -19,6 +19,8 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/gpu_options.hpp"
 
 namespace cuzk::config {
@@ -344,7 +346,8 @@ const std::vector<std::string> kSections = {"daemon", "synthesis", "gpu", "circu
 const std::vector<std::string> kDaemonKeys = {"instance",   "state_dir",        "socket",           "socket_mode",
                                               "tcp",        "tcp_allow_remote", "token",            "token_file",
                                               "log_level",  "heartbeat_interval_ms", "heartbeat_timeout_ms",
-                                              "shutdown_grace_ms", "input_dirs"};
+                                              "shutdown_grace_ms", "input_dirs", "key_dirs",
+                                              "admin_token",      "admin_token_file"};
 const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "witness_timeout_s", "witness_engine",
                                                   "abc"};
 const std::vector<std::string> kGpuKeys = {"backend",    "devices",    "slots",
@@ -391,6 +394,22 @@ void parse_daemon(const toml::table& root, const std::string& base_dir, DaemonCo
     d.token = read_token_file("daemon.token_file", d.token_file, s.node("token_file"));
     check_token("daemon.token_file", d.token, s.node("token_file"));
   }
+  s.str("admin_token", d.admin_token);
+  s.str("admin_token_file", d.admin_token_file);
+  if (!d.admin_token.empty() && !d.admin_token_file.empty())
+    fail("daemon.admin_token_file", "set either daemon.admin_token or daemon.admin_token_file, not both",
+         s.node("admin_token_file"));
+  if (!d.admin_token.empty()) check_token("daemon.admin_token", d.admin_token, s.node("admin_token"));
+  if (!d.admin_token_file.empty()) {
+    d.admin_token_file = resolve(d.admin_token_file, base_dir);
+    d.admin_token = read_token_file("daemon.admin_token_file", d.admin_token_file, s.node("admin_token_file"));
+    check_token("daemon.admin_token_file", d.admin_token, s.node("admin_token_file"));
+  }
+  // Otherwise a client with the clients' token would be an operator too.
+  if (!d.admin_token.empty() && d.admin_token == d.token)
+    fail(d.admin_token_file.empty() ? "daemon.admin_token" : "daemon.admin_token_file",
+         "must differ from the clients' token (daemon.token)",
+         s.node(d.admin_token_file.empty() ? "admin_token" : "admin_token_file"));
   if (!d.tcp.empty()) {
     check_tcp("daemon.tcp", d.tcp, d.tcp_allow_remote, s.node("tcp"));
     if (d.token.empty())
@@ -411,18 +430,23 @@ void parse_daemon(const toml::table& root, const std::string& base_dir, DaemonCo
          s.node("heartbeat_timeout_ms"));
   s.integer("shutdown_grace_ms", d.shutdown_grace_ms, 0, 86400000);
   d.input_dirs = input_dirs(s, "input_dirs", base_dir);
+  d.key_dirs = input_dirs(s, "key_dirs", base_dir);
   // Requests must never reach the daemon's own files (the job store, other jobs' uploads).
   std::error_code ec;
   const std::string state = fs::weakly_canonical(d.state_dir, ec).string();
   auto below = [](const std::string& p, const std::string& dir) {
     return p == dir || p.rfind(dir == "/" ? dir : dir + "/", 0) == 0;
   };
-  for (size_t i = 0; i < d.input_dirs.size(); ++i) {
-    const std::string& in = d.input_dirs[i];
-    if (below(state, in) || below(in, state))
-      fail("daemon.input_dirs[" + std::to_string(i) + "]",
-           quote(in) + " overlaps daemon.state_dir (" + quote(state) + "); requests must not reach the daemon's own files",
-           s.array("input_dirs")->get(i));
+  for (const char* k : {"input_dirs", "key_dirs"}) {
+    const std::vector<std::string>& dirs = std::string(k) == "input_dirs" ? d.input_dirs : d.key_dirs;
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      const std::string& in = dirs[i];
+      if (below(state, in) || below(in, state))
+        fail("daemon." + std::string(k) + "[" + std::to_string(i) + "]",
+             quote(in) + " overlaps daemon.state_dir (" + quote(state) +
+                 "); requests must not reach the daemon's own files",
+             s.array(k)->get(i));
+    }
   }
 }
 
@@ -495,6 +519,40 @@ void parse_gpu(const toml::table& root, GpuConfig& g) {
   s.integer("key_wait_ms", g.key_wait_ms, 0, 3600000);
 }
 
+// One [[circuits]] entry; its keys are named under `path`. A path relative to base_dir, or, with
+// base_dir "", refused unless absolute. check_files: that each file exists and is of its kind.
+CircuitConfig parse_circuit(const toml::table& t, const std::string& path, const std::string& base_dir,
+                            bool check_files) {
+  Section s(&t, path);
+  s.allow_only(kCircuitKeys);
+  CircuitConfig c;
+  if (!s.has("name")) fail(s.key("name"), "is required", &t);
+  s.str("name", c.name);
+  if (!valid_name(c.name, 64, "_.-"))
+    fail(s.key("name"), "must be 1 to 64 characters from A-Z a-z 0-9 _ . -, got " + quote(c.name), s.node("name"));
+  auto file = [&](const std::string& k, std::string& out) {
+    s.str(k, out);
+    if (out.empty()) return;
+    if (base_dir.empty() && !fs::path(out).is_absolute())
+      fail(s.key(k), "must be an absolute path, got " + quote(out), s.node(k));
+    out = resolve(out, base_dir);
+  };
+  if (!s.has("zkey")) fail(s.key("zkey"), "is required (the circuit's snarkjs .zkey proving key)", &t);
+  s.str("zkey", c.zkey);
+  if (c.zkey.empty()) fail(s.key("zkey"), "must not be empty", s.node("zkey"));
+  file("zkey", c.zkey);
+  file("r1cs", c.r1cs);  // "" = no r1cs
+  file("witness_generator", c.witness_generator);  // "" = none
+  if (check_files) {
+    check_file(s.key("zkey"), c.zkey, "zkey", s.node("zkey"));
+    if (!c.r1cs.empty()) check_file(s.key("r1cs"), c.r1cs, "r1cs", s.node("r1cs"));
+    if (!c.witness_generator.empty())
+      check_dir(s.key("witness_generator"), c.witness_generator, s.node("witness_generator"));
+  }
+  s.integer("max_partitions", c.max_partitions, 1, 65536);
+  return c;
+}
+
 void parse_circuits(const toml::table& root, const std::string& base_dir, std::vector<CircuitConfig>& out) {
   const toml::node* n = root.get("circuits");
   if (!n) fail("circuits", "at least one [[circuits]] entry (name and zkey) is required");
@@ -506,34 +564,12 @@ void parse_circuits(const toml::table& root, const std::string& base_dir, std::v
   const toml::array& a = *n->as_array();
   std::map<std::string, size_t> names;
   for (size_t i = 0; i < a.size(); ++i) {
-    std::string path = "circuits[" + std::to_string(i) + "]";
-    Section s(a.get(i)->as_table(), path);
-    s.allow_only(kCircuitKeys);
-    CircuitConfig c;
-    if (!s.has("name")) fail(s.key("name"), "is required", a.get(i));
-    s.str("name", c.name);
-    if (!valid_name(c.name, 64, "_.-"))
-      fail(s.key("name"), "must be 1 to 64 characters from A-Z a-z 0-9 _ . -, got " + quote(c.name), s.node("name"));
+    const std::string path = "circuits[" + std::to_string(i) + "]";
+    CircuitConfig c = parse_circuit(*a.get(i)->as_table(), path, base_dir, true);
     if (auto it = names.find(c.name); it != names.end())
-      fail(s.key("name"), "duplicate circuit name " + quote(c.name) + " (also circuits[" + std::to_string(it->second) + "])",
-           s.node("name"));
+      fail(path + ".name", "duplicate circuit name " + quote(c.name) + " (also circuits[" + std::to_string(it->second) + "])",
+           a.get(i)->as_table()->get("name"));
     names[c.name] = i;
-    if (!s.has("zkey")) fail(s.key("zkey"), "is required (the circuit's snarkjs .zkey proving key)", a.get(i));
-    s.str("zkey", c.zkey);
-    if (c.zkey.empty()) fail(s.key("zkey"), "must not be empty", s.node("zkey"));
-    c.zkey = resolve(c.zkey, base_dir);
-    check_file(s.key("zkey"), c.zkey, "zkey", s.node("zkey"));
-    s.str("r1cs", c.r1cs);
-    if (!c.r1cs.empty()) {  // "" = no r1cs
-      c.r1cs = resolve(c.r1cs, base_dir);
-      check_file(s.key("r1cs"), c.r1cs, "r1cs", s.node("r1cs"));
-    }
-    s.integer("max_partitions", c.max_partitions, 1, 65536);
-    s.str("witness_generator", c.witness_generator);
-    if (!c.witness_generator.empty()) {  // "" = none
-      c.witness_generator = resolve(c.witness_generator, base_dir);
-      check_dir(s.key("witness_generator"), c.witness_generator, s.node("witness_generator"));
-    }
     out.push_back(std::move(c));
   }
 }
@@ -696,8 +732,92 @@ uint64_t parse_bytes(const std::string& text, const std::string& key) {
 
 const CircuitConfig* Config::find_circuit(const std::string& name) const {
   for (const auto& c : circuits)
-    if (c.name == name) return &c;
+    if (c.name == name && !c.removed) return &c;
   return nullptr;
+}
+
+CircuitConfig circuit_from_json(const nlohmann::json& body) {
+  if (!body.is_object()) throw ConfigError("", "a circuit must be a JSON object with the keys of a [[circuits]] entry");
+  toml::table t;
+  for (const auto& [k, v] : body.items()) {
+    if (v.is_string()) t.insert(k, v.get<std::string>());
+    else if (v.is_number_integer()) t.insert(k, v.get<int64_t>());
+    else if (v.is_number_float()) t.insert(k, v.get<double>());
+    else if (v.is_boolean()) t.insert(k, v.get<bool>());
+    else if (v.is_array()) t.insert(k, toml::array{});  // named by the key's own check
+    else if (v.is_object()) t.insert(k, toml::table{});
+    else throw ConfigError(k, "must not be null");
+  }
+  CircuitConfig c = parse_circuit(t, "", "", true);
+  c.runtime = true;
+  return c;
+}
+
+nlohmann::ordered_json circuit_json(const CircuitConfig& c) {
+  nlohmann::ordered_json j = {{"name", c.name}, {"zkey", c.zkey}};
+  if (!c.r1cs.empty()) j["r1cs"] = c.r1cs;
+  if (!c.witness_generator.empty()) j["witness_generator"] = c.witness_generator;
+  j["max_partitions"] = c.max_partitions;
+  return j;
+}
+
+std::string runtime_circuits_path(const Config& c) { return (fs::path(c.daemon.state_dir) / "circuits.toml").string(); }
+
+void write_runtime_circuits(const Config& c) {
+  toml::array entries;
+  for (const CircuitConfig& cc : c.circuits) {
+    if (!cc.runtime) continue;
+    toml::table t;
+    t.insert("name", cc.name);
+    t.insert("zkey", cc.zkey);
+    if (!cc.r1cs.empty()) t.insert("r1cs", cc.r1cs);
+    if (!cc.witness_generator.empty()) t.insert("witness_generator", cc.witness_generator);
+    t.insert("max_partitions", int64_t(cc.max_partitions));
+    entries.push_back(std::move(t));
+  }
+  toml::table root;
+  root.insert("circuits", std::move(entries));
+  const std::string path = runtime_circuits_path(c), tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << "# The circuits added at run time (POST /v1/circuits), after the config file's, in the order\n"
+         "# the workers know them by. The supervisor writes it at start from the job store and at every\n"
+         "# change; do not edit.\n"
+      << toml::toml_formatter(root) << "\n";
+    f.flush();
+    if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error("cannot replace " + path + ": " + ec.message());
+}
+
+size_t load_runtime_circuits(Config& c) {
+  const std::string path = runtime_circuits_path(c);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return 0;
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError("", path + ": " + std::string(e.description()));
+  }
+  const toml::array* a = root["circuits"].as_array();
+  if (!a) return 0;
+  size_t from_file = 0;
+  for (const auto& cc : c.circuits) from_file += !cc.runtime;
+  size_t added = 0;
+  for (size_t i = 0; i < a->size(); ++i) {
+    if (from_file + i < c.circuits.size()) continue;  // known already: indices never change while the daemon runs
+    const toml::table* t = a->get(i)->as_table();
+    if (!t) throw ConfigError("", path + ": circuits[" + std::to_string(i) + "] is not a table");
+    // Not checked against the disk here: a worker that proves it opens the files and says so.
+    CircuitConfig cc = parse_circuit(*t, path + ": circuits[" + std::to_string(i) + "]", "", false);
+    cc.runtime = true;
+    c.circuits.push_back(std::move(cc));
+    added++;
+  }
+  return added;
 }
 
 SlotNeeds slot_needs(const Config& c) {

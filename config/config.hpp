@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace cuzk::config {
 
 // A configuration error. `key` is the dotted TOML path ("synthesis.cpus[1]", "circuits[0].zkey").
@@ -40,6 +42,12 @@ struct DaemonConfig {
   // Directories whose files a request may name by path (absolute, canonical: symlinks resolved).
   // Empty: every path in a request is refused; witnesses and inputs must be sent in the request.
   std::vector<std::string> input_dirs;
+  // Directories under which the files of a circuit added at run time (POST /v1/circuits) must lie,
+  // the same way. Empty: circuits come from this file only.
+  std::vector<std::string> key_dirs;
+  // Bearer token that makes a TCP client an operator (adding and removing circuits), or a file
+  // holding it; "" = no operator over TCP (root and the daemon's own user on the socket are).
+  std::string admin_token, admin_token_file;
 };
 
 struct SynthesisConfig {
@@ -86,6 +94,10 @@ struct CircuitConfig {
   // artefact (a folder with manifest.json). When set, jobs may carry circuit inputs instead of
   // witnesses.
   std::string witness_generator;
+  // Added at run time (POST /v1/circuits), after the file's circuits. A removed one keeps its place
+  // while the daemon runs, so that the indices the workers know stay the same and its jobs finish,
+  // but takes no new jobs (find_circuit skips it).
+  bool runtime = false, removed = false;
 };
 
 struct LimitsConfig {
@@ -132,8 +144,23 @@ struct Config {
   LimitsConfig limits;
   TimelineConfig timeline;
   StoreConfig store;
-  const CircuitConfig* find_circuit(const std::string& name) const;
+  const CircuitConfig* find_circuit(const std::string& name) const;  // not removed
 };
+
+// A circuit added at run time, from the JSON object of POST /v1/circuits: the keys of a [[circuits]]
+// entry, checked as the file's are (ConfigError names the key, e.g. "zkey: ..."), every path
+// absolute. Marked runtime.
+CircuitConfig circuit_from_json(const nlohmann::json& body);
+// The entry as JSON, for the job store and the API (what circuit_from_json reads back).
+nlohmann::ordered_json circuit_json(const CircuitConfig& c);
+
+// The runtime circuits as the workers learn them: <state_dir>/circuits.toml lists the runtime
+// entries of c.circuits in order (removed ones too: their jobs may still run), so that a worker
+// finds circuit i at the same index as the supervisor. Written whole and renamed into place.
+std::string runtime_circuits_path(const Config& c);
+void write_runtime_circuits(const Config& c);
+// Appends the file's circuits that c does not have yet; returns how many. No file: none.
+size_t load_runtime_circuits(Config& c);
 
 // Reads and validates the whole file. Throws ConfigError naming the first bad key (unknown keys are
 // errors too, so a typo never silently falls back to a default). Relative paths are resolved against

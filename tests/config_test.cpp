@@ -1,6 +1,7 @@
 // config/: TOML parsing, whole-file validation (each error names its dotted key), CPU sets, byte
 // counts, and the shipped example config.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sched.h>
 #include <unistd.h>
 
@@ -416,6 +417,85 @@ TEST_F(ConfigTest, CircuitsAreChecked) {
     fs::permissions(dir / "keys/b.zkey", fs::perms::none);
     EXPECT_CONFIG_ERROR("[[circuits]]\nname = \"a\"\nzkey = \"keys/b.zkey\"\n", "circuits[0].zkey", "cannot read");
   }
+}
+
+TEST_F(ConfigTest, AdminTokenAndKeyDirsAreChecked) {
+  Config c = parse(minimal("[daemon]\nadmin_token_file = \"token.txt\"\nkey_dirs = [\"keys\"]\n"));
+  EXPECT_EQ(c.daemon.admin_token, "s3cret-token");
+  EXPECT_EQ(c.daemon.key_dirs, std::vector<std::string>{fs::canonical(dir / "keys").string()});
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\nadmin_token = \"a\"\nadmin_token_file = \"token.txt\"\n"),
+                      "daemon.admin_token_file", "not both");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\nadmin_token = \"has space\"\n"), "daemon.admin_token", "without spaces");
+  // The clients' token must not make its holders operators.
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\ntoken = \"same\"\nadmin_token = \"same\"\n"), "daemon.admin_token",
+                      "must differ");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\nkey_dirs = [\"nope\"]\n"), "daemon.key_dirs[0]", "does not exist");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\nstate_dir = \"keys/state\"\nkey_dirs = [\"keys\"]\n"), "daemon.key_dirs[0]",
+                      "overlaps daemon.state_dir");
+}
+
+// POST /v1/circuits bodies: the keys of a [[circuits]] entry, checked the same way, named alone.
+TEST_F(ConfigTest, ACircuitFromJsonIsCheckedLikeTheFilesEntries) {
+  using nlohmann::json;
+  const CircuitConfig c = circuit_from_json(
+      json{{"name", "b"}, {"zkey", path("keys/b.zkey")}, {"r1cs", path("keys/a.r1cs")}, {"max_partitions", 4}});
+  EXPECT_EQ(c.name, "b");
+  EXPECT_EQ(c.zkey, path("keys/b.zkey"));
+  EXPECT_EQ(c.r1cs, path("keys/a.r1cs"));
+  EXPECT_EQ(c.max_partitions, 4u);
+  EXPECT_TRUE(c.runtime);
+  EXPECT_FALSE(c.removed);
+  // What the store keeps reads back the same.
+  const CircuitConfig back = circuit_from_json(json::parse(circuit_json(c).dump()));
+  EXPECT_EQ(back.name, c.name);
+  EXPECT_EQ(back.zkey, c.zkey);
+  EXPECT_EQ(back.r1cs, c.r1cs);
+  EXPECT_EQ(back.max_partitions, c.max_partitions);
+  auto error = [](const json& body) -> std::string {
+    try {
+      circuit_from_json(body);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  EXPECT_EQ(error(json{{"zkey", path("keys/b.zkey")}}), "name: is required");
+  EXPECT_EQ(error(json{{"name", "b"}, {"zkey", "keys/b.zkey"}}), "zkey: must be an absolute path, got \"keys/b.zkey\"");
+  EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("keys/b.zkey")}, {"zkye", 1}}).rfind("zkye: unknown key", 0), 0u);
+  EXPECT_EQ(error(json{{"name", "b"}, {"zkey", json::array()}}), "zkey: must be a string, not an array");
+  EXPECT_EQ(error(json{{"name", "b"}, {"zkey", nullptr}}), "zkey: must not be null");
+  EXPECT_NE(error(json{{"name", "b"}, {"zkey", path("keys/missing.zkey")}}).find("does not exist"), std::string::npos);
+  EXPECT_NE(error(json{{"name", "b"}, {"zkey", path("keys/not_a_key.zkey")}}).find("not a zkey file"),
+            std::string::npos);
+  EXPECT_NE(error(json::array()).find("JSON object"), std::string::npos);
+}
+
+// The workers learn runtime circuits from <state_dir>/circuits.toml, at the supervisor's indices.
+TEST_F(ConfigTest, RuntimeCircuitsReachTheWorkersAtTheSameIndices) {
+  Config sup = parse(minimal("[daemon]\nstate_dir = \"state\"\n"));
+  fs::create_directories(sup.daemon.state_dir);
+  Config worker = sup;
+  EXPECT_EQ(load_runtime_circuits(worker), 0u);  // no file yet
+  CircuitConfig b = circuit_from_json(nlohmann::json{{"name", "b"}, {"zkey", path("keys/b.zkey")}});
+  sup.circuits.push_back(b);
+  sup.circuits.back().removed = true;  // removed ones keep their place
+  b.witness_generator = path("keys");
+  sup.circuits.push_back(b);           // the same name again, added after the removal
+  write_runtime_circuits(sup);
+  EXPECT_EQ(load_runtime_circuits(worker), 2u);
+  ASSERT_EQ(worker.circuits.size(), 3u);
+  EXPECT_FALSE(worker.circuits[0].runtime);
+  EXPECT_EQ(worker.circuits[2].name, "b");
+  EXPECT_EQ(worker.circuits[2].witness_generator, path("keys"));
+  EXPECT_TRUE(worker.circuits[2].runtime);
+  EXPECT_EQ(load_runtime_circuits(worker), 0u);  // nothing new
+  EXPECT_EQ(sup.find_circuit("b"), &sup.circuits[2]);
+  // Files that went away after their circuit was added do not stop a worker learning the others.
+  fs::remove(dir / "keys/b.zkey");
+  sup.circuits.push_back(circuit_from_json(nlohmann::json{{"name", "c"}, {"zkey", path("keys/a.zkey")}}));
+  write_runtime_circuits(sup);
+  EXPECT_EQ(load_runtime_circuits(worker), 1u);
+  EXPECT_EQ(worker.circuits.at(3).name, "c");
 }
 
 TEST_F(ConfigTest, LimitsAndTimelineAreChecked) {
