@@ -195,6 +195,7 @@ int Supervisor::run() {
   so.unix_mode = cfg_.daemon.socket_mode;
   so.tcp = cfg_.daemon.tcp;
   so.token = cfg_.daemon.token;
+  so.admin_token = cfg_.daemon.admin_token;
   so.max_body = cfg_.limits.max_upload_bytes;
   so.spool_dir = (fs::path(cfg_.daemon.state_dir) / "spool").string();
   so.memory_budget = cfg_.limits.upload_memory;

@@ -86,7 +86,7 @@ struct Fixture : ::testing::Test {
       body.assign(std::istreambuf_iterator<char>(in), {});
     }
     json j = {{"method", r.method}, {"path", r.path}, {"query", r.query}, {"body", body}, {"via_tcp", r.via_tcp},
-              {"spooled", r.body_file != nullptr}, {"peer_uid", r.peer.unix_creds ? json(r.peer.uid) : json(nullptr)}};
+              {"admin", r.admin}, {"spooled", r.body_file != nullptr}, {"peer_uid", r.peer.unix_creds ? json(r.peer.uid) : json(nullptr)}};
     if (r.headers.count("x-test")) j["x_test"] = r.headers.at("x-test");
     resp->send(http::Response::json(200, j.dump()));
   }
@@ -144,6 +144,21 @@ TEST_F(Fixture, TcpNeedsTheBearerToken) {
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(json::parse(r.body)["via_tcp"], true);
   EXPECT_EQ(json::parse(r.body)["body"], "hello");
+  expect_alive();
+}
+
+// daemon.admin_token passes too and marks the request admin (an operator); the clients' token does not.
+TEST_F(Fixture, TheAdminTokenMarksItsRequests) {
+  opt.admin_token = "admin-token";
+  start();
+  auto r = tcp_client("admin-token").request("POST", "/echo", "x");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body)["admin"], true);
+  r = tcp_client("s3cret-token").request("POST", "/echo", "x");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body)["admin"], false);
+  EXPECT_EQ(tcp_client("admin-tokem").request("GET", "/ping").status, 401);
+  EXPECT_EQ(json::parse(unix_client().request("POST", "/echo", "x").body)["admin"], false);
   expect_alive();
 }
 

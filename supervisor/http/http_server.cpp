@@ -678,7 +678,7 @@ void on_connection(uv_stream_t* server, int status) {
   else c->peer = peer_of(&c->h.pipe);
   c->body = std::make_unique<BodyBuffer>(impl->bodies);
   c->parser = std::make_unique<RequestParser>(
-      RequestLimits{impl->opt.max_body, impl->opt.max_header, impl->opt.token}, tcp,
+      RequestLimits{impl->opt.max_body, impl->opt.max_header, impl->opt.token, impl->opt.admin_token}, tcp,
       [c](RequestParser::Complete& done) { return on_request(c, done); },
       [c] {  // "Expect: 100-continue": say so at once when no earlier answer is still owed
         if (c->slots.empty()) write_bytes(c, "HTTP/1.1 100 Continue\r\n\r\n");
@@ -905,7 +905,8 @@ struct RequestParser::Impl {
       std::string presented;
       if (it != m->req.headers.end() && it->second.size() > 7 && lower(it->second.substr(0, 7)) == "bearer ")
         presented = it->second.substr(7);
-      m->authorized = !m->limits.token.empty() && secret_equal(presented, m->limits.token);
+      m->req.admin = !m->limits.admin_token.empty() && secret_equal(presented, m->limits.admin_token);
+      m->authorized = m->req.admin || (!m->limits.token.empty() && secret_equal(presented, m->limits.token));
       if (!m->authorized) {
         // Answered 401 now, without reading the body, and nothing more is read from the connection.
         m->in_message = false;

@@ -33,6 +33,7 @@ struct Request {
   std::string body;                               // the body, unless it was spooled to a file
   std::shared_ptr<const SpooledBody> body_file;   // the body in a file (ServerOptions::spool_dir)
   bool via_tcp = false;
+  bool admin = false;  // via TCP with the operators' token (RequestLimits::admin_token)
   Peer peer;
 };
 
@@ -61,6 +62,7 @@ struct RequestLimits {
   uint64_t max_body = 1ull << 30;
   uint64_t max_header = 64 * 1024;  // request line and headers together
   std::string token;                // the bearer token a request via TCP must present ("" = none passes)
+  std::string admin_token;          // or this one, which marks the request admin ("" = none)
 };
 
 // The request side of one connection, without I/O: bytes in, complete requests out, in order. The
@@ -112,6 +114,7 @@ struct ServerOptions {
   uint32_t unix_mode = 0660;
   std::string tcp;              // "" = off; "host:port"
   std::string token;            // required on TCP connections as "Authorization: Bearer <token>"
+  std::string admin_token;      // accepted there too, marking the requests admin ("" = none)
   uint64_t max_body = 1ull << 30;
   uint64_t max_header = 64 * 1024;
   // Bodies: one larger than spool_above, or one that would take the bodies held in memory by all

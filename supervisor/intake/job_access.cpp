@@ -11,9 +11,13 @@ std::string submitter_of(const http::Request& req) {
   return req.peer.unix_creds ? "unix:" + std::to_string(req.peer.uid) : "unix:?";
 }
 
+bool is_operator(const http::Request& req, uint32_t daemon_uid) {
+  if (req.via_tcp) return req.admin;
+  return req.peer.unix_creds && (req.peer.uid == 0 || req.peer.uid == daemon_uid);
+}
+
 bool may_access(const std::string& owner, const http::Request& req, uint32_t daemon_uid) {
-  if (owner.empty()) return true;
-  if (!req.via_tcp && req.peer.unix_creds && (req.peer.uid == 0 || req.peer.uid == daemon_uid)) return true;
+  if (owner.empty() || is_operator(req, daemon_uid)) return true;
   return owner == submitter_of(req) && owner != "unix:?";
 }
 
@@ -29,6 +33,7 @@ FileReader reader_of(const http::Request& req) {
 Viewer viewer_of(const http::Request& req) {
   http::Request who;
   who.via_tcp = req.via_tcp;
+  who.admin = req.admin;
   who.peer = req.peer;
   const uint32_t euid = uint32_t(::geteuid());
   return [who, euid](const std::string& owner) { return may_access(owner, who, euid); };

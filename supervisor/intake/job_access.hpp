@@ -17,6 +17,11 @@ namespace cuzk::sup {
 // job stored before submitters were recorded, which every client may see as before.
 std::string submitter_of(const http::Request& req);
 
+// Operators: root and the daemon's own user (daemon_uid, the supervisor's effective uid) on the
+// unix socket, and TCP clients with daemon.admin_token. They see every job and alone may add and
+// remove circuits.
+bool is_operator(const http::Request& req, uint32_t daemon_uid);
+
 // Whether the client of req may see and cancel a job whose stored submitter is `owner`.
 // daemon_uid: the supervisor's effective uid.
 bool may_access(const std::string& owner, const http::Request& req, uint32_t daemon_uid);
