@@ -555,6 +555,8 @@ TEST(JobStoreMigration, OpensAStoreOfThePreviousSchema) {
     EXPECT_EQ(again.load(6)->input, InputKind::Inputs);
     EXPECT_EQ(again.load(6)->submitter, "unix:1000");
     EXPECT_EQ(again.load(4)->input, InputKind::Witnesses);
+    EXPECT_TRUE(again.circuits().empty());  // the runtime circuits' table is there, empty
+    EXPECT_TRUE(again.add_circuit({"late", "{}", 1}));
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     sqlite3_stmt* st = nullptr;

@@ -42,7 +42,7 @@ class PgServer {
   void reset() const {
     PGconn* c = PQconnectdb(url_.c_str());
     PGresult* r = PQexec(c, "SET client_min_messages = warning;"
-                            "DROP TABLE IF EXISTS cuzk_partitions, cuzk_jobs, cuzk_schema_version");
+                            "DROP TABLE IF EXISTS cuzk_partitions, cuzk_jobs, cuzk_circuits, cuzk_schema_version");
     const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     const std::string msg = PQerrorMessage(c);
     PQclear(r);
@@ -364,6 +364,30 @@ TEST_P(StoreTest, ConcurrentNodesDrainTheQueueOnce) {
   EXPECT_EQ(store_->counts().parts[int(PState::Done)], uint64_t(kJobs * kParts));
 }
 
+// Circuits added at run time: kept in the order added, one per name, seen by every connection
+// (another node), and forgotten on removal while their jobs stay.
+TEST_P(StoreTest, RuntimeCircuitsAreKeptOncePerNameInOrder) {
+  EXPECT_TRUE(store_->circuits().empty());
+  EXPECT_TRUE(store_->add_circuit({"b", R"({"name":"b","zkey":"/k/b.zkey"})", 2000}));
+  EXPECT_TRUE(store_->add_circuit({"a", R"({"name":"a","zkey":"/k/a.zkey"})", 2000}));
+  EXPECT_FALSE(store_->add_circuit({"b", R"({"name":"b","zkey":"/k/other.zkey"})", 3000}));
+  const JobRec j = job("b", 1);
+  auto other = open();
+  std::vector<CircuitRec> seen = other->circuits();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].name, "b");
+  EXPECT_EQ(seen[0].config, R"({"name":"b","zkey":"/k/b.zkey"})");
+  EXPECT_EQ(seen[0].added_ms, 2000);
+  EXPECT_EQ(seen[1].name, "a");
+  EXPECT_TRUE(other->remove_circuit("b"));
+  EXPECT_FALSE(store_->remove_circuit("b"));
+  ASSERT_EQ(store_->circuits().size(), 1u);
+  EXPECT_EQ(store_->circuits()[0].name, "a");
+  EXPECT_TRUE(store_->load(j.id).has_value());
+  EXPECT_TRUE(store_->add_circuit({"b", R"({"name":"b","zkey":"/k/b2.zkey"})", 4000}));  // added again, last
+  EXPECT_EQ(store_->circuits().back().config, R"({"name":"b","zkey":"/k/b2.zkey"})");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgresql"),
                          [](const auto& info) { return info.param; });
 
@@ -424,6 +448,9 @@ class FlakyStore final : public JobStore {
     return check(), ReportOutcome{};
   }
   size_t release(const std::string&) override { return check(), size_t(++released); }
+  std::vector<CircuitRec> circuits() override { return check(), std::vector<CircuitRec>{}; }
+  bool add_circuit(const CircuitRec&) override { return check(), true; }
+  bool remove_circuit(const std::string&) override { return check(), true; }
 
  private:
   void check() const {

@@ -106,6 +106,13 @@ struct CancelOutcome {
   JState state = JState::Queued;  // the job's state now
 };
 
+// A circuit added at run time (POST /v1/circuits): its [[circuits]] entry as JSON
+// (config::circuit_json), kept so that it survives restarts and, in a shared store, reaches every node.
+struct CircuitRec {
+  std::string name, config;
+  int64_t added_ms = 0;
+};
+
 class JobStore {
  public:
   virtual ~JobStore() = default;
@@ -148,6 +155,13 @@ class JobStore {
   // Every lease held by `node` ends, its partitions queued again (a node starting up: whatever an
   // earlier run of it held is not in flight any more). Returns how many.
   virtual size_t release(const std::string& node) = 0;
+
+  // Runtime circuits, in the order they were added.
+  virtual std::vector<CircuitRec> circuits() = 0;
+  // Stores c; false, storing nothing, when a circuit of that name is stored already.
+  virtual bool add_circuit(const CircuitRec& c) = 0;
+  // Forgets the named circuit; false when none was stored. Its jobs stay.
+  virtual bool remove_circuit(const std::string& name) = 0;
 };
 
 }  // namespace cuzk::sup

@@ -72,6 +72,9 @@ const char* const kMigrations[] = {
     "ALTER TABLE cuzk_jobs ADD COLUMN submitter TEXT NOT NULL DEFAULT '';",
     // 3: what a request with a request_id asked for (request_key.hpp); '' for jobs from before.
     "ALTER TABLE cuzk_jobs ADD COLUMN request_digest TEXT NOT NULL DEFAULT '';",
+    // 4: circuits added at run time, which every node sees.
+    "CREATE TABLE cuzk_circuits(name TEXT PRIMARY KEY, config TEXT NOT NULL, added_ms BIGINT NOT NULL,"
+    " seq BIGSERIAL);",
 };
 static_assert(std::size(kMigrations) == PgStore::kSchemaVersion);
 
@@ -444,6 +447,25 @@ size_t PgStore::release(const std::string& node) {
   Result r = exec("UPDATE cuzk_partitions SET state = $2, lease_node = NULL WHERE lease_node = $1 AND state < $3",
                   {{node}, {num(int(PState::Queued))}, {num(int(PState::Done))}});
   return size_t(std::stoull(PQcmdTuples(r.get())));
+}
+
+std::vector<CircuitRec> PgStore::circuits() {
+  Result r = exec("SELECT name, config, added_ms FROM cuzk_circuits ORDER BY seq");
+  std::vector<CircuitRec> out;
+  for (int i = 0; i < PQntuples(r.get()); i++)
+    out.push_back({PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1), std::stoll(PQgetvalue(r.get(), i, 2))});
+  return out;
+}
+
+bool PgStore::add_circuit(const CircuitRec& c) {
+  Result r = exec("INSERT INTO cuzk_circuits(name, config, added_ms) VALUES($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+                  {{c.name}, {c.config}, {num(c.added_ms)}});
+  return std::atoi(PQcmdTuples(r.get())) == 1;
+}
+
+bool PgStore::remove_circuit(const std::string& name) {
+  Result r = exec("DELETE FROM cuzk_circuits WHERE name = $1", {{name}});
+  return std::atoi(PQcmdTuples(r.get())) == 1;
 }
 
 }  // namespace cuzk::sup

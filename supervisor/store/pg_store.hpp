@@ -17,7 +17,7 @@ class PgStore final : public JobStore {
   // The schema version this build writes (the row of table cuzk_schema_version). An older schema is
   // migrated when the store opens, under an advisory lock so that nodes starting together migrate
   // once; a newer one is refused.
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Connects to `url` (a libpq connection string or postgresql:// URI) and migrates the schema.
   // Throws StoreUnavailable when the server cannot be reached, std::runtime_error otherwise.
@@ -42,6 +42,9 @@ class PgStore final : public JobStore {
   std::vector<Lease> renew(const std::string& node, const std::vector<Lease>& held, uint32_t lease_ms) override;
   ReportOutcome report(const std::string& node, const Lease& lease, const PartitionRec& p, int64_t now_ms) override;
   size_t release(const std::string& node) override;
+  std::vector<CircuitRec> circuits() override;
+  bool add_circuit(const CircuitRec& c) override;
+  bool remove_circuit(const std::string& name) override;
 
  private:
   class Tx;

@@ -120,7 +120,8 @@ bool SqliteStore::has_column(const char* table, const char* column) {
 // Brings the schema to kSchemaVersion in one transaction. Version 0 is both a new file and a store
 // written before versions were recorded (same tables, without jobs.input_kind); version 1 lacks the
 // shared-queue columns of partitions (lease, stored input, prover); version 2 lacks jobs.submitter;
-// version 3 lacks jobs.request_digest. Columns are added only where they are missing, so any of them
+// version 3 lacks jobs.request_digest; version 4 lacks the circuits table (circuits added at run
+// time). Columns and tables are added only where they are missing, so any of them
 // opens with every job kept (old jobs were all witnesses, and their submitter is unknown: '',
 // readable by every client).
 void SqliteStore::migrate() {
@@ -146,6 +147,7 @@ void SqliteStore::migrate() {
         " state INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
         " proof TEXT NOT NULL DEFAULT '', public TEXT NOT NULL DEFAULT '', timings TEXT NOT NULL DEFAULT '',"
         " PRIMARY KEY(job_id, idx))");
+    exec("CREATE TABLE IF NOT EXISTS circuits(name TEXT PRIMARY KEY, config TEXT NOT NULL, added_ms INTEGER NOT NULL)");
     if (!has_column("jobs", "input_kind")) exec("ALTER TABLE jobs ADD COLUMN input_kind INTEGER NOT NULL DEFAULT 0");
     if (!has_column("jobs", "submitter")) exec("ALTER TABLE jobs ADD COLUMN submitter TEXT NOT NULL DEFAULT ''");
     if (!has_column("jobs", "request_digest"))
@@ -562,6 +564,27 @@ size_t SqliteStore::release(const std::string& node) {
   s.bind(1, int64_t(PState::Queued)).bind(2, node).bind(3, int64_t(PState::Done));
   s.step();
   return size_t(sqlite3_changes(db_));
+}
+
+std::vector<CircuitRec> SqliteStore::circuits() {
+  std::vector<CircuitRec> out;
+  Stmt s(db_, "SELECT name, config, added_ms FROM circuits ORDER BY added_ms, rowid", path_);
+  while (s.step()) out.push_back({s.text(0), s.text(1), s.i64(2)});
+  return out;
+}
+
+bool SqliteStore::add_circuit(const CircuitRec& c) {
+  Stmt s(db_, "INSERT INTO circuits(name, config, added_ms) VALUES(?,?,?) ON CONFLICT(name) DO NOTHING", path_);
+  s.bind(1, c.name).bind(2, c.config).bind(3, c.added_ms);
+  s.step();
+  return sqlite3_changes(db_) == 1;
+}
+
+bool SqliteStore::remove_circuit(const std::string& name) {
+  Stmt s(db_, "DELETE FROM circuits WHERE name = ?", path_);
+  s.bind(1, name);
+  s.step();
+  return sqlite3_changes(db_) == 1;
 }
 
 }  // namespace cuzk::sup

@@ -16,7 +16,7 @@ class SqliteStore final : public JobStore {
  public:
   // The schema version this build writes (PRAGMA user_version). A store of an older version is
   // migrated when opened; one of a newer version is refused.
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   // Opens (creating or migrating if needed) <path>; throws std::runtime_error naming the file.
   explicit SqliteStore(const std::string& path);
@@ -38,6 +38,9 @@ class SqliteStore final : public JobStore {
   std::vector<Lease> renew(const std::string& node, const std::vector<Lease>& held, uint32_t lease_ms) override;
   ReportOutcome report(const std::string& node, const Lease& lease, const PartitionRec& p, int64_t now_ms) override;
   size_t release(const std::string& node) override;
+  std::vector<CircuitRec> circuits() override;
+  bool add_circuit(const CircuitRec& c) override;
+  bool remove_circuit(const std::string& name) override;
 
   // The one-node journal.
   // Unfinished jobs, oldest first, with in-flight partitions already reset to Queued (recovery).
