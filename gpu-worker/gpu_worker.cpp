@@ -1,5 +1,6 @@
-// cuzk-gpu-worker: one per device. Loads every configured proving key once and keeps it resident
-// (on the GPU for the cuda backend), then proves slots of its device's ring in place. Its main()
+// cuzk-gpu-worker: one per device. Keeps the circuits' proving keys resident within its budget (on
+// the GPU for the cuda backend), learning circuits added at run time when their first proof comes,
+// and proves slots of its device's ring in place. Its main()
 // and message loop are worker/worker_main.hpp's; this file holds its work.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,6 +68,23 @@ struct Key : gpuw::CachedKey {
   virtual std::unique_ptr<Computed> compute(const Segment& seg, uint32_t slot, const SlotHeader& h) = 0;
   virtual std::vector<StageSpan> last_spans() const = 0;
   virtual std::optional<groth16::ProverHostTimes> last_host_times() const = 0;
+};
+
+// A circuit added at run time whose key cannot serve on this device (its file unreadable, larger
+// than the budget): each of its proofs fails with the reason, and the worker serves the others.
+struct RefusedKey : Key {
+  std::string why;
+  explicit RefusedKey(std::string w) : why(std::move(w)) {}
+  std::string refusal() const override { return why; }
+  size_t load(size_t) override { throw std::invalid_argument(why); }
+  void evict() override {}
+  void drop_host() override {}
+  bool has_host() const override { return false; }
+  std::unique_ptr<Computed> compute(const Segment&, uint32_t, const SlotHeader&) override {
+    throw std::invalid_argument(why);
+  }
+  std::vector<StageSpan> last_spans() const override { return {}; }
+  std::optional<groth16::ProverHostTimes> last_host_times() const override { return std::nullopt; }
 };
 
 template <class C>
@@ -258,41 +276,35 @@ class GpuWorker {
     bo_.msm_window = (int)cfg_.gpu.msm_window;
     bo_.ntt_passes = (int)cfg_.gpu.ntt_passes;
     // The ring's backend: the curve of the first circuit (any backend page-locks for every device).
-    Backend<Bls12_381>* bls = nullptr;
-    Backend<Bn254>* bn = nullptr;
     std::vector<std::unique_ptr<gpuw::CachedKey>> keys;
     std::vector<ZKeyHeader> headers;
     std::vector<size_t> estimates;
-    for (const auto& cc : cfg_.circuits) {
-      const ZKeyHeader hdr = headers.emplace_back(read_zkey_header(cc.zkey));
-      estimates.push_back(key_resident_bytes(hdr));
-      keys.push_back(with_curve(hdr.curve, [&]<class C>() -> std::unique_ptr<gpuw::CachedKey> {
-        if constexpr (std::is_same_v<C, Bls12_381>)
-          bls = &backend<C>();
-        else
-          bn = &backend<C>();
-        return std::make_unique<KeyOn<C>>(cc.zkey, cfg_.gpu.backend, bo_);
-      }));
+    for (size_t i = 0; i < cfg_.circuits.size(); i++) {
+      if (cfg_.circuits[i].runtime) break;  // learnt below, once the budget is known
+      headers.push_back(read_zkey_header(cfg_.circuits[i].zkey));
+      estimates.push_back(key_resident_bytes(headers.back()));
+      keys.push_back(make_key(i, headers.back()));
     }
-    registrar_ = bls ? static_cast<HostRegistrar*>(bls) : static_cast<HostRegistrar*>(bn);
+    registrar_ = bls_ ? static_cast<HostRegistrar*>(bls_.get()) : static_cast<HostRegistrar*>(bn_.get());
     // The keys' budget: gpu.key_memory, else the device's memory less the tables' headroom (cpu: none).
-    size_t budget = cfg_.gpu.key_memory;
-    if (!budget) {
-      const size_t total = bls ? bls->memory_bytes() : bn->memory_bytes();
+    budget_ = cfg_.gpu.key_memory;
+    if (!budget_) {
+      const size_t total = bls_ ? bls_->memory_bytes() : bn_->memory_bytes();
       const size_t headroom = size_t(cfg_.gpu.precompute_headroom_mb) << 20;
-      if (total) budget = total > headroom ? total - headroom : total;
+      if (total) budget_ = total > headroom ? total - headroom : total;
     }
     for (size_t i = 0; i < headers.size(); i++)
-      if (std::string why = key_over_budget(headers[i], cfg_.circuits[i].name, budget); !why.empty())
+      if (std::string why = key_over_budget(headers[i], cfg_.circuits[i].name, budget_); !why.empty())
         throw config::ConfigError("gpu.key_memory", why + " on device " + std::to_string(device_));
-    keys_ = std::make_unique<gpuw::KeyCache>(std::move(keys), std::move(estimates), budget, cfg_.gpu.key_host_memory,
+    keys_ = std::make_unique<gpuw::KeyCache>(std::move(keys), std::move(estimates), budget_, cfg_.gpu.key_host_memory,
                                              [this](const gpuw::KeyEvent& e) { key_event(e); });
+    learn_circuits(false);
     if (!keys_->all_fit())
       std::fprintf(stderr,
                    "cuzk-gpu-worker: the keys of the %zu circuits need more than the %zu bytes keys may take on "
                    "device %d (gpu.key_memory): they are loaded when a proof needs them, the least recently used "
                    "giving way, and without precomputed tables\n",
-                   keys_->size(), budget, device_);
+                   keys_->size(), budget_, device_);
     keys_->preload();
     // Pinned ring (cuda): host-to-device copies of a, b, c run at full PCIe speed, straight from the slot.
     if (registrar_) {
@@ -312,6 +324,45 @@ class GpuWorker {
   }
 
  private:
+  // Circuit i's key on the backend of its curve, not loaded yet.
+  std::unique_ptr<Key> make_key(size_t i, const ZKeyHeader& hdr) {
+    return with_curve(hdr.curve, [&]<class C>() -> std::unique_ptr<Key> {
+      backend<C>();
+      return std::make_unique<KeyOn<C>>(cfg_.circuits[i].zkey, cfg_.gpu.backend, bo_);
+    });
+  }
+
+  // The circuits added at run time that this worker does not know yet (config.hpp's runtime file),
+  // each with its key, at the supervisor's indices. A key that cannot serve here refuses its
+  // proofs instead of stopping the worker, which serves every other circuit. lock: take device_mu_
+  // (the finisher reads the circuits and the keys under it).
+  void learn_circuits(bool lock) {
+    config::Config next = cfg_;
+    if (!config::load_runtime_circuits(next)) return;
+    std::unique_lock<std::mutex> held(device_mu_, std::defer_lock);
+    if (lock) held.lock();
+    for (size_t i = cfg_.circuits.size(); i < next.circuits.size(); i++) {
+      cfg_.circuits.push_back(next.circuits[i]);
+      const std::string& name = cfg_.circuits[i].name;
+      std::unique_ptr<gpuw::CachedKey> key;
+      size_t estimate = 0;
+      try {
+        const ZKeyHeader hdr = read_zkey_header(cfg_.circuits[i].zkey);
+        estimate = key_resident_bytes(hdr);
+        if (std::string why = key_over_budget(hdr, name, budget_); !why.empty())
+          key = std::make_unique<RefusedKey>(why + " on device " + std::to_string(device_));
+        else
+          key = make_key(i, hdr);
+      } catch (const std::exception& e) {
+        key = std::make_unique<RefusedKey>("circuit '" + name + "': its key " + cfg_.circuits[i].zkey +
+                                           " cannot be read: " + e.what());
+      }
+      if (!key->refusal().empty())
+        std::fprintf(stderr, "cuzk-gpu-worker: %s; its proofs fail\n", key->refusal().c_str());
+      keys_->add(std::move(key), estimate);
+    }
+  }
+
   // Takes one READY slot and computes its proof on the device, then hands it to the finisher.
   // Returns false after a failure that may have left the device unusable.
   bool handle(const Msg& req) {
@@ -349,6 +400,7 @@ class GpuWorker {
         link_.send(done);
         return true;
       }
+      if (req.circuit >= keys_->size()) learn_circuits(true);
       if (req.circuit < keys_->size()) {
         // A key that is not resident is loaded before the proof starts: on the timeline its load
         // is KEY_LOAD's, not the proof's.
@@ -471,7 +523,12 @@ class GpuWorker {
       done.status = kBadInput;
       done.set_text(e.what());
     } catch (const Unverified& e) {
-      if (cfg_.circuits.at(e.circuit).r1cs.empty()) {
+      bool r1cs_checked;
+      {
+        std::lock_guard<std::mutex> lock(device_mu_);  // the main thread may be learning circuits
+        r1cs_checked = !cfg_.circuits.at(e.circuit).r1cs.empty();
+      }
+      if (!r1cs_checked) {
         // Nothing checked the constraints: most likely the witness. Proving again would fail again.
         seg_->transition(slot, SlotState::Proving, SlotState::Free);
         done.status = kBadInput;
@@ -520,6 +577,7 @@ class GpuWorker {
   std::unique_ptr<Backend<Bn254>> bn_;
   HostRegistrar* registrar_ = nullptr;  // the backend that page-locked the ring
   std::unique_ptr<gpuw::KeyCache> keys_;
+  size_t budget_ = 0;                   // what the keys may take where they prove (0: no limit)
   const Msg* key_for_ = nullptr;        // the proof whose key is being made resident (under device_mu_)
   std::mutex device_mu_;                // one compute at a time: the finisher's retries, the main thread's proofs
   std::atomic<bool> restart_{false};    // the finisher met a device error

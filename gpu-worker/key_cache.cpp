@@ -10,16 +10,30 @@ KeyCache::KeyCache(std::vector<std::unique_ptr<CachedKey>> keys, std::vector<siz
                    size_t host_budget, std::function<void(const KeyEvent&)> report)
     : budget_(budget), host_budget_(host_budget), report_(std::move(report)) {
   if (keys.size() != estimates.size()) throw std::invalid_argument("KeyCache: one estimate per key");
-  size_t total = 0;
   for (size_t i = 0; i < keys.size(); i++) {
     Slot s;
     s.key = std::move(keys[i]);
     s.estimate = estimates[i];
-    total += s.estimate;
     slots_.push_back(std::move(s));
   }
+  share_rest();
+}
+
+void KeyCache::add(std::unique_ptr<CachedKey> key, size_t estimate) {
+  Slot s;
+  s.key = std::move(key);
+  s.estimate = estimate;
+  slots_.push_back(std::move(s));
+  // Keys loaded before keep what they took; a load that needs their room gives it back (load()).
+  share_rest();
+}
+
+void KeyCache::share_rest() {
+  size_t total = 0, n = 0;
+  for (const Slot& s : slots_)
+    if (s.key->refusal().empty()) total += s.estimate, n++;
   all_fit_ = budget_ == 0 || total <= budget_;
-  if (budget_ && all_fit_ && !slots_.empty()) share_ = (budget_ - total) / slots_.size();
+  share_ = budget_ && all_fit_ && n ? (budget_ - total) / n : 0;
 }
 
 size_t KeyCache::bytes(size_t i) const {
@@ -36,11 +50,12 @@ size_t KeyCache::resident_bytes() const {
 
 void KeyCache::preload() {
   for (size_t i = 0; i < slots_.size(); i++)
-    if (!budget_ || resident_bytes() + bytes(i) <= budget_) use(i);
+    if (slots_[i].key->refusal().empty() && (!budget_ || resident_bytes() + bytes(i) <= budget_)) use(i);
 }
 
 CachedKey& KeyCache::use(size_t i) {
   Slot& s = slots_.at(i);
+  if (std::string why = s.key->refusal(); !why.empty()) throw std::invalid_argument(why);
   if (!s.resident) load(i);
   s.last_use = ++clock_;
   return *s.key;

@@ -26,6 +26,9 @@ class CachedKey {
   // Drops the host copy of a key that is not resident: its next load reads the file.
   virtual void drop_host() = 0;
   virtual bool has_host() const = 0;
+  // Why the key can never be loaded (its file unreadable, larger than the budget), or "": such a
+  // key is never preloaded, and using it throws std::invalid_argument with this text, evicting nothing.
+  virtual std::string refusal() const { return ""; }
 };
 
 struct KeyEvent {
@@ -46,6 +49,8 @@ class KeyCache {
            size_t host_budget, std::function<void(const KeyEvent&)> report);
   // At start: every key, in order, while it fits beside those before it.
   void preload();
+  // A key learnt later (a circuit added at run time), as key size(); not loaded until used.
+  void add(std::unique_ptr<CachedKey> key, size_t estimate);
   // Makes key i resident, giving back the least recently used others as the budget needs, and marks
   // it the most recently used. Returns it.
   CachedKey& use(size_t i);
@@ -71,6 +76,7 @@ class KeyCache {
   // The least recently used resident key other than `keep`, or size() when there is none.
   size_t lru_resident(size_t keep) const;
   void trim_host(size_t loading);
+  void share_rest();  // all_fit_ and share_ from the estimates
   std::vector<Slot> slots_;
   size_t budget_, host_budget_;
   size_t share_ = 0;  // bytes each key may add beyond its estimate when all fit

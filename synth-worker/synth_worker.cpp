@@ -210,6 +210,7 @@ class SynthWorker {
   Circuit& circuit(uint32_t idx) {
     auto it = circuits_.find(idx);
     if (it != circuits_.end()) return *it->second;
+    if (idx >= cfg_.circuits.size()) config::load_runtime_circuits(cfg_);  // one added at run time
     if (idx >= cfg_.circuits.size()) throw std::runtime_error("no circuit " + std::to_string(idx) + " in the config");
     const config::CircuitConfig& cc = cfg_.circuits[idx];
     std::unique_ptr<Circuit> c = with_curve(zkey_curve(cc.zkey), [&]<class C>() {

@@ -46,6 +46,8 @@ struct FakeKey : CachedKey {
     host = false;
   }
   bool has_host() const override { return host; }
+  std::string refusal() const override { return refused; }
+  std::string refused;
 };
 
 struct Fixture {
@@ -164,3 +166,36 @@ TEST(KeyCache, ALoadThatFailsIsTriedOnceMoreWithTheOthersGivenBack) {
 }
 
 }  // namespace
+
+// A circuit added at run time brings its key later: it shares the budget from then on. One that
+// can never be loaded is never preloaded, and using it is the proof's error, evicting nothing.
+TEST(KeyCache, KeysLearntLaterAndKeysRefused) {
+  Fixture f({100}, 1000, 0, /*greedy=*/10000);
+  f.cache->preload();
+  EXPECT_EQ(f.keys[0]->last_limit, 1000u);  // alone: the whole budget
+  auto late = std::make_unique<FakeKey>("late", 300, 10000, &f.log);
+  FakeKey* l = late.get();
+  f.cache->add(std::move(late), 300);
+  ASSERT_EQ(f.cache->size(), 2u);
+  EXPECT_TRUE(f.cache->all_fit());
+  f.take();
+  f.cache->use(1);  // k0 took the whole budget for its tables: it gives way
+  EXPECT_EQ(f.take(), (Log{"evict k0", "drop k0", "load late file"}));
+  EXPECT_EQ(l->last_limit, 300u + (1000u - 400u) / 2);
+  auto bad = std::make_unique<FakeKey>("bad", 5000, 0, &f.log);
+  bad->refused = "circuit 'bad': its key needs 5000 bytes, more than gpu.key_memory";
+  f.cache->add(std::move(bad), 5000);
+  EXPECT_TRUE(f.cache->all_fit());  // a refused key takes no share
+  try {
+    f.cache->use(2);
+    ADD_FAILURE() << "a refused key was used";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("more than gpu.key_memory"), std::string::npos);
+  }
+  EXPECT_TRUE(f.take().empty());
+  EXPECT_TRUE(f.cache->resident(1));
+  Fixture g({100, 100}, 0, 0);
+  g.keys[1]->refused = "unreadable";
+  g.cache->preload();
+  EXPECT_EQ(g.take(), (Log{"load k0 file"}));
+}

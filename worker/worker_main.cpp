@@ -17,6 +17,7 @@ int worker_main(int argc, char** argv, const WorkerProgram& program) {
   config::Config cfg;
   try {
     cfg = config::load_config(args.config);
+    config::load_runtime_circuits(cfg);  // the circuits added at run time, at the supervisor's indices
   } catch (const config::ConfigError& e) {
     std::fprintf(stderr, "%s: %s\n", prog, e.what());
     return exit_status::kConfig;
