@@ -107,11 +107,12 @@ struct SpoolWork {
 };
 
 void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responder> r) {
+  // Handlers get copies of r: one that throws (a refused submission) is answered below, through r.
   try {
     const std::string& p = req.path;
     if (p == "/v1/proofs") {
       if (req.method != "POST") return r->send(http::Response::error(405, "use POST for " + p));
-      if (shared_) return submit_shared(req, std::move(r));
+      if (shared_) return submit_shared(req, r);
       if (req.body_file) return submit_spooled(req, r);
       if (http::Response resp = submit(req.body, submitter_of(req), reader_of(req), nullptr, "", r); resp.status)
         r->send(std::move(resp));
@@ -124,7 +125,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
       const uint64_t id = *parsed;
       // With a shared store the job's submitter is read from the database, off the loop.
       if (!shared_ && !visible(id, req)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-      if (req.method == "DELETE") return shared_ ? cancel_shared(id, std::move(r), viewer_of(req)) : r->send(cancel(id));
+      if (req.method == "DELETE") return shared_ ? cancel_shared(id, r, viewer_of(req)) : r->send(cancel(id));
       if (req.method != "GET") return r->send(http::Response::error(405, "use GET or DELETE for " + p));
       double wait = 0;
       if (auto it = req.query.find("wait"); it != req.query.end()) {
@@ -134,7 +135,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
           return r->send(http::Response::error(400, "wait: not a number of seconds: '" + it->second + "'"));
         wait = std::min(wait, kMaxWaitS);
       }
-      if (shared_) return get_shared(id, wait, std::move(r), viewer_of(req));  // any node's job: the database has them all
+      if (shared_) return get_shared(id, wait, r, viewer_of(req));  // any node's job: the database has them all
       if (ActiveJob* j = active(id)) {
         if (wait > 0) {
           // Long poll: answered when the job becomes final (notify_waiters) or when the timer fires.
@@ -166,6 +167,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
       if (auto rec = store_->load(id)) return r->send(http::Response::json(200, job_json(*rec, nullptr).dump()));
       return r->send(http::Response::error(404, "no job " + std::to_string(id)));
     }
+    if (p == "/v1/circuits" || p.rfind("/v1/circuits/", 0) == 0) return handle_circuits(req, r);
     if (p == "/v1/status") {
       if (req.method != "GET") return r->send(http::Response::error(405, "use GET for " + p));
       return r->send(http::Response::json(200, status_json().dump()));
