@@ -18,6 +18,8 @@ struct Opts {
   AwaitArgs await;
   bool status_json = false;
   std::string cancel_job;
+  CircuitArgs circuit;
+  bool circuit_json = false;
   std::string format = "chrome";
   std::string log;
   std::string out_file;
@@ -80,6 +82,25 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
   auto* cancel = app.add_subcommand("cancel", "cancel a job");
   add_endpoint(cancel, *o);
   cancel->add_option("job", o->cancel_job, "job id")->required();
+
+  auto* circuit = app.add_subcommand("circuit", "circuits the daemon serves, added and removed while it runs");
+  circuit->require_subcommand(1);
+  auto* c_add = circuit->add_subcommand(
+      "add", "check a circuit as start-up would and serve it (its files under the daemon's key_dirs; operators)");
+  add_endpoint(c_add, *o);
+  c_add->add_option("--name", o->circuit.name, "the circuit's name, as jobs give it")->required();
+  c_add->add_option("--zkey", o->circuit.zkey, "its snarkjs proving key")->required();
+  c_add->add_option("--r1cs", o->circuit.r1cs, "its r1cs: synthesis then checks every constraint");
+  c_add->add_option("--witness-generator", o->circuit.witness_generator,
+                    "circom's --c output folder or a `cuzk witness build` artefact: jobs may bring circuit inputs");
+  c_add->add_option("--max-partitions", o->circuit.max_partitions, "partitions per job (default 16)")
+      ->check(CLI::Range(1, 65536));
+  auto* c_list = circuit->add_subcommand("list", "the circuits served, from the config file and added since");
+  add_endpoint(c_list, *o);
+  c_list->add_flag("--json", o->circuit_json, "print the JSON");
+  auto* c_remove = circuit->add_subcommand("remove", "take no new jobs for a circuit added at run time (operators)");
+  add_endpoint(c_remove, *o);
+  c_remove->add_option("name", o->circuit.name, "circuit name")->required();
 #endif
 
   auto* tl = app.add_subcommand("timeline", "timeline log tools");
@@ -127,7 +148,14 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
       return 0;
     }
 #ifdef CUZK_HAVE_HTTP_CLIENT
-    CLI::App* used = *submit ? submit : *await ? await : *status ? status : *cancel ? cancel : nullptr;
+    CLI::App* used = *submit   ? submit
+                     : *await  ? await
+                     : *status ? status
+                     : *cancel ? cancel
+                     : *c_add  ? c_add
+                     : *c_list ? c_list
+                     : *c_remove ? c_remove
+                                 : nullptr;
     if (!used) return std::nullopt;
     if (int rc = check_endpoint(*o)) return rc;
     HttpClient client(o->ep);
@@ -140,6 +168,9 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
     }
     if (used == await) return cmd_await(client, o->await);
     if (used == status) return cmd_status(client, o->status_json);
+    if (used == c_add) return cmd_circuit_add(client, o->circuit);
+    if (used == c_list) return cmd_circuit_list(client, o->circuit_json);
+    if (used == c_remove) return cmd_circuit_remove(client, o->circuit.name);
     return cmd_cancel(client, o->cancel_job);
 #else
     return std::nullopt;

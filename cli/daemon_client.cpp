@@ -77,14 +77,14 @@ void write_atomic(const fs::path& path, const std::string& text) {
 
 bool is_final(const std::string& s) { return s == "done" || s == "failed" || s == "cancelled"; }
 
-std::string str_or(const ojson& j, const char* key, const std::string& dflt = "-") {
+}  // namespace
+
+std::string str_or(const ojson& j, const char* key, const std::string& dflt) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return dflt;
   if (it->is_string()) return it->get<std::string>();
   return it->dump();
 }
-
-}  // namespace
 
 int exit_code_for_status(int status) {
   if (status >= 200 && status < 300) return exit_status::kOk;

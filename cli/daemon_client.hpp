@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/exit_codes.hpp"
 #include "http_client.hpp"
 
@@ -53,6 +55,20 @@ int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err = std::
 int cmd_status(const HttpClient& c, bool json, std::ostream& out = std::cout, std::ostream& err = std::cerr);
 int cmd_cancel(const HttpClient& c, const std::string& job, std::ostream& out = std::cout,
                std::ostream& err = std::cerr);
+
+struct CircuitArgs {
+  std::string name, zkey, r1cs, witness_generator;  // add: paths made absolute here
+  uint32_t max_partitions = 0;                       // 0: the daemon's default
+};
+// POST /v1/circuits, GET /v1/circuits, DELETE /v1/circuits/<name> (docs/API.md, "Circuits").
+int cmd_circuit_add(const HttpClient& c, const CircuitArgs& a, std::ostream& out = std::cout,
+                    std::ostream& err = std::cerr);
+int cmd_circuit_list(const HttpClient& c, bool json, std::ostream& out = std::cout, std::ostream& err = std::cerr);
+int cmd_circuit_remove(const HttpClient& c, const std::string& name, std::ostream& out = std::cout,
+                       std::ostream& err = std::cerr);
+
+// A member of a JSON object as text: a string as is, another value as JSON, dflt when absent or null.
+std::string str_or(const nlohmann::ordered_json& j, const char* key, const std::string& dflt = "-");
 
 // Writes one JSON value the way snarkjs writes proof.json / public.json (JSON.stringify(x, null, 1)).
 std::string snarkjs_dump(const std::string& json_text);

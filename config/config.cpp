@@ -736,7 +736,7 @@ const CircuitConfig* Config::find_circuit(const std::string& name) const {
   return nullptr;
 }
 
-CircuitConfig circuit_from_json(const nlohmann::json& body) {
+CircuitConfig circuit_from_json(const nlohmann::json& body, const std::vector<std::string>& key_dirs) {
   if (!body.is_object()) throw ConfigError("", "a circuit must be a JSON object with the keys of a [[circuits]] entry");
   toml::table t;
   for (const auto& [k, v] : body.items()) {
@@ -748,7 +748,26 @@ CircuitConfig circuit_from_json(const nlohmann::json& body) {
     else if (v.is_object()) t.insert(k, toml::table{});
     else throw ConfigError(k, "must not be null");
   }
-  CircuitConfig c = parse_circuit(t, "", "", true);
+  CircuitConfig c = parse_circuit(t, "", "", false);
+  for (auto [k, p] : {std::pair<const char*, std::string*>{"zkey", &c.zkey}, {"r1cs", &c.r1cs},
+                      {"witness_generator", &c.witness_generator}}) {
+    if (p->empty()) continue;
+    std::error_code ec;
+    const std::string canon = fs::canonical(*p, ec).string();
+    if (ec) throw ConfigError(k, "cannot resolve " + quote(*p) + ": " + ec.message());
+    const bool inside = std::any_of(key_dirs.begin(), key_dirs.end(), [&](const std::string& d) {
+      return canon.rfind(d == "/" ? d : d + "/", 0) == 0;
+    });
+    if (!inside)
+      throw OutsideKeyDirs(k, quote(*p) + " is not inside daemon.key_dirs" +
+                                  (key_dirs.empty() ? std::string(" (none is set: this daemon serves the circuits of its "
+                                                                  "config file only)")
+                                                    : " (" + join(key_dirs) + ")"));
+    *p = canon;
+  }
+  check_file("zkey", c.zkey, "zkey", nullptr);
+  if (!c.r1cs.empty()) check_file("r1cs", c.r1cs, "r1cs", nullptr);
+  if (!c.witness_generator.empty()) check_dir("witness_generator", c.witness_generator, nullptr);
   c.runtime = true;
   return c;
 }

@@ -1,5 +1,6 @@
 // The daemon's configuration: one TOML file (toml++), parsed and validated as a whole at start into
-// these typed structs. Every process of the daemon (supervisor and workers) reads the same file.
+// these typed structs. Every process of the daemon (supervisor and workers) reads the same file, and
+// the circuits added at run time that the supervisor lists for the workers (load_runtime_circuits).
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -147,10 +148,15 @@ struct Config {
   const CircuitConfig* find_circuit(const std::string& name) const;  // not removed
 };
 
+// A path of a runtime circuit that does not resolve inside daemon.key_dirs.
+struct OutsideKeyDirs : ConfigError {
+  using ConfigError::ConfigError;
+};
 // A circuit added at run time, from the JSON object of POST /v1/circuits: the keys of a [[circuits]]
 // entry, checked as the file's are (ConfigError names the key, e.g. "zkey: ..."), every path
-// absolute. Marked runtime.
-CircuitConfig circuit_from_json(const nlohmann::json& body);
+// absolute and resolving (symlinks followed) inside one of key_dirs (else OutsideKeyDirs, before
+// anything of the file is read); the paths come back canonical. Marked runtime.
+CircuitConfig circuit_from_json(const nlohmann::json& body, const std::vector<std::string>& key_dirs);
 // The entry as JSON, for the job store and the API (what circuit_from_json reads back).
 nlohmann::ordered_json circuit_json(const CircuitConfig& c);
 

@@ -338,12 +338,13 @@ class GpuWorker {
   // (the finisher reads the circuits and the keys under it).
   void learn_circuits(bool lock) {
     config::Config next = cfg_;
-    if (!config::load_runtime_circuits(next)) return;
+    config::load_runtime_circuits(next);
+    if (next.circuits.size() == keys_->size()) return;
     std::unique_lock<std::mutex> held(device_mu_, std::defer_lock);
     if (lock) held.lock();
-    for (size_t i = cfg_.circuits.size(); i < next.circuits.size(); i++) {
-      cfg_.circuits.push_back(next.circuits[i]);
-      const std::string& name = cfg_.circuits[i].name;
+    for (size_t i = cfg_.circuits.size(); i < next.circuits.size(); i++) cfg_.circuits.push_back(next.circuits[i]);
+    for (size_t i = keys_->size(); i < cfg_.circuits.size(); i++) {  // those of the worker's start too
+      const std::string name = cfg_.circuits[i].name;
       std::unique_ptr<gpuw::CachedKey> key;
       size_t estimate = 0;
       try {

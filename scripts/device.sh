@@ -98,11 +98,13 @@ synth gen:LOG2 - - [WORKERS] [PARTITIONS]
 keys [LOG2 [N [PARTITIONS]]]                                                                   GPU
     More keys than gpu.key_memory holds: N (default 4) gen-circuits of 2^LOG2 (default 22), each
     keyed, and a round-robin stream of PARTITIONS (default 96, jobs of 4, one circuit a job) over
-    them, with 4 synthesis workers: every key resident (tables as they fit, then none), then
+    them, with 4 synthesis workers: every key resident (tables as they fit, then none), a stream
+    of c0 alone with c1 added halfway (cuzk circuit add: c0's proof times before and after), then
     gpu.key_memory at half of what the keys take without tables (or of KEYS_BYTES, skipping the
     run without tables), with gpu.key_wait_ms from KEYS_WAIT (default "10000"), and once more with
     gpu.key_host_memory for all of them. Key loads, evictions and waterfalls per run; one proof per
-    circuit and run comes back for snarkjs.
+    circuit and run comes back for snarkjs. KEYS_DIR keeps the keys for a next call on a warm host;
+    KEYS_ADD_ONLY=1 runs the stream with a circuit added alone.
 witness ARTEFACT INPUT.json [RUNS]                                                            GPU
     `cuzk witness bench` on one core (WITNESS_CPU, default 0): the compiled witness program
     (built into the artefact first, its build time reported) against circom's native generator,
@@ -718,9 +720,12 @@ cmd_keys() {
   open_bundle
   work="$(scratch keys)" && TMPS+=("$work")
   ncpu="$(nproc)"
-  local t0=$SECONDS g="$work/keys"  # the circuits: an input folder apart from the daemons' state
+  # The circuits: an input folder apart from the daemons' state; KEYS_DIR keeps them for the next
+  # call on a warm host.
+  local t0=$SECONDS g="${KEYS_DIR:-$work/keys}"
   mkdir -p "$g"
   for ((i = 0; i < n; i++)); do
+    [ -f "$g/c$i.vk.json" ] && continue
     run cuzk -q gen-circuit "$k" "$g/c$i.r1cs" "$g/c$i.wtns" --seed $((11 + i)) || die "gen-circuit failed"
     run cuzk -q setup "$g/c$i.r1cs" "$g/c$i.zkey" --seed "keys-$i" >/dev/null 2>&1 || die "setup failed"
     run cuzk -q export vk "$g/c$i.zkey" "$g/c$i.vk.json"
@@ -775,8 +780,44 @@ cmd_keys() {
     done
     tar -C "$res" -cJf "$OUT/results.tar.xz" runs && tar -C "$res" -czf "$OUT/proofs.tgz" proofs
   }
+  # A circuit added while a stream of another is proved (cuzk circuit add): the stream's proof times
+  # and GPU_START intervals before CIRCUIT_ADD and after it.
+  keys_add_run() {
+    local tag=add rd="$res/runs/add" sock="$work/add.sock" ids=() j p args
+    mkdir -p "$rd"
+    {
+      daemon_table "$work" "$tag"
+      printf 'input_dirs = ["%s"]\nkey_dirs = ["%s"]\n' "$g" "$g"
+      printf '[synthesis]\nworkers = %s\n' "$w"
+      [ "$ncpu" -lt 8 ] || printf 'cpus = [%s]\n' "$(cpu_sets 0 $((ncpu - 2)) "$w")"
+      printf '[gpu]\nbackend = "%s"\ndevices = [0]\nslots = %s\n' "$BACKEND" $((w + 2))
+      [ "$ncpu" -lt 8 ] || printf 'cpus = ["%s-%s"]\n' $((ncpu - 2)) $((ncpu - 1))
+      printf '[[circuits]]\nname = "c0"\nzkey = "%s/c0.zkey"\nmax_partitions = %s\n' "$g" $per_job
+    } >"$work/$tag.toml"
+    start_daemon "$work/$tag.toml" "$rd/supervisor.log"
+    for ((j = 0; j < parts / per_job; j++)); do
+      args=()
+      for ((p = 0; p < per_job; p++)); do args+=(--witness "$g/c0.wtns"); done
+      ids+=("$(run cuzk submit --socket "$sock" --circuit c0 "${args[@]}")")
+    done
+    for ((j = 0; j < ${#ids[@]} / 2; j++)); do run cuzk await --socket "$sock" --out "$work/out-add-$j" "${ids[$j]}" >/dev/null; done
+    run cuzk circuit add --socket "$sock" --name c1 --zkey "$g/c1.zkey" >"$rd/add.txt" 2>&1 ||
+      echo "add: cuzk circuit add failed: $(cat "$rd/add.txt")" | tee -a "$OUT/summary.txt"
+    for ((; j < ${#ids[@]}; j++)); do run cuzk await --socket "$sock" --out "$work/out-add-$j" "${ids[$j]}" >/dev/null; done
+    run cuzk status --socket "$sock" --json >"$rd/status_end.json"
+    stop_daemon "$work/state-$tag" "$rd"
+    awk -F, '$3 == "CIRCUIT_ADD" { after = 1 }
+      $3 == "GPU_END" { for (i = 5; i <= NF; i++) if ($i ~ /^prove_ms=/) { split($i, x, "="); ms[after] += x[2]; n[after]++ } }
+      $3 == "GPU_START" { if (last) { gap[after] += $2 - last; m[after]++ } last = $2 }
+      END { for (a = 0; a < 2; a++) printf "add: %s CIRCUIT_ADD: %d proofs, prove_ms mean %.1f, GPU_START every %.1f ms\n",
+              a ? "after" : "before", n[a], n[a] ? ms[a] / n[a] : 0, m[a] ? gap[a] / m[a] : 0 }' \
+      "$rd/timeline.log" | tee -a "$OUT/summary.txt"
+    tar -C "$res" -cJf "$OUT/results.tar.xz" runs
+  }
   local bytes="${KEYS_BYTES:-}" wait_ms
+  if [ -n "${KEYS_ADD_ONLY:-}" ]; then keys_add_run; return; fi
   keys_run resident 0 0 auto
+  keys_add_run
   if [ -z "$bytes" ]; then
     # The keys' own size without tables, from a run that has none: half of it is the budget.
     keys_run resident-notables 0 0 off

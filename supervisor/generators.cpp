@@ -46,36 +46,40 @@ class StartupKeepAlive {
 
 }  // namespace
 
-std::vector<std::optional<witness::Manifest>> open_generators(const config::Config& cfg,
-                                                              const std::vector<ZKeyHeader>& keys) {
-  std::vector<std::optional<witness::Manifest>> out(cfg.circuits.size());
-  const std::string cache = cfg.daemon.state_dir + "/witness";
-  for (size_t i = 0; i < cfg.circuits.size(); i++) {
-    const config::CircuitConfig& c = cfg.circuits[i];
-    if (c.witness_generator.empty()) continue;
-    const std::string key = "circuits[" + std::to_string(i) + "].witness_generator";
-    spdlog::info("circuit {}: opening the witness generator {}", c.name, c.witness_generator);
-    witness::Manifest m;
-    try {
-      StartupKeepAlive alive("circuit " + c.name + ": preparing the witness generator " + c.witness_generator);
-      m = witness::open_generator(c.witness_generator, cache,
-                                  [&](const std::string& line) { spdlog::info("circuit {}: {}", c.name, line); });
-    } catch (const witness::WitnessError& e) {
-      throw config::ConfigError(key, e.what());
-    }
-    const char* key_curve = curve_snarkjs_name(keys.at(i).curve);
-    if (m.curve() != key_curve)
-      throw config::ConfigError(key, "the generator in " + m.dir + " computes witnesses over " +
+witness::Manifest open_generator(const config::CircuitConfig& c, const ZKeyHeader& key, const std::string& state_dir,
+                                 const std::string& field) {
+  spdlog::info("circuit {}: opening the witness generator {}", c.name, c.witness_generator);
+  witness::Manifest m;
+  try {
+    m = witness::open_generator(c.witness_generator, state_dir + "/witness",
+                                [&](const std::string& line) { spdlog::info("circuit {}: {}", c.name, line); });
+  } catch (const witness::WitnessError& e) {
+    throw config::ConfigError(field, e.what());
+  }
+  const char* key_curve = curve_snarkjs_name(key.curve);
+  if (m.curve() != key_curve)
+    throw config::ConfigError(field, "the generator in " + m.dir + " computes witnesses over " +
                                          (m.curve().empty() ? std::string("an unknown prime") : m.curve()) + " but " +
                                          c.zkey + " is a " + key_curve + " key (compile the circuit with --prime " +
                                          key_curve + ")");
-    if (m.n_witness != keys.at(i).n_vars)
-      throw config::ConfigError(key, "the generator in " + m.dir + " makes witnesses of " +
-                                         std::to_string(m.n_witness) + " values but " + c.zkey + " expects nVars=" +
-                                         std::to_string(keys[i].n_vars) + " (a generator of another circuit?)");
-    spdlog::info("circuit {}: witness generator ready ({}: {} input values, {} witness values)", c.name, m.dir,
-                 m.n_inputs, m.n_witness);
-    out[i] = std::move(m);
+  if (m.n_witness != key.n_vars)
+    throw config::ConfigError(field, "the generator in " + m.dir + " makes witnesses of " + std::to_string(m.n_witness) +
+                                         " values but " + c.zkey + " expects nVars=" + std::to_string(key.n_vars) +
+                                         " (a generator of another circuit?)");
+  spdlog::info("circuit {}: witness generator ready ({}: {} input values, {} witness values)", c.name, m.dir,
+               m.n_inputs, m.n_witness);
+  return m;
+}
+
+std::vector<std::optional<witness::Manifest>> open_generators(const config::Config& cfg,
+                                                              const std::vector<ZKeyHeader>& keys) {
+  std::vector<std::optional<witness::Manifest>> out(cfg.circuits.size());
+  for (size_t i = 0; i < cfg.circuits.size(); i++) {
+    const config::CircuitConfig& c = cfg.circuits[i];
+    if (c.witness_generator.empty()) continue;
+    StartupKeepAlive alive("circuit " + c.name + ": preparing the witness generator " + c.witness_generator);
+    out[i] = open_generator(c, keys.at(i), cfg.daemon.state_dir,
+                            "circuits[" + std::to_string(i) + "].witness_generator");
   }
   return out;
 }

@@ -19,4 +19,10 @@ namespace cuzk::sup {
 std::vector<std::optional<witness::Manifest>> open_generators(const config::Config& cfg,
                                                               const std::vector<ZKeyHeader>& keys);
 
+// One circuit's: opened (built into <state_dir>/witness when it is circom's source folder) and
+// checked against its key; a config::ConfigError under `field` otherwise. It may run for minutes
+// (a compiler), off the loop.
+witness::Manifest open_generator(const config::CircuitConfig& c, const ZKeyHeader& key, const std::string& state_dir,
+                                 const std::string& field);
+
 }  // namespace cuzk::sup

@@ -44,6 +44,7 @@ void Supervisor::open_shared_store() {
   if (const size_t n = pg->release(node_id_))
     spdlog::info("job store: {} partitions held by an earlier run of node {} are queued again", n, node_id_);
   shared_->counts = pg->counts();
+  stored_circuits_ = pg->circuits();
   for (const auto& c : cfg_.circuits) shared_->circuits.push_back(c.name);
   spdlog::info("job store: postgresql at {}, node {}, leases of {} ms", shared_->where, node_id_, cfg_.store.lease_ms);
   shared_->store = std::make_unique<StoreThread>(loop_, std::move(pg));
@@ -52,6 +53,7 @@ void Supervisor::open_shared_store() {
 void Supervisor::shared_tick() {
   if (!shared_->renewing && shm::monotonic_ns() >= shared_->next_renew_ns) renew_leases();
   claim_more();
+  sync_circuits();
 }
 
 // Partitions this node could start synthesizing now and has not claimed yet: idle synthesis
@@ -94,7 +96,8 @@ void Supervisor::claim_more() {
 // A claimed partition becomes this node's: its job is made known here (once), its input written out
 // when the store kept the request's bytes, and it is queued for synthesis.
 void Supervisor::adopt(Claimed& c) {
-  const config::CircuitConfig* cc = cfg_.find_circuit(c.job.circuit);
+  const std::optional<uint32_t> ci = circuit_index(c.job.circuit);
+  const config::CircuitConfig* cc = ci ? &cfg_.circuits[*ci] : nullptr;
   const uint64_t id = c.job.id;
   PartitionRec part = std::move(c.job.parts.at(0));
   auto [it, fresh] = jobs_.try_emplace(id);
@@ -103,7 +106,7 @@ void Supervisor::adopt(Claimed& c) {
     j.rec = c.job;
     j.rec.parts.assign(c.partitions, PartitionRec{});
     for (uint32_t i = 0; i < c.partitions; i++) j.rec.parts[i].index = i, j.rec.parts[i].state = PState::Cancelled;
-    j.circuit = uint32_t(cc - cfg_.circuits.data());
+    j.circuit = ci.value_or(0);
     j.times.resize(c.partitions);
   }
   const uint32_t p = part.index;

@@ -143,6 +143,7 @@ void Supervisor::maybe_finish_shutdown() {
   if (spool_works_) return;  // and for spooled submissions being decoded (answered 503)
   if (removals_) return;     // and for finished jobs' files being removed
   if (reload_checking_) return;  // and for a reload's check, which uses this object when it ends
+  if (circuit_checks_) return;   // and for circuits being checked (answered when done)
   event(tl::kDaemonStop, 0, "");
   if (timeline_) timeline_->flush(0, 0);
   uv_stop(loop_);

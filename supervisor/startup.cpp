@@ -64,8 +64,12 @@ void Supervisor::open_store() {
           throw config::ConfigError("daemon.state_dir", d.string() + " is not writable by the daemon's user: " +
                                                             std::strerror(errno));
       }
-      if (cfg_.store.url.empty()) store_ = std::make_unique<SqliteStore>((dir / "jobs.sqlite").string());
-      else open_shared_store();
+      if (cfg_.store.url.empty()) {
+        store_ = std::make_unique<SqliteStore>((dir / "jobs.sqlite").string());
+        stored_circuits_ = store_->circuits();
+      } else {
+        open_shared_store();
+      }
       if (said) spdlog::info("space under daemon.state_dir ({}) is back: starting", dir.string());
       return;
     } catch (const StoreFull& e) {
@@ -89,7 +93,9 @@ void Supervisor::setup_state() {
     timeline_ = std::make_unique<Timeline>(path, t0_ns_, cfg_.timeline.also_stderr);
   }
   dims_ = read_keys(cfg_);
+  ring_ = ring_size(cfg_, dims_);
   generators_ = open_generators(cfg_, dims_);
+  restore_circuits(std::exchange(stored_circuits_, {}));
   validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
 }
 
@@ -113,7 +119,7 @@ Supervisor::RingSize Supervisor::ring_size(const config::Config& cfg, const std:
 }
 
 void Supervisor::setup_rings() {
-  const RingSize rs = ring_size(cfg_, dims_);
+  const RingSize rs = ring_;
   const uint64_t max_vars = rs.max_vars, max_domain = rs.max_domain;
   const bool abc = cfg_.synthesis.abc == "cpu";
   // Segments of an earlier run of this instance, including devices no longer configured.
@@ -179,8 +185,7 @@ void Supervisor::recover_jobs() {
     ActiveJob j;
     j.rec = std::move(r);
     bool known = false;
-    for (uint32_t i = 0; i < cfg_.circuits.size(); i++)
-      if (cfg_.circuits[i].name == j.rec.circuit) j.circuit = i, known = true;
+    if (std::optional<uint32_t> i = circuit_index(j.rec.circuit)) j.circuit = *i, known = true;
     const uint64_t id = j.rec.id;
     // Content the request carried lives in <state_dir>/uploads/<folder>/: removed with the job.
     const fs::path uploads = fs::path(cfg_.daemon.state_dir) / "uploads";

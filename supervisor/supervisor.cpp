@@ -51,6 +51,12 @@ Supervisor::~Supervisor() {
     if (d.seg) shm::Segment::remove(cfg_.daemon.instance, d.id);
 }
 
+std::optional<uint32_t> Supervisor::circuit_index(const std::string& name) const {
+  for (size_t i = cfg_.circuits.size(); i-- > 0;)
+    if (cfg_.circuits[i].name == name) return uint32_t(i);
+  return std::nullopt;
+}
+
 Device* Supervisor::device(int id) {
   for (auto& d : devices_)
     if (d.id == id) return &d;

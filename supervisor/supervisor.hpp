@@ -38,6 +38,7 @@ namespace cuzk::sup {
 
 struct SpoolWork;
 struct CopyWork;
+struct CircuitCheck;
 struct WorkFailure;
 struct ReloadCheck;
 
@@ -282,6 +283,20 @@ class Supervisor {
   void cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r, Viewer viewer);
   nlohmann::json store_json() const;
   std::string store_metrics_text() const;
+  // circuits added and removed at run time (circuits.cpp)
+  void restore_circuits(const std::vector<CircuitRec>& stored);
+  void serve_circuit(config::CircuitConfig cc, const ZKeyHeader& key, std::optional<witness::Manifest> gen);
+  void handle_circuits(const http::Request& req, std::shared_ptr<http::Responder> r);
+  void add_circuit(const http::Request& req, std::shared_ptr<http::Responder> r);
+  void check_circuit(CircuitCheck* c, void (Supervisor::*after)(CircuitCheck&));
+  void after_circuit_check(CircuitCheck& c);
+  void remove_circuit(const std::string& name, std::shared_ptr<http::Responder> r);
+  void sync_circuits();
+  void after_stored_check(CircuitCheck& c);
+  nlohmann::json circuit_entry(uint32_t i, bool paths) const;
+  nlohmann::json circuits_json(bool paths) const;
+  // The newest circuit of that name, removed or not (a removed circuit's jobs still finish).
+  std::optional<uint32_t> circuit_index(const std::string& name) const;
   // draining and stopping (shutdown.cpp)
   void begin_shutdown(const char* why);
   void maybe_finish_shutdown();
@@ -306,6 +321,13 @@ class Supervisor {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<Device> devices_;
   std::vector<ZKeyHeader> dims_;  // per circuit: nVars, nPublic, domain size
+  RingSize ring_;                 // the slot rings' size, from the configured circuits
+  std::vector<CircuitRec> stored_circuits_;  // start-up: the store's runtime circuits, until restored
+  std::map<std::string, std::string> unserved_;  // runtime circuits of the store this node cannot serve: why
+  std::set<std::string> checking_;               // runtime circuits being checked on the thread pool
+  size_t circuit_checks_ = 0;
+  bool syncing_circuits_ = false;
+  uint64_t next_circuit_sync_ns_ = 0;
   std::vector<std::optional<witness::Manifest>> generators_;  // per circuit: its witness generator, if any
   std::unique_ptr<SubmitValidator> validator_;
   std::map<uint64_t, ActiveJob> jobs_;

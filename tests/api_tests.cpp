@@ -838,5 +838,18 @@ TEST(JobAccess, SubmitterClasses) {
   EXPECT_TRUE(may_access("", tcp, daemon));
   http::Request unknown;  // a unix peer without credentials sees only what every client sees
   EXPECT_FALSE(may_access("unix:?", unknown, daemon));
+  // Operators: root and the daemon's user on the socket, and TCP with the admin token.
+  http::Request admin = tcp;
+  admin.admin = true;
+  EXPECT_TRUE(is_operator(unix_req(0), daemon));
+  EXPECT_TRUE(is_operator(unix_req(daemon), daemon));
+  EXPECT_TRUE(is_operator(admin, daemon));
+  EXPECT_FALSE(is_operator(unix_req(1000), daemon));
+  EXPECT_FALSE(is_operator(tcp, daemon));
+  EXPECT_FALSE(is_operator(unknown, daemon));
+  http::Request forged = unix_req(1000);  // only a TCP request carries the admin token
+  forged.admin = true;
+  EXPECT_FALSE(is_operator(forged, daemon));
+  EXPECT_TRUE(may_access("unix:1000", admin, daemon));
   EXPECT_FALSE(may_access("unix:0", unknown, daemon));
 }

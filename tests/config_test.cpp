@@ -434,26 +434,30 @@ TEST_F(ConfigTest, AdminTokenAndKeyDirsAreChecked) {
                       "overlaps daemon.state_dir");
 }
 
-// POST /v1/circuits bodies: the keys of a [[circuits]] entry, checked the same way, named alone.
+// POST /v1/circuits bodies: the keys of a [[circuits]] entry, checked the same way, named alone,
+// and every file inside daemon.key_dirs.
 TEST_F(ConfigTest, ACircuitFromJsonIsCheckedLikeTheFilesEntries) {
   using nlohmann::json;
+  const std::vector<std::string> dirs = {fs::canonical(dir / "keys").string()};
   const CircuitConfig c = circuit_from_json(
-      json{{"name", "b"}, {"zkey", path("keys/b.zkey")}, {"r1cs", path("keys/a.r1cs")}, {"max_partitions", 4}});
+      json{{"name", "b"}, {"zkey", path("keys/b.zkey")}, {"r1cs", path("keys/a.r1cs")}, {"max_partitions", 4}}, dirs);
   EXPECT_EQ(c.name, "b");
-  EXPECT_EQ(c.zkey, path("keys/b.zkey"));
-  EXPECT_EQ(c.r1cs, path("keys/a.r1cs"));
+  EXPECT_EQ(c.zkey, fs::canonical(path("keys/b.zkey")).string());
+  EXPECT_EQ(c.r1cs, fs::canonical(path("keys/a.r1cs")).string());
   EXPECT_EQ(c.max_partitions, 4u);
   EXPECT_TRUE(c.runtime);
   EXPECT_FALSE(c.removed);
   // What the store keeps reads back the same.
-  const CircuitConfig back = circuit_from_json(json::parse(circuit_json(c).dump()));
+  const CircuitConfig back = circuit_from_json(json::parse(circuit_json(c).dump()), dirs);
   EXPECT_EQ(back.name, c.name);
   EXPECT_EQ(back.zkey, c.zkey);
   EXPECT_EQ(back.r1cs, c.r1cs);
   EXPECT_EQ(back.max_partitions, c.max_partitions);
-  auto error = [](const json& body) -> std::string {
+  auto error = [&](const json& body, const std::vector<std::string>& in = {}) -> std::string {
     try {
-      circuit_from_json(body);
+      circuit_from_json(body, in.empty() ? dirs : in);
+    } catch (const OutsideKeyDirs& e) {
+      return std::string("outside: ") + e.what();
     } catch (const ConfigError& e) {
       return e.what();
     }
@@ -464,10 +468,23 @@ TEST_F(ConfigTest, ACircuitFromJsonIsCheckedLikeTheFilesEntries) {
   EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("keys/b.zkey")}, {"zkye", 1}}).rfind("zkye: unknown key", 0), 0u);
   EXPECT_EQ(error(json{{"name", "b"}, {"zkey", json::array()}}), "zkey: must be a string, not an array");
   EXPECT_EQ(error(json{{"name", "b"}, {"zkey", nullptr}}), "zkey: must not be null");
-  EXPECT_NE(error(json{{"name", "b"}, {"zkey", path("keys/missing.zkey")}}).find("does not exist"), std::string::npos);
+  EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("keys/missing.zkey")}}).rfind("zkey: cannot resolve", 0), 0u);
   EXPECT_NE(error(json{{"name", "b"}, {"zkey", path("keys/not_a_key.zkey")}}).find("not a zkey file"),
             std::string::npos);
   EXPECT_NE(error(json::array()).find("JSON object"), std::string::npos);
+  // Outside the key folders, by its path or through a symlink: refused before the file is read.
+  EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("token.txt")}}).rfind("outside: zkey: ", 0), 0u);
+  fs::create_symlink(dir / "token.txt", dir / "keys/link.zkey");
+  EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("keys/link.zkey")}}).rfind("outside: zkey: ", 0), 0u);
+  EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("keys/b.zkey")}, {"witness_generator", dir.string()}})
+                .rfind("outside: witness_generator: ", 0),
+            0u);
+  try {
+    circuit_from_json(json{{"name", "b"}, {"zkey", path("keys/b.zkey")}}, {});
+    ADD_FAILURE() << "no key_dirs took a circuit";
+  } catch (const OutsideKeyDirs& e) {
+    EXPECT_NE(std::string(e.what()).find("none is set"), std::string::npos);
+  }
 }
 
 // The workers learn runtime circuits from <state_dir>/circuits.toml, at the supervisor's indices.
@@ -476,7 +493,8 @@ TEST_F(ConfigTest, RuntimeCircuitsReachTheWorkersAtTheSameIndices) {
   fs::create_directories(sup.daemon.state_dir);
   Config worker = sup;
   EXPECT_EQ(load_runtime_circuits(worker), 0u);  // no file yet
-  CircuitConfig b = circuit_from_json(nlohmann::json{{"name", "b"}, {"zkey", path("keys/b.zkey")}});
+  const std::vector<std::string> dirs = {fs::canonical(dir / "keys").string()};
+  CircuitConfig b = circuit_from_json(nlohmann::json{{"name", "b"}, {"zkey", path("keys/b.zkey")}}, dirs);
   sup.circuits.push_back(b);
   sup.circuits.back().removed = true;  // removed ones keep their place
   b.witness_generator = path("keys");
@@ -486,13 +504,13 @@ TEST_F(ConfigTest, RuntimeCircuitsReachTheWorkersAtTheSameIndices) {
   ASSERT_EQ(worker.circuits.size(), 3u);
   EXPECT_FALSE(worker.circuits[0].runtime);
   EXPECT_EQ(worker.circuits[2].name, "b");
-  EXPECT_EQ(worker.circuits[2].witness_generator, path("keys"));
+  EXPECT_EQ(worker.circuits[2].witness_generator, path("keys"));  // as written
   EXPECT_TRUE(worker.circuits[2].runtime);
   EXPECT_EQ(load_runtime_circuits(worker), 0u);  // nothing new
   EXPECT_EQ(sup.find_circuit("b"), &sup.circuits[2]);
   // Files that went away after their circuit was added do not stop a worker learning the others.
   fs::remove(dir / "keys/b.zkey");
-  sup.circuits.push_back(circuit_from_json(nlohmann::json{{"name", "c"}, {"zkey", path("keys/a.zkey")}}));
+  sup.circuits.push_back(circuit_from_json(nlohmann::json{{"name", "c"}, {"zkey", path("keys/a.zkey")}}, dirs));
   write_runtime_circuits(sup);
   EXPECT_EQ(load_runtime_circuits(worker), 1u);
   EXPECT_EQ(worker.circuits.at(3).name, "c");

@@ -15,7 +15,8 @@ set(_daemon_fixtures
   e2e.bn128_circuit_poseidon_merkle e2e.bn128_case_poseidon_merkle e2e.bn128_circuit_multiplier
   e2e.bn128_case_multiplier)
 foreach(t jobs kill_workers kill_supervisor cancel_priority bad_input heartbeat inputs limits disk_full shm_full two_curves two_devices reload
-          multi_node multi_node_kill multi_node_outage uploads access clients one_daemon confined state_writes key_budget crash_rows)
+          multi_node multi_node_kill multi_node_outage uploads access clients one_daemon confined state_writes key_budget crash_rows
+          circuits)
   add_test(NAME daemon.${t} COMMAND ${CUZK_DAEMON_TEST_ENV} bash ${PROJECT_SOURCE_DIR}/tests/daemon/${t}.sh)
   set_tests_properties(daemon.${t} PROPERTIES LABELS daemon TIMEOUT 600 SKIP_RETURN_CODE 77
     FIXTURES_REQUIRED "${_daemon_fixtures}")
@@ -24,6 +25,11 @@ endforeach()
 add_test(NAME daemon.access_shared COMMAND ${CUZK_DAEMON_TEST_ENV} ACCESS_STORE=postgresql
   bash ${PROJECT_SOURCE_DIR}/tests/daemon/access.sh)
 set_tests_properties(daemon.access_shared PROPERTIES LABELS daemon TIMEOUT 600 SKIP_RETURN_CODE 77
+  FIXTURES_REQUIRED "${_daemon_fixtures}")
+# Circuits added on one node and served by another, over a shared PostgreSQL store.
+add_test(NAME daemon.circuits_shared COMMAND ${CUZK_DAEMON_TEST_ENV} CIRCUITS_STORE=postgresql
+  bash ${PROJECT_SOURCE_DIR}/tests/daemon/circuits.sh)
+set_tests_properties(daemon.circuits_shared PROPERTIES LABELS daemon TIMEOUT 600 SKIP_RETURN_CODE 77
   FIXTURES_REQUIRED "${_daemon_fixtures}")
 # A 30 s run of the kill-soak (scripts/soak.sh; docs/RELIABILITY.md has the long runs).
 add_test(NAME daemon.soak_smoke COMMAND ${CMAKE_COMMAND} -E env SOAK_NO_SETUP=1 BUILD_DIR=${CMAKE_BINARY_DIR}

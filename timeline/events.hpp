@@ -29,6 +29,8 @@ inline constexpr char kProofWritten[] = "PROOF_WRITTEN";    // ... finish_ms: as
 inline constexpr char kProofUnverified[] = "PROOF_UNVERIFIED";  // a proof failed gpu.verify and is made once more
 inline constexpr char kKeyLoad[] = "KEY_LOAD";              // worker, device, circuit, bytes, load_ms, source (file | host)
 inline constexpr char kKeyEvict[] = "KEY_EVICT";            // worker, device, circuit, bytes, host (kept | dropped)
+inline constexpr char kCircuitAdd[] = "CIRCUIT_ADD";        // circuit, index: served from now (added at run time)
+inline constexpr char kCircuitRemove[] = "CIRCUIT_REMOVE";  // circuit, index: takes no new jobs
 inline constexpr char kProofDone[] = "PROOF_DONE";          // partition, total_ms
 inline constexpr char kPartitionFailed[] = "PARTITION_FAILED";  // partition, reason
 inline constexpr char kJobDone[] = "JOB_DONE";              // state
@@ -76,6 +78,7 @@ inline constexpr char kTasks[] = "tasks";            // WORKER_EXIT: the partiti
 inline constexpr char kBytes[] = "bytes";            // KEY_LOAD, KEY_EVICT: the key's memory where it proves
 inline constexpr char kLoadMs[] = "load_ms";         // KEY_LOAD: from the need to the key resident (file read or upload)
 inline constexpr char kHost[] = "host";              // KEY_EVICT: kept | dropped, the key's parsed copy in host memory
+inline constexpr char kIndex[] = "index";            // CIRCUIT_ADD, CIRCUIT_REMOVE: the circuit's index in the workers' list
 inline constexpr char kTakenOver[] = "taken_over";   // PARTITION_CLAIMED: 1 when another node's lease had expired
 
 // GPU_END's per-stage busy time: "kernel_" + stage + "_ms" (stages of a proof from a slot: copy,

@@ -83,7 +83,8 @@ SubmitRequest SubmitValidator::parse(const std::string& text) const {
   const config::CircuitConfig* cc = cfg_.find_circuit(name);
   if (!cc) {
     std::string names;
-    for (auto& c : cfg_.circuits) names += (names.empty() ? "" : ", ") + c.name;
+    for (auto& c : cfg_.circuits)
+      if (!c.removed) names += (names.empty() ? "" : ", ") + c.name;
     bad("circuit: unknown circuit '" + name + "' (configured: " + names + ")");
   }
   SubmitRequest r;

@@ -1,0 +1,370 @@
+// Circuits added and removed at run time (docs/API.md, "Circuits"). An operator names a circuit's
+// files under daemon.key_dirs; the supervisor checks it as start-up checks a configured one (its
+// key's header, the budget, the slot rings, its witness generator built) on the thread pool, keeps
+// it in the job store, and appends it to the circuits the workers know (config.hpp's runtime file),
+// so that nothing in flight is drained or disturbed. A removed circuit takes no new jobs; its jobs
+// finish. With a shared store every node serves the circuits the store holds whose files it has.
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+#include "supervisor/generators.hpp"
+#include "supervisor/helpers.hpp"
+#include "supervisor/intake/job_access.hpp"
+#include "supervisor/store/state_writes.hpp"
+#include "supervisor/supervisor.hpp"
+#include "timeline/events.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace cuzk::sup {
+
+// The checks of a circuit, off the loop: nothing here touches the supervisor.
+struct CircuitCheck {
+  uv_work_t req{};
+  Supervisor* self = nullptr;
+  void (Supervisor::*after)(CircuitCheck&) = nullptr;  // on the loop, once checked
+  json body;                          // the circuit as asked for (an API request or the store)
+  config::Config cfg;                 // what it is checked against: key_dirs, the budget, the state folder
+  uint64_t max_vars = 0, max_domain = 0;  // the slot rings'
+  std::shared_ptr<http::Responder> r;     // an API request's answer, or null (the store's circuits)
+  // The result: the circuit, its key's header and its generator; or an HTTP status and why.
+  config::CircuitConfig cc;
+  ZKeyHeader key;
+  std::optional<witness::Manifest> generator;
+  int status = 0;
+  std::string error;
+};
+
+namespace {
+
+constexpr uint64_t kCircuitSyncNs = 5'000'000'000ull;  // a shared store's circuits, looked at this often
+
+void run_check(CircuitCheck& c) {
+  try {
+    c.cc = config::circuit_from_json(c.body, c.cfg.daemon.key_dirs);
+  } catch (const config::OutsideKeyDirs& e) {
+    c.status = 403, c.error = e.what();
+    return;
+  } catch (const config::ConfigError& e) {
+    c.status = 400, c.error = e.what();
+    return;
+  }
+  try {
+    c.key = read_zkey_header(c.cc.zkey);
+  } catch (const std::exception& e) {
+    c.status = 422, c.error = "zkey: " + c.cc.zkey + " is not a usable proving key: " + e.what();
+    return;
+  }
+  if (std::string why = key_over_budget(c.key, c.cc.name, c.cfg.gpu.key_memory); !why.empty()) {
+    c.status = 422, c.error = why;
+    return;
+  }
+  if (c.key.n_vars > c.max_vars || c.key.domain_size > c.max_domain) {
+    c.status = 422;
+    c.error = "circuit '" + c.cc.name + "' needs slots for " + std::to_string(c.key.n_vars) + " variables and a domain of " +
+              std::to_string(c.key.domain_size) + "; the slot rings, sized at start for the configured circuits, hold " +
+              std::to_string(c.max_vars) + " and " + std::to_string(c.max_domain) +
+              ": configure it in the file (its slots are sized then) instead";
+    return;
+  }
+  if (c.cc.witness_generator.empty()) return;
+  try {
+    c.generator = open_generator(c.cc, c.key, c.cfg.daemon.state_dir, "witness_generator");
+  } catch (const config::ConfigError& e) {
+    c.status = 422, c.error = e.what();
+  }
+}
+
+}  // namespace
+
+// Start-up, before the workers: the store's runtime circuits, each checked here as it would be when
+// added; one that fails (its files gone or moved out of key_dirs, a configured circuit of the same
+// name) is listed as not served, with why, and the daemon starts without it.
+void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
+  for (const CircuitRec& rec : stored) {
+    if (cfg_.find_circuit(rec.name)) {
+      unserved_[rec.name] = "the config file has a circuit of this name, which is served instead";
+      spdlog::warn("circuit {} (added at run time): {}", rec.name, unserved_[rec.name]);
+      continue;
+    }
+    CircuitCheck c;
+    c.cfg = cfg_;
+    c.max_vars = ring_.max_vars, c.max_domain = ring_.max_domain;
+    try {
+      c.body = json::parse(rec.config);
+    } catch (const json::exception& e) {
+      c.status = 500, c.error = std::string("its stored entry is not JSON: ") + e.what();
+    }
+    if (!c.status) run_check(c);
+    if (c.status) {
+      unserved_[rec.name] = c.error;
+      spdlog::warn("circuit {} (added at run time) is not served by this node: {}", rec.name, c.error);
+      continue;
+    }
+    serve_circuit(std::move(c.cc), c.key, std::move(c.generator));
+  }
+  // Always written: an earlier run's file must not give the workers circuits this run does not have.
+  config::write_runtime_circuits(cfg_);
+}
+
+// Appends a checked circuit to those served, where the workers find it by the same index.
+void Supervisor::serve_circuit(config::CircuitConfig cc, const ZKeyHeader& key, std::optional<witness::Manifest> gen) {
+  const std::string name = cc.name;
+  cfg_.circuits.push_back(std::move(cc));
+  dims_.push_back(key);
+  generators_.push_back(std::move(gen));
+  unserved_.erase(name);
+  if (shared_) shared_->circuits.push_back(name);
+  if (validator_) validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
+  spdlog::info("circuit {}: served (added at run time, index {})", name, cfg_.circuits.size() - 1);
+}
+
+void Supervisor::handle_circuits(const http::Request& req, std::shared_ptr<http::Responder> r) {
+  const std::string& p = req.path;
+  const bool op = is_operator(req, uint32_t(::geteuid()));
+  if (p == "/v1/circuits") {
+    if (req.method == "GET") return r->send(http::Response::json(200, circuits_json(op).dump()));
+    if (req.method != "POST") return r->send(http::Response::error(405, "use GET or POST for " + p));
+  } else if (req.method != "DELETE") {
+    return r->send(http::Response::error(405, "use DELETE for " + p));
+  }
+  if (!op)
+    return r->send(http::Response::error(
+        403, "adding and removing circuits is for operators: root or the daemon's own user on the unix socket, or "
+             "daemon.admin_token over TCP"));
+  if (draining_) return r->send(http::Response::error(503, "the daemon is stopping"));
+  if (p == "/v1/circuits") return add_circuit(req, std::move(r));
+  return remove_circuit(p.substr(std::string("/v1/circuits/").size()), std::move(r));
+}
+
+void Supervisor::add_circuit(const http::Request& req, std::shared_ptr<http::Responder> r) {
+  if (req.body_file) return r->send(http::Response::error(413, "a circuit's entry is a small JSON object"));
+  auto* c = new CircuitCheck;
+  c->r = std::move(r);
+  try {
+    c->body = json::parse(req.body);
+  } catch (const json::exception& e) {
+    c->r->send(http::Response::error(400, std::string("body is not JSON: ") + e.what()));
+    delete c;
+    return;
+  }
+  const std::string name = c->body.is_object() && c->body.contains("name") && c->body["name"].is_string()
+                               ? c->body["name"].get<std::string>()
+                               : "";
+  if (!name.empty() && (cfg_.find_circuit(name) || unserved_.count(name) || checking_.count(name))) {
+    c->r->send(http::Response::error(409, "circuit '" + name + "' exists already (GET /v1/circuits lists them)"));
+    delete c;
+    return;
+  }
+  if (!name.empty()) checking_.insert(name);
+  check_circuit(c, &Supervisor::after_circuit_check);
+}
+
+// c checked on the thread pool against this daemon's config and rings, then `after` on the loop.
+void Supervisor::check_circuit(CircuitCheck* c, void (Supervisor::*after)(CircuitCheck&)) {
+  c->self = this;
+  c->after = after;
+  c->cfg = cfg_;
+  c->max_vars = ring_.max_vars, c->max_domain = ring_.max_domain;
+  c->req.data = c;
+  circuit_checks_++;
+  uv_queue_work(
+      loop_, &c->req, [](uv_work_t* q) { run_check(*static_cast<CircuitCheck*>(q->data)); },
+      [](uv_work_t* q, int) {
+        std::unique_ptr<CircuitCheck> c(static_cast<CircuitCheck*>(q->data));
+        Supervisor* self = c->self;
+        self->circuit_checks_--;
+        (self->*(c->after))(*c);
+        self->maybe_finish_shutdown();
+      });
+}
+
+// Back on the loop: a checked circuit is kept in the store, then served; the answer says which.
+void Supervisor::after_circuit_check(CircuitCheck& c) {
+  const std::string asked = c.body.is_object() && c.body.contains("name") && c.body["name"].is_string()
+                                ? c.body["name"].get<std::string>()
+                                : "";
+  if (c.status) {
+    checking_.erase(asked);
+    return c.r->send(http::Response::error(c.status, c.error));
+  }
+  const CircuitRec rec{c.cc.name, config::circuit_json(c.cc).dump(), wall_ms()};
+  auto serve = [this, cc = c.cc, key = c.key, gen = std::move(c.generator), r = c.r]() mutable {
+    checking_.erase(cc.name);
+    const std::string name = cc.name;
+    const config::CircuitConfig entry = cc;
+    serve_circuit(std::move(cc), key, std::move(gen));
+    try {
+      config::write_runtime_circuits(cfg_);
+    } catch (const std::exception& e) {
+      // The workers could not learn it: served nowhere. The store keeps it for the next start.
+      cfg_.circuits.back().removed = true;
+      spdlog::error("circuit {}: {}", name, e.what());
+      return r->send(http::Response::error(503, "circuit '" + name + "' is stored but not served until the daemon "
+                                                "restarts: the workers' list of circuits could not be written"));
+    }
+    event(tl::kCircuitAdd, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, cfg_.circuits.size() - 1).str());
+    json out = circuit_entry(uint32_t(cfg_.circuits.size() - 1), true);
+    r->send(http::Response::json(201, out.dump()));
+  };
+  auto taken = [this, r = c.r, name = c.cc.name] {
+    checking_.erase(name);
+    r->send(http::Response::error(409, "circuit '" + name + "' exists already (GET /v1/circuits lists them)"));
+  };
+  if (shared_) {
+    shared_->store->run(
+        [rec, serve = std::move(serve), taken](JobStore& s) mutable -> std::function<void()> {
+          if (!s.add_circuit(rec)) return taken;
+          return std::move(serve);
+        },
+        [this, r = c.r, name = rec.name](const std::string& why) {
+          checking_.erase(name);
+          r->send(http::Response::error(503, "the job store cannot take the circuit now: " + why));
+        });
+    return;
+  }
+  try {
+    if (!store_->add_circuit(rec)) return taken();
+  } catch (const StoreFull& e) {
+    checking_.erase(rec.name);
+    note_disk_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
+    return c.r->send(http::Response::error(503, "the job store cannot be written now (" + disk_full_message() + ")"));
+  }
+  serve();
+}
+
+// The store forgets the circuit; this node stops taking jobs for it and lets its jobs finish.
+void Supervisor::remove_circuit(const std::string& name, std::shared_ptr<http::Responder> r) {
+  const config::CircuitConfig* cc = cfg_.find_circuit(name);
+  if (cc && !cc->runtime)
+    return r->send(http::Response::error(409, "circuit '" + name + "' is in the config file: remove it there and "
+                                              "reload (SIGHUP)"));
+  if (!cc && !unserved_.count(name)) return r->send(http::Response::error(404, "no circuit '" + name + "'"));
+  auto forget = [this, name, r] {
+    unserved_.erase(name);
+    uint64_t unfinished = 0;
+    for (uint32_t i = 0; i < cfg_.circuits.size(); i++) {
+      config::CircuitConfig& c = cfg_.circuits[i];
+      if (c.name != name || !c.runtime || c.removed) continue;
+      c.removed = true;
+      for (const auto& [id, j] : jobs_) unfinished += j.circuit == i;
+      event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, i).str());
+      spdlog::info("circuit {}: removed; {} of its jobs here finish first", name, unfinished);
+    }
+    r->send(http::Response::json(200, json{{"name", name}, {"removed", true}, {"unfinished_jobs", unfinished}}.dump()));
+  };
+  if (shared_) {
+    shared_->store->run(
+        [name, forget](JobStore& s) -> std::function<void()> {
+          s.remove_circuit(name);  // another node may have removed it first: gone either way
+          return forget;
+        },
+        [r](const std::string& why) {
+          r->send(http::Response::error(503, "the job store cannot remove the circuit now: " + why));
+        });
+    return;
+  }
+  try {
+    store_->remove_circuit(name);
+  } catch (const StoreFull& e) {
+    note_disk_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
+    return r->send(http::Response::error(503, "the job store cannot be written now (" + disk_full_message() + ")"));
+  }
+  forget();
+}
+
+// A shared store: circuits other nodes added are checked and served here when this node has their
+// files; those removed elsewhere stop taking jobs here.
+void Supervisor::sync_circuits() {
+  if (!shared_ || syncing_circuits_ || draining_ || shm::monotonic_ns() < next_circuit_sync_ns_) return;
+  syncing_circuits_ = true;
+  next_circuit_sync_ns_ = shm::monotonic_ns() + kCircuitSyncNs;
+  shared_->store->run(
+      [this](JobStore& s) -> std::function<void()> {
+        auto stored = std::make_shared<std::vector<CircuitRec>>(s.circuits());
+        return [this, stored] {
+          syncing_circuits_ = false;
+          std::set<std::string> names;
+          for (const CircuitRec& rec : *stored) {
+            names.insert(rec.name);
+            if (cfg_.find_circuit(rec.name) || unserved_.count(rec.name) || checking_.count(rec.name)) continue;
+            auto* c = new CircuitCheck;
+            c->body = json::parse(rec.config, nullptr, false);
+            checking_.insert(rec.name);
+            check_circuit(c, &Supervisor::after_stored_check);
+          }
+          for (auto it = unserved_.begin(); it != unserved_.end();)
+            it = names.count(it->first) ? std::next(it) : unserved_.erase(it);
+          for (uint32_t i = 0; i < cfg_.circuits.size(); i++) {
+            config::CircuitConfig& c = cfg_.circuits[i];
+            if (!c.runtime || c.removed || names.count(c.name)) continue;
+            c.removed = true;
+            event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, c.name).add(tl::kIndex, i).str());
+            spdlog::info("circuit {}: removed by another node; its jobs here finish first", c.name);
+          }
+        };
+      },
+      [this](const std::string& why) {
+        syncing_circuits_ = false;
+        spdlog::debug("circuits: {}", why);
+      });
+}
+
+void Supervisor::after_stored_check(CircuitCheck& c) {
+  const std::string name = c.body.is_object() ? c.body.value("name", "") : "";
+  checking_.erase(name);
+  if (c.status) {
+    unserved_[name] = c.error;
+    spdlog::warn("circuit {} (added by another node) is not served by this node: {}", name, c.error);
+    return;
+  }
+  if (cfg_.find_circuit(c.cc.name)) return;
+  serve_circuit(std::move(c.cc), c.key, std::move(c.generator));
+  try {
+    config::write_runtime_circuits(cfg_);
+  } catch (const std::exception& e) {
+    cfg_.circuits.back().removed = true;
+    unserved_[name] = e.what();
+    return;
+  }
+  event(tl::kCircuitAdd, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, cfg_.circuits.size() - 1).str());
+}
+
+// One circuit for GET /v1/circuits; paths only for operators.
+json Supervisor::circuit_entry(uint32_t i, bool paths) const {
+  const config::CircuitConfig& c = cfg_.circuits[i];
+  json e = {{"name", c.name},
+            {"source", c.runtime ? "runtime" : "config"},
+            {"state", c.removed ? "removed" : "serving"},
+            {"curve", curve_snarkjs_name(dims_[i].curve)},
+            {"n_vars", dims_[i].n_vars},
+            {"domain_size", dims_[i].domain_size},
+            {"max_partitions", c.max_partitions},
+            {"inputs", generators_[i].has_value()}};
+  if (paths) {
+    json f = config::circuit_json(c);
+    f.erase("name");
+    f.erase("max_partitions");
+    e["files"] = f;
+  }
+  return e;
+}
+
+json Supervisor::circuits_json(bool paths) const {
+  json list = json::array();
+  for (uint32_t i = 0; i < cfg_.circuits.size(); i++) {
+    if (cfg_.circuits[i].removed) {
+      bool jobs = false;  // a removed circuit is listed while its jobs finish
+      for (const auto& [id, j] : jobs_) jobs = jobs || j.circuit == i;
+      if (!jobs) continue;
+    }
+    list.push_back(circuit_entry(i, paths));
+  }
+  for (const auto& [name, why] : unserved_)
+    list.push_back({{"name", name}, {"source", "runtime"}, {"state", "unavailable"}, {"error", why}});
+  return {{"circuits", list}};
+}
+
+}  // namespace cuzk::sup
