@@ -6,13 +6,14 @@
 #include <vector>
 
 #include "cuda_util.cuh"
-#include "msm_core.cuh"
-#include "ntt_core.cuh"
+#include "kernels/msm/pippenger.cuh"
+#include "kernels/ntt/elementwise.cuh"
+#include "kernels/ntt/plan.cuh"
 
 namespace cuzk {
 namespace gpu {
 
-// F: the device scalar field (Dev<C>::Fr); instantiated for every curve in ntt.cu.
+// F: the device scalar field (Dev<C>::Fr); instantiated for every curve in ntt/engine.cu.
 template <class F>
 class NttEngine {
  public:
@@ -61,8 +62,8 @@ template <class C>
 void msm_precompute(const Affine<C>* d_points, size_t n, int c, Affine<C>* d_table, cudaStream_t s);
 
 // G2 buckets are summed by lane pairs, two threads per task, each holding one Fq component of every
-// Fq2 value (msm_pair.cuh): level 0 for plain and for shared plans, and the bucket-side kernels
-// (k_acc_level, k_chunks and k_group_sum of msm.cu; msm_pair_buckets.cu).
+// Fq2 value (msm/g2_lane_pairs.cuh): level 0 for plain and for shared plans, and the bucket-side
+// kernels (k_acc_level, k_chunks and k_group_sum of msm/engine.cu; msm/g2_lane_pairs_reduce.cu).
 // C: a device G2 curve (Dev<...>::G2).
 template <class C>
 void msm_acc0_g2_pair_plain(const Affine<C>* points, u32 idx_offset, u32 n_scalars, u32 stride, const u32* vals,

@@ -231,8 +231,8 @@ CUZK_UNROLL
     CUZK_HD static void apply(u32* X, u32* Y) { reduce_row(X, Y); }
   };
   // That CIOS product before its final subtraction, in [0, 2p). Row::apply(X, Y) is the reduction
-  // row, so that a modulus of special shape (Fr's r = 1 - 2^32 mod 2^64, ntt_v2_core.cuh) can bring
-  // its own cheaper one.
+  // row, so that a modulus of special shape (Fr's r = 1 - 2^32 mod 2^64, ntt/radix4_passes.cuh) can
+  // bring its own cheaper one.
   template <class Row>
   CUZK_HD static DFp mul_rows(const DFp& aa, const DFp& bb) {
     const u32* a = aa.w;

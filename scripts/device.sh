@@ -283,8 +283,9 @@ devbuild() {
   mkdir -p "$cache" "$obj"
   rm -f "$obj"/*
   local src jobs="${CUZK_DEVBUILD_JOBS:-$(nproc)}"
-  for src in "$ROOT"/kernels/*.cu "$ROOT"/kernels/*.cpp "$ROOT"/backend/backend.cpp "$ROOT"/backend/cpu/*.cpp \
-    "$ROOT"/backend/cuda/cuda_backend.cpp "$ROOT"/bench/gpu/*.cu "$ROOT"/bench/gpu/*.cpp "$ROOT"/tests/gpu/*_test.cpp; do
+  for src in "$ROOT"/kernels/*.cu "$ROOT"/kernels/*/*.cu "$ROOT"/kernels/*.cpp "$ROOT"/backend/backend.cpp \
+    "$ROOT"/backend/cpu/*.cpp "$ROOT"/backend/cuda/cuda_backend.cpp "$ROOT"/bench/gpu/*.cu "$ROOT"/bench/gpu/*.cpp \
+    "$ROOT"/tests/gpu/*_test.cpp; do
     src="${src#"$ROOT"/}"
     case "$src" in *_emu_test.cpp) continue ;; esac
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done

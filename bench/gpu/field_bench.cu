@@ -1,13 +1,14 @@
 // Fr multiply throughput with the data in registers (cuzk_gpu_bench field): one kernel per multiply
-// formulation of ntt_v2_core.cuh, as chains of dependent products and as DIF butterflies, so that the
-// rate of the multiply alone, and what ptxas made of it (cuobjdump -sass), can be set beside the NTT's.
+// formulation of kernels/ntt/radix4_passes.cuh, as chains of dependent products and as DIF
+// butterflies, so that the rate of the multiply alone, and what ptxas made of it (cuobjdump -sass),
+// can be set beside the NTT's.
 // GPU-NOTES gives sppark's Fr multiply at 60.1e9/s on this H200.
 #include <string>
 #include <vector>
 
 #include "bench/gpu/bench_util.cuh"
 #include "bench/gpu/gpu_bench.hpp"
-#include "kernels/ntt_v2_core.cuh"
+#include "kernels/ntt/radix4_passes.cuh"
 
 namespace cuzk {
 namespace gpu {

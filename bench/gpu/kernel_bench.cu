@@ -7,7 +7,7 @@
 #include "bench/gpu/bench_util.cuh"
 #include "bench/gpu/gpu_bench.hpp"
 #include "kernels/engines.cuh"
-#include "kernels/ntt_v2_core.cuh"
+#include "kernels/ntt/radix4_passes.cuh"
 
 namespace cuzk {
 namespace gpu {

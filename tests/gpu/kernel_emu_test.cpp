@@ -1,4 +1,4 @@
-// Host emulation of the CUDA kernel bodies (kernels/ntt_core.cuh, kernels/msm_core.cuh): the same
+// Host emulation of the CUDA kernel bodies (kernels/ntt/, kernels/msm/): the same
 // functions the kernels call, driven block by block and thread by thread on the CPU, against the CPU
 // reference (groth16's ntt, compute_h_coset and Pippenger). Needs no GPU; catches indexing errors
 // before a device run.
@@ -16,10 +16,12 @@
 
 #include "groth16/msm.hpp"
 #include "groth16/prover.hpp"
-#include "kernels/msm_core.cuh"
-#include "kernels/msm_pair.cuh"
-#include "kernels/ntt_core.cuh"
-#include "kernels/ntt_v2_core.cuh"
+#include "kernels/msm/pippenger.cuh"
+#include "kernels/msm/g2_lane_pairs.cuh"
+#include "kernels/ntt/elementwise.cuh"
+#include "kernels/ntt/plan.cuh"
+#include "kernels/ntt/radix2_passes.cuh"
+#include "kernels/ntt/radix4_passes.cuh"
 #include "tests/gpu/curve_refs.hpp"
 #include "tests/gpu/ntt_refs.hpp"
 #include "tests/test_seed.hpp"
@@ -54,7 +56,7 @@ std::vector<Fr> random_frs(std::mt19937_64& rng, size_t n) {
 // ---- NTT ----
 
 // omega_{2^kt}^e for e <= 2^(kt-1), as NttEngine::reserve fills it (the last entry, -1, is read by
-// the v2 inverse passes only).
+// the radix-4 inverse passes only).
 template <class HF = Fr>
 std::vector<DeviceFieldOf<HF>> twiddle_table(int kt) {
   std::vector<HF> t((size_t(1) << (kt - 1)) + 1);
@@ -71,7 +73,7 @@ std::vector<DeviceFieldOf<HF>> twiddle_table(int kt) {
 // g_plain the radix-2 tile passes and the element-wise permutation, which NttEngine runs at 2^1 and
 // below 2^8 respectively, here checked at every size.
 bool g_plain = false;
-// The Fr multiply of the register-tiled passes: -1 as NttEngine picks it by size (ntt_v2_kernel), or
+// The Fr multiply of the register-tiled passes: -1 as NttEngine picks it by size (ntt_radix4_kernel), or
 // kFrMulGeneric / kFrMulFast, so that both are checked at sizes an emulation can afford.
 int g_mul = -1;
 NttScale<DFr> g_fuse;       // the scale the passes fuse into their last store (H stage)
@@ -90,45 +92,45 @@ const NttScale<F>& fused_scale() {
 }
 
 template <int R, int Mul, class F>
-void emulate_v2(std::vector<F>& d, const NttPass* ps, int np, const std::vector<F>& tw, const NttScale<F>& fz) {
+void emulate_radix4(std::vector<F>& d, const NttPass* ps, int np, const std::vector<F>& tw, const NttScale<F>& fz) {
   // The out-of-place last pass's source, poisoned: a read of an element the pass before did not write shows.
   std::vector<F> scratch(ps[np - 1].perm_store ? d.size() : 0, F::one());
   for (int pi = 0; pi < np; pi++) {
     const NttPass& p = ps[pi];
     const F* src;
     F* dst;
-    ntt_v2_pass_io(ps, np, pi, d.data(), scratch.data(), src, dst);
+    ntt_radix4_pass_io(ps, np, pi, d.data(), scratch.data(), src, dst);
     std::vector<u32> sm(8 * ntt_tile_size(p));
-    u32 threads = ntt_v2_threads(p, R);
+    u32 threads = ntt_radix4_threads(p, R);
     EXPECT_GE(threads, 1u);
     for (size_t b = 0; b < ntt_blocks(p); b++) {
       std::fill(sm.begin(), sm.end(), 0x5a5a5a5au);  // poison: a read of an unwritten slot shows
-      for (int sr = 0; sr < ntt_v2_subrounds(p.t, R); sr++)
+      for (int sr = 0; sr < ntt_radix4_subrounds(p.t, R); sr++)
         for (u32 t = 0; t < threads; t++)
           if (p.dit)
-            ntt_v2_round<R, true, Mul>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz);
+            ntt_radix4_round<R, true, Mul>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz);
           else
-            ntt_v2_round<R, false, Mul>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz);
+            ntt_radix4_round<R, false, Mul>(p, sr, src, dst, sm.data(), tw.data(), (u32)b, t, fz);
     }
   }
 }
 
-// The plan through the register-tiled passes, as ntt_v2_launch runs it; false where NttEngine does
-// not run them (2^k below one radix-4 unit: ntt_v2_fits) or g_plain asks for the radix-2 passes.
+// The plan through the register-tiled passes, as ntt_radix4_launch runs it; false where NttEngine does
+// not run them (2^k below one radix-4 unit: ntt_radix4_fits) or g_plain asks for the radix-2 passes.
 // g_mul = kFrMulFast applies to fields of the r shape (kFrRShaped) only; the others always take
-// the generic rows, as ntt_v2_launch does.
+// the generic rows, as ntt_radix4_launch does.
 template <class F>
-bool emulate_v2_plan(std::vector<F>& d, int k, const NttPass* ps, int np, const std::vector<F>& tw,
+bool emulate_radix4_plan(std::vector<F>& d, int k, const NttPass* ps, int np, const std::vector<F>& tw,
                      const NttScale<F>& fz) {
-  if (g_plain || !ntt_v2_fits(k, kNttV2Radix)) return false;
-  int mul = g_mul >= 0 ? g_mul : ntt_v2_kernel<F>(k) == NttV2Kernel::Fast4 ? kFrMulFast : kFrMulGeneric;
+  if (g_plain || !ntt_radix4_fits(k, kNttRadixBits)) return false;
+  int mul = g_mul >= 0 ? g_mul : ntt_radix4_kernel<F>(k) == NttRadix4Kernel::Fast4 ? kFrMulFast : kFrMulGeneric;
   if constexpr (kFrRShaped<typename F::Params>) {
     if (mul == kFrMulFast) {
-      emulate_v2<kNttV2Radix, kFrMulFast>(d, ps, np, tw, fz);
+      emulate_radix4<kNttRadixBits, kFrMulFast>(d, ps, np, tw, fz);
       return true;
     }
   }
-  emulate_v2<kNttV2Radix, kFrMulGeneric>(d, ps, np, tw, fz);
+  emulate_radix4<kNttRadixBits, kFrMulGeneric>(d, ps, np, tw, fz);
   return true;
 }
 
@@ -138,7 +140,7 @@ void emulate_passes(std::vector<F>& d, int k, int kt, const std::vector<F>& tw, 
   NttPass ps[kNttMaxPasses];
   if (!g_plain) {
     int np = ntt_plan(k, kt, inverse, dit, ps, kNttTileBits, g_min_passes);
-    if (emulate_v2_plan(d, k, ps, np, tw, fused_scale<F>())) return;
+    if (emulate_radix4_plan(d, k, ps, np, tw, fused_scale<F>())) return;
   }
   int np = ntt_plan(k, kt, inverse, dit, ps);
   for (int pi = 0; pi < np; pi++) {
@@ -188,8 +190,8 @@ void emulate_ntt(std::vector<F>& d, int k, int kt, const std::vector<F>& tw, boo
   }
   s.permute = true;
   NttPass ps[kNttMaxPasses];
-  int np = g_plain ? 0 : ntt_v2_perm_plan(k, kt, inverse, ps, g_min_passes);
-  if (np && emulate_v2_plan(d, k, ps, np, tw, s)) {
+  int np = g_plain ? 0 : ntt_radix4_perm_plan(k, kt, inverse, ps, g_min_passes);
+  if (np && emulate_radix4_plan(d, k, ps, np, tw, s)) {
     g_fused_runs++;
     return;
   }
@@ -375,9 +377,10 @@ TEST(GpuKernelEmulation, HStageMatchesCpu) {
   }
 }
 
-// The v2 arithmetic: the r-shaped reduction rows and the lazy product / sum / difference on inputs
-// anywhere in [0, 2p) (p - 1, p, 2p - 1, 0, x + p), twiddle-side operands canonical, against the host field.
-TEST(GpuKernelEmulation, NttV2LazyArithmeticMatchesHostField) {
+// The radix-4 passes' arithmetic: the r-shaped reduction rows and the lazy product / sum /
+// difference on inputs anywhere in [0, 2p) (p - 1, p, 2p - 1, 0, x + p), twiddle-side operands
+// canonical, against the host field.
+TEST(GpuKernelEmulation, NttLazyArithmeticMatchesHostField) {
   std::mt19937_64 rng = test::test_rng();
   auto raw = [](const Fr& x) { return to_dev<DFr>(std::vector<Fr>{x})[0]; };
   auto plus_p = [](DFr x) {  // x + p (x < p), a valid lazy representative of x
@@ -411,7 +414,7 @@ TEST(GpuKernelEmulation, NttV2LazyArithmeticMatchesHostField) {
 
 // Both multiplies of the register-tiled passes: all sizes 2^1..2^14 both directions, the multi-pass
 // plans (2 and 3 passes, DIF and DIT, radix-4 sub-rounds of 2+2+..+1 stages), the H stage.
-TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
+TEST(GpuKernelEmulation, NttRadix4PassesMatchCpu) {
   std::mt19937_64 rng = test::test_rng();
   const int kt = 22;
   auto tw = twiddle_table(kt);
@@ -427,7 +430,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
         ntt(ref.data(), k, inverse);
         std::vector<DFr> d = to_dev<DFr>(x);
         emulate_ntt(d, k, kt, tw, inverse);
-        ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "k=" << k << " inverse=" << inverse << " v2=" << v;
+        ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "k=" << k << " inverse=" << inverse << " mul=" << v;
       }
       // Permute, then the DIT passes (the H stage's forward half).
       std::vector<Fr> ref = x;
@@ -437,7 +440,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       perm.permute = true;
       emulate_elementwise(d, k, perm);
       emulate_passes(d, k, kt, tw, false, true);
-      ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "DIT k=" << k << " v2=" << v;
+      ASSERT_EQ(0, std::memcmp(d.data(), ref.data(), n * sizeof(Fr))) << "DIT k=" << k << " mul=" << v;
       if (k > 17) continue;
       // Inverse DIT (permute, inverse DIT passes, n^-1).
       emulate_elementwise(d, k, perm);
@@ -446,7 +449,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
       sc.mode = NttScaleMode::Constant;
       sc.constant = to_dev<DFr>(std::vector<Fr>{Fr::from_u64(n).inv()})[0];
       emulate_elementwise(d, k, sc);
-      ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "inverse DIT k=" << k << " v2=" << v;
+      ASSERT_EQ(0, std::memcmp(d.data(), x.data(), n * sizeof(Fr))) << "inverse DIT k=" << k << " mul=" << v;
     }
     for (int k : {3, 11}) {
       size_t n = size_t(1) << k;
@@ -477,7 +480,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
         }
         for (size_t i = 0; i < n; i++) h_combine_elem(vv[0].data(), vv[1].data(), vv[2].data(), i);
         ASSERT_EQ(0, std::memcmp(vv[0].data(), ref.data(), n * sizeof(Fr)))
-            << "H stage k=" << k << " v2=" << v << " fused=" << fused;
+            << "H stage k=" << k << " mul=" << v << " fused=" << fused;
       }
     }
   }
@@ -488,7 +491,7 @@ TEST(GpuKernelEmulation, NttV2PassesMatchCpu) {
 // DIF pass's store: both multiplies, every size 2^1..2^14 and 2^16, 2^17, 2^21 (the r-shaped rows
 // only at 2^17 above 2^14), plain and coset, both directions, bit for bit against the CPU; the fused
 // path must have run exactly where the plan has 2+ passes.
-TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
+TEST(GpuKernelEmulation, NttFusedPermutationMatchesCpu) {
   std::mt19937_64 rng = test::test_rng();
   const int kt = 22;
   auto tw = twiddle_table(kt);
@@ -518,7 +521,7 @@ TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
     for (int passes : {4, 8}) {
       g_min_passes = passes;
       NttPass ps[8];
-      ASSERT_EQ(ntt_v2_perm_plan(k, kt, false, ps, passes), std::min(passes, k));
+      ASSERT_EQ(ntt_radix4_perm_plan(k, kt, false, ps, passes), std::min(passes, k));
       for (int inverse = 0; inverse < 2; inverse++)
         for (int coset = 0; coset < 2; coset++) {
           std::vector<DFr> d = to_dev<DFr>(c.x);
@@ -541,7 +544,7 @@ TEST(GpuKernelEmulation, NttV2FusedPermutationMatchesCpu) {
 TEST(GpuKernelEmulation, NttPermPlans) {
   auto split = [](int k, int min_passes) {
     NttPass ps[kNttMaxPasses];
-    int np = ntt_v2_perm_plan(k, k, false, ps, min_passes);
+    int np = ntt_radix4_perm_plan(k, k, false, ps, min_passes);
     std::string r;
     for (int i = 0; i < np; i++) r += (i ? "+" : "") + std::to_string(ps[i].t);
     if (np) {
@@ -560,15 +563,15 @@ TEST(GpuKernelEmulation, NttPermPlans) {
   // goes to base + j, base a multiple of G.
   for (int min_passes : {0, 4}) {
     NttPass ps[kNttMaxPasses];
-    int np = ntt_v2_perm_plan(24, 24, false, ps, min_passes);
+    int np = ntt_radix4_perm_plan(24, 24, false, ps, min_passes);
     const NttPass& p = ps[np - 1];
     const u32 G = 1u << p.g_log;
     for (u32 block : {0u, 1u, 12345u, (u32)ntt_blocks(p) - 1})
       for (u32 row : {0u, 1u, 77u, (1u << p.t) - 1}) {
-        size_t base = bit_reverse(ntt_v2_index(p, ntt_v2_gid(p, block, 0), row), p.k);
+        size_t base = bit_reverse(ntt_radix4_index(p, ntt_radix4_gid(p, block, 0), row), p.k);
         ASSERT_EQ(base % G, 0u);
         for (u32 j = 1; j < G; j++)
-          ASSERT_EQ(bit_reverse(ntt_v2_index(p, ntt_v2_gid(p, block, j), row), p.k), base + j) << min_passes;
+          ASSERT_EQ(bit_reverse(ntt_radix4_index(p, ntt_radix4_gid(p, block, j), row), p.k), base + j) << min_passes;
       }
   }
 }
@@ -600,7 +603,7 @@ TEST(GpuKernelEmulationDigits, SignedDigitsRecomposeEveryScalar) {
   }
 }
 
-// The whole MSM pipeline of msm.cu, with std::sort in place of the device radix sort and scans.
+// The whole MSM pipeline of msm/engine.cu, with std::sort in place of the device radix sort and scans.
 // shared: over precomputed bases (msm_shifted_copies), all windows in one set of buckets.
 template <class C, class HC, class HF = Fr>
 Jacobian<HC> emulate_msm(const std::vector<Affine<HC>>& pts_h, const std::vector<HF>& sc_h, int c, u32 l0, u32 l1,
@@ -831,7 +834,7 @@ TEST(GpuKernelEmulation, MsmSharedBucketsOverPrecomputedBases) {
             msm_g2(p2.data(), s2.data(), 60).to_affine());
 }
 
-// ---- G2 over lane pairs (msm_pair.cuh) ----
+// ---- G2 over lane pairs (msm/g2_lane_pairs.cuh) ----
 
 namespace {
 

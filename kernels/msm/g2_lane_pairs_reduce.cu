@@ -1,8 +1,8 @@
-// The bucket-side G2 kernels over lane pairs (msm_pair.cuh): the upper reduction levels
+// The bucket-side G2 kernels over lane pairs (g2_lane_pairs.cuh): the upper reduction levels
 // (k_acc_level), the chunked running sums (k_chunks) and the chunk-group sums (k_group_sum) of
-// msm.cu, with two threads per task: one thread per G2 task sits at 255 registers with 1-1.8 KB of
-// stack, and k_chunks runs only nb/32 threads, so each chain is long and latency-bound.
-#include "msm_pair_kernels.cuh"
+// msm/engine.cu, with two threads per task: one thread per G2 task sits at 255 registers with
+// 1-1.8 KB of stack, and k_chunks runs only nb/32 threads, so each chain is long and latency-bound.
+#include "kernels/msm/g2_lane_pairs_acc0.cuh"
 
 namespace cuzk {
 namespace gpu {

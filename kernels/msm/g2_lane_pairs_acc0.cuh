@@ -1,8 +1,9 @@
-// The G2 level-0 accumulation kernels over lane pairs (msm_pair.cuh), shared by msm_pair_plain.cu and
-// msm_pair_shared.cu: one file per kind of plan, so that the two sets compile in parallel.
+// The G2 level-0 accumulation kernels over lane pairs (g2_lane_pairs.cuh), shared by
+// g2_lane_pairs_acc0_plain.cu and g2_lane_pairs_acc0_shared.cu: one file per kind of plan, so that
+// the two sets compile in parallel.
 #pragma once
-#include "engines.cuh"
-#include "msm_pair.cuh"
+#include "kernels/engines.cuh"
+#include "kernels/msm/g2_lane_pairs.cuh"
 
 namespace cuzk {
 namespace gpu {

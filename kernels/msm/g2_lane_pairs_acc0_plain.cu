@@ -1,5 +1,5 @@
-// G2 level-0 accumulation over lane pairs for plain plans (see msm_pair_kernels.cuh).
-#include "msm_pair_kernels.cuh"
+// G2 level-0 accumulation over lane pairs for plain plans (see g2_lane_pairs_acc0.cuh).
+#include "kernels/msm/g2_lane_pairs_acc0.cuh"
 
 namespace cuzk {
 namespace gpu {

@@ -1,4 +1,4 @@
-// MSM kernels and the MsmEngine (see msm_core.cuh for the algorithm); the plain-API msm_g1/msm_g2.
+// MSM kernels and the MsmEngine (see pippenger.cuh for the algorithm); the plain-API msm_g1/msm_g2.
 #include <cub/cub.cuh>
 
 #include <algorithm>
@@ -6,8 +6,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "engines.cuh"
-#include "host_math.hpp"
+#include "kernels/engines.cuh"
+#include "kernels/host_math.hpp"
 
 namespace cuzk {
 namespace gpu {

@@ -1,6 +1,6 @@
 // G2 level-0 accumulation over lane pairs for shared plans over precomputed bases (see
-// msm_pair_kernels.cuh).
-#include "msm_pair_kernels.cuh"
+// g2_lane_pairs_acc0.cuh).
+#include "kernels/msm/g2_lane_pairs_acc0.cuh"
 
 namespace cuzk {
 namespace gpu {

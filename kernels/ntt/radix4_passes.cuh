@@ -1,14 +1,16 @@
-// The register-tiled NTT passes ("v2" passes): kernel bodies as host/device functions, like
-// ntt_core.cuh, so that tests/gpu/kernel_emu_test.cpp runs the same code on the CPU. Included only
-// by ntt.cu, ntt_v2.cu and the tests (not through engines.cuh), so that a change here recompiles
-// only those.
+// The radix-4 register passes of the NTT plan (plan.cuh), which NttEngine runs from 2^2 up: kernel
+// bodies as host/device functions, like plan.cuh, so that tests/gpu/kernel_emu_test.cpp runs the
+// same code on the CPU. Included by ntt/engine.cu, ntt/radix4_passes.cu, the GPU benchmarks and the
+// tests, not through engines.cuh, so that a change here recompiles only those.
 #pragma once
-#include "ntt_core.cuh"
+#include "kernels/ntt/elementwise.cuh"
+#include "kernels/ntt/plan.cuh"
 
 namespace cuzk {
 namespace gpu {
 
-// Same pass plan, tiles (2^10 elements) and twiddle table as the radix-2 passes; four changes:
+// Same pass plan, tiles (2^10 elements) and twiddle table as the radix-2 passes (radix2_passes.cuh);
+// they differ in four ways, each to do less work per butterfly or per byte moved:
 //  1. Fr multiply for the twiddles that uses the shape of BLS12-381's r: r = 1 - 2^32 (mod 2^64), so
 //     -r^-1 = -1 (mod 2^32) and the reduction's products m * r_0 and m * r_1 are plain additions
 //     (m * 1 = m; m * (2^32 - 1) has low word -m = X_0 and high word m - (X_0 != 0) = X_0 ? ~X_0 : 0):
@@ -31,7 +33,7 @@ namespace gpu {
 // multiply instead of 4).
 
 // Radix-4 sub-rounds: 4 elements per thread, 256 threads per 2^10-element tile.
-constexpr int kNttV2Radix = 2;
+constexpr int kNttRadixBits = 2;
 
 // Words of 2p for the lazy add/sub.
 template <class P>
@@ -77,16 +79,16 @@ static_assert(kFrRShaped<bls12_381::FrParams> && !kFrRShaped<bn254::FrParams>);
 // The two Fr multiplies of the passes: DFr's generic reduction rows (8 word products per row), and
 // the r-shaped rows below (6 word products and a few additions). Inside the NTT the generic rows are
 // the faster ones (ptxas fuses them into wide multiply-adds, fewer ALU instructions); the r-shaped
-// rows win only at 2^25 and 2^26 under the 64-register cap of 4 blocks per SM (ntt_v2_kernel).
+// rows win only at 2^25 and 2^26 under the 64-register cap of 4 blocks per SM (ntt_radix4_kernel).
 constexpr int kFrMulGeneric = 0, kFrMulFast = 1;
 
 // The pass kernel at 2^k: generic rows at 3 blocks per SM, or r-shaped rows at 4 blocks per SM at
 // 2^25 and 2^26, the fastest measured at each size on the H200 (docs/PERFORMANCE.md); a field
 // without the r shape (kFrRShaped) always takes the generic rows.
-enum class NttV2Kernel { Generic3, Fast4 };
+enum class NttRadix4Kernel { Generic3, Fast4 };
 template <class F>
-inline NttV2Kernel ntt_v2_kernel(int k) {
-  return kFrRShaped<typename F::Params> && (k == 25 || k == 26) ? NttV2Kernel::Fast4 : NttV2Kernel::Generic3;
+inline NttRadix4Kernel ntt_radix4_kernel(int k) {
+  return kFrRShaped<typename F::Params> && (k == 25 || k == 26) ? NttRadix4Kernel::Fast4 : NttRadix4Kernel::Generic3;
 }
 
 // The r-shaped row: m * r_0 and m * r_1 as additions (see 1. above).
@@ -181,7 +183,7 @@ CUZK_UNROLL
 // The tile in shared memory: plane 0 holds words 0-3 of element f at 16-byte slot f, plane 1 words
 // 4-7 at slot tile + f.
 template <class F>
-CUZK_HD F ntt_v2_sget(const u32* sm, u32 tile, u32 f) {
+CUZK_HD F ntt_radix4_sget(const u32* sm, u32 tile, u32 f) {
   F x;
 #if defined(__CUDA_ARCH__)
   const uint4* s = reinterpret_cast<const uint4*>(sm);
@@ -197,7 +199,7 @@ CUZK_HD F ntt_v2_sget(const u32* sm, u32 tile, u32 f) {
   return x;
 }
 template <class F>
-CUZK_HD void ntt_v2_sput(u32* sm, u32 tile, u32 f, const F& x) {
+CUZK_HD void ntt_radix4_sput(u32* sm, u32 tile, u32 f, const F& x) {
 #if defined(__CUDA_ARCH__)
   uint4* s = reinterpret_cast<uint4*>(sm);
   s[f] = make_uint4(x.w[0], x.w[1], x.w[2], x.w[3]);
@@ -216,16 +218,16 @@ CUZK_HD void ntt_v2_sput(u32* sm, u32 tile, u32 f, const F& x) {
 // inverse's n^-1 or coset factor of the destination i = rev_k(idx) (permute, with perm_store). Saves
 // the separate read and write of the data.
 #if defined(__CUDACC__)
-// scratch: n elements, needed by a plan whose last pass has perm_store (ntt_v2_pass_io).
+// scratch: n elements, needed by a plan whose last pass has perm_store (ntt_radix4_pass_io).
 template <class F>
-void ntt_v2_launch(F* d, const F* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale<F>& fz = NttScale<F>(),
+void ntt_radix4_launch(F* d, const F* tw, const NttPass* ps, int np, cudaStream_t s, const NttScale<F>& fz = NttScale<F>(),
                    F* scratch = nullptr);
 #endif
 
 // The natural-order DIF plan with the bit reversal in the last pass's store (NttEngine::forward /
 // inverse): ntt_plan with perm_store on the last pass (lo = 0). 0 where it does not apply: a
 // one-pass plan (the pass would have to run out of place from a copy; those sizes are small).
-inline int ntt_v2_perm_plan(int k, int kt, bool inverse, NttPass* out, int min_passes = 0) {
+inline int ntt_radix4_perm_plan(int k, int kt, bool inverse, NttPass* out, int min_passes = 0) {
   int np = ntt_plan(k, kt, inverse, false, out, kNttTileBits, min_passes);
   if (np < 2) return 0;
   out[np - 1].perm_store = true;
@@ -233,27 +235,27 @@ inline int ntt_v2_perm_plan(int k, int kt, bool inverse, NttPass* out, int min_p
 }
 
 // Source and destination of pass i. In place on d, except around a perm_store pass, which cannot run
-// in place: a tile reads the indices whose bits [t, k - g) are its block number (ntt_v2_gid) and
+// in place: a tile reads the indices whose bits [t, k - g) are its block number (ntt_radix4_gid) and
 // writes their reversals, whose bits [g, k - t) are fixed instead: sources of other tiles, which may
 // not have read them yet. So the pass before it writes scratch, and the last pass reads scratch and
 // writes d (same traffic as in place).
 template <class F>
-CUZK_HD void ntt_v2_pass_io(const NttPass* ps, int np, int i, F* d, F* scratch, const F*& src, F*& dst) {
+CUZK_HD void ntt_radix4_pass_io(const NttPass* ps, int np, int i, F* d, F* scratch, const F*& src, F*& dst) {
   const bool perm = ps[np - 1].perm_store;
   src = perm && i == np - 1 ? scratch : d;
   dst = perm && i == np - 2 ? scratch : d;
 }
 
-CUZK_HD int ntt_v2_subrounds(int t, int R) { return (t + R - 1) / R; }
+CUZK_HD int ntt_radix4_subrounds(int t, int R) { return (t + R - 1) / R; }
 // Sub-round sr covers the row bits [s, s + q): DIT from bit 0 up, DIF from bit t down.
-CUZK_HD void ntt_v2_subround_bits(const NttPass& p, int R, int sr, int& s, int& q) {
+CUZK_HD void ntt_radix4_subround_bits(const NttPass& p, int R, int sr, int& s, int& q) {
   int a = R * sr, b = R * sr + R < p.t ? R * sr + R : p.t;
   q = b - a;
   s = p.dit ? a : p.t - b;
 }
-CUZK_HD u32 ntt_v2_threads(const NttPass& p, int R) { return ntt_tile_size(p) >> R; }
-// v2 passes need at least 2^R elements per tile.
-CUZK_HD bool ntt_v2_fits(int k, int R) { return k >= R; }
+CUZK_HD u32 ntt_radix4_threads(const NttPass& p, int R) { return ntt_tile_size(p) >> R; }
+// A register pass needs at least 2^R elements per tile.
+CUZK_HD bool ntt_radix4_fits(int k, int R) { return k >= R; }
 
 // Group gid of local group j (< G) of tile `block`: G consecutive group indices, block << g | j (G
 // neighbouring columns at lo > 0, 2^(t+g) consecutive elements at lo = 0), except in a perm_store
@@ -261,27 +263,27 @@ CUZK_HD bool ntt_v2_fits(int k, int R) { return k >= R; }
 // index, gid = rev_g(j) << (k-t-g) | block, so that
 //   rev_k(idx) = rev_t(row) << (k-t) | rev_{k-t-g}(block) << g | j:
 // for a given row the tile's G groups land on G consecutive destinations, local group j (= lane
-// j mod G in a sub-round, see ntt_v2_round_q) at offset j: G x 32 contiguous bytes per row, while
+// j mod G in a sub-round, see ntt_radix4_round_q) at offset j: G x 32 contiguous bytes per row, while
 // each group's reads stay 2^t consecutive elements.
-CUZK_HD u32 ntt_v2_gid(const NttPass& p, u32 block, u32 j) {
+CUZK_HD u32 ntt_radix4_gid(const NttPass& p, u32 block, u32 j) {
   if (!p.perm_store) return (block << p.g_log) | j;
   return ((u32)bit_reverse(j, p.g_log) << (p.k - p.t - p.g_log)) | block;
 }
 
 // Global index of row `row` of group gid (ntt_index in 32 bits: k <= 28).
-CUZK_HD u32 ntt_v2_index(const NttPass& p, u32 gid, u32 row) {
+CUZK_HD u32 ntt_radix4_index(const NttPass& p, u32 gid, u32 row) {
   u32 low = gid & ((1u << p.lo) - 1), high = gid >> p.lo;
   return (high << (p.lo + p.t)) | (row << p.lo) | low;
 }
 
-// Sub-round sr of thread tid in block `block` (tid < ntt_v2_threads(p, R)): E = 2^R elements, as
+// Sub-round sr of thread tid in block `block` (tid < ntt_radix4_threads(p, R)): E = 2^R elements, as
 // 2^(R-Q) units of 2^Q elements each (Q = this sub-round's stage count); element m of the thread is
 // row bits (m mod 2^Q) << s of unit tid + (m >> Q) * threads. A barrier separates sub-rounds; within
 // one, every thread reads and writes only its own E tile positions. The unit's local group is
 // tid mod G: consecutive lanes take consecutive local groups, i.e. in a perm_store pass's last
-// sub-round consecutive destinations (ntt_v2_gid), runs of G elements per row.
+// sub-round consecutive destinations (ntt_radix4_gid), runs of G elements per row.
 template <int R, int Q, bool DIT, int Mul, class F>
-CUZK_HD void ntt_v2_round_q(const NttPass& p, int s, bool from_global, bool to_global, const F* src, F* dst,
+CUZK_HD void ntt_radix4_round_q(const NttPass& p, int s, bool from_global, bool to_global, const F* src, F* dst,
                             u32* sm, const F* tw, u32 block, u32 tid, const NttScale<F>& fz) {
   constexpr int E = 1 << R, U = E >> Q;
   constexpr u32 qmask = (1u << Q) - 1;
@@ -297,7 +299,7 @@ CUZK_UNROLL
     u32 u = tid + u32(k) * nthreads;
     u32 rest = u >> p.g_log;
     lg[k] = u & (G - 1);
-    gid[k] = ntt_v2_gid(p, block, lg[k]);
+    gid[k] = ntt_radix4_gid(p, block, lg[k]);
     rowb[k] = (rest & ((1u << s) - 1)) | ((rest >> s) << (s + Q));
   }
   F x[E];
@@ -305,7 +307,7 @@ CUZK_UNROLL
   for (int m = 0; m < E; m++) {
     const int k = m >> Q;
     u32 row = rowb[k] | ((u32(m) & qmask) << s);
-    x[m] = from_global ? load(src + ntt_v2_index(p, gid[k], row)) : ntt_v2_sget<F>(sm, tile, row * G + lg[k]);
+    x[m] = from_global ? load(src + ntt_radix4_index(p, gid[k], row)) : ntt_radix4_sget<F>(sm, tile, row * G + lg[k]);
   }
 CUZK_UNROLL
   for (int ci = 0; ci < Q; ci++) {
@@ -344,24 +346,24 @@ CUZK_UNROLL
     u32 row = rowb[k] | ((u32(m) & qmask) << s);
     F y = canon ? F::reduce_once(x[m]) : x[m];
     if (to_global) {
-      u32 idx = ntt_v2_index(p, gid[k], row), nat = (u32)bit_reverse(idx, p.k);
+      u32 idx = ntt_radix4_index(p, gid[k], row), nat = (u32)bit_reverse(idx, p.k);
       if (scale) y = y * fz.factor(nat);
       store(dst + (p.perm_store ? nat : idx), y);
     } else
-      ntt_v2_sput(sm, tile, row * G + lg[k], y);
+      ntt_radix4_sput(sm, tile, row * G + lg[k], y);
   }
 }
 
 template <int R, bool DIT, int Mul, class F>
-CUZK_HD void ntt_v2_round(const NttPass& p, int sr, const F* src, F* dst, u32* sm, const F* tw, u32 block, u32 tid,
+CUZK_HD void ntt_radix4_round(const NttPass& p, int sr, const F* src, F* dst, u32* sm, const F* tw, u32 block, u32 tid,
                           const NttScale<F>& fz = NttScale<F>()) {
   int s, q;
-  ntt_v2_subround_bits(p, R, sr, s, q);
-  const int nsr = ntt_v2_subrounds(p.t, R);
+  ntt_radix4_subround_bits(p, R, sr, s, q);
+  const int nsr = ntt_radix4_subrounds(p.t, R);
   const bool fg = sr == 0, tg = sr == nsr - 1;
-  if (R >= 3 && q == 3) ntt_v2_round_q<R, (R >= 3 ? 3 : 1), DIT, Mul, F>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
-  else if (R >= 2 && q == 2) ntt_v2_round_q<R, (R >= 2 ? 2 : 1), DIT, Mul, F>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
-  else ntt_v2_round_q<R, 1, DIT, Mul, F>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  if (R >= 3 && q == 3) ntt_radix4_round_q<R, (R >= 3 ? 3 : 1), DIT, Mul, F>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  else if (R >= 2 && q == 2) ntt_radix4_round_q<R, (R >= 2 ? 2 : 1), DIT, Mul, F>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
+  else ntt_radix4_round_q<R, 1, DIT, Mul, F>(p, s, fg, tg, src, dst, sm, tw, block, tid, fz);
 }
 
 

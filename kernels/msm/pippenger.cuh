@@ -1,6 +1,6 @@
 // MSM kernel bodies (Pippenger with signed digits and sorted buckets), as host/device functions of
-// one thread's index so that msm.cu's kernels are thin wrappers and the host emulation tests run the
-// same code.
+// one thread's index so that msm/engine.cu's kernels are thin wrappers and the host emulation tests
+// run the same code.
 //
 // The pipeline for sum_i k_i P_i, window width c, W windows, B = 2^(c-1) buckets per window:
 //  1. prepare: k_i from Montgomery form to a plain integer, folded to [0, (r-1)/2] (k > (r-1)/2
@@ -25,7 +25,7 @@
 #include <cstdlib>
 #include <type_traits>
 
-#include "device_util.cuh"
+#include "kernels/device_util.cuh"
 
 namespace cuzk {
 namespace gpu {

@@ -1,11 +1,14 @@
-// NTT kernels and the NttEngine over every curve's Fr; the plain-API entry points ntt() and
-// compute_h_coset().
+// The NttEngine over every curve's Fr: twiddle and scale tables, the pass plan it picks per size
+// (radix-4 register passes from 2^2, radix-2 tile passes for 2^1), the element-wise kernels around
+// the passes, and the plain-API entry points ntt() and compute_h_coset().
 #include <algorithm>
 #include <cstring>
 
-#include "engines.cuh"
-#include "host_math.hpp"
-#include "ntt_v2_core.cuh"
+#include "kernels/engines.cuh"
+#include "kernels/host_math.hpp"
+#include "kernels/ntt/elementwise.cuh"
+#include "kernels/ntt/radix2_passes.cuh"
+#include "kernels/ntt/radix4_passes.cuh"
 
 namespace cuzk {
 namespace gpu {
@@ -13,7 +16,7 @@ namespace gpu {
 namespace {
 
 template <class F>
-__global__ void k_ntt_pass(F* data, const F* tw, NttPass p) {
+__global__ void k_ntt_pass_radix2(F* data, const F* tw, NttPass p) {
   extern __shared__ uint4 smem_raw[];
   F* smem = reinterpret_cast<F*>(smem_raw);
   ntt_tile_load(p, data, smem, blockIdx.x, threadIdx.x, blockDim.x);
@@ -107,7 +110,7 @@ void NttEngine<F>::reserve(int log_n) {
   DevBuf<F> small_d(small.size());
   CUZK_CUDA_CHECK(cudaMemcpyAsync(small_d.get(), small.data(), small.size() * sizeof(F), cudaMemcpyHostToDevice, s_));
   tw_.release();  // cudaFree waits for queued work that may still read the old table
-  tw_.resize((size_t(1) << bits) + 1);  // + omega^(2^bits) = -1, read by the v2 inverse passes at e = 0
+  tw_.resize((size_t(1) << bits) + 1);  // + omega^(2^bits) = -1, read by the radix-4 inverse passes at e = 0
   PowTable<F> t{small_d.get(), small_d.get() + (size_t(1) << m), m};
   k_table_fill<F><<<elementwise_grid(size_t(1) << bits), 256, 0, s_>>>(tw_.get(), size_t(1) << bits, t);
   CUZK_CUDA_LAUNCHED("k_table_fill");
@@ -144,9 +147,9 @@ template <class F>
 void NttEngine<F>::passes(F* d, int log_n, bool inverse, bool dit) {
   reserve(log_n);
   NttPass ps[kNttMaxPasses];
-  if (ntt_v2_fits(log_n, kNttV2Radix)) {
+  if (ntt_radix4_fits(log_n, kNttRadixBits)) {
     int np = ntt_plan(log_n, kt_, inverse, dit, ps, kNttTileBits, ntt_passes_at_least(log_n, min_passes_));
-    ntt_v2_launch(d, tw_.get(), ps, np, s_);
+    ntt_radix4_launch(d, tw_.get(), ps, np, s_);
     return;
   }
   int np = ntt_plan(log_n, kt_, inverse, dit, ps);
@@ -154,8 +157,8 @@ void NttEngine<F>::passes(F* d, int log_n, bool inverse, bool dit) {
     const NttPass& p = ps[i];
     u32 tile = ntt_tile_size(p);
     unsigned threads = std::min<u32>(kNttThreads, std::max<u32>(tile / 2, 1));
-    k_ntt_pass<F><<<(unsigned)ntt_blocks(p), threads, tile * sizeof(F), s_>>>(d, tw_.get(), p);
-    CUZK_CUDA_LAUNCHED("k_ntt_pass");
+    k_ntt_pass_radix2<F><<<(unsigned)ntt_blocks(p), threads, tile * sizeof(F), s_>>>(d, tw_.get(), p);
+    CUZK_CUDA_LAUNCHED("k_ntt_pass_radix2");
   }
 }
 
@@ -174,15 +177,15 @@ void NttEngine<F>::elementwise(F* d, int log_n, const NttScale<F>& s) {
 // pass's store; false where that does not apply (then nothing ran).
 template <class F>
 int NttEngine<F>::fused_perm_plan(int log_n, int kt, bool inverse, NttPass* ps) const {
-  if (!ntt_v2_fits(log_n, kNttV2Radix)) return 0;
-  return ntt_v2_perm_plan(log_n, kt, inverse, ps, ntt_passes_at_least(log_n, min_passes_));
+  if (!ntt_radix4_fits(log_n, kNttRadixBits)) return 0;
+  return ntt_radix4_perm_plan(log_n, kt, inverse, ps, ntt_passes_at_least(log_n, min_passes_));
 }
 
 template <class F>
 int NttEngine<F>::natural_plan(int log_n, bool inverse, NttPass* ps) const {
   int np = fused_perm_plan(log_n, log_n, inverse, ps);
   if (np) return np;
-  return ntt_v2_fits(log_n, kNttV2Radix)
+  return ntt_radix4_fits(log_n, kNttRadixBits)
              ? ntt_plan(log_n, log_n, inverse, false, ps, kNttTileBits, ntt_passes_at_least(log_n, min_passes_))
              : ntt_plan(log_n, log_n, inverse, false, ps);
 }
@@ -194,7 +197,7 @@ bool NttEngine<F>::fused_perm_passes(F* d, int log_n, bool inverse, const NttSca
   int np = fused_perm_plan(log_n, kt_, inverse, ps);
   if (np == 0) return false;
   scratch_.reserve(size_t(1) << log_n);
-  ntt_v2_launch(d, tw_.get(), ps, np, s_, s, scratch_.get());
+  ntt_radix4_launch(d, tw_.get(), ps, np, s_, s, scratch_.get());
   return true;
 }
 
@@ -247,11 +250,11 @@ void NttEngine<F>::h_stage_vec(F* x, int log_n) {
   s.mode = NttScaleMode::Table;
   s.rev_exponent = true;
   s.table = pow_table(log_n, Table::HStage);
-  if (ntt_v2_fits(log_n, kNttV2Radix)) {
+  if (ntt_radix4_fits(log_n, kNttRadixBits)) {
     reserve(log_n);
     NttPass ps[kNttMaxPasses];
     int np = ntt_plan(log_n, kt_, true, false, ps, kNttTileBits, ntt_passes_at_least(log_n, min_passes_));
-    ntt_v2_launch(x, tw_.get(), ps, np, s_, s);
+    ntt_radix4_launch(x, tw_.get(), ps, np, s_, s);
   } else {
     passes(x, log_n, true, false);
     elementwise(x, log_n, s);

@@ -19,7 +19,7 @@
 // word; Ex::lane is 0 or 1): __shfl_xor_sync on the device, two host threads in the emulation test.
 // Both lanes of a pair always take the same branches (every test is combined over the pair).
 #pragma once
-#include "msm_core.cuh"
+#include "kernels/msm/pippenger.cuh"
 
 namespace cuzk {
 namespace gpu {
