@@ -807,7 +807,7 @@ cmd_keys() {
     for ((; j < ${#ids[@]}; j++)); do run cuzk await --socket "$sock" --out "$work/out-add-$j" "${ids[$j]}" >/dev/null; done
     run cuzk status --socket "$sock" --json >"$rd/status_end.json"
     stop_daemon "$work/state-$tag" "$rd"
-    awk -F, '$3 == "CIRCUIT_ADD" { after = 1 }
+    awk -F, 'BEGIN { after = 0 } $3 == "CIRCUIT_ADD" { after = 1 }
       $3 == "GPU_END" { for (i = 5; i <= NF; i++) if ($i ~ /^prove_ms=/) { split($i, x, "="); ms[after] += x[2]; n[after]++ } }
       $3 == "GPU_START" { if (last) { gap[after] += $2 - last; m[after]++ } last = $2 }
       END { for (a = 0; a < 2; a++) printf "add: %s CIRCUIT_ADD: %d proofs, prove_ms mean %.1f, GPU_START every %.1f ms\n",
