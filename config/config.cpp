@@ -794,19 +794,37 @@ void write_runtime_circuits(const Config& c) {
     t.insert("max_partitions", int64_t(cc.max_partitions));
     entries.push_back(std::move(t));
   }
+  const std::string path = runtime_circuits_path(c), tmp = path + ".tmp";
+  std::error_code ec;
+  if (entries.empty()) {  // no file: nothing to write on a full disk
+    fs::remove(path, ec);
+    if (ec) throw std::runtime_error("cannot remove " + path + ": " + ec.message());
+    return;
+  }
   toml::table root;
   root.insert("circuits", std::move(entries));
-  const std::string path = runtime_circuits_path(c), tmp = path + ".tmp";
+  std::ostringstream text;
+  text << "# The circuits added at run time (POST /v1/circuits), after the config file's, in the order\n"
+          "# the workers know them by. The supervisor writes it at start from the job store and at every\n"
+          "# change; do not edit.\n"
+       << toml::toml_formatter(root) << "\n";
+  {
+    // The same list as the file has (a restart): nothing to write, as on a full disk.
+    std::ifstream old(path, std::ios::binary);
+    std::stringstream had;
+    had << old.rdbuf();
+    if (old && had.str() == text.str()) return;
+  }
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << "# The circuits added at run time (POST /v1/circuits), after the config file's, in the order\n"
-         "# the workers know them by. The supervisor writes it at start from the job store and at every\n"
-         "# change; do not edit.\n"
-      << toml::toml_formatter(root) << "\n";
+    f << text.str();
     f.flush();
-    if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+    if (!f) {
+      const int err = errno;
+      fs::remove(tmp, ec);
+      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(err));
+    }
   }
-  std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) throw std::runtime_error("cannot replace " + path + ": " + ec.message());
 }

@@ -106,7 +106,21 @@ void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
     serve_circuit(std::move(c.cc), c.key, std::move(c.generator));
   }
   // Always written: an earlier run's file must not give the workers circuits this run does not have.
-  config::write_runtime_circuits(cfg_);
+  try {
+    config::write_runtime_circuits(cfg_);
+  } catch (const std::exception& e) {
+    // A full or unwritable state folder: the workers could not learn these circuits, so this run
+    // serves none of them (none has been seen by a worker yet). The daemon starts as it would on
+    // such a disk, its submissions refused until writes succeed; a restart then serves them.
+    while (!cfg_.circuits.empty() && cfg_.circuits.back().runtime) {
+      unserved_[cfg_.circuits.back().name] = std::string("the workers' list of circuits could not be written: ") + e.what();
+      cfg_.circuits.pop_back(), dims_.pop_back(), generators_.pop_back();
+    }
+    if (shared_) shared_->circuits.resize(cfg_.circuits.size());
+    spdlog::error("circuits added at run time are not served until a restart: {}", e.what());
+    std::error_code ec;
+    fs::remove(config::runtime_circuits_path(cfg_), ec);
+  }
 }
 
 // Appends a checked circuit to those served, where the workers find it by the same index.

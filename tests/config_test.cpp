@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -514,6 +515,16 @@ TEST_F(ConfigTest, RuntimeCircuitsReachTheWorkersAtTheSameIndices) {
   write_runtime_circuits(sup);
   EXPECT_EQ(load_runtime_circuits(worker), 1u);
   EXPECT_EQ(worker.circuits.at(3).name, "c");
+  // The same list again (a restart) writes nothing, so a full disk does not stop a start; none
+  // leaves no file.
+  struct stat before {}, after {};
+  ASSERT_EQ(::stat(runtime_circuits_path(sup).c_str(), &before), 0);
+  write_runtime_circuits(sup);
+  ASSERT_EQ(::stat(runtime_circuits_path(sup).c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  sup.circuits.resize(1);
+  write_runtime_circuits(sup);
+  EXPECT_FALSE(fs::exists(runtime_circuits_path(sup)));
 }
 
 TEST_F(ConfigTest, LimitsAndTimelineAreChecked) {
