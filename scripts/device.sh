@@ -104,7 +104,7 @@ keys [LOG2 [N [PARTITIONS]]]                                                    
     run without tables), with gpu.key_wait_ms from KEYS_WAIT (default "10000"), and once more with
     gpu.key_host_memory for all of them. Key loads, evictions and waterfalls per run; one proof per
     circuit and run comes back for snarkjs. KEYS_DIR keeps the keys for a next call on a warm host;
-    KEYS_ADD_ONLY=1 runs the stream with a circuit added alone.
+    KEYS_RUNS picks runs from "resident add half host" (the default, all of them).
 witness ARTEFACT INPUT.json [RUNS]                                                            GPU
     `cuzk witness bench` on one core (WITNESS_CPU, default 0): the compiled witness program
     (built into the artefact first, its build time reported) against circom's native generator,
@@ -815,10 +815,10 @@ cmd_keys() {
       "$rd/timeline.log" | tee -a "$OUT/summary.txt"
     tar -C "$res" -cJf "$OUT/results.tar.xz" runs
   }
-  local bytes="${KEYS_BYTES:-}" wait_ms
-  if [ -n "${KEYS_ADD_ONLY:-}" ]; then keys_add_run; return; fi
-  keys_run resident 0 0 auto
-  keys_add_run
+  local bytes="${KEYS_BYTES:-}" wait_ms runs=" ${KEYS_RUNS:-resident add half host} "
+  [[ "$runs" != *" resident "* ]] || keys_run resident 0 0 auto
+  [[ "$runs" != *" add "* ]] || keys_add_run
+  [[ "$runs" == *" half "* || "$runs" == *" host "* ]] || return 0
   if [ -z "$bytes" ]; then
     # The keys' own size without tables, from a run that has none: half of it is the budget.
     keys_run resident-notables 0 0 off
@@ -827,11 +827,13 @@ cmd_keys() {
     [ -n "$bytes" ] && [ "$bytes" -gt 0 ] || die "no KEY_LOAD bytes in the run without tables"
   fi
   echo "keys without tables: $bytes bytes in all; budget $((bytes / 2))" | tee -a "$OUT/summary.txt"
-  for wait_ms in ${KEYS_WAIT:-10000}; do
-    keys_run "half-wait$wait_ms" $((bytes / 2)) 0 auto "$wait_ms"
-  done
   wait_ms="${KEYS_WAIT:-10000}"
-  keys_run half-host $((bytes / 2)) $((bytes * 2)) auto "${wait_ms%% *}"
+  if [[ "$runs" == *" half "* ]]; then
+    for wait_ms in ${KEYS_WAIT:-10000}; do
+      keys_run "half-wait$wait_ms" $((bytes / 2)) 0 auto "$wait_ms"
+    done
+  fi
+  [[ "$runs" != *" host "* ]] || keys_run half-host $((bytes / 2)) $((bytes * 2)) auto "${wait_ms%% *}"
 }
 
 # Both witness engines on one core of the GPU host (the first one, the host's others idle).
