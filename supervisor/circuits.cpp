@@ -85,8 +85,8 @@ void run_check(CircuitCheck& c) {
 void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
   for (const CircuitRec& rec : stored) {
     if (cfg_.find_circuit(rec.name)) {
-      unserved_[rec.name] = "the config file has a circuit of this name, which is served instead";
-      spdlog::warn("circuit {} (added at run time): {}", rec.name, unserved_[rec.name]);
+      unserved_[rec.name] = {"the config file has a circuit of this name, which is served instead", shm::monotonic_ns()};
+      spdlog::warn("circuit {} (added at run time): {}", rec.name, unserved_[rec.name].why);
       continue;
     }
     CircuitCheck c;
@@ -99,7 +99,7 @@ void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
     }
     if (!c.status) run_check(c);
     if (c.status) {
-      unserved_[rec.name] = c.error;
+      unserved_[rec.name] = {c.error, shm::monotonic_ns()};
       spdlog::warn("circuit {} (added at run time) is not served by this node: {}", rec.name, c.error);
       continue;
     }
@@ -113,7 +113,8 @@ void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
     // serves none of them (none has been seen by a worker yet). The daemon starts as it would on
     // such a disk, its submissions refused until writes succeed; a restart then serves them.
     while (!cfg_.circuits.empty() && cfg_.circuits.back().runtime) {
-      unserved_[cfg_.circuits.back().name] = std::string("the workers' list of circuits could not be written: ") + e.what();
+      unserved_[cfg_.circuits.back().name] = {
+          std::string("the workers' list of circuits could not be written: ") + e.what(), shm::monotonic_ns()};
       cfg_.circuits.pop_back(), dims_.pop_back(), generators_.pop_back();
     }
     if (shared_) shared_->circuits.resize(cfg_.circuits.size());
@@ -301,9 +302,15 @@ void Supervisor::sync_circuits() {
         return [this, stored] {
           syncing_circuits_ = false;
           std::set<std::string> names;
+          // Those this node could not serve are checked again every 100 polls for work (50 s by
+          // default), at least every look: their files may have come.
+          const uint64_t now = shm::monotonic_ns(),
+                         retry_ns = std::max<uint64_t>(kCircuitSyncNs, 100ull * cfg_.store.poll_ms * 1'000'000ull);
           for (const CircuitRec& rec : *stored) {
             names.insert(rec.name);
-            if (cfg_.find_circuit(rec.name) || unserved_.count(rec.name) || checking_.count(rec.name)) continue;
+            if (cfg_.find_circuit(rec.name) || checking_.count(rec.name)) continue;
+            if (auto u = unserved_.find(rec.name); u != unserved_.end() && now - u->second.at_ns < retry_ns)
+              continue;
             auto* c = new CircuitCheck;
             c->body = json::parse(rec.config, nullptr, false);
             checking_.insert(rec.name);
@@ -330,7 +337,7 @@ void Supervisor::after_stored_check(CircuitCheck& c) {
   const std::string name = c.body.is_object() ? c.body.value("name", "") : "";
   checking_.erase(name);
   if (c.status) {
-    unserved_[name] = c.error;
+    unserved_[name] = {c.error, shm::monotonic_ns()};
     spdlog::warn("circuit {} (added by another node) is not served by this node: {}", name, c.error);
     return;
   }
@@ -340,7 +347,7 @@ void Supervisor::after_stored_check(CircuitCheck& c) {
     config::write_runtime_circuits(cfg_);
   } catch (const std::exception& e) {
     cfg_.circuits.back().removed = true;
-    unserved_[name] = e.what();
+    unserved_[name] = {e.what(), shm::monotonic_ns()};
     return;
   }
   event(tl::kCircuitAdd, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, cfg_.circuits.size() - 1).str());
@@ -376,8 +383,8 @@ json Supervisor::circuits_json(bool paths) const {
     }
     list.push_back(circuit_entry(i, paths));
   }
-  for (const auto& [name, why] : unserved_)
-    list.push_back({{"name", name}, {"source", "runtime"}, {"state", "unavailable"}, {"error", why}});
+  for (const auto& [name, u] : unserved_)
+    list.push_back({{"name", name}, {"source", "runtime"}, {"state", "unavailable"}, {"error", u.why}});
   return {{"circuits", list}};
 }
 

@@ -323,7 +323,11 @@ class Supervisor {
   std::vector<ZKeyHeader> dims_;  // per circuit: nVars, nPublic, domain size
   RingSize ring_;                 // the slot rings' size, from the configured circuits
   std::vector<CircuitRec> stored_circuits_;  // start-up: the store's runtime circuits, until restored
-  std::map<std::string, std::string> unserved_;  // runtime circuits of the store this node cannot serve: why
+  struct Unserved {
+    std::string why;
+    uint64_t at_ns = 0;  // when it was last checked
+  };
+  std::map<std::string, Unserved> unserved_;  // runtime circuits of the store this node cannot serve
   std::set<std::string> checking_;               // runtime circuits being checked on the thread pool
   size_t circuit_checks_ = 0;
   bool syncing_circuits_ = false;

@@ -132,16 +132,23 @@ if [ "${CIRCUITS_STORE:-sqlite}" = sqlite ]; then
   exit 0
 fi
 
-# A shared store: added on node 1, node 2 serves it too (its key_dirs hold the files) and proves
-# a job submitted through node 1; removed on node 2, node 1 stops taking jobs for it.
+# A shared store: added on node 1, served by node 2 too once its key_dirs hold the files (node 2
+# starts while they are away, lists the circuit unavailable, and takes it up when they come back),
+# and a job submitted through node 1 is proved by both; removed on node 2, node 1 stops taking
+# jobs for it.
 for i in 1 2; do
   node_config "$i" 1 3 10000
   CONFIG="$(nconf "$i")" only_circuits poseidon
   sed -i "/^\[daemon\]/a key_dirs = [\"$KEYS\"]" "$(nconf "$i")"
-  CUZK_TEST_SYNTH_DELAY_MS=300 start_node "$i"  # slow enough that both nodes claim
 done
+CUZK_TEST_SYNTH_DELAY_MS=300 start_node 1  # slow enough that both nodes claim
 cz circuit add --socket "$(nsock 1)" --name mult --zkey "$KEYS/mult.zkey" >/dev/null || die "node 1 could not add mult"
-wait_until 20 "node 2 serves mult" "cz circuit list --socket $(nsock 2) | grep -q '^mult .*serving'"
+mv "$KEYS/mult.zkey" "$KEYS/mult.away"
+CUZK_TEST_SYNTH_DELAY_MS=300 start_node 2
+cz circuit list --socket "$(nsock 2)" >"$WORK/list2.txt"
+grep -q "^mult .*unavailable" "$WORK/list2.txt" || die "node 2 without mult's key: $(cat "$WORK/list2.txt")"
+mv "$KEYS/mult.away" "$KEYS/mult.zkey"
+wait_until 30 "node 2 serves mult once its key is back" "cz circuit list --socket $(nsock 2) | grep -q '^mult .*serving'"
 jobs=()
 for k in 1 2 3 4 5 6; do jobs+=("$(SOCK="$(nsock 1)" submit mult "$W_MULT" "$W_MULT")"); done
 for j in "${jobs[@]}"; do SOCK="$(nsock 1)" await_ok "$j" "$WORK/out_n$j" "$VK_MULT" 2; done
