@@ -38,7 +38,8 @@ std::optional<ojson> call(const HttpClient& c, const char* method, const std::st
   }
 }
 
-std::string absolute(const std::string& p) { return p.empty() ? p : fs::absolute(p).lexically_normal().string(); }
+// The daemon takes a path inside its key_dirs as written: this one resolved as this client sees it.
+std::string absolute(const std::string& p) { return p.empty() ? p : fs::weakly_canonical(fs::absolute(p)).string(); }
 
 }  // namespace
 

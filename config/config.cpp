@@ -353,7 +353,8 @@ const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "
 const std::vector<std::string> kGpuKeys = {"backend",    "devices",    "slots",
                                            "cpus",       "threads",    "verify",
                                            "precompute", "precompute_headroom_mb", "msm_window",
-                                           "ntt_passes", "key_memory", "key_host_memory", "key_wait_ms"};
+                                           "ntt_passes", "key_memory", "key_host_memory", "key_wait_ms",
+                                           "slot_vars",  "slot_domain"};
 const std::vector<std::string> kCircuitKeys = {"name", "zkey", "r1cs", "max_partitions", "witness_generator"};
 const std::vector<std::string> kLimitsKeys = {"memory_budget",     "restart_backoff_initial_ms", "restart_backoff_max_ms",
                                               "restart_intensity", "restart_period_s",           "max_queued_jobs",
@@ -517,6 +518,11 @@ void parse_gpu(const toml::table& root, GpuConfig& g) {
   s.bytes("key_memory", g.key_memory);
   s.bytes("key_host_memory", g.key_host_memory);
   s.integer("key_wait_ms", g.key_wait_ms, 0, 3600000);
+  s.integer("slot_vars", g.slot_vars, 0, int64_t(1) << 32);
+  s.integer("slot_domain", g.slot_domain, 0, int64_t(1) << 28);
+  if (g.slot_domain & (g.slot_domain - 1))
+    fail("gpu.slot_domain", "must be a power of two (a domain size), got " + std::to_string(g.slot_domain),
+         s.node("slot_domain"));
 }
 
 // One [[circuits]] entry; its keys are named under `path`. A path relative to base_dir, or, with
@@ -752,17 +758,20 @@ CircuitConfig circuit_from_json(const nlohmann::json& body, const std::vector<st
   for (auto [k, p] : {std::pair<const char*, std::string*>{"zkey", &c.zkey}, {"r1cs", &c.r1cs},
                       {"witness_generator", &c.witness_generator}}) {
     if (p->empty()) continue;
+    auto inside = [&](const std::string& path) {
+      return std::any_of(key_dirs.begin(), key_dirs.end(),
+                         [&](const std::string& d) { return path.rfind(d == "/" ? d : d + "/", 0) == 0; });
+    };
+    const std::string outside = quote(*p) + " is not inside daemon.key_dirs" +
+                                (key_dirs.empty() ? std::string(" (none is set: this daemon serves the circuits of its "
+                                                                "config file only)")
+                                                  : " (" + join(key_dirs) + ")");
+    // As written first, so that nothing outside is even looked up; then with its symlinks resolved.
+    if (!inside(fs::path(*p).lexically_normal().string())) throw OutsideKeyDirs(k, outside);
     std::error_code ec;
     const std::string canon = fs::canonical(*p, ec).string();
     if (ec) throw ConfigError(k, "cannot resolve " + quote(*p) + ": " + ec.message());
-    const bool inside = std::any_of(key_dirs.begin(), key_dirs.end(), [&](const std::string& d) {
-      return canon.rfind(d == "/" ? d : d + "/", 0) == 0;
-    });
-    if (!inside)
-      throw OutsideKeyDirs(k, quote(*p) + " is not inside daemon.key_dirs" +
-                                  (key_dirs.empty() ? std::string(" (none is set: this daemon serves the circuits of its "
-                                                                  "config file only)")
-                                                    : " (" + join(key_dirs) + ")"));
+    if (!inside(canon)) throw OutsideKeyDirs(k, outside);
     *p = canon;
   }
   check_file("zkey", c.zkey, "zkey", nullptr);

@@ -84,6 +84,9 @@ struct GpuConfig {
   // Longest a circuit with work waiting for its key waits behind circuits whose keys a device has
   // (ms); several times a key's load, so that each load serves a run of partitions.
   uint32_t key_wait_ms = 10000;
+  // The slot rings' room for circuits added at run time, beyond the configured circuits' largest:
+  // witness values (a zkey's nVars) and the domain (a power of two). 0: the configured circuits'.
+  uint64_t slot_vars = 0, slot_domain = 0;
 };
 
 struct CircuitConfig {
@@ -154,8 +157,8 @@ struct OutsideKeyDirs : ConfigError {
 };
 // A circuit added at run time, from the JSON object of POST /v1/circuits: the keys of a [[circuits]]
 // entry, checked as the file's are (ConfigError names the key, e.g. "zkey: ..."), every path
-// absolute and resolving (symlinks followed) inside one of key_dirs (else OutsideKeyDirs, before
-// anything of the file is read); the paths come back canonical. Marked runtime.
+// absolute and inside one of key_dirs as written (else OutsideKeyDirs, before anything outside is
+// looked up) and with its symlinks resolved; the paths come back canonical. Marked runtime.
 CircuitConfig circuit_from_json(const nlohmann::json& body, const std::vector<std::string>& key_dirs);
 // The entry as JSON, for the job store and the API (what circuit_from_json reads back).
 nlohmann::ordered_json circuit_json(const CircuitConfig& c);

@@ -314,8 +314,10 @@ class GpuWorker {
     finisher_ = std::make_unique<Finisher>([this](Finishing& f) { finish(f); });
     Msg hello = link_.make(MsgType::Hello);
     hello.device = device_;
+    // key_budget: what a key may take here, for the supervisor's check of circuits added later.
     hello.set_text("backend=" + cfg_.gpu.backend + ",device=" + std::to_string(device_) + ",cpus=" +
-                   current_affinity() + ",threads=" + std::to_string(thread_count()));
+                   current_affinity() + ",threads=" + std::to_string(thread_count()) +
+                   ",key_budget=" + std::to_string(budget_));
     // handle() is false after a device error: the worker exits 1 to restart with a fresh context,
     // once the proofs already computed are finished and reported.
     int rc = worker::serve(link_, hello, MsgType::Prove, [this](const Msg& m) { return handle(m); });
@@ -407,8 +409,11 @@ class GpuWorker {
         // is KEY_LOAD's, not the proof's.
         std::lock_guard<std::mutex> lock(device_mu_);
         key_for_ = &req;
+        struct Clear {  // also when the load throws (a refused key): KEY_LOAD events of later loads name no proof
+          const Msg*& p;
+          ~Clear() { p = nullptr; }
+        } clear{key_for_};
         keys_->use(req.circuit);
-        key_for_ = nullptr;
       }
       link_.event(tl::kGpuStart, req.job, req.partition, req.slot, kv);
       const uint64_t t1 = monotonic_ns();
@@ -430,8 +435,8 @@ class GpuWorker {
 
   // The compute of req's slot, alone on the device; busy (when not null) gets its kernel keys.
   std::unique_ptr<Computed> compute(const Msg& req, tl::Kv* busy) {
+    std::lock_guard<std::mutex> lock(device_mu_);  // the main thread may be adding keys
     if (req.circuit >= keys_->size()) throw std::invalid_argument("no circuit " + std::to_string(req.circuit));
-    std::lock_guard<std::mutex> lock(device_mu_);
     Key& k = static_cast<Key&>(keys_->use(req.circuit));
     std::unique_ptr<Computed> p = k.compute(*seg_, req.slot, seg_->slot(req.slot));
     if (busy) {

@@ -25,6 +25,8 @@ struct CircuitCheck {
   uv_work_t req{};
   Supervisor* self = nullptr;
   void (Supervisor::*after)(CircuitCheck&) = nullptr;  // on the loop, once checked
+  std::string name;                   // as asked for ("" when the body has none)
+  int64_t added_ms = 0;               // the store's circuits: when it was added there
   json body;                          // the circuit as asked for (an API request or the store)
   config::Config cfg;                 // what it is checked against: key_dirs, the budget, the state folder
   uint64_t max_vars = 0, max_domain = 0;  // the slot rings'
@@ -41,7 +43,7 @@ namespace {
 
 constexpr uint64_t kCircuitSyncNs = 5'000'000'000ull;  // a shared store's circuits, looked at this often
 
-void run_check(CircuitCheck& c) {
+void check_steps(CircuitCheck& c) {
   try {
     c.cc = config::circuit_from_json(c.body, c.cfg.daemon.key_dirs);
   } catch (const config::OutsideKeyDirs& e) {
@@ -64,9 +66,9 @@ void run_check(CircuitCheck& c) {
   if (c.key.n_vars > c.max_vars || c.key.domain_size > c.max_domain) {
     c.status = 422;
     c.error = "circuit '" + c.cc.name + "' needs slots for " + std::to_string(c.key.n_vars) + " variables and a domain of " +
-              std::to_string(c.key.domain_size) + "; the slot rings, sized at start for the configured circuits, hold " +
+              std::to_string(c.key.domain_size) + "; the slot rings, sized at start, hold " +
               std::to_string(c.max_vars) + " and " + std::to_string(c.max_domain) +
-              ": configure it in the file (its slots are sized then) instead";
+              ": raise gpu.slot_vars and gpu.slot_domain (or configure the circuit in the file) and restart";
     return;
   }
   if (c.cc.witness_generator.empty()) return;
@@ -75,6 +77,20 @@ void run_check(CircuitCheck& c) {
   } catch (const config::ConfigError& e) {
     c.status = 422, c.error = e.what();
   }
+}
+
+// Nothing a check meets (a folder it may not list, a full cache, a malformed manifest) escapes the
+// thread pool: it is the circuit's refusal.
+void run_check(CircuitCheck& c) {
+  try {
+    check_steps(c);
+  } catch (const std::exception& e) {
+    c.status = 422, c.error = std::string("circuit '") + c.name + "' cannot be served: " + e.what();
+  }
+}
+
+std::string name_of(const json& body) {
+  return body.is_object() && body.contains("name") && body["name"].is_string() ? body["name"].get<std::string>() : "";
 }
 
 }  // namespace
@@ -90,20 +106,19 @@ void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
       continue;
     }
     CircuitCheck c;
+    c.name = rec.name, c.added_ms = rec.added_ms;
     c.cfg = cfg_;
+    c.cfg.gpu.key_memory = key_budget();
     c.max_vars = ring_.max_vars, c.max_domain = ring_.max_domain;
-    try {
-      c.body = json::parse(rec.config);
-    } catch (const json::exception& e) {
-      c.status = 500, c.error = std::string("its stored entry is not JSON: ") + e.what();
-    }
+    c.body = json::parse(rec.config, nullptr, false);
+    if (c.body.is_discarded()) c.status = 500, c.error = "its stored entry is not JSON";
     if (!c.status) run_check(c);
     if (c.status) {
       unserved_[rec.name] = {c.error, shm::monotonic_ns()};
       spdlog::warn("circuit {} (added at run time) is not served by this node: {}", rec.name, c.error);
       continue;
     }
-    serve_circuit(std::move(c.cc), c.key, std::move(c.generator));
+    serve_circuit(std::move(c.cc), c.key, std::move(c.generator), rec.added_ms);
   }
   // Always written: an earlier run's file must not give the workers circuits this run does not have.
   try {
@@ -112,35 +127,86 @@ void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
     // A full or unwritable state folder: the workers could not learn these circuits, so this run
     // serves none of them (none has been seen by a worker yet). The daemon starts as it would on
     // such a disk, its submissions refused until writes succeed; a restart then serves them.
-    while (!cfg_.circuits.empty() && cfg_.circuits.back().runtime) {
-      unserved_[cfg_.circuits.back().name] = {
-          std::string("the workers' list of circuits could not be written: ") + e.what(), shm::monotonic_ns()};
-      cfg_.circuits.pop_back(), dims_.pop_back(), generators_.pop_back();
-    }
-    if (shared_) shared_->circuits.resize(cfg_.circuits.size());
+    while (!cfg_.circuits.empty() && cfg_.circuits.back().runtime) withdraw_last(e.what());
     spdlog::error("circuits added at run time are not served until a restart: {}", e.what());
+    // An earlier run's list left in place would give the workers other circuits at these indices.
     std::error_code ec;
     fs::remove(config::runtime_circuits_path(cfg_), ec);
+    if (ec) throw std::runtime_error("cannot remove " + config::runtime_circuits_path(cfg_) + ": " + ec.message());
   }
+  claimable();
 }
 
 // Appends a checked circuit to those served, where the workers find it by the same index.
-void Supervisor::serve_circuit(config::CircuitConfig cc, const ZKeyHeader& key, std::optional<witness::Manifest> gen) {
+void Supervisor::serve_circuit(config::CircuitConfig cc, const ZKeyHeader& key, std::optional<witness::Manifest> gen,
+                               int64_t added_ms) {
   const std::string name = cc.name;
   cfg_.circuits.push_back(std::move(cc));
   dims_.push_back(key);
   generators_.push_back(std::move(gen));
   unserved_.erase(name);
-  if (shared_) shared_->circuits.push_back(name);
+  runtime_added_ms_[name] = added_ms;
   if (validator_) validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
   spdlog::info("circuit {}: served (added at run time, index {})", name, cfg_.circuits.size() - 1);
+}
+
+// Takes back the circuit appended last, which no worker has seen (its list could not be written).
+void Supervisor::withdraw_last(const std::string& why) {
+  const std::string name = cfg_.circuits.back().name;
+  unserved_[name] = {"the workers' list of circuits could not be written: " + why, shm::monotonic_ns()};
+  runtime_added_ms_.erase(name);
+  cfg_.circuits.pop_back(), dims_.pop_back(), generators_.pop_back();
+  if (validator_) validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
+}
+
+// Appends a checked circuit and writes the workers' list; false, the circuit listed unavailable
+// with why, when the list cannot be written.
+bool Supervisor::publish_circuit(CircuitCheck& c) {
+  const std::string name = c.cc.name;
+  serve_circuit(std::move(c.cc), c.key, std::move(c.generator), c.added_ms);
+  try {
+    config::write_runtime_circuits(cfg_);
+  } catch (const std::exception& e) {
+    withdraw_last(e.what());
+    spdlog::error("circuit {}: not served: {}", name, e.what());
+    return false;
+  }
+  claimable();
+  event(tl::kCircuitAdd, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, cfg_.circuits.size() - 1).str());
+  return true;
+}
+
+// A shared store: the circuits this node claims partitions of, every one it knows (a removed
+// one's jobs still finish).
+void Supervisor::claimable() {
+  if (!shared_) return;
+  shared_->circuits.clear();
+  for (const auto& c : cfg_.circuits)
+    if (std::find(shared_->circuits.begin(), shared_->circuits.end(), c.name) == shared_->circuits.end())
+      shared_->circuits.push_back(c.name);
+}
+
+// What a key may take on this daemon's devices: gpu.key_memory, else the least that a running GPU
+// worker reported (its device's memory less the tables' headroom); 0 when none is known.
+uint64_t Supervisor::key_budget() const {
+  if (cfg_.gpu.key_memory) return cfg_.gpu.key_memory;
+  uint64_t least = 0;
+  for (const auto& w : workers_) {
+    const std::string text = "," + w->hello, want = ",key_budget=";
+    const size_t at = text.find(want);
+    if (w->kind != WorkerKind::Gpu || at == std::string::npos) continue;
+    const uint64_t b = std::strtoull(text.c_str() + at + want.size(), nullptr, 10);
+    if (b && (!least || b < least)) least = b;
+  }
+  return least;
 }
 
 void Supervisor::handle_circuits(const http::Request& req, std::shared_ptr<http::Responder> r) {
   const std::string& p = req.path;
   const bool op = is_operator(req, uint32_t(::geteuid()));
   if (p == "/v1/circuits") {
-    if (req.method == "GET") return r->send(http::Response::json(200, circuits_json(op).dump()));
+    if (req.method == "GET")
+      return r->send(http::Response::json(200, circuits_json(op).dump(-1, ' ', false, json::error_handler_t::replace)));
     if (req.method != "POST") return r->send(http::Response::error(405, "use GET or POST for " + p));
   } else if (req.method != "DELETE") {
     return r->send(http::Response::error(405, "use DELETE for " + p));
@@ -165,14 +231,21 @@ void Supervisor::add_circuit(const http::Request& req, std::shared_ptr<http::Res
     delete c;
     return;
   }
-  const std::string name = c->body.is_object() && c->body.contains("name") && c->body["name"].is_string()
-                               ? c->body["name"].get<std::string>()
-                               : "";
+  const std::string name = c->name = name_of(c->body);
   if (!name.empty() && (cfg_.find_circuit(name) || unserved_.count(name) || checking_.count(name))) {
     c->r->send(http::Response::error(409, "circuit '" + name + "' exists already (GET /v1/circuits lists them)"));
     delete c;
     return;
   }
+  // Jobs are bound to their circuit by name: a removed circuit's jobs must end before another
+  // circuit takes the name, or they would be proved with its key.
+  for (const auto& [id, j] : jobs_)
+    if (cfg_.circuits[j.circuit].name == name) {
+      c->r->send(http::Response::error(409, "jobs of the removed circuit '" + name + "' are unfinished (job " +
+                                                std::to_string(id) + "): add it again once they end"));
+      delete c;
+      return;
+    }
   if (!name.empty()) checking_.insert(name);
   check_circuit(c, &Supervisor::after_circuit_check);
 }
@@ -182,6 +255,7 @@ void Supervisor::check_circuit(CircuitCheck* c, void (Supervisor::*after)(Circui
   c->self = this;
   c->after = after;
   c->cfg = cfg_;
+  c->cfg.gpu.key_memory = key_budget();
   c->max_vars = ring_.max_vars, c->max_domain = ring_.max_domain;
   c->req.data = c;
   circuit_checks_++;
@@ -198,54 +272,52 @@ void Supervisor::check_circuit(CircuitCheck* c, void (Supervisor::*after)(Circui
 
 // Back on the loop: a checked circuit is kept in the store, then served; the answer says which.
 void Supervisor::after_circuit_check(CircuitCheck& c) {
-  const std::string asked = c.body.is_object() && c.body.contains("name") && c.body["name"].is_string()
-                                ? c.body["name"].get<std::string>()
-                                : "";
   if (c.status) {
-    checking_.erase(asked);
+    checking_.erase(c.name);
     return c.r->send(http::Response::error(c.status, c.error));
   }
-  const CircuitRec rec{c.cc.name, config::circuit_json(c.cc).dump(), wall_ms()};
-  auto serve = [this, cc = c.cc, key = c.key, gen = std::move(c.generator), r = c.r]() mutable {
-    checking_.erase(cc.name);
-    const std::string name = cc.name;
-    const config::CircuitConfig entry = cc;
-    serve_circuit(std::move(cc), key, std::move(gen));
-    try {
-      config::write_runtime_circuits(cfg_);
-    } catch (const std::exception& e) {
-      // The workers could not learn it: served nowhere. The store keeps it for the next start.
-      cfg_.circuits.back().removed = true;
-      spdlog::error("circuit {}: {}", name, e.what());
-      return r->send(http::Response::error(503, "circuit '" + name + "' is stored but not served until the daemon "
-                                                "restarts: the workers' list of circuits could not be written"));
-    }
-    event(tl::kCircuitAdd, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, cfg_.circuits.size() - 1).str());
-    json out = circuit_entry(uint32_t(cfg_.circuits.size() - 1), true);
-    r->send(http::Response::json(201, out.dump()));
+  const CircuitRec rec{c.cc.name, config::circuit_json(c.cc).dump(-1, ' ', false, json::error_handler_t::replace),
+                       wall_ms()};
+  c.added_ms = rec.added_ms;
+  auto check = std::make_shared<CircuitCheck>(std::move(c));
+  auto serve = [this, check] {
+    checking_.erase(check->name);
+    const std::string name = check->cc.name;
+    if (!publish_circuit(*check))
+      return check->r->send(http::Response::error(
+          503, "circuit '" + name + "' is stored but not served until the daemon restarts: the workers' list of "
+                                    "circuits could not be written"));
+    check->r->send(http::Response::json(201, circuit_entry(uint32_t(cfg_.circuits.size() - 1), true)
+                                                 .dump(-1, ' ', false, json::error_handler_t::replace)));
   };
-  auto taken = [this, r = c.r, name = c.cc.name] {
-    checking_.erase(name);
-    r->send(http::Response::error(409, "circuit '" + name + "' exists already (GET /v1/circuits lists them)"));
+  auto taken = [this, check] {
+    checking_.erase(check->name);
+    check->r->send(
+        http::Response::error(409, "circuit '" + check->cc.name + "' exists already (GET /v1/circuits lists them)"));
   };
   if (shared_) {
     shared_->store->run(
-        [rec, serve = std::move(serve), taken](JobStore& s) mutable -> std::function<void()> {
+        [rec, serve, taken](JobStore& s) -> std::function<void()> {
           if (!s.add_circuit(rec)) return taken;
-          return std::move(serve);
+          return serve;
         },
-        [this, r = c.r, name = rec.name](const std::string& why) {
-          checking_.erase(name);
-          r->send(http::Response::error(503, "the job store cannot take the circuit now: " + why));
+        [this, check](const std::string& why) {
+          checking_.erase(check->name);
+          check->r->send(http::Response::error(503, "the job store cannot take the circuit now: " + why));
         });
     return;
   }
   try {
     if (!store_->add_circuit(rec)) return taken();
   } catch (const StoreFull& e) {
-    checking_.erase(rec.name);
+    checking_.erase(check->name);
     note_disk_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
-    return c.r->send(http::Response::error(503, "the job store cannot be written now (" + disk_full_message() + ")"));
+    return check->r->send(
+        http::Response::error(503, "the job store cannot be written now (" + disk_full_message() + ")"));
+  } catch (const std::exception& e) {
+    checking_.erase(check->name);
+    spdlog::error("circuit {}: {}", check->name, e.what());
+    return check->r->send(http::Response::error(500, std::string("the job store: ") + e.what()));
   }
   serve();
 }
@@ -253,7 +325,9 @@ void Supervisor::after_circuit_check(CircuitCheck& c) {
 // The store forgets the circuit; this node stops taking jobs for it and lets its jobs finish.
 void Supervisor::remove_circuit(const std::string& name, std::shared_ptr<http::Responder> r) {
   const config::CircuitConfig* cc = cfg_.find_circuit(name);
-  if (cc && !cc->runtime)
+  // A stored circuit this node does not serve (even one a configured circuit's name shadows) is
+  // the store's to forget.
+  if (cc && !cc->runtime && !unserved_.count(name))
     return r->send(http::Response::error(409, "circuit '" + name + "' is in the config file: remove it there and "
                                               "reload (SIGHUP)"));
   if (!cc && !unserved_.count(name)) return r->send(http::Response::error(404, "no circuit '" + name + "'"));
@@ -264,11 +338,13 @@ void Supervisor::remove_circuit(const std::string& name, std::shared_ptr<http::R
       config::CircuitConfig& c = cfg_.circuits[i];
       if (c.name != name || !c.runtime || c.removed) continue;
       c.removed = true;
+      runtime_added_ms_.erase(name);
       for (const auto& [id, j] : jobs_) unfinished += j.circuit == i;
       event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, i).str());
       spdlog::info("circuit {}: removed; {} of its jobs here finish first", name, unfinished);
     }
-    r->send(http::Response::json(200, json{{"name", name}, {"removed", true}, {"unfinished_jobs", unfinished}}.dump()));
+    r->send(http::Response::json(200, json{{"name", name}, {"removed", true}, {"unfinished_jobs", unfinished}}
+                                          .dump(-1, ' ', false, json::error_handler_t::replace)));
   };
   if (shared_) {
     shared_->store->run(
@@ -301,29 +377,35 @@ void Supervisor::sync_circuits() {
         auto stored = std::make_shared<std::vector<CircuitRec>>(s.circuits());
         return [this, stored] {
           syncing_circuits_ = false;
-          std::set<std::string> names;
-          // Those this node could not serve are checked again every 100 polls for work (50 s by
-          // default), at least every look: their files may have come.
+          std::map<std::string, int64_t> in_store;  // name -> when it was added there
+          for (const CircuitRec& rec : *stored) in_store[rec.name] = rec.added_ms;
+          // Removed elsewhere, or removed and added again (another entry under the same name):
+          // the one served here takes no new jobs.
+          for (uint32_t i = 0; i < cfg_.circuits.size(); i++) {
+            config::CircuitConfig& c = cfg_.circuits[i];
+            if (!c.runtime || c.removed) continue;
+            auto it = in_store.find(c.name);
+            auto served = runtime_added_ms_.find(c.name);
+            if (it != in_store.end() && served != runtime_added_ms_.end() && served->second == it->second) continue;
+            c.removed = true;
+            runtime_added_ms_.erase(c.name);
+            event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, c.name).add(tl::kIndex, i).str());
+            spdlog::info("circuit {}: removed (or replaced) by another node; its jobs here finish first", c.name);
+          }
+          for (auto it = unserved_.begin(); it != unserved_.end();)
+            it = in_store.count(it->first) ? std::next(it) : unserved_.erase(it);
+          // Added elsewhere, and those this node could not serve, checked again every 100 polls
+          // for work (50 s by default), at least every look: their files may have come.
           const uint64_t now = shm::monotonic_ns(),
                          retry_ns = std::max<uint64_t>(kCircuitSyncNs, 100ull * cfg_.store.poll_ms * 1'000'000ull);
           for (const CircuitRec& rec : *stored) {
-            names.insert(rec.name);
             if (cfg_.find_circuit(rec.name) || checking_.count(rec.name)) continue;
-            if (auto u = unserved_.find(rec.name); u != unserved_.end() && now - u->second.at_ns < retry_ns)
-              continue;
+            if (auto u = unserved_.find(rec.name); u != unserved_.end() && now - u->second.at_ns < retry_ns) continue;
             auto* c = new CircuitCheck;
+            c->name = rec.name, c->added_ms = rec.added_ms;
             c->body = json::parse(rec.config, nullptr, false);
             checking_.insert(rec.name);
             check_circuit(c, &Supervisor::after_stored_check);
-          }
-          for (auto it = unserved_.begin(); it != unserved_.end();)
-            it = names.count(it->first) ? std::next(it) : unserved_.erase(it);
-          for (uint32_t i = 0; i < cfg_.circuits.size(); i++) {
-            config::CircuitConfig& c = cfg_.circuits[i];
-            if (!c.runtime || c.removed || names.count(c.name)) continue;
-            c.removed = true;
-            event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, c.name).add(tl::kIndex, i).str());
-            spdlog::info("circuit {}: removed by another node; its jobs here finish first", c.name);
           }
         };
       },
@@ -334,23 +416,15 @@ void Supervisor::sync_circuits() {
 }
 
 void Supervisor::after_stored_check(CircuitCheck& c) {
-  const std::string name = c.body.is_object() ? c.body.value("name", "") : "";
-  checking_.erase(name);
+  checking_.erase(c.name);
+  if (!c.status && c.cc.name != c.name) c.status = 422, c.error = "its stored entry names another circuit";
   if (c.status) {
-    unserved_[name] = {c.error, shm::monotonic_ns()};
-    spdlog::warn("circuit {} (added by another node) is not served by this node: {}", name, c.error);
+    unserved_[c.name] = {c.error, shm::monotonic_ns()};
+    spdlog::warn("circuit {} (added by another node) is not served by this node: {}", c.name, c.error);
     return;
   }
-  if (cfg_.find_circuit(c.cc.name)) return;
-  serve_circuit(std::move(c.cc), c.key, std::move(c.generator));
-  try {
-    config::write_runtime_circuits(cfg_);
-  } catch (const std::exception& e) {
-    cfg_.circuits.back().removed = true;
-    unserved_[name] = {e.what(), shm::monotonic_ns()};
-    return;
-  }
-  event(tl::kCircuitAdd, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, cfg_.circuits.size() - 1).str());
+  if (cfg_.find_circuit(c.name)) return;
+  publish_circuit(c);
 }
 
 // One circuit for GET /v1/circuits; paths only for operators.
@@ -383,8 +457,11 @@ json Supervisor::circuits_json(bool paths) const {
     }
     list.push_back(circuit_entry(i, paths));
   }
-  for (const auto& [name, u] : unserved_)
-    list.push_back({{"name", name}, {"source", "runtime"}, {"state", "unavailable"}, {"error", u.why}});
+  for (const auto& [name, u] : unserved_)  // why names files: for operators only
+    list.push_back({{"name", name},
+                    {"source", "runtime"},
+                    {"state", "unavailable"},
+                    {"error", paths ? u.why : "not served by this node (an operator's list says why)"}});
   return {{"circuits", list}};
 }
 

@@ -45,7 +45,6 @@ void Supervisor::open_shared_store() {
     spdlog::info("job store: {} partitions held by an earlier run of node {} are queued again", n, node_id_);
   shared_->counts = pg->counts();
   stored_circuits_ = pg->circuits();
-  for (const auto& c : cfg_.circuits) shared_->circuits.push_back(c.name);
   spdlog::info("job store: postgresql at {}, node {}, leases of {} ms", shared_->where, node_id_, cfg_.store.lease_ms);
   shared_->store = std::make_unique<StoreThread>(loop_, std::move(pg));
 }

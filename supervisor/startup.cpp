@@ -105,6 +105,9 @@ Supervisor::RingSize Supervisor::ring_size(const config::Config& cfg, const std:
     r.max_vars = std::max<uint64_t>(r.max_vars, d.n_vars);
     r.max_domain = std::max<uint64_t>(r.max_domain, d.domain_size);
   }
+  // Room for circuits to be added at run time.
+  r.max_vars = std::max<uint64_t>(r.max_vars, cfg.gpu.slot_vars);
+  r.max_domain = std::max<uint64_t>(r.max_domain, cfg.gpu.slot_domain);
   const bool abc = cfg.synthesis.abc == "cpu";  // else the GPU worker evaluates a, b, c: slots hold w only
   r.per_ring = shm::segment_bytes_for(cfg.gpu.slots, r.max_vars, r.max_domain, abc);
   const uint64_t total = r.per_ring * cfg.gpu.devices.size();

@@ -133,7 +133,7 @@ struct ActiveJob {
 struct SharedQueue {
   std::unique_ptr<StoreThread> store;
   std::string where;                  // the server, for logs and status (no password)
-  std::vector<std::string> circuits;  // the configured circuits: the only ones this node claims
+  std::vector<std::string> circuits;  // the circuits this node knows: the only ones it claims (claimable())
   bool claiming = false, renewing = false;
   uint64_t next_claim_ns = 0, next_renew_ns = 0;
   uint64_t claims = 0, taken_over = 0, lost = 0, conflicts = 0;
@@ -285,7 +285,12 @@ class Supervisor {
   std::string store_metrics_text() const;
   // circuits added and removed at run time (circuits.cpp)
   void restore_circuits(const std::vector<CircuitRec>& stored);
-  void serve_circuit(config::CircuitConfig cc, const ZKeyHeader& key, std::optional<witness::Manifest> gen);
+  void serve_circuit(config::CircuitConfig cc, const ZKeyHeader& key, std::optional<witness::Manifest> gen,
+                     int64_t added_ms);
+  void withdraw_last(const std::string& why);
+  bool publish_circuit(CircuitCheck& c);
+  void claimable();
+  uint64_t key_budget() const;
   void handle_circuits(const http::Request& req, std::shared_ptr<http::Responder> r);
   void add_circuit(const http::Request& req, std::shared_ptr<http::Responder> r);
   void check_circuit(CircuitCheck* c, void (Supervisor::*after)(CircuitCheck&));
@@ -329,6 +334,7 @@ class Supervisor {
   };
   std::map<std::string, Unserved> unserved_;  // runtime circuits of the store this node cannot serve
   std::set<std::string> checking_;               // runtime circuits being checked on the thread pool
+  std::map<std::string, int64_t> runtime_added_ms_;  // runtime circuits served: when the store got each
   size_t circuit_checks_ = 0;
   bool syncing_circuits_ = false;
   uint64_t next_circuit_sync_ns_ = 0;

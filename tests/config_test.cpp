@@ -431,6 +431,12 @@ TEST_F(ConfigTest, AdminTokenAndKeyDirsAreChecked) {
   EXPECT_CONFIG_ERROR(minimal("[daemon]\ntoken = \"same\"\nadmin_token = \"same\"\n"), "daemon.admin_token",
                       "must differ");
   EXPECT_CONFIG_ERROR(minimal("[daemon]\nkey_dirs = [\"nope\"]\n"), "daemon.key_dirs[0]", "does not exist");
+  // Room in the slot rings for circuits to come: any count of values, a power-of-two domain.
+  Config r = parse(minimal("[gpu]\nslot_vars = 5000000\nslot_domain = 4194304\n"));
+  EXPECT_EQ(r.gpu.slot_vars, 5000000u);
+  EXPECT_EQ(r.gpu.slot_domain, 4194304u);
+  EXPECT_CONFIG_ERROR(minimal("[gpu]\nslot_domain = 3000000\n"), "gpu.slot_domain", "power of two");
+  EXPECT_CONFIG_ERROR(minimal("[gpu]\nslot_domain = 536870912\n"), "gpu.slot_domain", "between 0 and");
   EXPECT_CONFIG_ERROR(minimal("[daemon]\nstate_dir = \"keys/state\"\nkey_dirs = [\"keys\"]\n"), "daemon.key_dirs[0]",
                       "overlaps daemon.state_dir");
 }

@@ -53,13 +53,23 @@ listed() { cz circuit list --socket "$SOCK" --json | node -e "
   console.log(typeof v === 'object' ? JSON.stringify(v) : v)"; }
 
 if [ "${CIRCUITS_STORE:-sqlite}" = sqlite ]; then
-  # A key larger than the slot rings (sized for mult alone) is refused, saying what it needs.
+  # A key larger than the slot rings (sized for mult alone) is refused, saying what it needs; with
+  # gpu.slot_vars and gpu.slot_domain at that, the rings have room for it.
   circuits_config mult
   start_daemon
-  refused "a key larger than the rings" 2 "the slot rings, sized at start for the configured circuits" \
+  refused "a key larger than the rings" 2 "raise gpu.slot_vars and gpu.slot_domain" \
     add --name poseidon --zkey "$KEYS/poseidon.zkey"
+  read -r vars domain < <(sed -n 's/.*needs slots for \([0-9]*\) variables and a domain of \([0-9]*\);.*/\1 \2/p' "$WORK/refused.out")
+  [ -n "$vars" ] && [ -n "$domain" ] || die "the refusal does not say what poseidon needs: $(cat "$WORK/refused.out")"
   stop_daemon
   rm -rf "$WORK/state"
+  sed -i "s/^threads = 1\$/threads = 1\nslot_vars = $vars\nslot_domain = $domain/" "$CONFIG"
+  start_daemon
+  add --name poseidon --zkey "$KEYS/poseidon.zkey" >/dev/null || die "poseidon did not fit rings with room for it"
+  await_ok "$(submit poseidon "$W_POSEIDON")" "$WORK/out_room" "$VK_POSEIDON" 1
+  stop_daemon
+  rm -rf "$WORK/state"
+  log "the slot rings: a larger key refused, then served with gpu.slot_vars and gpu.slot_domain"
 
   circuits_config poseidon
   CUZK_TEST_SYNTH_DELAY_MS=1000 start_daemon
@@ -102,6 +112,8 @@ if [ "${CIRCUITS_STORE:-sqlite}" = sqlite ]; then
   cz circuit remove --socket "$SOCK" mult >"$WORK/remove.out" || die "remove mult: $(cat "$WORK/remove.out")"
   grep -q "circuit mult removed" "$WORK/remove.out" || die "remove said: $(cat "$WORK/remove.out")"
   refused "a job of a removed circuit" 2 "unknown circuit 'mult'" submit mult "$W_MULT"
+  refused "a name whose removed circuit has jobs" 2 "jobs of the removed circuit 'mult' are unfinished" \
+    add --name mult --zkey "$KEYS/chain.zkey"
   await_ok "$job_m" "$WORK/out_m" "$VK_MULT" 2
   timeline | grep -q ',CIRCUIT_REMOVE,.*circuit=mult' || die "no CIRCUIT_REMOVE on the timeline"
   no_restarts "adding and removing circuits"
@@ -124,6 +136,7 @@ if [ "${CIRCUITS_STORE:-sqlite}" = sqlite ]; then
   start_daemon
   [ "$(listed "l.find((c) => c.name === 'chain').state")" = unavailable ] || die "chain without its key: $(listed l)"
   listed "l.find((c) => c.name === 'chain').error" | grep -q "chain.zkey" || die "chain's error: $(listed l)"
+  ! tcp "$TOKEN" circuit list --json | grep -q "chain.zkey" || die "a client that is not an operator sees chain's files"
   refused "a job of an unavailable circuit" 2 "unknown circuit 'chain'" submit chain "$W_CHAIN"
   cz circuit remove --socket "$SOCK" chain >/dev/null || die "an unavailable circuit could not be removed"
   [ "$(listed "l.map((c) => c.name).join(',')")" = "poseidon,mult" ] || die "after removing chain: $(listed l)"
