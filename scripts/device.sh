@@ -805,15 +805,28 @@ cmd_keys() {
     run cuzk circuit add --socket "$sock" --name c1 --zkey "$g/c1.zkey" >"$rd/add.txt" 2>&1 ||
       echo "add: cuzk circuit add failed: $(cat "$rd/add.txt")" | tee -a "$OUT/summary.txt"
     for ((; j < ${#ids[@]}; j++)); do run cuzk await --socket "$sock" --out "$work/out-add-$j" "${ids[$j]}" >/dev/null; done
+    # Then a job of the circuit added: its key loaded on demand, its proof back for snarkjs.
+    args=()
+    for ((p = 0; p < per_job; p++)); do args+=(--witness "$g/c1.wtns"); done
+    j="$(run cuzk submit --socket "$sock" --circuit c1 "${args[@]}")"
+    if run cuzk await --socket "$sock" --out "$work/out-add-c1" --timeout 300 "$j" >"$rd/await_c1.txt" 2>&1; then
+      mkdir -p "$res/proofs/add-c1"
+      cp "$g/c1.vk.json" "$res/proofs/add-c1/vk.json"
+      cp "$work/out-add-c1/proof_0.json" "$work/out-add-c1/public_0.json" "$res/proofs/add-c1/"
+      echo "add: a job of c1, added at run time, proved" | tee -a "$OUT/summary.txt"
+    else
+      echo "add: the job of c1 failed: $(cat "$rd/await_c1.txt")" | tee -a "$OUT/summary.txt"
+    fi
     run cuzk status --socket "$sock" --json >"$rd/status_end.json"
     stop_daemon "$work/state-$tag" "$rd"
-    awk -F, 'BEGIN { after = 0 } $3 == "CIRCUIT_ADD" { after = 1 }
+    awk -F, -v c0_last="${ids[-1]}" 'BEGIN { after = 0 } $3 == "CIRCUIT_ADD" { after = 1 }
+      $4 + 0 > c0_last { next }  # the stream of c0 only
       $3 == "GPU_END" { for (i = 5; i <= NF; i++) if ($i ~ /^prove_ms=/) { split($i, x, "="); ms[after] += x[2]; n[after]++ } }
       $3 == "GPU_START" { if (last) { gap[after] += $2 - last; m[after]++ } last = $2 }
       END { for (a = 0; a < 2; a++) printf "add: %s CIRCUIT_ADD: %d proofs, prove_ms mean %.1f, GPU_START every %.1f ms\n",
               a ? "after" : "before", n[a], n[a] ? ms[a] / n[a] : 0, m[a] ? gap[a] / m[a] : 0 }' \
       "$rd/timeline.log" | tee -a "$OUT/summary.txt"
-    tar -C "$res" -cJf "$OUT/results.tar.xz" runs
+    tar -C "$res" -cJf "$OUT/results.tar.xz" runs && tar -C "$res" -czf "$OUT/proofs.tgz" proofs
   }
   local bytes="${KEYS_BYTES:-}" wait_ms runs=" ${KEYS_RUNS:-resident add half host} "
   [[ "$runs" != *" resident "* ]] || keys_run resident 0 0 auto
