@@ -842,8 +842,10 @@ cmd_keys() {
   echo "keys without tables: $bytes bytes in all; budget $((bytes / 2))" | tee -a "$OUT/summary.txt"
   wait_ms="${KEYS_WAIT:-10000}"
   if [[ "$runs" == *" half "* ]]; then
-    for wait_ms in ${KEYS_WAIT:-10000}; do
-      keys_run "half-wait$wait_ms" $((bytes / 2)) 0 auto "$wait_ms"
+    local r=0
+    for wait_ms in ${KEYS_WAIT:-10000}; do  # a value given twice is run twice, each a run of its own
+      r=$((r + 1))
+      keys_run "half-wait$wait_ms-$r" $((bytes / 2)) 0 auto "$wait_ms"
     done
   fi
   [[ "$runs" != *" host "* ]] || keys_run half-host $((bytes / 2)) $((bytes * 2)) auto "${wait_ms%% *}"
