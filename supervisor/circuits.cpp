@@ -107,9 +107,7 @@ void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
     }
     CircuitCheck c;
     c.name = rec.name, c.added_ms = rec.added_ms;
-    c.cfg = cfg_;
-    c.cfg.gpu.key_memory = key_budget();
-    c.max_vars = ring_.max_vars, c.max_domain = ring_.max_domain;
+    prime_check(c);
     c.body = json::parse(rec.config, nullptr, false);
     if (c.body.is_discarded()) c.status = 500, c.error = "its stored entry is not JSON";
     if (!c.status) run_check(c);
@@ -192,10 +190,7 @@ uint64_t Supervisor::key_budget() const {
   if (cfg_.gpu.key_memory) return cfg_.gpu.key_memory;
   uint64_t least = 0;
   for (const auto& w : workers_) {
-    const std::string text = "," + w->hello, want = ",key_budget=";
-    const size_t at = text.find(want);
-    if (w->kind != WorkerKind::Gpu || at == std::string::npos) continue;
-    const uint64_t b = std::strtoull(text.c_str() + at + want.size(), nullptr, 10);
+    const uint64_t b = w->kind == WorkerKind::Gpu ? uint64_t(kv_number(w->hello, "key_budget")) : 0;
     if (b && (!least || b < least)) least = b;
   }
   return least;
@@ -250,13 +245,19 @@ void Supervisor::add_circuit(const http::Request& req, std::shared_ptr<http::Res
   check_circuit(c, &Supervisor::after_circuit_check);
 }
 
+// What a check needs of this daemon: the config (key_dirs, the state folder), the budget a key may
+// take, the rings' room.
+void Supervisor::prime_check(CircuitCheck& c) const {
+  c.cfg = cfg_;
+  c.cfg.gpu.key_memory = key_budget();
+  c.max_vars = ring_.max_vars, c.max_domain = ring_.max_domain;
+}
+
 // c checked on the thread pool against this daemon's config and rings, then `after` on the loop.
 void Supervisor::check_circuit(CircuitCheck* c, void (Supervisor::*after)(CircuitCheck&)) {
   c->self = this;
   c->after = after;
-  c->cfg = cfg_;
-  c->cfg.gpu.key_memory = key_budget();
-  c->max_vars = ring_.max_vars, c->max_domain = ring_.max_domain;
+  prime_check(*c);
   c->req.data = c;
   circuit_checks_++;
   uv_queue_work(

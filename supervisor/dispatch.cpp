@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "supervisor/helpers.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -197,17 +198,11 @@ void Supervisor::note_key(Worker& w, const shm::Msg& m) {
   if (!d || m.circuit >= cfg_.circuits.size()) return;
   if (d->keys.size() < cfg_.circuits.size()) d->keys.resize(cfg_.circuits.size());
   DeviceKey& k = d->keys[m.circuit];
-  // The number after "key=" in the event's k=v list.
-  auto number = [&](const char* key) -> double {
-    const std::string text = "," + std::string(m.text), want = "," + std::string(key) + "=";
-    const size_t at = text.find(want);
-    return at == std::string::npos ? 0 : std::strtod(text.c_str() + at + want.size(), nullptr);
-  };
-  k.bytes = uint64_t(number(tl::kBytes));
+  k.bytes = uint64_t(kv_number(m.text, tl::kBytes));
   if (!std::strcmp(m.name, tl::kKeyLoad)) {
     k.resident = true;
     k.loads++;
-    k.load_ms = number(tl::kLoadMs);
+    k.load_ms = kv_number(m.text, tl::kLoadMs);
   } else {
     k.resident = false;
     k.evictions++;

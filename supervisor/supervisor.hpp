@@ -293,6 +293,7 @@ class Supervisor {
   uint64_t key_budget() const;
   void handle_circuits(const http::Request& req, std::shared_ptr<http::Responder> r);
   void add_circuit(const http::Request& req, std::shared_ptr<http::Responder> r);
+  void prime_check(CircuitCheck& c) const;
   void check_circuit(CircuitCheck* c, void (Supervisor::*after)(CircuitCheck&));
   void after_circuit_check(CircuitCheck& c);
   void remove_circuit(const std::string& name, std::shared_ptr<http::Responder> r);

@@ -479,8 +479,11 @@ TEST_F(ConfigTest, ACircuitFromJsonIsCheckedLikeTheFilesEntries) {
   EXPECT_NE(error(json{{"name", "b"}, {"zkey", path("keys/not_a_key.zkey")}}).find("not a zkey file"),
             std::string::npos);
   EXPECT_NE(error(json::array()).find("JSON object"), std::string::npos);
-  // Outside the key folders, by its path or through a symlink: refused before the file is read.
+  // Outside the key folders, by its path or through a symlink: refused before the file is read,
+  // and a path outside is not even looked up (a missing one is refused the same way).
   EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("token.txt")}}).rfind("outside: zkey: ", 0), 0u);
+  EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("no/such.zkey")}}).rfind("outside: zkey: ", 0), 0u);
+  EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("keys/../token.txt")}}).rfind("outside: zkey: ", 0), 0u);
   fs::create_symlink(dir / "token.txt", dir / "keys/link.zkey");
   EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("keys/link.zkey")}}).rfind("outside: zkey: ", 0), 0u);
   EXPECT_EQ(error(json{{"name", "b"}, {"zkey", path("keys/b.zkey")}, {"witness_generator", dir.string()}})

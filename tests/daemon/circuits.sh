@@ -172,7 +172,20 @@ for j in "${jobs[@]}"; do SOCK="$(nsock 1)" await_ok "$j" "$WORK/out_n$j" "$VK_M
 refused "an unknown circuit on a shared store" 2 "unknown circuit 'nope'" \
   cz submit --socket "$(nsock 1)" --circuit nope --witness "$W_MULT"
 kill -0 "${NODE_PID[1]}" || die "node 1 died answering a refused submission"
+# Removed and added again with another key on node 2, between two of node 1's looks: node 1
+# notices by when the store got the entry, not by its name, and serves the new key.
+serving_vars() {
+  cz circuit list --socket "$(nsock "$1")" --json | node -e "
+    const l = JSON.parse(require('fs').readFileSync(0, 'utf8')).circuits;
+    console.log((l.find((c) => c.name === 'mult' && c.state === 'serving') || {}).n_vars)"
+}
+old_vars=$(serving_vars 1)
 cz circuit remove --socket "$(nsock 2)" mult >/dev/null || die "node 2 could not remove mult"
-wait_until 20 "node 1 takes no mult jobs" "! SOCK=$(nsock 1) submit mult $W_MULT >/dev/null 2>&1"
+cz circuit add --socket "$(nsock 2)" --name mult --zkey "$KEYS/chain.zkey" >/dev/null || die "node 2 could not add mult again"
+new_vars=$(serving_vars 2)
+[ "$new_vars" != "$old_vars" ] || die "mult's new key has the old one's size ($new_vars): the test proves nothing"
+wait_until 20 "node 1 serves mult's new key" "[ \"\$(serving_vars 1)\" = $new_vars ]"
+cz circuit remove --socket "$(nsock 2)" mult >/dev/null || die "node 2 could not remove mult"
+wait_until 20 "node 1 takes no mult jobs" "! SOCK=$(nsock 1) submit mult $W_CHAIN >/dev/null 2>&1"
 for i in 1 2; do stop_node "$i"; done
 log "ok"
