@@ -177,11 +177,10 @@ bool Supervisor::publish_circuit(CircuitCheck& c) {
 // A shared store: the circuits this node claims partitions of, every one it knows (a removed
 // one's jobs still finish).
 void Supervisor::claimable() {
-  if (!shared_) return;
-  shared_->circuits.clear();
+  std::vector<std::string> names;
   for (const auto& c : cfg_.circuits)
-    if (std::find(shared_->circuits.begin(), shared_->circuits.end(), c.name) == shared_->circuits.end())
-      shared_->circuits.push_back(c.name);
+    if (std::find(names.begin(), names.end(), c.name) == names.end()) names.push_back(c.name);
+  queue_->serving(names);
 }
 
 // What a key may take on this daemon's devices: gpu.key_memory, else the least that a running GPU
@@ -296,31 +295,12 @@ void Supervisor::after_circuit_check(CircuitCheck& c) {
     check->r->send(
         http::Response::error(409, "circuit '" + check->cc.name + "' exists already (GET /v1/circuits lists them)"));
   };
-  if (shared_) {
-    shared_->store->run(
-        [rec, serve, taken](JobStore& s) -> std::function<void()> {
-          if (!s.add_circuit(rec)) return taken;
-          return serve;
-        },
-        [this, check](const std::string& why) {
-          checking_.erase(check->name);
-          check->r->send(http::Response::error(503, "the job store cannot take the circuit now: " + why));
-        });
-    return;
-  }
-  try {
-    if (!store_->add_circuit(rec)) return taken();
-  } catch (const StoreFull& e) {
-    checking_.erase(check->name);
-    note_disk_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
-    return check->r->send(
-        http::Response::error(503, "the job store cannot be written now (" + disk_full_message() + ")"));
-  } catch (const std::exception& e) {
-    checking_.erase(check->name);
-    spdlog::error("circuit {}: {}", check->name, e.what());
-    return check->r->send(http::Response::error(500, std::string("the job store: ") + e.what()));
-  }
-  serve();
+  queue_->add_circuit(
+      rec, [serve, taken](bool added) { added ? serve() : taken(); },
+      [this, check](int status, const std::string& why) {
+        checking_.erase(check->name);
+        check->r->send(http::Response::error(status, why));
+      });
 }
 
 // The store forgets the circuit; this node stops taking jobs for it and lets its jobs finish.
@@ -347,68 +327,48 @@ void Supervisor::remove_circuit(const std::string& name, std::shared_ptr<http::R
     r->send(http::Response::json(200, json{{"name", name}, {"removed", true}, {"unfinished_jobs", unfinished}}
                                           .dump(-1, ' ', false, json::error_handler_t::replace)));
   };
-  if (shared_) {
-    shared_->store->run(
-        [name, forget](JobStore& s) -> std::function<void()> {
-          s.remove_circuit(name);  // another node may have removed it first: gone either way
-          return forget;
-        },
-        [r](const std::string& why) {
-          r->send(http::Response::error(503, "the job store cannot remove the circuit now: " + why));
-        });
-    return;
-  }
-  try {
-    store_->remove_circuit(name);
-  } catch (const StoreFull& e) {
-    note_disk_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
-    return r->send(http::Response::error(503, "the job store cannot be written now (" + disk_full_message() + ")"));
-  }
-  forget();
+  queue_->remove_circuit(name, forget,
+                         [r](int status, const std::string& why) { r->send(http::Response::error(status, why)); });
 }
 
-// A shared store: circuits other nodes added are checked and served here when this node has their
-// files; those removed elsewhere stop taking jobs here.
+// Where other nodes share the store (a shared queue): circuits they added are checked and served
+// here when this node has their files; those removed elsewhere stop taking jobs here.
 void Supervisor::sync_circuits() {
-  if (!shared_ || syncing_circuits_ || draining_ || shm::monotonic_ns() < next_circuit_sync_ns_) return;
-  syncing_circuits_ = true;
+  if (syncing_circuits_ || draining_ || shm::monotonic_ns() < next_circuit_sync_ns_) return;
   next_circuit_sync_ns_ = shm::monotonic_ns() + kCircuitSyncNs;
-  shared_->store->run(
-      [this](JobStore& s) -> std::function<void()> {
-        auto stored = std::make_shared<std::vector<CircuitRec>>(s.circuits());
-        return [this, stored] {
-          syncing_circuits_ = false;
-          std::map<std::string, int64_t> in_store;  // name -> when it was added there
-          for (const CircuitRec& rec : *stored) in_store[rec.name] = rec.added_ms;
-          // Removed elsewhere, or removed and added again (another entry under the same name):
-          // the one served here takes no new jobs.
-          for (uint32_t i = 0; i < cfg_.circuits.size(); i++) {
-            config::CircuitConfig& c = cfg_.circuits[i];
-            if (!c.runtime || c.removed) continue;
-            auto it = in_store.find(c.name);
-            auto served = runtime_added_ms_.find(c.name);
-            if (it != in_store.end() && served != runtime_added_ms_.end() && served->second == it->second) continue;
-            c.removed = true;
-            runtime_added_ms_.erase(c.name);
-            event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, c.name).add(tl::kIndex, i).str());
-            spdlog::info("circuit {}: removed (or replaced) by another node; its jobs here finish first", c.name);
-          }
-          for (auto it = unserved_.begin(); it != unserved_.end();)
-            it = in_store.count(it->first) ? std::next(it) : unserved_.erase(it);
-          // Added elsewhere, and those this node could not serve, checked again every 100 polls
-          // for work (50 s by default), at least every look: their files may have come.
-          const uint64_t now = shm::monotonic_ns(),
-                         retry_ns = std::max<uint64_t>(kCircuitSyncNs, 100ull * cfg_.store.poll_ms * 1'000'000ull);
-          for (const CircuitRec& rec : *stored) {
-            if (cfg_.find_circuit(rec.name) || checking_.count(rec.name)) continue;
-            if (auto u = unserved_.find(rec.name); u != unserved_.end() && now - u->second.at_ns < retry_ns) continue;
-            auto* c = new CircuitCheck;
-            c->name = rec.name, c->added_ms = rec.added_ms;
-            c->body = json::parse(rec.config, nullptr, false);
-            checking_.insert(rec.name);
-            check_circuit(c, &Supervisor::after_stored_check);
-          }
-        };
+  syncing_circuits_ = queue_->watch_circuits(
+      [this](std::vector<CircuitRec> stored) {
+        syncing_circuits_ = false;
+        std::map<std::string, int64_t> in_store;  // name -> when it was added there
+        for (const CircuitRec& rec : stored) in_store[rec.name] = rec.added_ms;
+        // Removed elsewhere, or removed and added again (another entry under the same name): the
+        // one served here takes no new jobs.
+        for (uint32_t i = 0; i < cfg_.circuits.size(); i++) {
+          config::CircuitConfig& c = cfg_.circuits[i];
+          if (!c.runtime || c.removed) continue;
+          auto it = in_store.find(c.name);
+          auto served = runtime_added_ms_.find(c.name);
+          if (it != in_store.end() && served != runtime_added_ms_.end() && served->second == it->second) continue;
+          c.removed = true;
+          runtime_added_ms_.erase(c.name);
+          event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, c.name).add(tl::kIndex, i).str());
+          spdlog::info("circuit {}: removed (or replaced) by another node; its jobs here finish first", c.name);
+        }
+        for (auto it = unserved_.begin(); it != unserved_.end();)
+          it = in_store.count(it->first) ? std::next(it) : unserved_.erase(it);
+        // Added elsewhere, and those this node could not serve, checked again every 100 polls for
+        // work (50 s by default), at least every look: their files may have come.
+        const uint64_t now = shm::monotonic_ns(),
+                       retry_ns = std::max<uint64_t>(kCircuitSyncNs, 100ull * cfg_.store.poll_ms * 1'000'000ull);
+        for (const CircuitRec& rec : stored) {
+          if (cfg_.find_circuit(rec.name) || checking_.count(rec.name)) continue;
+          if (auto u = unserved_.find(rec.name); u != unserved_.end() && now - u->second.at_ns < retry_ns) continue;
+          auto* c = new CircuitCheck;
+          c->name = rec.name, c->added_ms = rec.added_ms;
+          c->body = json::parse(rec.config, nullptr, false);
+          checking_.insert(rec.name);
+          check_circuit(c, &Supervisor::after_stored_check);
+        }
       },
       [this](const std::string& why) {
         syncing_circuits_ = false;

@@ -41,8 +41,7 @@ std::string kv_of(const Worker& w, uint32_t partition, uint32_t slot, int device
 
 void Supervisor::set_pstate(ActiveJob& j, uint32_t p, PState s) {
   j.rec.parts[p].state = s;
-  if (shared_) report_partition(j, p, "");
-  else store_->set_partition(j.rec.id, j.rec.parts[p]);
+  queue_->progress(j, p);
 }
 
 std::optional<Task> Supervisor::end_task(Worker& w, const shm::Msg& m, const char* why) {
@@ -68,7 +67,7 @@ void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
   Device* d = device(t->device);
   ActiveJob* j = active(m.job);
   const uint32_t slot = t->slot;
-  if (!j || is_final(j->rec.state) || !holds(*j, m.partition)) {
+  if (!j || is_final(j->rec.state) || !queue_->holds(*j, m.partition)) {
     // Cancelled, failed or (a shared store) taken by another node meanwhile: whatever the worker
     // left, the slot is ours to free.
     if (d) release_slot(d->id, slot);
@@ -102,7 +101,7 @@ void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
   Device* d = device(t->device);
   ActiveJob* j = active(m.job);
   const uint32_t slot = t->slot;
-  if (!j || is_final(j->rec.state) || !holds(*j, m.partition)) {
+  if (!j || is_final(j->rec.state) || !queue_->holds(*j, m.partition)) {
     if (d && d->seg->state(slot) != shm::SlotState::Proving) release_slot(d->id, slot);
     schedule();
     return;
@@ -148,20 +147,14 @@ void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
 
 void Supervisor::requeue(uint64_t job, uint32_t p, const std::string& why, bool count_attempt) {
   ActiveJob* j = active(job);
-  if (!j || is_final(j->rec.state) || !holds(*j, p)) return;
+  if (!j || is_final(j->rec.state) || !queue_->holds(*j, p)) return;
   PartitionRec& pr = j->rec.parts[p];
   if (count_attempt) pr.attempts++;
   pr.error = why;
   if (pr.attempts >= kMaxAttempts) return fail_job(*j, p, "gave up after " + std::to_string(pr.attempts) +
                                                             " attempts; last: " + why);
   spdlog::info("job {} partition {}: requeued ({})", job, p, why);
-  if (shared_) {
-    // Back to the shared queue, for whichever node claims it next.
-    pr.state = PState::Queued;
-    return report_partition(*j, p, "");
-  }
-  set_pstate(*j, p, PState::Queued);
-  pending_.insert({int(j->rec.priority), job, p});
+  queue_->requeue(*j, p);
 }
 
 void Supervisor::complete_partition(ActiveJob& j, uint32_t p, const std::string& result_dir) {
@@ -183,17 +176,8 @@ void Supervisor::complete_partition(ActiveJob& j, uint32_t p, const std::string&
   pr.timings = tj.dump();
   pr.error.clear();
   const std::string done_kv = tl::Kv().add(tl::kPartition, p).ms(tl::kTotalMs, ms(t.queued, now)).str();
-  if (shared_) {
-    // Done once the store has accepted it from this node, the lease holder (on_reported).
-    pr.state = PState::Done;
-    return report_partition(j, p, done_kv);
-  }
-  set_pstate(j, p, PState::Done);
-  proofs_done_++;
-  event(tl::kProofDone, j.rec.id, done_kv);
-  bool all = true;
-  for (auto& q : j.rec.parts) all = all && q.state == PState::Done;
-  if (all) finish_job(j, JState::Done, "");
+  pr.state = PState::Done;
+  queue_->done(j, p, done_kv);
 }
 
 void Supervisor::fail_job(ActiveJob& j, uint32_t p, const std::string& why) {
@@ -201,16 +185,8 @@ void Supervisor::fail_job(ActiveJob& j, uint32_t p, const std::string& why) {
   parts_failed_++;
   event(tl::kPartitionFailed, j.rec.id, tl::Kv().add(tl::kPartition, p).add(tl::kReason, why).str());
   spdlog::warn("job {} partition {} failed: {}", j.rec.id, p, why);
-  if (shared_) {
-    // The store fails the job for every node; this one stops its own work on it now.
-    const uint64_t id = j.rec.id;
-    j.rec.parts[p].state = PState::Failed;
-    report_partition(j, p, "");
-    if (ActiveJob* still = active(id)) drop_job(*still);
-    return;
-  }
-  set_pstate(j, p, PState::Failed);
-  finish_job(j, JState::Failed, "partition " + std::to_string(p) + ": " + why);
+  j.rec.parts[p].state = PState::Failed;
+  queue_->fail(j, p, why);
 }
 
 void Supervisor::stop_job_work(uint64_t id) {
@@ -225,26 +201,6 @@ void Supervisor::stop_job_work(uint64_t id) {
       else
         d.seg->slot(s).cancel.store(1, std::memory_order_release);  // its owner frees it
     }
-}
-
-// Final state: stored, remaining partitions stopped (their slots' cancel flags set), waiters answered.
-void Supervisor::finish_job(ActiveJob& j, JState st, const std::string& error) {
-  const uint64_t id = j.rec.id;
-  for (auto& pr : j.rec.parts)
-    if (!is_final(pr.state)) {
-      pr.state = PState::Cancelled;
-      store_->set_partition(id, pr);
-    }
-  stop_job_work(id);
-  j.rec.state = st;
-  j.rec.error = error;
-  j.rec.finished_ms = wall_ms();
-  store_->set_job(id, st, error, j.rec.finished_ms);
-  event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
-  spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
-  remove_job_files(j);
-  notify_waiters(j);
-  jobs_.erase(id);
 }
 
 // Removing a job's copies of its witnesses (hundreds of MB at 2^22) can block for hundreds of ms

@@ -64,7 +64,7 @@ void Supervisor::repair_task(const Worker& w, const Task& t) {
   SlotUse& u = d->slots[t.slot];
   const bool its = u.used && u.job == t.job && u.partition == t.partition;
   const RepairRule rule =
-      repair_rule(w.kind, d->seg->state(t.slot), its, j && !is_final(j->rec.state) && holds(*j, t.partition));
+      repair_rule(w.kind, d->seg->state(t.slot), its, j && !is_final(j->rec.state) && queue_->holds(*j, t.partition));
   spdlog::debug("{}: job {} partition {} slot {} ({}): {}", w.name, t.job, t.partition, t.slot,
                 shm::to_string(rule.slot), rule.reason);
   switch (rule.action) {

@@ -31,7 +31,7 @@ void Supervisor::schedule() {
   }
   for (auto& d : devices_) dispatch_proofs(d);
   track_slot_waits();
-  claim_more();
+  queue_->want_work();
   maybe_finish_shutdown();
 }
 
@@ -162,7 +162,7 @@ bool Supervisor::dispatch_synth() {
   set_pstate(*j, p, PState::Synthesizing);
   if (j->rec.state == JState::Queued) {
     j->rec.state = JState::Running;
-    if (store_) store_->set_job(job_id, JState::Running, "", 0);
+    queue_->started(*j);
   }
   shm::SlotHeader& h = best->seg->slot(best_slot);
   h.owner_worker = sw->id;

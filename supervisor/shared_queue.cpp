@@ -1,7 +1,4 @@
-// A shared store ([store] url): the database holds the queue of every node. This node claims
-// partitions of its circuits as it has room for them (an idle synthesis worker and a free slot each),
-// renews the leases of what it holds on the tick, and reports each partition's progress and end
-// under its lease. The store thread does the talking, so that nothing here waits for the database.
+// The shared queue's claims, leases and reports (shared_queue.hpp).
 #include <systemd/sd-daemon.h>
 
 #include <chrono>
@@ -12,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
+#include "supervisor/shared_queue.hpp"
 #include "supervisor/store/pg_store.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
@@ -26,80 +24,78 @@ constexpr uint64_t kMs = 1000000ull;
 
 }  // namespace
 
-// Connects and migrates before the loop starts, waiting (and telling systemd so) while the database
-// cannot be reached; then ends the leases an earlier run of this node left.
-void Supervisor::open_shared_store() {
+SharedQueue::SharedQueue(Supervisor& s) : s_(s) {
   std::unique_ptr<PgStore> pg;
   for (bool said = false; !pg; said = true) {
     try {
-      pg = std::make_unique<PgStore>(cfg_.store.url);
+      pg = std::make_unique<PgStore>(s_.cfg_.store.url);
     } catch (const StoreUnavailable& e) {
       if (!said) spdlog::error("{}: waiting for the database (store.url) before starting", e.what());
       sd_notify(0, "EXTEND_TIMEOUT_USEC=30000000\nSTATUS=waiting for the job store (store.url)");
       std::this_thread::sleep_for(std::chrono::seconds(1));
     }
   }
-  shared_ = std::make_unique<SharedQueue>();
-  shared_->where = pg->where();
-  if (const size_t n = pg->release(node_id_))
-    spdlog::info("job store: {} partitions held by an earlier run of node {} are queued again", n, node_id_);
-  shared_->counts = pg->counts();
-  stored_circuits_ = pg->circuits();
-  spdlog::info("job store: postgresql at {}, node {}, leases of {} ms", shared_->where, node_id_, cfg_.store.lease_ms);
-  shared_->store = std::make_unique<StoreThread>(loop_, std::move(pg));
+  where_ = pg->where();
+  if (const size_t n = pg->release(s_.node_id_))
+    spdlog::info("job store: {} partitions held by an earlier run of node {} are queued again", n, s_.node_id_);
+  counts_ = pg->counts();
+  stored_ = pg->circuits();
+  spdlog::info("job store: postgresql at {}, node {}, leases of {} ms", where_, s_.node_id_, s_.cfg_.store.lease_ms);
+  store_ = std::make_unique<StoreThread>(s_.loop_, std::move(pg));
 }
 
-void Supervisor::shared_tick() {
-  if (!shared_->renewing && shm::monotonic_ns() >= shared_->next_renew_ns) renew_leases();
-  claim_more();
-  sync_circuits();
+void SharedQueue::tick() {
+  if (!renewing_ && shm::monotonic_ns() >= next_renew_ns_) renew_leases();
+  want_work();
 }
+
+bool SharedQueue::holds(const ActiveJob& j, uint32_t p) const { return j.leases.count(p); }
 
 // Partitions this node could start synthesizing now and has not claimed yet: idle synthesis
 // workers, as far as free slots of devices with a working GPU worker go.
-size_t Supervisor::claim_room() const {
+size_t SharedQueue::claim_room() const {
   size_t idle = 0, free_slots = 0;
-  for (auto& w : workers_) idle += w->kind == WorkerKind::Synth && w->state == WorkerState::Idle && w->tasks.empty();
-  for (auto& d : devices_) {
+  for (auto& w : s_.workers_) idle += w->kind == WorkerKind::Synth && w->state == WorkerState::Idle && w->tasks.empty();
+  for (auto& d : s_.devices_) {
     if (!d.gpu || d.gpu->state == WorkerState::Failed) continue;
     for (uint32_t s = 0; s < d.slots.size(); s++) free_slots += !d.slots[s].used && d.seg->state(s) == shm::SlotState::Free;
   }
   const size_t room = std::min(idle, free_slots);
-  return room > pending_.size() ? room - pending_.size() : 0;
+  return room > s_.pending_.size() ? room - s_.pending_.size() : 0;
 }
 
-void Supervisor::claim_more() {
-  if (!shared_ || shared_->claiming || draining_ || stopping_ || disk_full_) return;
-  if (shm::monotonic_ns() < shared_->next_claim_ns) return;
+void SharedQueue::want_work() {
+  if (claiming_ || s_.draining_ || s_.stopping_ || s_.disk_full_) return;
+  if (shm::monotonic_ns() < next_claim_ns_) return;
   const size_t want = claim_room();
   if (!want) return;
-  shared_->claiming = true;
-  shared_->store->run(
-      [this, want, node = node_id_, circuits = shared_->circuits, lease_ms = cfg_.store.lease_ms](JobStore& s) {
+  claiming_ = true;
+  store_->run(
+      [this, want, node = s_.node_id_, circuits = circuits_, lease_ms = s_.cfg_.store.lease_ms](JobStore& s) {
         auto got = std::make_shared<std::vector<Claimed>>(s.claim(node, circuits, want, lease_ms));
         return [this, got, want] {
-          shared_->claiming = false;
+          claiming_ = false;
           // Fewer than asked for: the queue is empty for now; look again after poll_ms.
-          shared_->next_claim_ns = got->size() < want ? shm::monotonic_ns() + cfg_.store.poll_ms * kMs : 0;
+          next_claim_ns_ = got->size() < want ? shm::monotonic_ns() + s_.cfg_.store.poll_ms * kMs : 0;
           for (Claimed& c : *got) adopt(c);
-          schedule();
+          s_.schedule();
         };
       },
       [this](const std::string& why) {
         spdlog::debug("claim: {}", why);
-        shared_->claiming = false;
-        shared_->next_claim_ns = shm::monotonic_ns() + cfg_.store.poll_ms * kMs;
+        claiming_ = false;
+        next_claim_ns_ = shm::monotonic_ns() + s_.cfg_.store.poll_ms * kMs;
       });
 }
 
 // A claimed partition becomes this node's: its job is made known here (once), its input written out
 // when the store kept the request's bytes, and it is queued for synthesis.
-void Supervisor::adopt(Claimed& c) {
-  const std::optional<uint32_t> ci = circuit_index(c.job.circuit);
-  const config::CircuitConfig* cc = ci ? &cfg_.circuits[*ci] : nullptr;
+void SharedQueue::adopt(Claimed& c) {
+  const std::optional<uint32_t> ci = s_.circuit_index(c.job.circuit);
+  const config::CircuitConfig* cc = ci ? &s_.cfg_.circuits[*ci] : nullptr;
   const uint64_t id = c.job.id;
   PartitionRec part = std::move(c.job.parts.at(0));
-  auto [it, fresh] = jobs_.try_emplace(id);
+  auto [it, fresh] = s_.jobs_.try_emplace(id);
   ActiveJob& j = it->second;
   if (fresh) {
     j.rec = c.job;
@@ -111,22 +107,22 @@ void Supervisor::adopt(Claimed& c) {
   const uint32_t p = part.index;
   if (p >= j.rec.parts.size() || !cc) return;  // a row that contradicts its job: never ours
   j.leases[p] = c.lease.epoch;
-  shared_->claims++;
-  shared_->taken_over += c.taken_over;
-  event(tl::kPartitionClaimed, id,
+  claims_++;
+  taken_over_ += c.taken_over;
+  s_.event(tl::kPartitionClaimed, id,
         tl::Kv().add(tl::kPartition, p).add(tl::kEpoch, c.lease.epoch).add(tl::kTakenOver, int(c.taken_over)).str());
   if (c.taken_over) spdlog::info("job {} partition {}: claimed after another node's lease expired", id, p);
   if (c.taken_over && part.attempts >= kMaxAttempts) {
     const uint32_t n = part.attempts;
     part.state = PState::Queued;
     j.rec.parts[p] = std::move(part);
-    return fail_job(j, p, "gave up after " + std::to_string(n) +
+    return s_.fail_job(j, p, "gave up after " + std::to_string(n) +
                               " attempts; the last nodes holding it stopped renewing their lease (a node or worker died "
                               "proving it)");
   }
   if (!part.content.empty()) {
     // The request carried it: this node's copy lives under uploads/ until the job leaves the node.
-    const fs::path dir = fs::path(cfg_.daemon.state_dir) / "uploads" / ("job-" + std::to_string(id));
+    const fs::path dir = fs::path(s_.cfg_.daemon.state_dir) / "uploads" / ("job-" + std::to_string(id));
     const fs::path file = dir / (std::to_string(p) + file_extension(j.rec.input));
     std::error_code ec;
     fs::create_directories(dir, ec);
@@ -136,69 +132,69 @@ void Supervisor::adopt(Claimed& c) {
     part.content.clear();
     j.upload_dir = dir.string();
     if (ec || !f) {
-      if (const std::string why = state_write_problem(); !why.empty())
-        note_disk_full("a claimed partition's input could not be written (" + why + ")", state_low_space());
+      if (const std::string why = s_.state_write_problem(); !why.empty())
+        s_.note_disk_full("a claimed partition's input could not be written (" + why + ")", s_.state_low_space());
       part.state = PState::Queued;
       j.rec.parts[p] = std::move(part);
       spdlog::warn("job {} partition {}: cannot write its input to {}; back to the queue", id, p, file.string());
-      return report_partition(j, p, "");
+      return report(j, p, "");
     }
     part.witness = file.string();
   }
-  if (j.rec.input == InputKind::Inputs && !generators_[j.circuit]) {
+  if (j.rec.input == InputKind::Inputs && !s_.generators_[j.circuit]) {
     part.state = PState::Queued;
     j.rec.parts[p] = std::move(part);
     spdlog::warn("job {} partition {}: circuit {} has no witness_generator on this node; back to the queue", id, p,
                  cc->name);
-    return report_partition(j, p, "");
+    return report(j, p, "");
   }
   part.state = PState::Queued;
   j.rec.parts[p] = std::move(part);
   j.times[p] = PartTimes{};
   j.times[p].queued = shm::monotonic_ns();
-  pending_.insert({int(j.rec.priority), id, p});
+  s_.pending_.insert({int(j.rec.priority), id, p});
 }
 
 // Every held lease extended; those the store says are gone (expired and claimed by another node, or
 // their job ended elsewhere) are dropped here with the work on them. The queue's counts come along.
-void Supervisor::renew_leases() {
+void SharedQueue::renew_leases() {
   std::vector<Lease> held;
-  for (auto& [id, j] : jobs_)
+  for (auto& [id, j] : s_.jobs_)
     for (auto& [p, epoch] : j.leases) held.push_back(Lease{id, p, epoch});
-  shared_->renewing = true;
-  shared_->next_renew_ns = shm::monotonic_ns() + std::min<uint64_t>(cfg_.store.lease_ms / 3, 2000) * kMs;
-  shared_->store->run(
-      [this, held, node = node_id_, lease_ms = cfg_.store.lease_ms](JobStore& s) {
+  renewing_ = true;
+  next_renew_ns_ = shm::monotonic_ns() + std::min<uint64_t>(s_.cfg_.store.lease_ms / 3, 2000) * kMs;
+  store_->run(
+      [this, held, node = s_.node_id_, lease_ms = s_.cfg_.store.lease_ms](JobStore& s) {
         auto lost = std::make_shared<std::vector<Lease>>(s.renew(node, held, lease_ms));
         auto counts = s.counts();
         return [this, lost, counts] {
-          shared_->renewing = false;
-          shared_->counts = counts;
+          renewing_ = false;
+          counts_ = counts;
           for (const Lease& l : *lost) {
-            ActiveJob* j = active(l.job);
+            ActiveJob* j = s_.active(l.job);
             if (!j) continue;
             auto it = j->leases.find(l.index);
             if (it == j->leases.end() || it->second != l.epoch) continue;  // reported meanwhile
-            shared_->lost++;
-            event(tl::kLeaseLost, l.job, tl::Kv().add(tl::kPartition, l.index).add(tl::kEpoch, l.epoch).str());
+            lost_++;
+            s_.event(tl::kLeaseLost, l.job, tl::Kv().add(tl::kPartition, l.index).add(tl::kEpoch, l.epoch).str());
             spdlog::warn("job {} partition {}: this node's lease is gone (expired and claimed elsewhere, or the job "
                          "ended); its work here stops",
                          l.job, l.index);
             forget_partition(l);
           }
-          schedule();
+          s_.schedule();
         };
       },
       [this](const std::string& why) {
         spdlog::debug("lease renewal: {}", why);
-        shared_->renewing = false;
+        renewing_ = false;
       });
 }
 
 // Sends the partition's local state to the store under its lease. Progress may be lost with the
 // connection; an end (Queued, Done, Failed) waits for the store. A partition sent back to the queue
 // or failed stops being this node's at once; a done one when the store has its result.
-void Supervisor::report_partition(ActiveJob& j, uint32_t p, const std::string& done_kv) {
+void SharedQueue::report(ActiveJob& j, uint32_t p, const std::string& done_kv) {
   auto held = j.leases.find(p);
   if (held == j.leases.end()) return;
   const Lease lease{j.rec.id, p, held->second};
@@ -208,9 +204,9 @@ void Supervisor::report_partition(ActiveJob& j, uint32_t p, const std::string& d
   const bool end = sent == PState::Queued || is_final(sent);
   if (end && sent != PState::Done) {
     j.leases.erase(held);
-    pending_.erase({int(j.rec.priority), lease.job, p});
+    s_.pending_.erase({int(j.rec.priority), lease.job, p});
   }
-  auto work = [this, lease, rec, done_kv, node = node_id_](JobStore& s) {
+  auto work = [this, lease, rec, done_kv, node = s_.node_id_](JobStore& s) {
     const ReportOutcome o = s.report(node, lease, rec, wall_ms());
     return [this, lease, sent = rec.state, o, done_kv] { on_reported(lease, sent, o, done_kv); };
   };
@@ -220,49 +216,49 @@ void Supervisor::report_partition(ActiveJob& j, uint32_t p, const std::string& d
                     why);
     if (sent == PState::Done) forget_partition(lease);
   };
-  if (end) shared_->store->run_durable(std::move(work), std::move(failed));
-  else shared_->store->run(std::move(work), std::move(failed));
+  if (end) store_->run_durable(std::move(work), std::move(failed));
+  else store_->run(std::move(work), std::move(failed));
   if (end) forget_job_if_idle(lease.job);
 }
 
-void Supervisor::on_reported(const Lease& lease, PState sent, const ReportOutcome& o, const std::string& done_kv) {
+void SharedQueue::on_reported(const Lease& lease, PState sent, const ReportOutcome& o, const std::string& done_kv) {
   if (!o.accepted) {
     const bool end = sent == PState::Queued || is_final(sent);
     if (end) {
-      shared_->conflicts++;
-      event(tl::kReportRejected, lease.job,
+      conflicts_++;
+      s_.event(tl::kReportRejected, lease.job,
             tl::Kv().add(tl::kPartition, lease.index).add(tl::kEpoch, lease.epoch).add(tl::kState, to_string(sent)).str());
       spdlog::warn("job {} partition {}: {} not recorded: this node no longer holds the partition's lease", lease.job,
                    lease.index, to_string(sent));
     }
     forget_partition(lease);
-    schedule();
+    s_.schedule();
     return;
   }
   if (sent == PState::Done) {
-    proofs_done_++;
-    event(tl::kProofDone, lease.job, done_kv);
+    s_.proofs_done_++;
+    s_.event(tl::kProofDone, lease.job, done_kv);
     forget_partition(lease);
   }
   // A result recorded by an earlier try whose answer was lost (o.again) cannot tell whether it ended
   // the job or another node's did: JOB_DONE is left to the node that saw it happen.
   if (is_final(sent) && is_final(o.job) && !o.again) {
-    event(tl::kJobDone, lease.job, tl::Kv().add(tl::kState, to_string(o.job)).str());
+    s_.event(tl::kJobDone, lease.job, tl::Kv().add(tl::kState, to_string(o.job)).str());
     spdlog::info("job {}: {}", lease.job, to_string(o.job));
   }
-  schedule();
+  s_.schedule();
 }
 
 // The partition is not this node's any more: its queued entry goes, a READY slot is freed, and a
 // worker busy on it is told to cancel (its report is then ignored: holds() is false).
-void Supervisor::forget_partition(const Lease& lease) {
-  ActiveJob* j = active(lease.job);
+void SharedQueue::forget_partition(const Lease& lease) {
+  ActiveJob* j = s_.active(lease.job);
   if (!j) return;
   auto it = j->leases.find(lease.index);
   if (it == j->leases.end() || it->second != lease.epoch) return;
   j->leases.erase(it);
-  pending_.erase({int(j->rec.priority), lease.job, lease.index});
-  for (auto& d : devices_)
+  s_.pending_.erase({int(j->rec.priority), lease.job, lease.index});
+  for (auto& d : s_.devices_)
     for (uint32_t s = 0; s < d.slots.size(); s++) {
       SlotUse& u = d.slots[s];
       if (!u.used || u.job != lease.job || u.partition != lease.index) continue;
@@ -272,38 +268,109 @@ void Supervisor::forget_partition(const Lease& lease) {
   forget_job_if_idle(lease.job);
 }
 
-void Supervisor::forget_job_if_idle(uint64_t id) {
-  ActiveJob* j = active(id);
+void SharedQueue::forget_job_if_idle(uint64_t id) {
+  ActiveJob* j = s_.active(id);
   if (j && j->leases.empty()) drop_job(*j);
 }
 
 // The job leaves this node: its work here stops, its local files go. The store keeps the job.
-void Supervisor::drop_job(ActiveJob& j) {
+void SharedQueue::drop_job(ActiveJob& j) {
   const uint64_t id = j.rec.id;
-  stop_job_work(id);
-  remove_job_files(j);
-  jobs_.erase(id);
+  s_.stop_job_work(id);
+  s_.remove_job_files(j);
+  s_.jobs_.erase(id);
 }
 
 // Draining: partitions claimed but not started go back to the queue now, for the other nodes.
-void Supervisor::release_unstarted() {
+void SharedQueue::drain() {
   std::vector<std::pair<uint64_t, uint32_t>> unstarted;
-  for (const auto& [prio, id, p] : pending_) unstarted.push_back({id, p});
+  for (const auto& [prio, id, p] : s_.pending_) unstarted.push_back({id, p});
   for (auto [id, p] : unstarted)
-    if (ActiveJob* j = active(id)) {
+    if (ActiveJob* j = s_.active(id)) {
       j->rec.parts[p].state = PState::Queued;
-      report_partition(*j, p, "");
+      report(*j, p, "");
     }
 }
 
 // Stopping: whatever this node still holds goes back to the queue (after the reports before it).
-void Supervisor::release_leases() {
-  shared_->store->run_durable(
-      [node = node_id_](JobStore& s) -> std::function<void()> {
+void SharedQueue::stop() {
+  store_->run_durable(
+      [node = s_.node_id_](JobStore& s) -> std::function<void()> {
         if (const size_t n = s.release(node)) spdlog::info("job store: {} partitions of this node queued again", n);
         return nullptr;
       },
       [](const std::string& why) { spdlog::error("job store: cannot release this node's leases: {}", why); });
+}
+
+void SharedQueue::requeue(ActiveJob& j, uint32_t p) {
+  // Back to the shared queue, for whichever node claims it next.
+  j.rec.parts[p].state = PState::Queued;
+  report(j, p, "");
+}
+
+// Done once the store has accepted it from this node, the lease holder (on_reported).
+void SharedQueue::done(ActiveJob& j, uint32_t p, const std::string& done_kv) { report(j, p, done_kv); }
+
+// The store fails the job for every node; this one stops its own work on it now.
+void SharedQueue::fail(ActiveJob& j, uint32_t p, const std::string&) {
+  const uint64_t id = j.rec.id;
+  report(j, p, "");
+  if (ActiveJob* still = s_.active(id)) drop_job(*still);
+}
+
+void SharedQueue::add_circuit(const CircuitRec& rec, std::function<void(bool)> added,
+                              std::function<void(int, const std::string&)> refused) {
+  store_->run(
+      [rec, added](JobStore& s) -> std::function<void()> {
+        const bool fresh = s.add_circuit(rec);
+        return [added, fresh] { added(fresh); };
+      },
+      [refused](const std::string& why) { refused(503, "the job store cannot take the circuit now: " + why); });
+}
+
+void SharedQueue::remove_circuit(const std::string& name, std::function<void()> removed,
+                                 std::function<void(int, const std::string&)> refused) {
+  store_->run(
+      [name, removed](JobStore& s) -> std::function<void()> {
+        s.remove_circuit(name);  // another node may have removed it first: gone either way
+        return removed;
+      },
+      [refused](const std::string& why) { refused(503, "the job store cannot remove the circuit now: " + why); });
+}
+
+bool SharedQueue::watch_circuits(std::function<void(std::vector<CircuitRec>)> got,
+                                 std::function<void(const std::string&)> failed) {
+  store_->run(
+      [got](JobStore& s) -> std::function<void()> {
+        auto stored = std::make_shared<std::vector<CircuitRec>>(s.circuits());
+        return [got, stored] { got(std::move(*stored)); };
+      },
+      std::move(failed));
+  return true;
+}
+
+// The loop ends: long polls' timers closed; results and released leases reach the database before
+// the process ends, if it is there.
+void SharedQueue::close() {
+  for (uv_timer_t* t : polls_) close_handle(t);
+  polls_.clear();
+  store_->stop(5000);
+}
+
+nlohmann::json SharedQueue::status() const {
+  size_t held = 0;
+  for (const auto& [id, a] : s_.jobs_) held += a.leases.size();
+  return {{"backend", "postgresql"},
+          {"node_id", s_.node_id_},
+          {"where", where_},
+          {"connected", store_->connected()},
+          {"reports_waiting", store_->waiting()},
+          {"leases_held", held}};
+}
+
+std::string SharedQueue::metrics() const {
+  return store_metrics({store_->connected(), claims_, taken_over_, lost_, conflicts_, store_->reconnects(),
+                        store_->waiting()});
 }
 
 }  // namespace cuzk::sup

@@ -100,7 +100,7 @@ void Supervisor::begin_shutdown(const char* why) {
   draining_ = true;
   track_slot_waits();  // no more synthesis: nobody waits for a slot any longer
   drain_deadline_ns_ = shm::monotonic_ns() + uint64_t(cfg_.daemon.shutdown_grace_ms) * 1000000ull;
-  if (shared_) release_unstarted();
+  queue_->drain();
   maybe_finish_shutdown();
 }
 
@@ -114,16 +114,7 @@ void Supervisor::maybe_finish_shutdown() {
     stopping_ = true;
     // What did not finish is queued again in the store; the next start (or, with a shared store,
     // any node) proves it.
-    if (shared_) {
-      release_leases();
-    } else {
-      for (auto& [id, j] : jobs_)
-        for (auto& pr : j.rec.parts)
-          if (!is_final(pr.state) && pr.state != PState::Queued) {
-            pr.state = PState::Queued;
-            store_->set_partition(id, pr);
-          }
-    }
+    queue_->stop();
     for (auto& w : workers_) {
       if (w->timer) uv_timer_stop(w->timer);
       if (w->pid > 0) {

@@ -14,6 +14,8 @@
 #include "shm/results.hpp"
 #include "supervisor/generators.hpp"
 #include "supervisor/helpers.hpp"
+#include "supervisor/local_queue.hpp"
+#include "supervisor/shared_queue.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -64,12 +66,8 @@ void Supervisor::open_store() {
           throw config::ConfigError("daemon.state_dir", d.string() + " is not writable by the daemon's user: " +
                                                             std::strerror(errno));
       }
-      if (cfg_.store.url.empty()) {
-        store_ = std::make_unique<SqliteStore>((dir / "jobs.sqlite").string());
-        stored_circuits_ = store_->circuits();
-      } else {
-        open_shared_store();
-      }
+      if (cfg_.store.url.empty()) queue_ = std::make_unique<LocalQueue>(*this, (dir / "jobs.sqlite").string());
+      else queue_ = std::make_unique<SharedQueue>(*this);
       if (said) spdlog::info("space under daemon.state_dir ({}) is back: starting", dir.string());
       return;
     } catch (const StoreFull& e) {
@@ -95,7 +93,7 @@ void Supervisor::setup_state() {
   dims_ = read_keys(cfg_);
   ring_ = ring_size(cfg_, dims_);
   generators_ = open_generators(cfg_, dims_);
-  restore_circuits(std::exchange(stored_circuits_, {}));
+  restore_circuits(queue_->stored_circuits());
   validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
 }
 
@@ -180,50 +178,6 @@ void Supervisor::warn_if_few_slots() const {
       "per slot, {:.1f} MiB more in all)",
       cfg_.gpu.slots, cfg_.synthesis.workers, devices_.size(), need.minimum - 1, need.recommended, need.minimum,
       slot_mib, double(need.recommended - cfg_.gpu.slots) * slot_mib * double(devices_.size()));
-}
-
-void Supervisor::recover_jobs() {
-  if (!store_) return;  // a shared store: nothing is this node's until it claims it
-  for (JobRec& r : store_->recover()) {
-    ActiveJob j;
-    j.rec = std::move(r);
-    bool known = false;
-    if (std::optional<uint32_t> i = circuit_index(j.rec.circuit)) j.circuit = *i, known = true;
-    const uint64_t id = j.rec.id;
-    // Content the request carried lives in <state_dir>/uploads/<folder>/: removed with the job.
-    const fs::path uploads = fs::path(cfg_.daemon.state_dir) / "uploads";
-    for (const auto& p : j.rec.parts) {
-      const fs::path folder = fs::path(p.witness).parent_path();
-      if (folder.parent_path() == uploads) j.upload_dir = folder.string();
-    }
-    std::string gone;
-    if (!known) gone = "circuit " + j.rec.circuit + " is no longer configured";
-    else if (j.rec.input == InputKind::Inputs && !generators_[j.circuit])
-      gone = "circuit " + j.rec.circuit + " no longer has a witness_generator for the job's inputs";
-    if (!gone.empty()) {
-      store_->set_job(id, JState::Failed, gone, wall_ms());
-      std::error_code ec;
-      if (!j.upload_dir.empty()) fs::remove_all(j.upload_dir, ec);
-      continue;
-    }
-    j.times.resize(j.rec.parts.size());
-    size_t left = 0;
-    for (auto& p : j.rec.parts)
-      if (p.state == PState::Queued) {
-        pending_.insert({int(j.rec.priority), id, p.index});
-        j.times[p.index].queued = shm::monotonic_ns();
-        left++;
-      }
-    event(tl::kJobRecovered, id,
-          tl::Kv()
-              .add(tl::kPartitions, left)
-              .add(tl::kPriority, to_string(j.rec.priority))
-              .add(tl::kCircuit, j.rec.circuit)
-              .str());
-    spdlog::info("job {}: recovered with {} partitions to prove", id, left);
-    jobs_.emplace(id, std::move(j));
-  }
-  remove_orphan_uploads();
 }
 
 // What a supervisor killed in the middle of a request left: bodies being received (spool/), and

@@ -101,11 +101,10 @@ std::string Supervisor::state_write_problem() const {
 
 void Supervisor::check_disk_space() {
   const uint64_t now = shm::monotonic_ns();
-  if (store_ && store_->held() && !disk_full_)
-    note_disk_full(std::to_string(store_->held()) + " changes could not be written");
+  if (queue_->held() && !disk_full_) note_disk_full(std::to_string(queue_->held()) + " changes could not be written");
   if (!disk_full_ || now - last_space_check_ns_ < 1000000000ull) return;
   last_space_check_ns_ = now;
-  if ((store_ && !store_->flush_held()) || !state_write_problem().empty()) return;
+  if (!queue_->flush_held() || !state_write_problem().empty()) return;
   // Room for the store's changes; a submission's uploads may still find none, and say so again.
   disk_full_ = false;
   if (held_for_space_)
@@ -127,7 +126,8 @@ void Supervisor::tick() {
   last_tick_ns_ = now;
   check_heartbeats();
   check_disk_space();
-  if (shared_) shared_tick();
+  queue_->tick();
+  sync_circuits();
   if (timeline_) timeline_->flush(now, 300000000ull);
   // A circuit waiting for its key becomes overdue (gpu.key_wait_ms) with time alone.
   for (const auto& d : devices_)
@@ -194,7 +194,7 @@ int Supervisor::run() {
         tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());
   setup_rings();
   warn_if_few_slots();
-  recover_jobs();
+  queue_->recover();
   create_workers();
   http::ServerOptions so;
   so.unix_path = cfg_.daemon.socket;
@@ -254,18 +254,8 @@ int Supervisor::run() {
     close_handle(w->timer);
     w->timer = nullptr;
   }
-  for (auto& [id2, j] : jobs_)
-    for (auto& wt : j.waiters) {
-      close_handle(wt.timer);
-      wt.timer = nullptr;
-    }
   server_.reset();
-  if (shared_) {
-    for (uv_timer_t* t : shared_->polls) close_handle(t);
-    shared_->polls.clear();
-    // Results and released leases reach the database before the process ends, if it is there.
-    shared_->store->stop(5000);
-  }
+  queue_->close();
   uv_run(loop_, UV_RUN_NOWAIT);
   for (auto& d : devices_) shm::Segment::remove(cfg_.daemon.instance, d.id);
   spdlog::info("stopped");

@@ -27,8 +27,7 @@
 #include "supervisor/instance_lock.hpp"
 #include "supervisor/intake/job_access.hpp"
 #include "supervisor/store/job_store.hpp"
-#include "supervisor/store/sqlite_store.hpp"
-#include "supervisor/store/store_thread.hpp"
+#include "supervisor/queue.hpp"
 #include "supervisor/intake/submission.hpp"
 #include "supervisor/timeline.hpp"
 #include "supervisor/worker_state.hpp"
@@ -36,10 +35,7 @@
 
 namespace cuzk::sup {
 
-struct SpoolWork;
-struct CopyWork;
 struct CircuitCheck;
-struct WorkFailure;
 struct ReloadCheck;
 
 // A partition a worker holds: what it was sent, in which slot of which device's ring.
@@ -123,25 +119,17 @@ struct ActiveJob {
     uv_timer_t* timer;
   };
   std::vector<Waiter> waiters;
-  // A shared store: the partitions this node holds, each with its lease's epoch. Only these are the
+  // A shared queue: the partitions this node holds, each with its lease's epoch. Only these are the
   // node's; the other entries of rec.parts stand for partitions it does not hold (Cancelled).
   std::map<uint32_t, uint64_t> leases;
 };
 
-// The supervisor's side of a shared store (shared_queue.cpp): the store thread, this node's name,
-// what it is doing with the queue, and what it counted. Absent with the SQLite store.
-struct SharedQueue {
-  std::unique_ptr<StoreThread> store;
-  std::string where;                  // the server, for logs and status (no password)
-  std::vector<std::string> circuits;  // the circuits this node knows: the only ones it claims (claimable())
-  bool claiming = false, renewing = false;
-  uint64_t next_claim_ns = 0, next_renew_ns = 0;
-  uint64_t claims = 0, taken_over = 0, lost = 0, conflicts = 0;
-  JobStore::Counts counts;            // the whole queue's, as of the last renewal
-  std::set<uv_timer_t*> polls;        // long polls waiting for their next look at the store
-};
-
 class Supervisor {
+  // The queues reach the job table, the workers' scheduling and the API's answers through the
+  // supervisor: they are its two halves for one node and for many.
+  friend class LocalQueue;
+  friend class SharedQueue;
+
  public:
   Supervisor(config::Config cfg, std::string config_path);
   ~Supervisor();
@@ -182,7 +170,6 @@ class Supervisor {
   void setup_rings();
   std::unique_ptr<shm::Segment> create_ring(int device, uint64_t max_vars, uint64_t max_domain, bool abc);
   void warn_if_few_slots() const;
-  void recover_jobs();
   void remove_orphan_uploads();
   void create_workers();
   // worker processes (worker_lifecycle.cpp)
@@ -216,37 +203,12 @@ class Supervisor {
   void requeue(uint64_t job, uint32_t partition, const std::string& why, bool count_attempt);
   void complete_partition(ActiveJob& j, uint32_t p, const std::string& result_dir);
   void fail_job(ActiveJob& j, uint32_t p, const std::string& why);
-  void finish_job(ActiveJob& j, JState st, const std::string& error);
   void stop_job_work(uint64_t id);  // its queued partitions dropped, its slots freed or told to cancel
   void remove_job_files(const ActiveJob& j);  // its results and uploads, on the thread pool
   void set_pstate(ActiveJob& j, uint32_t p, PState s);
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
-  // submitter: job_access.hpp's; streamed and upload_dir: a spooled body's uploads (or null, "")
-  // r: where an answer given later goes; the Response returned has status 0 then (clients' files
-  // are being copied on the thread pool, after_copies answers).
-  http::Response submit(const std::string& body, const std::string& submitter, const FileReader& reader,
-                        const StreamedBody* streamed, const std::string& upload_dir,
-                        std::shared_ptr<http::Responder> r);
-  std::optional<http::Response> existing_job(const SubmitRequest& sr);  // sr.request_id names a job already
-  http::Response store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
-                                 const std::string& submitter, const std::string& upload_dir);
-  void after_copies(CopyWork& w);
-  // Answers a submission finished off the loop (a spooled body, clients' files copied): make()
-  // gives the answer (status 0: it comes later, from further work); any answer but 201 removes dir,
-  // which no job then holds.
-  void finish_submission(const std::function<http::Response()>& make, const std::string& dir,
-                         const std::shared_ptr<http::Responder>& r);
-  // Such work's failure as a SubmitError: 503 for a full or unwritable state folder (noted), else
-  // its status; nothing when it did not fail.
-  void throw_work_failure(const WorkFailure& f);
-  void submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r);
-  void after_spooled(SpoolWork& w);
-  std::string new_upload_dir();
   std::string disk_full_message() const;
-  bool visible(uint64_t id, const http::Request& req);  // may the request's client see job id
-  http::Response store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
-                           const std::string& submitter, std::string upload_dir);
   // Logs once, until writes succeed again (tick): space = for lack of space (else the folder cannot
   // be written: read-only, permissions, I/O errors).
   void note_disk_full(const std::string& why, bool space = true);
@@ -255,41 +217,16 @@ class Supervisor {
   // Why state_dir cannot take writes now (low space, or no file can be made in results/ or
   // uploads/), or "".
   std::string state_write_problem() const;
-  http::Response cancel(uint64_t id);
   nlohmann::ordered_json job_json(const JobRec& j, const ActiveJob* active) const;
   nlohmann::json status_json();
   std::string metrics_text();
-  void notify_waiters(ActiveJob& j);
-  // the shared store (shared_queue.cpp: claims, leases and reports; shared_api.cpp: its API)
-  void open_shared_store();
-  void shared_tick();
-  size_t claim_room() const;
-  void claim_more();
-  void adopt(Claimed& c);
-  void renew_leases();
-  bool holds(const ActiveJob& j, uint32_t p) const { return !shared_ || j.leases.count(p); }
-  void report_partition(ActiveJob& j, uint32_t p, const std::string& done_kv);
-  void on_reported(const Lease& lease, PState sent, const ReportOutcome& o, const std::string& done_kv);
-  void forget_partition(const Lease& lease);
-  void forget_job_if_idle(uint64_t id);
-  void drop_job(ActiveJob& j);
-  void release_unstarted();
-  void release_leases();
-  void submit_shared(const http::Request& req, std::shared_ptr<http::Responder> r);
-  void store_shared(const SubmitRequest& sr, const std::string& submitter, std::vector<PreparedInput> inputs,
-                    std::shared_ptr<http::Responder> r);
-  void get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r, Viewer viewer);
-  void poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer);
-  void cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r, Viewer viewer);
-  nlohmann::json store_json() const;
-  std::string store_metrics_text() const;
   // circuits added and removed at run time (circuits.cpp)
   void restore_circuits(const std::vector<CircuitRec>& stored);
   void serve_circuit(config::CircuitConfig cc, const ZKeyHeader& key, std::optional<witness::Manifest> gen,
                      int64_t added_ms);
   void withdraw_last(const std::string& why);
   bool publish_circuit(CircuitCheck& c);
-  void claimable();
+  void claimable();  // the queue hears which circuits this node serves
   uint64_t key_budget() const;
   void handle_circuits(const http::Request& req, std::shared_ptr<http::Responder> r);
   void add_circuit(const http::Request& req, std::shared_ptr<http::Responder> r);
@@ -320,15 +257,13 @@ class Supervisor {
   uv_loop_t* loop_ = nullptr;
   uint64_t t0_ns_ = 0;
   std::string node_id_;                 // store.node_id, or <hostname>/<instance>
-  std::unique_ptr<SqliteStore> store_;  // one node: the queue is in memory, journalled here
-  std::unique_ptr<SharedQueue> shared_;  // or a shared store: the queue is in the database
+  std::unique_ptr<Queue> queue_;         // LocalQueue (SQLite) or SharedQueue (PostgreSQL)
   std::unique_ptr<Timeline> timeline_;
   std::unique_ptr<http::Server> server_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<Device> devices_;
   std::vector<ZKeyHeader> dims_;  // per circuit: nVars, nPublic, domain size
   RingSize ring_;                 // the slot rings' size, from the configured circuits
-  std::vector<CircuitRec> stored_circuits_;  // start-up: the store's runtime circuits, until restored
   struct Unserved {
     std::string why;
     uint64_t at_ns = 0;  // when it was last checked
@@ -353,7 +288,6 @@ class Supervisor {
   bool draining_ = false, stopping_ = false;
   uint64_t drain_deadline_ns_ = 0;
   int exit_status_ = exit_status::kOk;
-  uint64_t upload_seq_ = 0;
   size_t removals_ = 0;     // remove_job_files on the thread pool
   size_t spool_works_ = 0;  // submissions on the thread pool: spooled bodies decoded, clients' files copied
   // metrics

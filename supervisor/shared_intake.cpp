@@ -1,4 +1,4 @@
-// The API's job requests with a shared store: submissions go into the database, and a job's state
+// The shared queue's intake (shared_queue.hpp): submissions go into the database, and a job's state
 // comes from it, so that any node answers for any job. Each runs on the store thread and answers
 // from its completion; 503 while the database cannot be reached (clients retry).
 #include <spdlog/spdlog.h>
@@ -9,6 +9,7 @@
 #include "supervisor/helpers.hpp"
 #include "supervisor/intake/job_access.hpp"
 #include "supervisor/intake/request_key.hpp"
+#include "supervisor/shared_queue.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -30,7 +31,7 @@ http::Response existing(uint64_t id, JState st) {
 
 // What a long poll's timer needs when it fires.
 struct PollCtx {
-  Supervisor* self;
+  SharedQueue* self;
   uint64_t id, deadline_ns;
   std::shared_ptr<http::Responder> r;
   Viewer viewer;
@@ -38,8 +39,7 @@ struct PollCtx {
 
 }  // namespace
 
-void Supervisor::submit_shared(const http::Request& req, std::shared_ptr<http::Responder> r) {
-  if (draining_) return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
+void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Responder> r) {
   // The database keeps the bytes a request carried, so a spooled body is read back whole here: a
   // shared store holds uploads in memory up to limits.max_upload_bytes, as before spooling.
   std::string spooled;
@@ -48,30 +48,30 @@ void Supervisor::submit_shared(const http::Request& req, std::shared_ptr<http::R
     spooled.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     if (!f && !f.eof()) throw std::runtime_error("cannot read the spooled request body " + req.body_file->path);
   }
-  SubmitRequest sr = validator_->parse(req.body_file ? spooled : req.body);
+  SubmitRequest sr = s_.validator_->parse(req.body_file ? spooled : req.body);
   const std::string submitter = submitter_of(req);
   const FileReader reader = reader_of(req);
-  const JobStore::Counts& c = shared_->counts;
+  const JobStore::Counts& c = counts_;
   const uint64_t unfinished = c.jobs[int(JState::Queued)] + c.jobs[int(JState::Running)];
-  if (unfinished >= cfg_.limits.max_queued_jobs)
+  if (unfinished >= s_.cfg_.limits.max_queued_jobs)
     throw SubmitError(429, std::to_string(unfinished) +
                                " jobs are unfinished in the shared queue (limits.max_queued_jobs); retry later");
-  std::vector<PreparedInput> inputs = validator_->prepare(sr, reader);
+  std::vector<PreparedInput> inputs = s_.validator_->prepare(sr, reader);
   // A client's file goes into the database whole: no node opens its path again.
   for (PreparedInput& in : inputs)
-    if (in.source) in.content = in.source->read_all(cfg_.limits.max_upload_bytes, in.field);
-  if (sr.request_id.empty()) return store_shared(sr, submitter, std::move(inputs), std::move(r));
+    if (in.source) in.content = in.source->read_all(s_.cfg_.limits.max_upload_bytes, in.field);
+  if (sr.request_id.empty()) return store_job(sr, submitter, std::move(inputs), std::move(r));
   // The client's own id only (request_key.hpp); the same request gets its job back.
   sr.request_id = request_key(submitter, sr.request_id);
   sr.request_digest = request_digest(sr, inputs, nullptr);
   auto srp = std::make_shared<SubmitRequest>(std::move(sr));
   auto inp = std::make_shared<std::vector<PreparedInput>>(std::move(inputs));
-  shared_->store->run(
+  store_->run(
       [this, srp, inp, r, submitter](JobStore& s) {
         const std::optional<uint64_t> id = s.find_request(srp->request_id);
         const std::optional<JobRec> rec = id ? s.load(*id) : std::nullopt;
         return [this, srp, inp, r, rec, submitter] {
-          if (!rec) return store_shared(*srp, submitter, std::move(*inp), r);
+          if (!rec) return store_job(*srp, submitter, std::move(*inp), r);
           try {
             check_same_request(*rec, *srp);
           } catch (const SubmitError& e) {
@@ -85,16 +85,9 @@ void Supervisor::submit_shared(const http::Request& req, std::shared_ptr<http::R
 
 // The job inserted with the bytes the request carried (every node must be able to read them);
 // insert() makes a concurrent twin with the same request id the same job.
-void Supervisor::store_shared(const SubmitRequest& sr, const std::string& submitter,
+void SharedQueue::store_job(const SubmitRequest& sr, const std::string& submitter,
                               std::vector<PreparedInput> inputs, std::shared_ptr<http::Responder> r) {
-  JobRec rec;
-  rec.circuit = cfg_.circuits[sr.circuit].name;
-  rec.priority = sr.priority;
-  rec.request_id = sr.request_id;
-  rec.request_digest = sr.request_digest;
-  rec.input = sr.kind;
-  rec.submitter = submitter;
-  rec.created_ms = wall_ms();
+  JobRec rec = job_record(sr, s_.cfg_.circuits[sr.circuit].name, submitter);
   for (size_t i = 0; i < inputs.size(); i++) {
     PartitionRec p;
     p.index = uint32_t(i);
@@ -102,13 +95,13 @@ void Supervisor::store_shared(const SubmitRequest& sr, const std::string& submit
     p.content = std::move(inputs[i].content);
     rec.parts.push_back(std::move(p));
   }
-  shared_->store->run(
+  store_->run(
       [this, rec = std::move(rec), r](JobStore& s) mutable {
         const bool fresh = s.insert(rec);
         return [this, id = rec.id, st = rec.state, n = rec.parts.size(), circuit = rec.circuit, prio = rec.priority,
                 kind = rec.input, fresh, r] {
           if (!fresh) return r->send(existing(id, st));
-          event(tl::kJobSubmit, id,
+          s_.event(tl::kJobSubmit, id,
                 tl::Kv()
                     .add(tl::kPartitions, n)
                     .add(tl::kPriority, to_string(prio))
@@ -117,40 +110,41 @@ void Supervisor::store_shared(const SubmitRequest& sr, const std::string& submit
                     .str());
           spdlog::info("job {}: {} x {} ({}, {}) into the shared queue", id, n, circuit, to_string(prio),
                        to_string(kind));
-          shared_->counts.jobs[int(JState::Queued)]++;
-          shared_->next_claim_ns = 0;  // this node may have room for it
+          counts_.jobs[int(JState::Queued)]++;
+          next_claim_ns_ = 0;  // this node may have room for it
           r->send(http::Response::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump()));
-          schedule();
+          s_.schedule();
         };
       },
       [r](const std::string& why) { r->send(unreachable(why)); });
 }
 
-void Supervisor::get_shared(uint64_t id, double wait_s, std::shared_ptr<http::Responder> r, Viewer viewer) {
-  poll_shared(id, shm::monotonic_ns() + uint64_t(wait_s * 1e9), std::move(r), std::move(viewer));
+void SharedQueue::get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) {
+  // Any node's job: the database has them all. Its submitter is read there, off the loop.
+  poll(id, shm::monotonic_ns() + uint64_t(wait_s * 1e9), std::move(r), viewer_of(req));
 }
 
 // One look at the job; a long poll whose job is not final looks again after kPollNs, until its end.
-void Supervisor::poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer) {
-  shared_->store->run(
+void SharedQueue::poll(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer) {
+  store_->run(
       [this, id, deadline_ns, r, viewer](JobStore& s) {
         auto rec = std::make_shared<std::optional<JobRec>>(s.load(id));
         if (*rec && !viewer((*rec)->submitter)) rec->reset();  // another class's job reads as missing
         return [this, id, deadline_ns, r, rec, viewer] {
           if (!*rec) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
           const uint64_t now = shm::monotonic_ns();
-          if (is_final((*rec)->state) || now >= deadline_ns || !r->alive() || stopping_)
-            return r->send(http::Response::json(200, job_json(**rec, nullptr).dump()));
+          if (is_final((*rec)->state) || now >= deadline_ns || !r->alive() || s_.stopping_)
+            return r->send(http::Response::json(200, s_.job_json(**rec, nullptr).dump()));
           auto* t = new uv_timer_t{};
-          uv_timer_init(loop_, t);
+          uv_timer_init(s_.loop_, t);
           t->data = new PollCtx{this, id, deadline_ns, r, viewer};
-          shared_->polls.insert(t);
+          polls_.insert(t);
           uv_timer_start(
               t,
               [](uv_timer_t* h) {
                 auto* c = static_cast<PollCtx*>(h->data);
-                c->self->shared_->polls.erase(h);
-                c->self->poll_shared(c->id, c->deadline_ns, c->r, c->viewer);
+                c->self->polls_.erase(h);
+                c->self->poll(c->id, c->deadline_ns, c->r, c->viewer);
                 delete c;
                 close_handle(h);
               },
@@ -160,8 +154,9 @@ void Supervisor::poll_shared(uint64_t id, uint64_t deadline_ns, std::shared_ptr<
       [r](const std::string& why) { r->send(unreachable(why)); });
 }
 
-void Supervisor::cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r, Viewer viewer) {
-  shared_->store->run(
+void SharedQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) {
+  Viewer viewer = viewer_of(req);
+  store_->run(
       [this, id, r, viewer](JobStore& s) {
         // Another class's job reads as missing (the check and the cancel are not one transaction,
         // but a job's submitter never changes).
@@ -174,50 +169,14 @@ void Supervisor::cancel_shared(uint64_t id, std::shared_ptr<http::Responder> r, 
             return r->send(
                 http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(o.state)));
           // This node stops its part now; the others when they next renew their leases.
-          if (ActiveJob* j = active(id)) drop_job(*j);
-          event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(JState::Cancelled)).str());
+          if (ActiveJob* j = s_.active(id)) drop_job(*j);
+          s_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(JState::Cancelled)).str());
           spdlog::info("job {}: cancelled", id);
           r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
-          schedule();
+          s_.schedule();
         };
       },
       [r](const std::string& why) { r->send(unreachable(why)); });
-}
-
-json Supervisor::store_json() const {
-  json j = {{"backend", shared_ ? "postgresql" : "sqlite"}, {"node_id", node_id_}};
-  if (!shared_) return j;
-  j["where"] = shared_->where;
-  j["connected"] = shared_->store->connected();
-  j["reports_waiting"] = shared_->store->waiting();
-  size_t held = 0;
-  for (const auto& [id, a] : jobs_) held += a.leases.size();
-  j["leases_held"] = held;
-  return j;
-}
-
-std::string Supervisor::store_metrics_text() const {
-  std::string out;
-  auto metric = [&](const char* name, const char* type, const char* help, uint64_t v) {
-    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " +
-           std::to_string(v) + "\n";
-  };
-  const SharedQueue none;
-  const SharedQueue& s = shared_ ? *shared_ : none;
-  metric("cuzk_store_up", "gauge", "1 when the job store answered its last call.",
-         shared_ ? s.store->connected() : 1);
-  metric("cuzk_store_claims_total", "counter", "Partitions this node claimed from the shared queue.", s.claims);
-  metric("cuzk_store_lease_expiries_total", "counter",
-         "Partitions this node claimed after another node's lease on them expired.", s.taken_over);
-  metric("cuzk_store_leases_lost_total", "counter",
-         "Leases of this node that expired and went to another node, or whose job ended elsewhere.", s.lost);
-  metric("cuzk_store_conflicts_total", "counter",
-         "Reports of this node refused because it no longer held the partition's lease.", s.conflicts);
-  metric("cuzk_store_reconnects_total", "counter", "Times the job store was reached again after a loss.",
-         shared_ ? s.store->reconnects() : 0);
-  metric("cuzk_store_reports_waiting", "gauge", "Results and releases waiting for the job store to be reachable.",
-         shared_ ? s.store->waiting() : 0);
-  return out;
 }
 
 }  // namespace cuzk::sup

@@ -1,0 +1,402 @@
+// One node's intake (local_queue.hpp): a submission checked by SubmitValidator, its spooled body
+// decoded and its clients' files copied on the thread pool, then stored in one transaction and
+// queued here; a job's state and long polls answered from memory; cancel.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+#include "supervisor/helpers.hpp"
+#include "supervisor/intake/job_access.hpp"
+#include "supervisor/intake/request_key.hpp"
+#include "supervisor/local_queue.hpp"
+#include "supervisor/store/state_writes.hpp"
+#include "supervisor/supervisor.hpp"
+#include "timeline/events.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace cuzk::sup {
+
+namespace {
+
+// Writes content the request carried; a failure is StoreFull or StateUnwritable, like the job store's.
+void store_upload(const std::string& path, const std::string& content, const std::string& what) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int err = fd < 0 ? errno : 0;
+  for (size_t off = 0; !err && off < content.size();) {
+    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) err = n < 0 ? errno : EIO;
+    else off += size_t(n);
+  }
+  if (fd >= 0 && ::close(fd) != 0 && !err) err = errno;
+  if (err) throw_write_error(what + " as " + path, err);
+}
+
+// The stored file of partition i: "<i>", and for a copy of a client's file "<i>-<its name>", so that
+// a worker's message about it names the file the client sent (letters, digits, '.', '_' and '-'
+// of its name's stem, at most 64).
+std::string copy_name(size_t i, const PreparedInput& in) {
+  std::string name = std::to_string(i);
+  if (!in.source) return name;
+  std::string stem;
+  for (char c : fs::path(in.source->path()).stem().string())
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') stem += c;
+  return stem.empty() ? name : name + "-" + stem.substr(0, 64);
+}
+
+// What a long-poll timer needs when it fires.
+struct WaitCtx {
+  LocalQueue* self;
+  uint64_t id;
+  std::shared_ptr<http::Responder> r;
+};
+
+}  // namespace
+
+// How work on the thread pool for a submission failed: an HTTP status (0: it did not), and why.
+struct WorkFailure {
+  int status = 0;
+  bool space = true;  // 503: for lack of space (else the state folder cannot be written)
+  std::string error;
+  // Runs f, keeping how it failed.
+  void capture(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const SubmitError& e) {
+      status = e.status, error = e.what();
+    } catch (const StoreFull& e) {
+      status = 503, error = e.what(), space = !dynamic_cast<const StateUnwritable*>(&e);
+    } catch (const std::exception& e) {
+      status = 500, error = e.what();
+    }
+  }
+};
+
+// A submission's clients' files on their way into its upload folder on the thread pool.
+struct CopyWork {
+  uv_work_t req;
+  LocalQueue* self;
+  std::shared_ptr<http::Responder> r;
+  SubmitRequest sr;
+  std::vector<PreparedInput> inputs;
+  std::string submitter, dir;
+  std::vector<std::string> dest;  // per input: where its client's file goes, or ""
+  WorkFailure failed;
+};
+
+// A spooled submission body on its way through stream_uploads on the thread pool.
+struct SpoolWork {
+  uv_work_t req;
+  LocalQueue* self;
+  std::shared_ptr<http::Responder> r;
+  std::shared_ptr<const http::SpooledBody> body;
+  std::string dir, submitter;
+  FileReader reader;
+  uint64_t max_json;
+  size_t max_witnesses;
+  StreamedBody out;
+  WorkFailure failed;
+};
+
+void LocalQueue::notify_waiters(ActiveJob& j) {
+  const std::string body = s_.job_json(j.rec, &j).dump();
+  for (auto& w : j.waiters) {
+    w.r->send(http::Response::json(200, body));
+    uv_timer_stop(w.timer);
+    delete static_cast<WaitCtx*>(w.timer->data);
+    uv_close(reinterpret_cast<uv_handle_t*>(w.timer), [](uv_handle_t* x) { delete reinterpret_cast<uv_timer_t*>(x); });
+  }
+  j.waiters.clear();
+}
+
+bool LocalQueue::visible(uint64_t id, const http::Request& req) {
+  std::string owner;
+  if (ActiveJob* a = s_.active(id)) owner = a->rec.submitter;
+  else if (auto rec = store_->load(id)) owner = rec->submitter;
+  else return true;  // no such job: answered 404 as such
+  return may_access(owner, req, uint32_t(::geteuid()));
+}
+
+// A body spooled to a file: its base64 witnesses are decoded into the job's upload folder on the
+// thread pool, and the rest of the submission is checked back on the loop.
+void LocalQueue::submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r) {
+  auto* w = new SpoolWork{};
+  w->req.data = w;
+  w->self = this;
+  w->r = std::move(r);
+  w->body = req.body_file;
+  w->submitter = submitter_of(req);
+  w->reader = reader_of(req);
+  w->dir = new_upload_dir();
+  w->max_json = s_.cfg_.limits.upload_memory;
+  w->max_witnesses = 0;
+  for (const auto& c : s_.cfg_.circuits) w->max_witnesses = std::max<size_t>(w->max_witnesses, c.max_partitions);
+  s_.spool_works_++;
+  uv_queue_work(
+      s_.loop_, &w->req,
+      [](uv_work_t* q) {
+        auto* w = static_cast<SpoolWork*>(q->data);
+        w->failed.capture([&] { w->out = stream_uploads(w->body->path, w->dir, w->max_json, w->max_witnesses); });
+      },
+      [](uv_work_t* q, int) {
+        std::unique_ptr<SpoolWork> w(static_cast<SpoolWork*>(q->data));
+        w->body.reset();  // the spool file is removed
+        w->self->s_.spool_works_--;
+        w->self->after_spooled(*w);
+      });
+}
+
+void LocalQueue::after_spooled(SpoolWork& w) {
+  finish_submission(
+      [&] {
+        throw_work_failure(w.failed);
+        // An answer of status 0 comes after the copies of clients' files (after_copies).
+        return submit_body(w.out.json, w.submitter, w.reader, &w.out, w.dir, w.r);
+      },
+      w.dir, w.r);
+}
+
+void LocalQueue::throw_work_failure(const WorkFailure& f) {
+  if (f.status == 503) {
+    s_.note_disk_full(f.error, f.space);
+    throw SubmitError(503, s_.disk_full_message());
+  }
+  if (f.status) throw SubmitError(f.status, f.error);
+}
+
+void LocalQueue::finish_submission(const std::function<http::Response()>& make, const std::string& dir,
+                                   const std::shared_ptr<http::Responder>& r) {
+  http::Response resp;
+  try {
+    resp = make();
+    if (!resp.status) return;
+  } catch (const SubmitError& e) {
+    resp = http::Response::error(e.status, e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("POST /v1/proofs: {}", e.what());
+    resp = http::Response::error(500, e.what());
+  }
+  if (resp.status != 201) {  // no job took the folder
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  r->send(std::move(resp));
+  s_.maybe_finish_shutdown();
+}
+
+std::string LocalQueue::new_upload_dir() {
+  return (fs::path(s_.cfg_.daemon.state_dir) / "uploads" / (std::to_string(getpid()) + "-" + std::to_string(++upload_seq_)))
+      .string();
+}
+
+http::Response LocalQueue::submit_body(const std::string& body, const std::string& submitter, const FileReader& reader,
+                                  const StreamedBody* streamed, const std::string& upload_dir,
+                                  std::shared_ptr<http::Responder> r) {
+  if (s_.draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
+  SubmitRequest sr = s_.validator_->parse(body);
+  auto room = [&] {
+    const size_t unfinished = s_.jobs_.size();
+    if (unfinished >= s_.cfg_.limits.max_queued_jobs)
+      throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
+  };
+  if (sr.request_id.empty()) room();
+  const std::vector<PreparedInput> inputs = s_.validator_->prepare(sr, reader, streamed);
+  if (!sr.request_id.empty()) {
+    // The client's own id only (request_key.hpp); the same request gets its job back.
+    sr.request_id = request_key(submitter, sr.request_id);
+    sr.request_digest = request_digest(sr, inputs, streamed);
+    if (auto resp = existing_job(sr)) return *resp;
+    room();
+  }
+  bool copies = false;
+  for (const PreparedInput& in : inputs) copies = copies || in.source;
+  if (!copies) return store_or_refuse(sr, inputs, submitter, upload_dir);
+  // Clients' files are copied into the upload folder on the thread pool (a large witness would
+  // hold the loop); the job is stored back on the loop (after_copies), and answered through r.
+  auto* w = new CopyWork{};
+  w->req.data = w;
+  w->self = this;
+  w->r = std::move(r);
+  w->sr = std::move(sr);
+  w->inputs = inputs;
+  w->submitter = submitter;
+  w->dir = upload_dir.empty() ? new_upload_dir() : upload_dir;
+  w->dest.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); i++)
+    if (inputs[i].source) w->dest[i] = (fs::path(w->dir) / (copy_name(i, inputs[i]) + inputs[i].ext)).string();
+  s_.spool_works_++;
+  uv_queue_work(
+      s_.loop_, &w->req,
+      [](uv_work_t* q) {
+        auto* w = static_cast<CopyWork*>(q->data);
+        w->failed.capture([&] {
+          std::error_code ec;
+          fs::create_directories(w->dir, ec);
+          if (ec) throw_write_error("the upload folder " + w->dir, ec.value());
+          for (size_t i = 0; i < w->inputs.size(); i++)
+            if (!w->dest[i].empty()) w->inputs[i].source->copy_to(w->dest[i], w->inputs[i].field);
+        });
+      },
+      [](uv_work_t* q, int) {
+        std::unique_ptr<CopyWork> w(static_cast<CopyWork*>(q->data));
+        w->self->s_.spool_works_--;
+        w->self->after_copies(*w);
+      });
+  http::Response later;
+  later.status = 0;
+  return later;
+}
+
+std::optional<http::Response> LocalQueue::existing_job(const SubmitRequest& sr) {
+  const std::optional<uint64_t> id = store_->find_request(sr.request_id);
+  if (!id) return std::nullopt;
+  const JobRec rec = s_.active(*id) ? s_.active(*id)->rec : *store_->load(*id);
+  check_same_request(rec, sr);
+  return http::Response::json(
+      200, json{{"id", std::to_string(*id)}, {"state", to_string(rec.state)}, {"existing", true}}.dump());
+}
+
+// A write that fails is the daemon's fault, never the job's: 503, the reason in the log only.
+http::Response LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                                           const std::string& submitter, const std::string& upload_dir) {
+  std::string why;
+  bool space = true;
+  try {
+    return store_job(sr, inputs, submitter, upload_dir);
+  } catch (const StoreFull& e) {
+    why = e.what(), space = !dynamic_cast<const StateUnwritable*>(&e);
+  } catch (const fs::filesystem_error& e) {
+    why = e.what(), space = no_space(e.code().value());
+  }
+  s_.note_disk_full(why, space);
+  throw SubmitError(503, s_.disk_full_message());
+}
+
+// Back on the loop after the copies: the job stored (unless the daemon began to drain, or a twin
+// with the same request id was stored meanwhile), or the folder removed with the refusal.
+void LocalQueue::after_copies(CopyWork& w) {
+  finish_submission(
+      [&] {
+        if (s_.draining_) throw SubmitError(503, "the daemon is shutting down; not accepting jobs");
+        throw_work_failure(w.failed);
+        for (size_t i = 0; i < w.inputs.size(); i++)
+          if (!w.dest[i].empty()) w.inputs[i].path = w.dest[i], w.inputs[i].stored = true, w.inputs[i].source.reset();
+        std::optional<http::Response> twin = w.sr.request_id.empty() ? std::nullopt : existing_job(w.sr);
+        return twin ? *twin : store_or_refuse(w.sr, w.inputs, w.submitter, w.dir);
+      },
+      w.dir, w.r);
+}
+
+// Stores an accepted submission: its uploads, then the job in one transaction; on any failure
+// nothing of it is left. upload_dir: the folder its streamed uploads are in already, or "".
+http::Response LocalQueue::store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                                     const std::string& submitter, std::string upload_dir) {
+  const config::CircuitConfig& cc = s_.cfg_.circuits[sr.circuit];
+
+  JobRec rec = job_record(sr, cc.name, submitter);
+  try {
+    for (size_t i = 0; i < inputs.size(); i++) {
+      PartitionRec p;
+      p.index = uint32_t(i);
+      p.witness = inputs[i].path;
+      if (p.witness.empty()) {
+        // Content sent in the request: stored under the job's upload folder, removed with the job.
+        // (Clients' files are there already: copied by the CopyWork of submit.)
+        if (upload_dir.empty()) upload_dir = new_upload_dir();
+        fs::create_directories(upload_dir);
+        p.witness = (fs::path(upload_dir) / (copy_name(i, inputs[i]) + inputs[i].ext)).string();
+        store_upload(p.witness, inputs[i].content, inputs[i].field);
+      }
+      rec.parts.push_back(std::move(p));
+    }
+    store_->insert(rec);
+  } catch (...) {
+    std::error_code ec;
+    if (!upload_dir.empty()) fs::remove_all(upload_dir, ec);
+    throw;
+  }
+  ActiveJob j;
+  j.rec = rec;
+  j.circuit = sr.circuit;
+  j.upload_dir = upload_dir;
+  j.times.resize(rec.parts.size());
+  const uint64_t now = shm::monotonic_ns();
+  for (auto& p : rec.parts) {
+    j.times[p.index].queued = now;
+    s_.pending_.insert({int(sr.priority), rec.id, p.index});
+  }
+  s_.jobs_.emplace(rec.id, std::move(j));
+  s_.event(tl::kJobSubmit, rec.id,
+        tl::Kv()
+            .add(tl::kPartitions, rec.parts.size())
+            .add(tl::kPriority, to_string(sr.priority))
+            .add(tl::kCircuit, cc.name)
+            .add(tl::kInput, to_string(sr.kind))
+            .str());
+  spdlog::info("job {}: {} x {} ({}, {})", rec.id, rec.parts.size(), cc.name, to_string(sr.priority),
+               to_string(sr.kind));
+  s_.schedule();
+  return http::Response::json(201,
+                              json{{"id", std::to_string(rec.id)}, {"state", "queued"}, {"existing", false}}.dump());
+}
+
+void LocalQueue::submit(const http::Request& req, std::shared_ptr<http::Responder> r) {
+  if (req.body_file) return submit_spooled(req, r);
+  if (http::Response resp = submit_body(req.body, submitter_of(req), reader_of(req), nullptr, "", r); resp.status)
+    r->send(std::move(resp));
+}
+
+void LocalQueue::get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) {
+  if (!visible(id, req)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  ActiveJob* j = s_.active(id);
+  if (!j) {
+    if (auto rec = store_->load(id)) return r->send(http::Response::json(200, s_.job_json(*rec, nullptr).dump()));
+    return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  }
+  if (wait_s <= 0) return r->send(http::Response::json(200, s_.job_json(j->rec, j).dump()));
+  // Long poll: answered when the job becomes final (notify_waiters) or when the timer fires.
+  auto* t = new uv_timer_t{};
+  uv_timer_init(s_.loop_, t);
+  t->data = new WaitCtx{this, id, r};
+  j->waiters.push_back({r, t});
+  uv_timer_start(
+      t,
+      [](uv_timer_t* h) {
+        auto* c = static_cast<WaitCtx*>(h->data);
+        Supervisor& s = c->self->s_;
+        if (ActiveJob* a = s.active(c->id)) {
+          auto& ws = a->waiters;
+          ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const ActiveJob::Waiter& w) { return w.timer == h; }),
+                   ws.end());
+          c->r->send(http::Response::json(200, s.job_json(a->rec, a).dump()));
+        } else if (auto rec = c->self->store_->load(c->id)) {
+          c->r->send(http::Response::json(200, s.job_json(*rec, nullptr).dump()));
+        }
+        delete c;
+        close_handle(h);
+      },
+      uint64_t(wait_s * 1000), 0);
+}
+
+void LocalQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) {
+  if (!visible(id, req)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  ActiveJob* j = s_.active(id);
+  if (!j) {
+    auto rec = store_->load(id);
+    if (!rec) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+    return r->send(http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(rec->state)));
+  }
+  finish(*j, JState::Cancelled, "cancelled by request");
+  s_.schedule();
+  r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
+}
+
+}  // namespace cuzk::sup

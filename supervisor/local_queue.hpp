@@ -1,0 +1,98 @@
+// One node's queue (queue.hpp): the jobs live in the supervisor's memory and every change is
+// journalled into SQLite under state_dir (jobs.sqlite), so that a restart recovers them. The API
+// answers from memory; a submission's files are spooled and copied on the thread pool
+// (local_intake.cpp), and a long poll is answered the moment its job ends.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "supervisor/intake/submission.hpp"
+#include "supervisor/queue.hpp"
+#include "supervisor/store/sqlite_store.hpp"
+
+namespace cuzk::sup {
+
+class Supervisor;
+struct SpoolWork;
+struct CopyWork;
+struct WorkFailure;
+
+class LocalQueue final : public Queue {
+ public:
+  // Opens (or creates) the store; throws StoreFull when the disk has no room for it.
+  LocalQueue(Supervisor& s, const std::string& path);
+
+  std::vector<CircuitRec> stored_circuits() override { return store_->circuits(); }
+  void recover() override;
+
+  void submit(const http::Request& req, std::shared_ptr<http::Responder> r) override;
+  void get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) override;
+  void cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) override;
+
+  bool holds(const ActiveJob&, uint32_t) const override { return true; }
+  void progress(ActiveJob& j, uint32_t p) override;
+  void started(ActiveJob& j) override;
+  void requeue(ActiveJob& j, uint32_t p) override;
+  void done(ActiveJob& j, uint32_t p, const std::string& done_kv) override;
+  void fail(ActiveJob& j, uint32_t p, const std::string& why) override;
+  void want_work() override {}
+
+  void add_circuit(const CircuitRec& rec, std::function<void(bool)> added,
+                   std::function<void(int, const std::string&)> refused) override;
+  void remove_circuit(const std::string& name, std::function<void()> removed,
+                      std::function<void(int, const std::string&)> refused) override;
+  void serving(const std::vector<std::string>&) override {}
+  bool watch_circuits(std::function<void(std::vector<CircuitRec>)>, std::function<void(const std::string&)>) override {
+    return false;
+  }
+
+  void tick() override {}
+  size_t held() const override { return store_->held(); }
+  bool flush_held() override { return store_->flush_held(); }
+  void drain() override {}
+  void stop() override;
+  void close() override;
+
+  JobStore::Counts counts() override { return store_->counts(); }
+  nlohmann::json status() const override;
+  std::string metrics() const override;
+
+ private:
+  // The end of a job here: stored final, its remaining work stopped, its files removed, its long
+  // polls answered.
+  void finish(ActiveJob& j, JState st, const std::string& error);
+  bool visible(uint64_t id, const http::Request& req);  // may the request's client see job id
+  void notify_waiters(ActiveJob& j);
+  // The submission (local_intake.cpp). submitter: job_access.hpp's; streamed and upload_dir: a
+  // spooled body's uploads (or null, ""). r: where an answer given later goes; the Response
+  // returned has status 0 then (clients' files are being copied on the thread pool, after_copies
+  // answers).
+  http::Response submit_body(const std::string& body, const std::string& submitter, const FileReader& reader,
+                             const StreamedBody* streamed, const std::string& upload_dir,
+                             std::shared_ptr<http::Responder> r);
+  void submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r);
+  void after_spooled(SpoolWork& w);
+  void after_copies(CopyWork& w);
+  std::optional<http::Response> existing_job(const SubmitRequest& sr);  // sr.request_id names a job already
+  http::Response store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                                 const std::string& submitter, const std::string& upload_dir);
+  http::Response store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                           const std::string& submitter, std::string upload_dir);
+  // Answers a submission finished off the loop (a spooled body, clients' files copied): make()
+  // gives the answer (status 0: it comes later, from further work); any answer but 201 removes dir,
+  // which no job then holds.
+  void finish_submission(const std::function<http::Response()>& make, const std::string& dir,
+                         const std::shared_ptr<http::Responder>& r);
+  // Such work's failure as a SubmitError: 503 for a full or unwritable state folder (noted), else
+  // its status; nothing when it did not fail.
+  void throw_work_failure(const WorkFailure& f);
+  std::string new_upload_dir();
+
+  Supervisor& s_;
+  std::unique_ptr<SqliteStore> store_;
+  uint64_t upload_seq_ = 0;
+};
+
+}  // namespace cuzk::sup

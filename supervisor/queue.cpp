@@ -1,0 +1,40 @@
+#include "supervisor/queue.hpp"
+
+#include "supervisor/helpers.hpp"
+
+namespace cuzk::sup {
+
+JobRec job_record(const SubmitRequest& sr, const std::string& circuit, const std::string& submitter) {
+  JobRec rec;
+  rec.circuit = circuit;
+  rec.priority = sr.priority;
+  rec.request_id = sr.request_id;
+  rec.request_digest = sr.request_digest;
+  rec.input = sr.kind;
+  rec.submitter = submitter;
+  rec.created_ms = wall_ms();
+  return rec;
+}
+
+std::string store_metrics(const StoreMetrics& m) {
+  std::string out;
+  auto metric = [&](const char* name, const char* type, const char* help, uint64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " +
+           std::to_string(v) + "\n";
+  };
+  metric("cuzk_store_up", "gauge", "1 when the job store answered its last call.", m.up);
+  metric("cuzk_store_claims_total", "counter", "Partitions this node claimed from the shared queue.", m.claims);
+  metric("cuzk_store_lease_expiries_total", "counter",
+         "Partitions this node claimed after another node's lease on them expired.", m.taken_over);
+  metric("cuzk_store_leases_lost_total", "counter",
+         "Leases of this node that expired and went to another node, or whose job ended elsewhere.", m.lost);
+  metric("cuzk_store_conflicts_total", "counter",
+         "Reports of this node refused because it no longer held the partition's lease.", m.conflicts);
+  metric("cuzk_store_reconnects_total", "counter", "Times the job store was reached again after a loss.",
+         m.reconnects);
+  metric("cuzk_store_reports_waiting", "gauge", "Results and releases waiting for the job store to be reachable.",
+         m.waiting);
+  return out;
+}
+
+}  // namespace cuzk::sup

@@ -1,0 +1,100 @@
+// The job queue as the supervisor sees it: one interface, two classes behind it.
+// - LocalQueue (local_queue.hpp): one node. The queue is the supervisor's memory, journalled into
+//   SQLite under state_dir; the API answers from memory.
+// - SharedQueue (shared_queue.hpp): many nodes. The queue is PostgreSQL; this node claims the
+//   partitions it has room for under leases, reports under them, and the API answers from the
+//   database.
+// The supervisor calls these verbs and never asks which queue it holds. Each verb is called on
+// the loop; a queue that must wait for its store answers later, on the loop, through the callbacks
+// or responders it was given.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "supervisor/http/http_server.hpp"
+#include "supervisor/intake/submission.hpp"
+#include "supervisor/store/job_store.hpp"
+
+namespace cuzk::sup {
+
+struct ActiveJob;
+
+class Queue {
+ public:
+  virtual ~Queue() = default;
+
+  // Start-up, before the loop: the circuits the store keeps (added at run time), then the jobs an
+  // earlier run left that are this node's to finish.
+  virtual std::vector<CircuitRec> stored_circuits() = 0;
+  virtual void recover() = 0;
+
+  // The API's job requests (docs/API.md). Each answers through r, now or later.
+  virtual void submit(const http::Request& req, std::shared_ptr<http::Responder> r) = 0;
+  virtual void get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) = 0;
+  virtual void cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) = 0;
+
+  // A partition this node works on. holds: whether it is still this node's (a shared queue's lease
+  // may have gone to another node); a report on one it does not hold is ignored.
+  virtual bool holds(const ActiveJob& j, uint32_t p) const = 0;
+  // j.rec.parts[p].state changed while the partition stays this node's (Synthesizing, Ready,
+  // Proving); the store hears of it before the worker does where that matters.
+  virtual void progress(ActiveJob& j, uint32_t p) = 0;
+  // j became Running with its first partition's synthesis.
+  virtual void started(ActiveJob& j) = 0;
+  // Back to the queue, to be synthesized again (here, or by whichever node claims it next).
+  virtual void requeue(ActiveJob& j, uint32_t p) = 0;
+  // Proved: j.rec.parts[p] holds the proof, public signals and timings. done_kv: PROOF_DONE's keys.
+  virtual void done(ActiveJob& j, uint32_t p, const std::string& done_kv) = 0;
+  // The partition failed for good, and with it the job (its error is j.rec.parts[p].error).
+  virtual void fail(ActiveJob& j, uint32_t p, const std::string& why) = 0;
+  // Work this node could take: a shared queue claims partitions for it; a local one has them all.
+  virtual void want_work() = 0;
+
+  // Circuits added and removed at run time, kept in the store. Then one of the callbacks runs, on
+  // the loop: added(false) when the name is taken; refused(status, why) when the store cannot take
+  // the change now.
+  virtual void add_circuit(const CircuitRec& rec, std::function<void(bool added)> added,
+                           std::function<void(int status, const std::string& why)> refused) = 0;
+  virtual void remove_circuit(const std::string& name, std::function<void()> removed,
+                              std::function<void(int status, const std::string& why)> refused) = 0;
+  // The circuits this node serves, by name: the only ones a shared queue claims partitions of.
+  virtual void serving(const std::vector<std::string>& names) = 0;
+  // Where other nodes may add and remove circuits: reads the store's list (got or failed, later)
+  // and returns true. False where this daemon is the store's only writer: nothing is read.
+  virtual bool watch_circuits(std::function<void(std::vector<CircuitRec>)> got,
+                              std::function<void(const std::string&)> failed) = 0;
+
+  // The loop's tick; changes the store could not write (a full disk) and writing them again.
+  virtual void tick() = 0;
+  virtual size_t held() const = 0;
+  virtual bool flush_held() = 0;
+  // Draining: partitions queued here and not started may go to other nodes now.
+  virtual void drain() = 0;
+  // Stopping: every unfinished partition of this node is queued again in the store.
+  virtual void stop() = 0;
+  // The loop is ending: timers closed, what the store still has to write written (bounded wait).
+  virtual void close() = 0;
+
+  // What GET /v1/status and /metrics report of the queue.
+  virtual JobStore::Counts counts() = 0;
+  virtual nlohmann::json status() const = 0;
+  virtual std::string metrics() const = 0;
+};
+
+// A new job's record, before its partitions: what the accepted submission asked for, of circuit
+// (its name), from submitter, created now.
+JobRec job_record(const SubmitRequest& sr, const std::string& circuit, const std::string& submitter);
+
+// The cuzk_store_* metrics, the same names on both queues (a local queue's store is always up).
+struct StoreMetrics {
+  bool up = true;
+  uint64_t claims = 0, taken_over = 0, lost = 0, conflicts = 0, reconnects = 0, waiting = 0;
+};
+std::string store_metrics(const StoreMetrics& m);
+
+}  // namespace cuzk::sup
