@@ -343,6 +343,7 @@ class SynthWorker {
       done.status = kFailed;
       done.set_text(e.what());
     }
+    if (done.status != kOk) worker::test_crash_point("synth-freed");  // its slot freed, unreported
     const double synth_ms = double(monotonic_ns() - t0) / 1e6;
     done.ms[0] = synth_ms;
     done.ms[1] = witness_ms;

@@ -42,8 +42,9 @@ std::string current_affinity();
 // worker process to reach POINT creates the file MARKER and kills itself with SIGKILL there; once
 // MARKER exists nobody crashes again. Lets the process tests reach a crash-repair row that a kill
 // from outside could only hit by luck. Points: "synth-ready" (a synthesis worker has made its slot
-// READY and not yet reported it), "gpu-freed" (a GPU worker has written the result files and freed
-// the slot, and not yet reported it).
+// READY and not yet reported it), "synth-freed" (a synthesis worker has freed its slot after a
+// failure, bad input or a cancel, and not yet reported it), "gpu-freed" (a GPU worker has written
+// the result files and freed the slot, and not yet reported it).
 void test_crash_point(const char* point);
 
 class WorkerLink {

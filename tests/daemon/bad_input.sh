@@ -109,19 +109,6 @@ expect_fail 2 "is not a regular file" cz submit --socket "$SOCK" --circuit mult 
 log "paths: outside, through a symlink, directory and FIFO refused; no file content in any answer"
 
 # 3. A witness that does not satisfy the constraints: found in synthesis, before any GPU work.
-# make_unsat SRC DST: DST is SRC with the low byte of its last value flipped.
-make_unsat() {
-  node -e '
-const fs = require("fs");
-const b = fs.readFileSync(process.argv[1]);
-// wtns v2: magic(4) version(4) nSections(4); section 1 header: type(4) size(8) n8(4) prime(n8) count(4);
-// section 2 header: type(4) size(8), then the values. Bump the low byte of the last value.
-const n8 = b.readUInt32LE(24), off = 12 + 12 + 4 + n8 + 4 + 12;
-const count = b.readUInt32LE(28 + n8);
-b[off + (count - 1) * n8] ^= 1;
-fs.writeFileSync(process.argv[2], b);
-' "$1" "$2"
-}
 # await_failed JOB TAG WANT: the job ends failed (await exits 1, output in $WORK/await_TAG.log,
 # proofs in $WORK/out_TAG) with WANT in its error.
 await_failed() {

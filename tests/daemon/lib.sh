@@ -162,6 +162,20 @@ VK_MULT="$CIRC/multiplier/vk.json"
 
 timeline() { cat "$WORK/state/timeline.log"; }
 
+# make_unsat SRC DST: DST is SRC with the low byte of its last value flipped.
+make_unsat() {
+  node -e '
+const fs = require("fs");
+const b = fs.readFileSync(process.argv[1]);
+// wtns v2: magic(4) version(4) nSections(4); section 1 header: type(4) size(8) n8(4) prime(n8) count(4);
+// section 2 header: type(4) size(8), then the values. Bump the low byte of the last value.
+const n8 = b.readUInt32LE(24), off = 12 + 12 + 4 + n8 + 4 + 12;
+const count = b.readUInt32LE(28 + n8);
+b[off + (count - 1) * n8] ^= 1;
+fs.writeFileSync(process.argv[2], b);
+' "$1" "$2"
+}
+
 # no_restarts WHAT: no worker of the daemon has restarted; else fail saying WHAT restarted one.
 no_restarts() { [ "$(jstat "s.workers.reduce((n,w)=>n+w.restarts,0)")" -eq 0 ] || die "$1 restarted a worker"; }
 # stop_daemon: SIGTERM, and the supervisor drains and exits 0.
