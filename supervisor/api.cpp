@@ -181,7 +181,7 @@ json Supervisor::status_json() {
                        {"keys", device_keys_json(d, cfg_)}});
   }
   size_t queued = 0, running = 0;
-  for (auto& [id, j] : jobs_) (j.rec.state == JState::Queued ? queued : running)++;
+  for (auto& [id, j] : parts_.jobs()) (j.rec.state == JState::Queued ? queued : running)++;
   return json{{"instance", cfg_.daemon.instance},
               {"pid", getpid()},
               {"state", draining_ ? "draining" : "running"},
@@ -190,7 +190,7 @@ json Supervisor::status_json() {
               {"store", queue_->status()},
               {"workers", workers},
               {"devices", devices},
-              {"queues", {{"jobs_queued", queued}, {"jobs_running", running}, {"partitions_queued", pending_.size()}}},
+              {"queues", {{"jobs_queued", queued}, {"jobs_running", running}, {"partitions_queued", parts_.pending().size()}}},
               {"slots", slots},
               {"proofs_done", proofs_done_}};
 }
@@ -225,7 +225,7 @@ std::string Supervisor::metrics_text() {
   }
   line("# HELP cuzk_queue_partitions Partitions waiting for synthesis.");
   line("# TYPE cuzk_queue_partitions gauge");
-  line("cuzk_queue_partitions " + std::to_string(pending_.size()));
+  line("cuzk_queue_partitions " + std::to_string(parts_.pending().size()));
   line("# HELP cuzk_prove_seconds Time in the proving stage.");
   line("# TYPE cuzk_prove_seconds summary");
   line("cuzk_prove_seconds_sum " + std::to_string(prove_sum_s_));

@@ -233,7 +233,7 @@ void Supervisor::add_circuit(const http::Request& req, std::shared_ptr<http::Res
   }
   // Jobs are bound to their circuit by name: a removed circuit's jobs must end before another
   // circuit takes the name, or they would be proved with its key.
-  for (const auto& [id, j] : jobs_)
+  for (const auto& [id, j] : parts_.jobs())
     if (cfg_.circuits[j.circuit].name == name) {
       c->r->send(http::Response::error(409, "jobs of the removed circuit '" + name + "' are unfinished (job " +
                                                 std::to_string(id) + "): add it again once they end"));
@@ -320,7 +320,7 @@ void Supervisor::remove_circuit(const std::string& name, std::shared_ptr<http::R
       if (c.name != name || !c.runtime || c.removed) continue;
       c.removed = true;
       runtime_added_ms_.erase(name);
-      for (const auto& [id, j] : jobs_) unfinished += j.circuit == i;
+      for (const auto& [id, j] : parts_.jobs()) unfinished += j.circuit == i;
       event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, i).str());
       spdlog::info("circuit {}: removed; {} of its jobs here finish first", name, unfinished);
     }
@@ -336,7 +336,8 @@ void Supervisor::remove_circuit(const std::string& name, std::shared_ptr<http::R
 void Supervisor::sync_circuits() {
   if (syncing_circuits_ || draining_ || shm::monotonic_ns() < next_circuit_sync_ns_) return;
   next_circuit_sync_ns_ = shm::monotonic_ns() + kCircuitSyncNs;
-  syncing_circuits_ = queue_->watch_circuits(
+  syncing_circuits_ = true;
+  const bool watched = queue_->watch_circuits(
       [this](std::vector<CircuitRec> stored) {
         syncing_circuits_ = false;
         std::map<std::string, int64_t> in_store;  // name -> when it was added there
@@ -374,6 +375,7 @@ void Supervisor::sync_circuits() {
         syncing_circuits_ = false;
         spdlog::debug("circuits: {}", why);
       });
+  if (!watched) syncing_circuits_ = false;  // this daemon is the store's only writer
 }
 
 void Supervisor::after_stored_check(CircuitCheck& c) {
@@ -413,7 +415,7 @@ json Supervisor::circuits_json(bool paths) const {
   for (uint32_t i = 0; i < cfg_.circuits.size(); i++) {
     if (cfg_.circuits[i].removed) {
       bool jobs = false;  // a removed circuit is listed while its jobs finish
-      for (const auto& [id, j] : jobs_) jobs = jobs || j.circuit == i;
+      for (const auto& [id, j] : parts_.jobs()) jobs = jobs || j.circuit == i;
       if (!jobs) continue;
     }
     list.push_back(circuit_entry(i, paths));

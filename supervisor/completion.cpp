@@ -39,38 +39,23 @@ std::string kv_of(const Worker& w, uint32_t partition, uint32_t slot, int device
 
 }  // namespace
 
-void Supervisor::set_pstate(ActiveJob& j, uint32_t p, PState s) {
-  j.rec.parts[p].state = s;
-  queue_->progress(j, p);
-}
-
-std::optional<Task> Supervisor::end_task(Worker& w, const shm::Msg& m, const char* why) {
-  auto it = std::find_if(w.tasks.begin(), w.tasks.end(),
-                         [&](const Task& t) { return t.job == m.job && t.partition == m.partition; });
-  if (it == w.tasks.end()) return std::nullopt;
-  const Task t = *it;
-  w.tasks.erase(it);
-  if (w.tasks.empty() && w.state == WorkerState::Busy) set_state(w, WorkerState::Idle, why);
-  return t;
-}
-
 void Supervisor::synthesis_ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uint32_t slot) {
-  set_pstate(j, p, PState::Ready);
+  parts_.set_state(j, p, PState::Ready);
   d.slots[slot].phase = SlotUse::Ready;
   j.times[p].ready = shm::monotonic_ns();
   event(tl::kSlotReady, j.rec.id, kv_of(w, p, slot, d.id));
 }
 
 void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
-  const std::optional<Task> t = end_task(w, m, "synthesis reported");
+  const std::optional<Task> t = Workers::end_task(w, m.job, m.partition, "synthesis reported");
   if (!t) return;
   Device* d = device(t->device);
-  ActiveJob* j = active(m.job);
+  ActiveJob* j = parts_.find(m.job);
   const uint32_t slot = t->slot;
   if (!j || is_final(j->rec.state) || !queue_->holds(*j, m.partition)) {
     // Cancelled, failed or (a shared store) taken by another node meanwhile: whatever the worker
     // left, the slot is ours to free.
-    if (d) release_slot(d->id, slot);
+    if (d) parts_.release_slot(d->id, slot);
     schedule();
     return;
   }
@@ -81,13 +66,13 @@ void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
     if (m.flags & shm::kMsgWitnessNative) witness_native_++;
     if (m.flags & shm::kMsgWitnessFallback) witness_fallback_++;
     if (!d || d->seg->state(slot) != shm::SlotState::Ready) {
-      if (d) release_slot(d->id, slot);
+      if (d) parts_.release_slot(d->id, slot);
       requeue(m.job, m.partition, "slot was not READY after synthesis", true);
     } else {
       synthesis_ready(w, *j, *d, m.partition, slot);
     }
   } else {
-    if (d) release_slot(d->id, slot);
+    if (d) parts_.release_slot(d->id, slot);
     if (m.status == shm::kBadInput) fail_job(*j, m.partition, m.text);
     else if (m.status == shm::kCancelled) requeue(m.job, m.partition, "cancelled by the worker", false);
     else requeue(m.job, m.partition, std::string(w.name) + ": " + m.text, true);
@@ -96,13 +81,13 @@ void Supervisor::on_synth_done(Worker& w, const shm::Msg& m) {
 }
 
 void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
-  const std::optional<Task> t = end_task(w, m, "proof reported");
+  const std::optional<Task> t = Workers::end_task(w, m.job, m.partition, "proof reported");
   if (!t) return;
   Device* d = device(t->device);
-  ActiveJob* j = active(m.job);
+  ActiveJob* j = parts_.find(m.job);
   const uint32_t slot = t->slot;
   if (!j || is_final(j->rec.state) || !queue_->holds(*j, m.partition)) {
-    if (d && d->seg->state(slot) != shm::SlotState::Proving) release_slot(d->id, slot);
+    if (d && d->seg->state(slot) != shm::SlotState::Proving) parts_.release_slot(d->id, slot);
     schedule();
     return;
   }
@@ -132,13 +117,13 @@ void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
     p.attempts++;
     p.error = m.text;
     if (p.attempts >= kMaxAttempts) {
-      release_slot(d->id, slot);
+      parts_.release_slot(d->id, slot);
       fail_job(*j, m.partition, std::string("proving failed ") + std::to_string(p.attempts) + " times: " + m.text);
     } else {
-      set_pstate(*j, m.partition, PState::Ready);
+      parts_.set_state(*j, m.partition, PState::Ready);
     }
   } else {
-    if (d) release_slot(d->id, slot);
+    if (d) parts_.release_slot(d->id, slot);
     if (m.status == shm::kBadInput) fail_job(*j, m.partition, m.text);
     else requeue(m.job, m.partition, std::string(w.name) + ": " + m.text, m.status != shm::kCancelled);
   }
@@ -146,7 +131,7 @@ void Supervisor::on_prove_done(Worker& w, const shm::Msg& m) {
 }
 
 void Supervisor::requeue(uint64_t job, uint32_t p, const std::string& why, bool count_attempt) {
-  ActiveJob* j = active(job);
+  ActiveJob* j = parts_.find(job);
   if (!j || is_final(j->rec.state) || !queue_->holds(*j, p)) return;
   PartitionRec& pr = j->rec.parts[p];
   if (count_attempt) pr.attempts++;
@@ -187,20 +172,6 @@ void Supervisor::fail_job(ActiveJob& j, uint32_t p, const std::string& why) {
   spdlog::warn("job {} partition {} failed: {}", j.rec.id, p, why);
   j.rec.parts[p].state = PState::Failed;
   queue_->fail(j, p, why);
-}
-
-void Supervisor::stop_job_work(uint64_t id) {
-  for (auto it = pending_.begin(); it != pending_.end();)
-    it = std::get<1>(*it) == id ? pending_.erase(it) : std::next(it);
-  for (auto& d : devices_)
-    for (uint32_t s = 0; s < d.slots.size(); s++) {
-      SlotUse& u = d.slots[s];
-      if (!u.used || u.job != id) continue;
-      if (u.phase == SlotUse::Ready && d.seg->transition(s, shm::SlotState::Ready, shm::SlotState::Free))
-        u = SlotUse{};  // nobody holds it: free now
-      else
-        d.seg->slot(s).cancel.store(1, std::memory_order_release);  // its owner frees it
-    }
 }
 
 // Removing a job's copies of its witnesses (hundreds of MB at 2^22) can block for hundreds of ms

@@ -60,7 +60,7 @@ RepairRule repair_rule(WorkerKind kind, shm::SlotState slot, bool slot_is_its, b
 void Supervisor::repair_task(const Worker& w, const Task& t) {
   Device* d = device(t.device);
   if (!d || t.slot >= d->slots.size()) return;
-  ActiveJob* j = active(t.job);
+  ActiveJob* j = parts_.find(t.job);
   SlotUse& u = d->slots[t.slot];
   const bool its = u.used && u.job == t.job && u.partition == t.partition;
   const RepairRule rule =
@@ -69,9 +69,9 @@ void Supervisor::repair_task(const Worker& w, const Task& t) {
                 shm::to_string(rule.slot), rule.reason);
   switch (rule.action) {
     case Repair::Nothing: return;
-    case Repair::Release: release_slot(d->id, t.slot); return;
+    case Repair::Release: parts_.release_slot(d->id, t.slot); return;
     case Repair::Resynthesize:
-      release_slot(d->id, t.slot);
+      parts_.release_slot(d->id, t.slot);
       requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
       return;
     case Repair::AdoptSynthesis:
@@ -82,7 +82,7 @@ void Supervisor::repair_task(const Worker& w, const Task& t) {
     case Repair::ProveAgain:
       d->seg->force(t.slot, shm::SlotState::Ready);
       u.phase = SlotUse::Ready;
-      set_pstate(*j, t.partition, PState::Ready);
+      parts_.set_state(*j, t.partition, PState::Ready);
       spdlog::info("job {} partition {}: slot {} back to READY after {} died", t.job, t.partition, t.slot, w.name);
       return;
     case Repair::CompleteFromResults: {
@@ -91,7 +91,7 @@ void Supervisor::repair_task(const Worker& w, const Task& t) {
         u.used = false;
         complete_partition(*j, t.partition, dir.string());
       } else {
-        release_slot(d->id, t.slot);
+        parts_.release_slot(d->id, t.slot);
         requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
       }
       return;
@@ -106,7 +106,7 @@ void Supervisor::resynthesize_device_slots(Device& d) {
     if (d.slots[s].used && d.slots[s].phase != SlotUse::Synth) {
       const uint64_t job = d.slots[s].job;
       const uint32_t p = d.slots[s].partition;
-      release_slot(d.id, s);
+      parts_.release_slot(d.id, s);
       requeue(job, p, "device " + std::to_string(d.id) + " has no working GPU worker", false);
     }
 }

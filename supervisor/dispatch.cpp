@@ -17,13 +17,6 @@
 
 namespace cuzk::sup {
 
-void Supervisor::release_slot(int dev, uint32_t slot) {
-  Device* d = device(dev);
-  if (!d || slot >= d->slots.size()) return;
-  d->slots[slot] = SlotUse{};
-  d->seg->force(slot, shm::SlotState::Free);
-}
-
 void Supervisor::schedule() {
   if (stopping_) return;
   for (auto& d : devices_) key_order(d);
@@ -39,7 +32,7 @@ void Supervisor::schedule() {
 // partitions are queued has no free slot to write into. Its wait is written as one SLOT_WAIT when
 // it ends: at its next dispatch (with the job it takes), or when the queue empties or it stops.
 void Supervisor::track_slot_waits() {
-  const bool queued = !pending_.empty() && !draining_;
+  const bool queued = !parts_.pending().empty() && !draining_;
   const uint64_t now = shm::monotonic_ns();
   for (auto& w : workers_) {
     if (w->kind != WorkerKind::Synth) continue;
@@ -71,18 +64,18 @@ void Supervisor::key_order(Device& d) {
   for (uint32_t c = 0; c < n; c++) d.key_warm[c] = d.key_resident(c);
   if (d.gpu)
     for (const Task& t : d.gpu->tasks)
-      if (ActiveJob* j = active(t.job); j && j->circuit < n) d.key_warm[j->circuit] = true;
+      if (ActiveJob* j = parts_.find(t.job); j && j->circuit < n) d.key_warm[j->circuit] = true;
   d.warm_work_priority = INT_MAX;
   if (std::find(d.key_warm.begin(), d.key_warm.end(), false) == d.key_warm.end()) {  // every key resident
     std::fill(d.key_cold_since.begin(), d.key_cold_since.end(), 0);
     return;
   }
   std::vector<bool> waiting(n, false);
-  for (const auto& [prio, job, p] : pending_)
-    if (ActiveJob* j = active(job); j && j->circuit < n) waiting[j->circuit] = true;
+  for (const auto& [prio, job, p] : parts_.pending())
+    if (ActiveJob* j = parts_.find(job); j && j->circuit < n) waiting[j->circuit] = true;
   for (const SlotUse& u : d.slots)
     if (u.used && u.phase != SlotUse::Proving)
-      if (ActiveJob* j = active(u.job); j && j->circuit < n) waiting[j->circuit] = true;
+      if (ActiveJob* j = parts_.find(u.job); j && j->circuit < n) waiting[j->circuit] = true;
   const uint64_t now = shm::monotonic_ns(), bound = uint64_t(cfg_.gpu.key_wait_ms) * 1000000;
   for (uint32_t c = 0; c < n; c++) {
     if (d.key_resident(c) || !waiting[c]) {
@@ -101,25 +94,21 @@ void Supervisor::key_order(Device& d) {
   bool room = d.gpu && !d.gpu->tasks.empty();
   for (const SlotUse& u : d.slots) room = room || !u.used;
   if (room)
-    for (const auto& [prio, job, p] : pending_) {
+    for (const auto& [prio, job, p] : parts_.pending()) {
       if (prio >= d.warm_work_priority) break;  // in priority order: nothing more urgent follows
-      note(active(job));
+      note(parts_.find(job));
     }
   for (const SlotUse& u : d.slots)
-    if (u.used && u.phase != SlotUse::Proving) note(active(u.job));
+    if (u.used && u.phase != SlotUse::Proving) note(parts_.find(u.job));
 }
 
 // Assigns the best pending partition to an idle synthesis worker and a free slot: the first of
 // the highest priority whose circuit is warm or overdue on the device (key_order), else the first
 // of that priority. Backpressure: nothing is synthesized without a free slot to put it in.
 bool Supervisor::dispatch_synth() {
-  if (pending_.empty()) return false;
-  Worker* sw = nullptr;
-  for (auto& w : workers_)
-    if (w->kind == WorkerKind::Synth && w->state == WorkerState::Idle && w->tasks.empty()) {
-      sw = w.get();
-      break;
-    }
+  const auto& pending = parts_.pending();
+  if (pending.empty()) return false;
+  Worker* sw = workers_.idle_synth();
   if (!sw) return false;
   // The device with the most free slots whose GPU worker is not failed.
   Device* best = nullptr;
@@ -138,32 +127,27 @@ bool Supervisor::dispatch_synth() {
   if (!best) return false;
   // Within the most urgent priority: the first partition of a warm circuit, else of a circuit
   // with a slot on the device already (its key is next), else the first.
-  auto pick = pending_.begin();
+  auto pick = pending.begin();
   int pick_rank = 3;
   const size_t nc = best->key_warm.size();
-  for (auto it = pending_.begin(); it != pending_.end() && std::get<0>(*it) == std::get<0>(*pending_.begin()); ++it) {
-    ActiveJob* j = active(std::get<1>(*it));
+  for (auto it = pending.begin(); it != pending.end() && std::get<0>(*it) == std::get<0>(*pending.begin()); ++it) {
+    ActiveJob* j = parts_.find(std::get<1>(*it));
     int rank = 2;
     if (!j || j->circuit >= nc || best->key_warm[j->circuit]) {
       rank = 0;
     } else {
       for (const SlotUse& u : best->slots)
         if (u.used)
-          if (ActiveJob* o = active(u.job); o && o->circuit == j->circuit) rank = 1;
+          if (ActiveJob* o = parts_.find(u.job); o && o->circuit == j->circuit) rank = 1;
     }
     if (rank < pick_rank) pick = it, pick_rank = rank;
     if (rank == 0) break;
   }
-  auto [prio, job_id, p] = *pick;
-  pending_.erase(pick);
-  ActiveJob* j = active(job_id);
+  auto [prio, job_id, p] = parts_.take(pick);
+  ActiveJob* j = parts_.find(job_id);
   if (!j || is_final(j->rec.state) || j->rec.parts[p].state != PState::Queued) return true;
   // Durable first: the store says synthesizing before the worker hears of it.
-  set_pstate(*j, p, PState::Synthesizing);
-  if (j->rec.state == JState::Queued) {
-    j->rec.state = JState::Running;
-    queue_->started(*j);
-  }
+  parts_.set_state(*j, p, PState::Synthesizing);
   shm::SlotHeader& h = best->seg->slot(best_slot);
   h.owner_worker = sw->id;
   h.owner_epoch = sw->epoch;
@@ -179,8 +163,7 @@ bool Supervisor::dispatch_synth() {
   best->slots[best_slot] = SlotUse{true, job_id, p, SlotUse::Synth};
   end_slot_wait(*sw, job_id,
                 tl::Kv().add(tl::kPartition, p).add(tl::kSlot, best_slot).add(tl::kDevice, best->id).str());
-  sw->tasks.push_back({job_id, p, best_slot, best->id});
-  set_state(*sw, WorkerState::Busy, "a partition to synthesize");
+  Workers::assign(*sw, {job_id, p, best_slot, best->id}, "a partition to synthesize");
   j->times[p].synth_start = shm::monotonic_ns();
   shm::Msg m{};
   m.type = uint16_t(shm::MsgType::Synthesize);
@@ -223,9 +206,9 @@ void Supervisor::dispatch_proofs(Device& d) {
     for (uint32_t s = 0; s < d.slots.size(); s++) {
       const SlotUse& u = d.slots[s];
       if (!u.used || u.phase != SlotUse::Ready) continue;
-      ActiveJob* j = active(u.job);
+      ActiveJob* j = parts_.find(u.job);
       if (!j) {
-        release_slot(d.id, s);
+        parts_.release_slot(d.id, s);
         continue;
       }
       const int prio = int(j->rec.priority);
@@ -236,13 +219,12 @@ void Supervisor::dispatch_proofs(Device& d) {
     }
     if (best < 0) return;
     SlotUse& u = d.slots[best];
-    ActiveJob& j = *active(u.job);
+    ActiveJob& j = *parts_.find(u.job);
     shm::SlotHeader& h = d.seg->slot(uint32_t(best));
     h.owner_worker = g->id;
     h.owner_epoch = g->epoch;
     u.phase = SlotUse::Proving;
-    g->tasks.push_back({u.job, u.partition, uint32_t(best), d.id});
-    if (g->state == WorkerState::Idle) set_state(*g, WorkerState::Busy, "a slot to prove");
+    Workers::assign(*g, {u.job, u.partition, uint32_t(best), d.id}, "a slot to prove");
     j.times[u.partition].prove_start = shm::monotonic_ns();
     shm::Msg m{};
     m.type = uint16_t(shm::MsgType::Prove);
@@ -251,7 +233,7 @@ void Supervisor::dispatch_proofs(Device& d) {
     if (::send(g->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
       spdlog::warn("{}: could not send work (its exit will repair the slot)", g->name);
     // Stored after the GPU has its work: a restart requeues READY and PROVING partitions alike.
-    set_pstate(j, u.partition, PState::Proving);
+    parts_.set_state(j, u.partition, PState::Proving);
   }
 }
 

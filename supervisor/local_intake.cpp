@@ -1,6 +1,5 @@
-// One node's intake (local_queue.hpp): a submission checked by SubmitValidator, its spooled body
-// decoded and its clients' files copied on the thread pool, then stored in one transaction and
-// queued here; a job's state and long polls answered from memory; cancel.
+// One node's submissions (local_queue.hpp): checked by SubmitValidator, a spooled body decoded and
+// clients' files copied on the thread pool, then stored in one transaction and queued here.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -52,13 +51,6 @@ std::string copy_name(size_t i, const PreparedInput& in) {
   return stem.empty() ? name : name + "-" + stem.substr(0, 64);
 }
 
-// What a long-poll timer needs when it fires.
-struct WaitCtx {
-  LocalQueue* self;
-  uint64_t id;
-  std::shared_ptr<http::Responder> r;
-};
-
 }  // namespace
 
 // How work on the thread pool for a submission failed: an HTTP status (0: it did not), and why.
@@ -105,25 +97,6 @@ struct SpoolWork {
   StreamedBody out;
   WorkFailure failed;
 };
-
-void LocalQueue::notify_waiters(ActiveJob& j) {
-  const std::string body = s_.job_json(j.rec, &j).dump();
-  for (auto& w : j.waiters) {
-    w.r->send(http::Response::json(200, body));
-    uv_timer_stop(w.timer);
-    delete static_cast<WaitCtx*>(w.timer->data);
-    uv_close(reinterpret_cast<uv_handle_t*>(w.timer), [](uv_handle_t* x) { delete reinterpret_cast<uv_timer_t*>(x); });
-  }
-  j.waiters.clear();
-}
-
-bool LocalQueue::visible(uint64_t id, const http::Request& req) {
-  std::string owner;
-  if (ActiveJob* a = s_.active(id)) owner = a->rec.submitter;
-  else if (auto rec = store_->load(id)) owner = rec->submitter;
-  else return true;  // no such job: answered 404 as such
-  return may_access(owner, req, uint32_t(::geteuid()));
-}
 
 // A body spooled to a file: its base64 witnesses are decoded into the job's upload folder on the
 // thread pool, and the rest of the submission is checked back on the loop.
@@ -203,7 +176,7 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
   if (s_.draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
   SubmitRequest sr = s_.validator_->parse(body);
   auto room = [&] {
-    const size_t unfinished = s_.jobs_.size();
+    const size_t unfinished = s_.parts_.jobs().size();
     if (unfinished >= s_.cfg_.limits.max_queued_jobs)
       throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
   };
@@ -258,7 +231,7 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
 std::optional<http::Response> LocalQueue::existing_job(const SubmitRequest& sr) {
   const std::optional<uint64_t> id = store_->find_request(sr.request_id);
   if (!id) return std::nullopt;
-  const JobRec rec = s_.active(*id) ? s_.active(*id)->rec : *store_->load(*id);
+  const JobRec rec = s_.parts_.find(*id) ? s_.parts_.find(*id)->rec : *store_->load(*id);
   check_same_request(rec, sr);
   return http::Response::json(
       200, json{{"id", std::to_string(*id)}, {"state", to_string(rec.state)}, {"existing", true}}.dump());
@@ -327,13 +300,7 @@ http::Response LocalQueue::store_job(const SubmitRequest& sr, const std::vector<
   j.rec = rec;
   j.circuit = sr.circuit;
   j.upload_dir = upload_dir;
-  j.times.resize(rec.parts.size());
-  const uint64_t now = shm::monotonic_ns();
-  for (auto& p : rec.parts) {
-    j.times[p.index].queued = now;
-    s_.pending_.insert({int(sr.priority), rec.id, p.index});
-  }
-  s_.jobs_.emplace(rec.id, std::move(j));
+  s_.parts_.add(std::move(j));
   s_.event(tl::kJobSubmit, rec.id,
         tl::Kv()
             .add(tl::kPartitions, rec.parts.size())
@@ -352,51 +319,6 @@ void LocalQueue::submit(const http::Request& req, std::shared_ptr<http::Responde
   if (req.body_file) return submit_spooled(req, r);
   if (http::Response resp = submit_body(req.body, submitter_of(req), reader_of(req), nullptr, "", r); resp.status)
     r->send(std::move(resp));
-}
-
-void LocalQueue::get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) {
-  if (!visible(id, req)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-  ActiveJob* j = s_.active(id);
-  if (!j) {
-    if (auto rec = store_->load(id)) return r->send(http::Response::json(200, s_.job_json(*rec, nullptr).dump()));
-    return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-  }
-  if (wait_s <= 0) return r->send(http::Response::json(200, s_.job_json(j->rec, j).dump()));
-  // Long poll: answered when the job becomes final (notify_waiters) or when the timer fires.
-  auto* t = new uv_timer_t{};
-  uv_timer_init(s_.loop_, t);
-  t->data = new WaitCtx{this, id, r};
-  j->waiters.push_back({r, t});
-  uv_timer_start(
-      t,
-      [](uv_timer_t* h) {
-        auto* c = static_cast<WaitCtx*>(h->data);
-        Supervisor& s = c->self->s_;
-        if (ActiveJob* a = s.active(c->id)) {
-          auto& ws = a->waiters;
-          ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const ActiveJob::Waiter& w) { return w.timer == h; }),
-                   ws.end());
-          c->r->send(http::Response::json(200, s.job_json(a->rec, a).dump()));
-        } else if (auto rec = c->self->store_->load(c->id)) {
-          c->r->send(http::Response::json(200, s.job_json(*rec, nullptr).dump()));
-        }
-        delete c;
-        close_handle(h);
-      },
-      uint64_t(wait_s * 1000), 0);
-}
-
-void LocalQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) {
-  if (!visible(id, req)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-  ActiveJob* j = s_.active(id);
-  if (!j) {
-    auto rec = store_->load(id);
-    if (!rec) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-    return r->send(http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(rec->state)));
-  }
-  finish(*j, JState::Cancelled, "cancelled by request");
-  s_.schedule();
-  r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
 }
 
 }  // namespace cuzk::sup

@@ -1,19 +1,36 @@
 // One node's queue (local_queue.hpp): the journal of every change, the jobs an earlier run left,
-// and the end of a job. The intake is in local_intake.cpp.
+// job reads with their long polls, cancels, and the end of a job. Submissions are in
+// local_intake.cpp.
 #include "supervisor/local_queue.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
+#include "supervisor/intake/job_access.hpp"
 #include "supervisor/store/state_writes.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 namespace cuzk::sup {
+
+namespace {
+
+// What a long-poll timer needs when it fires.
+struct WaitCtx {
+  LocalQueue* self;
+  uint64_t id;
+  std::shared_ptr<http::Responder> r;
+};
+
+}  // namespace
 
 LocalQueue::LocalQueue(Supervisor& s, const std::string& path) : s_(s), store_(std::make_unique<SqliteStore>(path)) {}
 
@@ -43,14 +60,8 @@ void LocalQueue::recover() {
       if (!j.upload_dir.empty()) fs::remove_all(j.upload_dir, ec);
       continue;
     }
-    j.times.resize(j.rec.parts.size());
     size_t left = 0;
-    for (auto& p : j.rec.parts)
-      if (p.state == PState::Queued) {
-        s_.pending_.insert({int(j.rec.priority), id, p.index});
-        j.times[p.index].queued = shm::monotonic_ns();
-        left++;
-      }
+    for (auto& p : j.rec.parts) left += p.state == PState::Queued;
     s_.event(tl::kJobRecovered, id,
              tl::Kv()
                  .add(tl::kPartitions, left)
@@ -58,7 +69,7 @@ void LocalQueue::recover() {
                  .add(tl::kCircuit, j.rec.circuit)
                  .str());
     spdlog::info("job {}: recovered with {} partitions to prove", id, left);
-    s_.jobs_.emplace(id, std::move(j));
+    s_.parts_.add(std::move(j));
   }
   s_.remove_orphan_uploads();
 }
@@ -68,9 +79,8 @@ void LocalQueue::progress(ActiveJob& j, uint32_t p) { store_->set_partition(j.re
 void LocalQueue::started(ActiveJob& j) { store_->set_job(j.rec.id, JState::Running, "", 0); }
 
 void LocalQueue::requeue(ActiveJob& j, uint32_t p) {
-  j.rec.parts[p].state = PState::Queued;
-  progress(j, p);
-  s_.pending_.insert({int(j.rec.priority), j.rec.id, p});
+  s_.parts_.set_state(j, p, PState::Queued);
+  s_.parts_.enqueue(j, p);
 }
 
 void LocalQueue::done(ActiveJob& j, uint32_t p, const std::string& done_kv) {
@@ -95,7 +105,7 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error) {
       pr.state = PState::Cancelled;
       store_->set_partition(id, pr);
     }
-  s_.stop_job_work(id);
+  s_.parts_.stop(id);
   j.rec.state = st;
   j.rec.error = error;
   j.rec.finished_ms = wall_ms();
@@ -104,7 +114,71 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error) {
   spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
   s_.remove_job_files(j);
   notify_waiters(j);
-  s_.jobs_.erase(id);
+  s_.parts_.erase(id);
+}
+
+bool LocalQueue::visible(uint64_t id, const http::Request& req) {
+  std::string owner;
+  if (ActiveJob* a = s_.parts_.find(id)) owner = a->rec.submitter;
+  else if (auto rec = store_->load(id)) owner = rec->submitter;
+  else return true;  // no such job: answered 404 as such
+  return may_access(owner, req, uint32_t(::geteuid()));
+}
+
+void LocalQueue::get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) {
+  if (!visible(id, req)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  ActiveJob* j = s_.parts_.find(id);
+  if (!j) {
+    if (auto rec = store_->load(id)) return r->send(http::Response::json(200, s_.job_json(*rec, nullptr).dump()));
+    return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  }
+  if (wait_s <= 0) return r->send(http::Response::json(200, s_.job_json(j->rec, j).dump()));
+  // Long poll: answered when the job becomes final (notify_waiters) or when the timer fires.
+  auto* t = new uv_timer_t{};
+  uv_timer_init(s_.loop_, t);
+  t->data = new WaitCtx{this, id, r};
+  j->waiters.push_back({r, t});
+  uv_timer_start(
+      t,
+      [](uv_timer_t* h) {
+        auto* c = static_cast<WaitCtx*>(h->data);
+        Supervisor& s = c->self->s_;
+        if (ActiveJob* a = s.parts_.find(c->id)) {
+          auto& ws = a->waiters;
+          ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const ActiveJob::Waiter& w) { return w.timer == h; }),
+                   ws.end());
+          c->r->send(http::Response::json(200, s.job_json(a->rec, a).dump()));
+        } else if (auto rec = c->self->store_->load(c->id)) {
+          c->r->send(http::Response::json(200, s.job_json(*rec, nullptr).dump()));
+        }
+        delete c;
+        close_handle(h);
+      },
+      uint64_t(wait_s * 1000), 0);
+}
+
+void LocalQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) {
+  if (!visible(id, req)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  ActiveJob* j = s_.parts_.find(id);
+  if (!j) {
+    auto rec = store_->load(id);
+    if (!rec) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+    return r->send(http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(rec->state)));
+  }
+  finish(*j, JState::Cancelled, "cancelled by request");
+  s_.schedule();
+  r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
+}
+
+void LocalQueue::notify_waiters(ActiveJob& j) {
+  const std::string body = s_.job_json(j.rec, &j).dump();
+  for (auto& w : j.waiters) {
+    w.r->send(http::Response::json(200, body));
+    uv_timer_stop(w.timer);
+    delete static_cast<WaitCtx*>(w.timer->data);
+    uv_close(reinterpret_cast<uv_handle_t*>(w.timer), [](uv_handle_t* x) { delete reinterpret_cast<uv_timer_t*>(x); });
+  }
+  j.waiters.clear();
 }
 
 void LocalQueue::add_circuit(const CircuitRec& rec, std::function<void(bool)> added,
@@ -135,7 +209,7 @@ void LocalQueue::remove_circuit(const std::string& name, std::function<void()> r
 
 // What did not finish is stored as queued; the next start proves it.
 void LocalQueue::stop() {
-  for (auto& [id, j] : s_.jobs_)
+  for (auto& [id, j] : s_.parts_.jobs())
     for (auto& pr : j.rec.parts)
       if (!is_final(pr.state) && pr.state != PState::Queued) {
         pr.state = PState::Queued;
@@ -144,7 +218,7 @@ void LocalQueue::stop() {
 }
 
 void LocalQueue::close() {
-  for (auto& [id, j] : s_.jobs_)
+  for (auto& [id, j] : s_.parts_.jobs())
     for (auto& wt : j.waiters) {
       close_handle(wt.timer);
       wt.timer = nullptr;

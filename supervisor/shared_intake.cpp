@@ -169,7 +169,7 @@ void SharedQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<
             return r->send(
                 http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(o.state)));
           // This node stops its part now; the others when they next renew their leases.
-          if (ActiveJob* j = s_.active(id)) drop_job(*j);
+          if (ActiveJob* j = s_.parts_.find(id)) drop_job(*j);
           s_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(JState::Cancelled)).str());
           spdlog::info("job {}: cancelled", id);
           r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));

@@ -54,14 +54,14 @@ bool SharedQueue::holds(const ActiveJob& j, uint32_t p) const { return j.leases.
 // Partitions this node could start synthesizing now and has not claimed yet: idle synthesis
 // workers, as far as free slots of devices with a working GPU worker go.
 size_t SharedQueue::claim_room() const {
-  size_t idle = 0, free_slots = 0;
-  for (auto& w : s_.workers_) idle += w->kind == WorkerKind::Synth && w->state == WorkerState::Idle && w->tasks.empty();
+  const size_t idle = s_.workers_.idle_synth_count();
+  size_t free_slots = 0;
   for (auto& d : s_.devices_) {
     if (!d.gpu || d.gpu->state == WorkerState::Failed) continue;
     for (uint32_t s = 0; s < d.slots.size(); s++) free_slots += !d.slots[s].used && d.seg->state(s) == shm::SlotState::Free;
   }
   const size_t room = std::min(idle, free_slots);
-  return room > s_.pending_.size() ? room - s_.pending_.size() : 0;
+  return room > s_.parts_.pending().size() ? room - s_.parts_.pending().size() : 0;
 }
 
 void SharedQueue::want_work() {
@@ -95,15 +95,18 @@ void SharedQueue::adopt(Claimed& c) {
   const config::CircuitConfig* cc = ci ? &s_.cfg_.circuits[*ci] : nullptr;
   const uint64_t id = c.job.id;
   PartitionRec part = std::move(c.job.parts.at(0));
-  auto [it, fresh] = s_.jobs_.try_emplace(id);
-  ActiveJob& j = it->second;
-  if (fresh) {
-    j.rec = c.job;
-    j.rec.parts.assign(c.partitions, PartitionRec{});
-    for (uint32_t i = 0; i < c.partitions; i++) j.rec.parts[i].index = i, j.rec.parts[i].state = PState::Cancelled;
-    j.circuit = ci.value_or(0);
-    j.times.resize(c.partitions);
+  ActiveJob* known = s_.parts_.find(id);
+  if (!known) {
+    // Its partitions that this node does not hold stand as Cancelled here.
+    ActiveJob fresh;
+    fresh.rec = c.job;
+    fresh.rec.parts.assign(c.partitions, PartitionRec{});
+    for (uint32_t i = 0; i < c.partitions; i++)
+      fresh.rec.parts[i].index = i, fresh.rec.parts[i].state = PState::Cancelled;
+    fresh.circuit = ci.value_or(0);
+    known = &s_.parts_.add(std::move(fresh));
   }
+  ActiveJob& j = *known;
   const uint32_t p = part.index;
   if (p >= j.rec.parts.size() || !cc) return;  // a row that contradicts its job: never ours
   j.leases[p] = c.lease.epoch;
@@ -152,14 +155,14 @@ void SharedQueue::adopt(Claimed& c) {
   j.rec.parts[p] = std::move(part);
   j.times[p] = PartTimes{};
   j.times[p].queued = shm::monotonic_ns();
-  s_.pending_.insert({int(j.rec.priority), id, p});
+  s_.parts_.enqueue(j, p);
 }
 
 // Every held lease extended; those the store says are gone (expired and claimed by another node, or
 // their job ended elsewhere) are dropped here with the work on them. The queue's counts come along.
 void SharedQueue::renew_leases() {
   std::vector<Lease> held;
-  for (auto& [id, j] : s_.jobs_)
+  for (auto& [id, j] : s_.parts_.jobs())
     for (auto& [p, epoch] : j.leases) held.push_back(Lease{id, p, epoch});
   renewing_ = true;
   next_renew_ns_ = shm::monotonic_ns() + std::min<uint64_t>(s_.cfg_.store.lease_ms / 3, 2000) * kMs;
@@ -171,7 +174,7 @@ void SharedQueue::renew_leases() {
           renewing_ = false;
           counts_ = counts;
           for (const Lease& l : *lost) {
-            ActiveJob* j = s_.active(l.job);
+            ActiveJob* j = s_.parts_.find(l.job);
             if (!j) continue;
             auto it = j->leases.find(l.index);
             if (it == j->leases.end() || it->second != l.epoch) continue;  // reported meanwhile
@@ -204,7 +207,7 @@ void SharedQueue::report(ActiveJob& j, uint32_t p, const std::string& done_kv) {
   const bool end = sent == PState::Queued || is_final(sent);
   if (end && sent != PState::Done) {
     j.leases.erase(held);
-    s_.pending_.erase({int(j.rec.priority), lease.job, p});
+    s_.parts_.dequeue(j, p);
   }
   auto work = [this, lease, rec, done_kv, node = s_.node_id_](JobStore& s) {
     const ReportOutcome o = s.report(node, lease, rec, wall_ms());
@@ -252,41 +255,34 @@ void SharedQueue::on_reported(const Lease& lease, PState sent, const ReportOutco
 // The partition is not this node's any more: its queued entry goes, a READY slot is freed, and a
 // worker busy on it is told to cancel (its report is then ignored: holds() is false).
 void SharedQueue::forget_partition(const Lease& lease) {
-  ActiveJob* j = s_.active(lease.job);
+  ActiveJob* j = s_.parts_.find(lease.job);
   if (!j) return;
   auto it = j->leases.find(lease.index);
   if (it == j->leases.end() || it->second != lease.epoch) return;
   j->leases.erase(it);
-  s_.pending_.erase({int(j->rec.priority), lease.job, lease.index});
-  for (auto& d : s_.devices_)
-    for (uint32_t s = 0; s < d.slots.size(); s++) {
-      SlotUse& u = d.slots[s];
-      if (!u.used || u.job != lease.job || u.partition != lease.index) continue;
-      if (u.phase == SlotUse::Ready && d.seg->transition(s, shm::SlotState::Ready, shm::SlotState::Free)) u = SlotUse{};
-      else d.seg->slot(s).cancel.store(1, std::memory_order_release);
-    }
+  s_.parts_.stop(lease.job, lease.index);
   forget_job_if_idle(lease.job);
 }
 
 void SharedQueue::forget_job_if_idle(uint64_t id) {
-  ActiveJob* j = s_.active(id);
+  ActiveJob* j = s_.parts_.find(id);
   if (j && j->leases.empty()) drop_job(*j);
 }
 
 // The job leaves this node: its work here stops, its local files go. The store keeps the job.
 void SharedQueue::drop_job(ActiveJob& j) {
   const uint64_t id = j.rec.id;
-  s_.stop_job_work(id);
+  s_.parts_.stop(id);
   s_.remove_job_files(j);
-  s_.jobs_.erase(id);
+  s_.parts_.erase(id);
 }
 
 // Draining: partitions claimed but not started go back to the queue now, for the other nodes.
 void SharedQueue::drain() {
   std::vector<std::pair<uint64_t, uint32_t>> unstarted;
-  for (const auto& [prio, id, p] : s_.pending_) unstarted.push_back({id, p});
+  for (const auto& [prio, id, p] : s_.parts_.pending()) unstarted.push_back({id, p});
   for (auto [id, p] : unstarted)
-    if (ActiveJob* j = s_.active(id)) {
+    if (ActiveJob* j = s_.parts_.find(id)) {
       j->rec.parts[p].state = PState::Queued;
       report(*j, p, "");
     }
@@ -315,7 +311,7 @@ void SharedQueue::done(ActiveJob& j, uint32_t p, const std::string& done_kv) { r
 void SharedQueue::fail(ActiveJob& j, uint32_t p, const std::string&) {
   const uint64_t id = j.rec.id;
   report(j, p, "");
-  if (ActiveJob* still = s_.active(id)) drop_job(*still);
+  if (ActiveJob* still = s_.parts_.find(id)) drop_job(*still);
 }
 
 void SharedQueue::add_circuit(const CircuitRec& rec, std::function<void(bool)> added,
@@ -359,7 +355,7 @@ void SharedQueue::close() {
 
 nlohmann::json SharedQueue::status() const {
   size_t held = 0;
-  for (const auto& [id, a] : s_.jobs_) held += a.leases.size();
+  for (const auto& [id, a] : s_.parts_.jobs()) held += a.leases.size();
   return {{"backend", "postgresql"},
           {"node_id", s_.node_id_},
           {"where", where_},

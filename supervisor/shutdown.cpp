@@ -124,7 +124,7 @@ void Supervisor::maybe_finish_shutdown() {
         ::send(w->fd, &m, sizeof m, MSG_NOSIGNAL);
         ::kill(w->pid, SIGTERM);
       } else {
-        set_state(*w, WorkerState::Stopped, "the daemon is stopping");
+        Workers::set_state(*w, WorkerState::Stopped, "the daemon is stopping");
       }
     }
     if (server_) server_->close();

@@ -68,6 +68,7 @@ void Supervisor::open_store() {
       }
       if (cfg_.store.url.empty()) queue_ = std::make_unique<LocalQueue>(*this, (dir / "jobs.sqlite").string());
       else queue_ = std::make_unique<SharedQueue>(*this);
+      parts_.attach(*queue_);
       if (said) spdlog::info("space under daemon.state_dir ({}) is back: starting", dir.string());
       return;
     } catch (const StoreFull& e) {
@@ -185,7 +186,7 @@ void Supervisor::warn_if_few_slots() const {
 void Supervisor::remove_orphan_uploads() {
   const fs::path state = cfg_.daemon.state_dir;
   std::set<std::string> kept;
-  for (const auto& [id, j] : jobs_)
+  for (const auto& [id, j] : parts_.jobs())
     if (!j.upload_dir.empty()) kept.insert(j.upload_dir);
   std::error_code ec;
   for (const char* sub : {"spool", "uploads"})
@@ -204,7 +205,7 @@ void Supervisor::create_workers() {
     auto w = std::make_unique<Worker>();
     w->kind = WorkerKind::Synth, w->index = i, w->id = id++, w->name = "synth" + std::to_string(i);
     w->cpus = cfg_.synthesis.cpus.empty() ? "all" : cfg_.synthesis.cpus[i].text;
-    workers_.push_back(std::move(w));
+    workers_.add(std::move(w));
   }
   for (uint32_t i = 0; i < cfg_.gpu.devices.size(); i++) {
     auto w = std::make_unique<Worker>();
@@ -212,7 +213,7 @@ void Supervisor::create_workers() {
     w->name = "gpu" + std::to_string(i);
     w->cpus = cfg_.gpu.cpus.empty() ? "all" : cfg_.gpu.cpus[i].text;
     device(w->device)->gpu = w.get();
-    workers_.push_back(std::move(w));
+    workers_.add(std::move(w));
   }
 }
 

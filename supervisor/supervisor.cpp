@@ -63,11 +63,6 @@ Device* Supervisor::device(int id) {
   return nullptr;
 }
 
-ActiveJob* Supervisor::active(uint64_t id) {
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : &it->second;
-}
-
 void Supervisor::event(const std::string& name, uint64_t job, const std::string& kv) {
   if (timeline_) timeline_->add(shm::monotonic_ns(), name, job, kv);
 }
@@ -150,8 +145,8 @@ void Supervisor::tick() {
     last_status_ns_ = now;
     size_t busy = 0, failed = 0;
     for (auto& w : workers_) busy += w->state == WorkerState::Busy, failed += w->state == WorkerState::Failed;
-    std::string st = std::string("STATUS=") + (draining_ ? "draining; " : "") + std::to_string(jobs_.size()) +
-                     " jobs active, " + std::to_string(pending_.size()) + " partitions queued, " +
+    std::string st = std::string("STATUS=") + (draining_ ? "draining; " : "") + std::to_string(parts_.jobs().size()) +
+                     " jobs active, " + std::to_string(parts_.pending().size()) + " partitions queued, " +
                      std::to_string(busy) + " workers busy" + (failed ? ", " + std::to_string(failed) + " failed" : "") +
                      ", " + std::to_string(proofs_done_) + " proofs done";
     sd_notify(0, st.c_str());

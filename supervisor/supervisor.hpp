@@ -27,102 +27,19 @@
 #include "supervisor/instance_lock.hpp"
 #include "supervisor/intake/job_access.hpp"
 #include "supervisor/store/job_store.hpp"
+#include "supervisor/partitions.hpp"
 #include "supervisor/queue.hpp"
+#include "supervisor/supervisor_types.hpp"
 #include "supervisor/intake/submission.hpp"
 #include "supervisor/timeline.hpp"
 #include "supervisor/worker_state.hpp"
+#include "supervisor/workers.hpp"
 #include "witness/manifest.hpp"
 
 namespace cuzk::sup {
 
 struct CircuitCheck;
 struct ReloadCheck;
-
-// A partition a worker holds: what it was sent, in which slot of which device's ring.
-struct Task {
-  uint64_t job = 0;
-  uint32_t partition = 0, slot = 0;
-  int device = 0;
-};
-
-// Proofs a GPU worker holds at once: the one on its device and the next, queued in the worker, which
-// starts the moment the device is done with the first while the worker's host side assembles,
-// verifies and writes that first one. The device never waits for the supervisor's round trip or
-// for a proof's host work.
-inline constexpr size_t kProofsInFlight = 2;
-
-struct Worker {
-  WorkerKind kind = WorkerKind::Synth;
-  uint32_t index = 0;  // position in its config list
-  uint32_t id = 0;     // unique across kinds
-  int device = 0;      // gpu workers: the device id
-  std::string name, cpus;
-  uint32_t epoch = 0;
-  int pid = 0;
-  WorkerState state = WorkerState::Starting;  // changed only by Supervisor::set_state
-  std::string failure;                        // why it is failed
-  uint32_t restarts = 0;
-  std::deque<uint64_t> recent_restarts;  // ns stamps within limits.restart_period_s
-  uv_process_t* proc = nullptr;
-  uv_poll_t* poll = nullptr;
-  uv_timer_t* timer = nullptr;  // restart backoff
-  int fd = -1;
-  uint64_t last_heard_ns = 0;
-  uint64_t started_ns = 0;    // its last spawn (WORKER_START), for WORKER_READY's startup_ms
-  uint64_t slot_wait_ns = 0;  // synthesis workers: idle with partitions queued and no free slot since then
-  std::vector<Task> tasks;    // in flight, oldest first: at most one (synthesis), kProofsInFlight (GPU)
-  std::string hello;  // what the worker said about itself (cpus, threads, backend)
-};
-
-struct SlotUse {
-  bool used = false;
-  uint64_t job = 0;
-  uint32_t partition = 0;
-  enum Phase { Synth, Ready, Proving } phase = Synth;
-};
-
-// A circuit's key on a device, as its GPU worker's KEY_LOAD and KEY_EVICT report it.
-struct DeviceKey {
-  bool resident = false;
-  uint64_t bytes = 0;  // where it proves, as last loaded
-  uint64_t loads = 0, evictions = 0;
-  double load_ms = 0;  // the last load's
-};
-
-struct Device {
-  int id = 0;
-  std::unique_ptr<shm::Segment> seg;
-  std::vector<SlotUse> slots;
-  Worker* gpu = nullptr;
-  std::vector<DeviceKey> keys;  // by circuit; none resident while its GPU worker is not running
-  bool key_resident(uint32_t circuit) const { return circuit < keys.size() && keys[circuit].resident; }
-  // By circuit, for scheduling (Supervisor::key_order): whether its key is warm on the device
-  // (resident, needed by a proof the GPU worker holds, or overdue: waited gpu.key_wait_ms for it).
-  std::vector<bool> key_warm, key_overdue;
-  std::vector<uint64_t> key_cold_since;  // ns: since when the circuit has had work here without its key
-  int warm_work_priority = INT_MAX;      // the most urgent priority of work to come for warm circuits
-};
-
-// Per-partition timestamps for the timings the API reports (CLOCK_MONOTONIC ns).
-struct PartTimes {
-  uint64_t queued = 0, synth_start = 0, ready = 0, prove_start = 0;
-  double synth_ms = 0, prove_ms = 0, wait_ms = 0;
-};
-
-struct ActiveJob {
-  JobRec rec;
-  uint32_t circuit = 0;
-  std::vector<PartTimes> times;
-  std::string upload_dir;  // uploaded witnesses and inline inputs, removed when the job is final
-  struct Waiter {
-    std::shared_ptr<http::Responder> r;
-    uv_timer_t* timer;
-  };
-  std::vector<Waiter> waiters;
-  // A shared queue: the partitions this node holds, each with its lease's epoch. Only these are the
-  // node's; the other entries of rec.parts stand for partitions it does not hold (Cancelled).
-  std::map<uint32_t, uint64_t> leases;
-};
 
 class Supervisor {
   // The queues reach the job table, the workers' scheduling and the API's answers through the
@@ -155,8 +72,6 @@ class Supervisor {
   static void preflight(const config::Config& cfg, bool in_daemon);
 
  private:
-  using Key = std::tuple<int, uint64_t, uint32_t>;  // priority, job id (age), partition
-
   // start-up (startup.cpp)
   void setup_state();
   void open_store();
@@ -173,7 +88,6 @@ class Supervisor {
   void remove_orphan_uploads();
   void create_workers();
   // worker processes (worker_lifecycle.cpp)
-  void set_state(Worker& w, WorkerState to, const char* why);
   void spawn(Worker& w);
   void on_readable(Worker& w);
   void on_message(Worker& w, const shm::Msg& m);
@@ -191,11 +105,7 @@ class Supervisor {
   void key_order(Device& d);                    // d.key_warm and d.key_overdue, from now
   void track_slot_waits();
   void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);
-  void release_slot(int device, uint32_t slot);
   // reports, retries and the end of jobs (completion.cpp)
-  // The task of w that m reports on, removed from w (busy w with no task left is idle again); nullopt
-  // for a stale report, one of a task w no longer holds.
-  std::optional<Task> end_task(Worker& w, const shm::Msg& m, const char* why);
   // A partition's synthesis is complete in its READY slot: it waits for its device's GPU worker.
   void synthesis_ready(const Worker& w, ActiveJob& j, Device& d, uint32_t partition, uint32_t slot);
   void on_synth_done(Worker& w, const shm::Msg& m);
@@ -203,9 +113,7 @@ class Supervisor {
   void requeue(uint64_t job, uint32_t partition, const std::string& why, bool count_attempt);
   void complete_partition(ActiveJob& j, uint32_t p, const std::string& result_dir);
   void fail_job(ActiveJob& j, uint32_t p, const std::string& why);
-  void stop_job_work(uint64_t id);  // its queued partitions dropped, its slots freed or told to cancel
   void remove_job_files(const ActiveJob& j);  // its results and uploads, on the thread pool
-  void set_pstate(ActiveJob& j, uint32_t p, PState s);
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
   std::string disk_full_message() const;
@@ -247,7 +155,6 @@ class Supervisor {
   void tick();
   void event(const std::string& name, uint64_t job, const std::string& kv);
   Device* device(int id);
-  ActiveJob* active(uint64_t id);
 
   InstanceLock lock_;  // first member: released last, after the rings are removed
   config::Config cfg_;
@@ -260,8 +167,9 @@ class Supervisor {
   std::unique_ptr<Queue> queue_;         // LocalQueue (SQLite) or SharedQueue (PostgreSQL)
   std::unique_ptr<Timeline> timeline_;
   std::unique_ptr<http::Server> server_;
-  std::vector<std::unique_ptr<Worker>> workers_;
+  Workers workers_;
   std::vector<Device> devices_;
+  Partitions parts_{devices_};  // the jobs here, their queued partitions, the slots their work is in
   std::vector<ZKeyHeader> dims_;  // per circuit: nVars, nPublic, domain size
   RingSize ring_;                 // the slot rings' size, from the configured circuits
   struct Unserved {
@@ -276,8 +184,6 @@ class Supervisor {
   uint64_t next_circuit_sync_ns_ = 0;
   std::vector<std::optional<witness::Manifest>> generators_;  // per circuit: its witness generator, if any
   std::unique_ptr<SubmitValidator> validator_;
-  std::map<uint64_t, ActiveJob> jobs_;
-  std::set<Key> pending_;
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};
   bool reload_ = false;
   bool reload_checking_ = false;  // a SIGHUP's preflight is running on the thread pool

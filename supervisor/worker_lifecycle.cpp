@@ -34,17 +34,6 @@ tl::Kv worker_kv(const Worker& w) {
 
 }  // namespace
 
-// Every change of a worker's state passes here. A change the table in worker_state.cpp does not
-// allow is a bug in the supervisor: it is logged (and stops a debug build) where it happens.
-void Supervisor::set_state(Worker& w, WorkerState to, const char* why) {
-  if (!transition_allowed(w.state, to)) {
-    spdlog::error("{}: unexpected state change {} -> {} ({})", w.name, to_string(w.state), to_string(to), why);
-    assert(!"worker state change outside the table in worker_state.cpp");
-  }
-  spdlog::debug("{}: {} -> {} ({})", w.name, to_string(w.state), to_string(to), why);
-  w.state = to;
-}
-
 // Spawns (or respawns) one worker with a fresh socketpair and the next epoch.
 void Supervisor::spawn(Worker& w) {
   int fds[2];
@@ -73,8 +62,7 @@ void Supervisor::spawn(Worker& w) {
   opt.stdio_count = 4;
   opt.exit_cb = [](uv_process_t* p, int64_t status, int sig) {
     auto* self = static_cast<Supervisor*>(p->loop->data);
-    for (auto& w : self->workers_)
-      if (w->proc == p) return self->on_exit(*w, status, sig);
+    if (Worker* w = self->workers_.of_process(p)) return self->on_exit(*w, status, sig);
     close_handle(p);
   };
   w.proc = new uv_process_t{};
@@ -99,7 +87,7 @@ void Supervisor::spawn(Worker& w) {
     auto* self = static_cast<Supervisor*>(h->loop->data);
     self->on_readable(*static_cast<Worker*>(h->data));
   });
-  set_state(w, WorkerState::Starting, "spawned");
+  Workers::set_state(w, WorkerState::Starting, "spawned");
   w.last_heard_ns = w.started_ns = shm::monotonic_ns();
   event(tl::kWorkerStart, 0, worker_kv(w).add(tl::kPid, w.pid).add(tl::kEpoch, w.epoch).str());
   spdlog::info("{}: started pid {} epoch {}", w.name, w.pid, w.epoch);
@@ -134,7 +122,7 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
     case shm::MsgType::Hello:
       w.hello = m.text;
       if (w.state == WorkerState::Starting) {
-        set_state(w, w.tasks.empty() ? WorkerState::Idle : WorkerState::Busy, "its Hello");
+        Workers::set_state(w, w.tasks.empty() ? WorkerState::Idle : WorkerState::Busy, "its Hello");
         // From spawn to here a GPU worker was loading its keys (and building its tables).
         event(tl::kWorkerReady, 0,
               worker_kv(w)
@@ -174,7 +162,7 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
               w.name, w.pid, status, sig);
   close_handle(w.proc);
   w.proc = nullptr;
-  set_state(w, WorkerState::Exited, "its process exited");  // never dispatched to until respawned
+  Workers::set_state(w, WorkerState::Exited, "its process exited");  // never dispatched to until respawned
   if (w.poll) {
     uv_poll_stop(w.poll);
     close_handle(w.poll);
@@ -190,12 +178,12 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
   // What the dead worker held goes back where it can be redone (crash_repair.cpp).
   for (const Task& held : std::exchange(w.tasks, {})) repair_task(w, held);
   if (stopping_) {
-    set_state(w, WorkerState::Stopped, "the daemon is stopping");
+    Workers::set_state(w, WorkerState::Stopped, "the daemon is stopping");
     maybe_finish_shutdown();
     return;
   }
   if (status == exit_status::kConfig) {
-    set_state(w, WorkerState::Failed, "a configuration error");
+    Workers::set_state(w, WorkerState::Failed, "a configuration error");
     w.failure = "exited 78 (configuration error): not restarted";
     spdlog::error("{}: {}", w.name, w.failure);
   } else {
@@ -214,7 +202,7 @@ void Supervisor::restart_later(Worker& w) {
   const uint64_t period = uint64_t(cfg_.limits.restart_period_s) * 1000000000ull;
   while (!w.recent_restarts.empty() && w.recent_restarts.front() + period < now) w.recent_restarts.pop_front();
   if (w.recent_restarts.size() >= cfg_.limits.restart_intensity) {
-    set_state(w, WorkerState::Failed, "too many restarts");
+    Workers::set_state(w, WorkerState::Failed, "too many restarts");
     w.failure = std::to_string(w.recent_restarts.size()) + " restarts within " +
                 std::to_string(cfg_.limits.restart_period_s) + " s";
     spdlog::error("{}: marked failed ({})", w.name, w.failure);
@@ -226,7 +214,7 @@ void Supervisor::restart_later(Worker& w) {
   delay = std::min<uint64_t>(delay, cfg_.limits.restart_backoff_max_ms);
   w.recent_restarts.push_back(now);
   w.restarts++;
-  set_state(w, WorkerState::Backoff, "restart after a delay");
+  Workers::set_state(w, WorkerState::Backoff, "restart after a delay");
   if (!w.timer) {
     w.timer = new uv_timer_t{};
     uv_timer_init(loop_, w.timer);

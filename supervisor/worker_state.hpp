@@ -1,5 +1,5 @@
 // A worker process's life as the supervisor sees it: its kind, its states, and which state may
-// follow which. Every change of Worker::state goes through Supervisor::set_state, which checks it
+// follow which. Every change of Worker::state goes through Workers::set_state, which checks it
 // against transition_allowed, so that a change the scheduler does not expect is reported where it
 // is made instead of showing up later as a worker that never gets work.
 #pragma once
@@ -24,7 +24,7 @@ enum class WorkerState {
 
 // "starting", "idle", ...: the names the API reports (docs/API.md, GET /v1/status).
 const char* to_string(WorkerState s);
-// Whether `to` may follow `from`: the table in worker_state.cpp, where each allowed change says
+// Whether `to` may follow `from`: the table in workers.cpp, where each allowed change says
 // when it happens.
 bool transition_allowed(WorkerState from, WorkerState to);
 // Running and answering: the `cuzk_worker_up` metric.

@@ -1,5 +1,5 @@
 // The supervisor's two rule tables, without processes: which worker state may follow which
-// (worker_state.cpp), and what crash repair does by worker kind and slot state (crash_repair.cpp).
+// (workers.cpp), and what crash repair does by worker kind and slot state (crash_repair.cpp).
 #include <gtest/gtest.h>
 
 #include <set>
