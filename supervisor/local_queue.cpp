@@ -117,21 +117,19 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error) {
   s_.parts_.erase(id);
 }
 
-bool LocalQueue::visible(uint64_t id, const http::Request& req) {
-  std::string owner;
-  if (ActiveJob* a = s_.parts_.find(id)) owner = a->rec.submitter;
-  else if (auto rec = store_->load(id)) owner = rec->submitter;
-  else return true;  // no such job: answered 404 as such
-  return may_access(owner, req, uint32_t(::geteuid()));
+bool LocalQueue::find_visible(uint64_t id, const http::Request& req, ActiveJob*& active,
+                              std::optional<JobRec>& stored) {
+  active = s_.parts_.find(id);
+  if (!active) stored = store_->load(id);
+  const JobRec* rec = active ? &active->rec : stored ? &*stored : nullptr;
+  return rec && may_access(rec->submitter, req, uint32_t(::geteuid()));
 }
 
 void LocalQueue::get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) {
-  if (!visible(id, req)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-  ActiveJob* j = s_.parts_.find(id);
-  if (!j) {
-    if (auto rec = store_->load(id)) return r->send(http::Response::json(200, s_.job_json(*rec, nullptr).dump()));
-    return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-  }
+  ActiveJob* j = nullptr;
+  std::optional<JobRec> rec;
+  if (!find_visible(id, req, j, rec)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  if (!j) return r->send(http::Response::json(200, s_.job_json(*rec, nullptr).dump()));
   if (wait_s <= 0) return r->send(http::Response::json(200, s_.job_json(j->rec, j).dump()));
   // Long poll: answered when the job becomes final (notify_waiters) or when the timer fires.
   auto* t = new uv_timer_t{};
@@ -158,13 +156,11 @@ void LocalQueue::get(uint64_t id, double wait_s, const http::Request& req, std::
 }
 
 void LocalQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) {
-  if (!visible(id, req)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-  ActiveJob* j = s_.parts_.find(id);
-  if (!j) {
-    auto rec = store_->load(id);
-    if (!rec) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  ActiveJob* j = nullptr;
+  std::optional<JobRec> rec;
+  if (!find_visible(id, req, j, rec)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  if (!j)
     return r->send(http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(rec->state)));
-  }
   finish(*j, JState::Cancelled, "cancelled by request");
   s_.schedule();
   r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));

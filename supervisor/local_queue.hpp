@@ -63,7 +63,9 @@ class LocalQueue final : public Queue {
   // The end of a job here: stored final, its remaining work stopped, its files removed, its long
   // polls answered.
   void finish(ActiveJob& j, JState st, const std::string& error);
-  bool visible(uint64_t id, const http::Request& req);  // may the request's client see job id
+  // Job id as the request's client may see it: active here, else as stored (read once). False for
+  // a job that does not exist and for another class's job alike (both answered 404).
+  bool find_visible(uint64_t id, const http::Request& req, ActiveJob*& active, std::optional<JobRec>& stored);
   void notify_waiters(ActiveJob& j);
   // The submission (local_intake.cpp). submitter: job_access.hpp's; streamed and upload_dir: a
   // spooled body's uploads (or null, ""). r: where an answer given later goes; the Response
