@@ -24,12 +24,6 @@ const char* to_string(MsgType t) {
   return "UNKNOWN";
 }
 
-uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
 void make_socketpair(int fds[2]) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
     throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <string>
 
@@ -62,7 +63,11 @@ struct Msg {
 static_assert(sizeof(Msg) == 1176, "Msg layout is part of the protocol; bump kMsgVersion when it changes");
 
 // CLOCK_MONOTONIC in nanoseconds: one clock for every process on the host.
-uint64_t monotonic_ns();
+inline uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
 
 // Creates a SOCK_SEQPACKET socketpair with close-on-exec on both ends; throws on failure.
 void make_socketpair(int fds[2]);

@@ -75,14 +75,6 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
   }
 }
 
-std::string Supervisor::disk_full_message() const {
-  if (!held_for_space_)
-    return "the state folder daemon.state_dir (" + cfg_.daemon.state_dir +
-           ") cannot be written (the daemon's log says why): not accepting jobs until it can; retry later";
-  return "the disk under daemon.state_dir (" + cfg_.daemon.state_dir +
-         ") is full: not accepting jobs until space is freed; retry later";
-}
-
 nlohmann::ordered_json Supervisor::job_json(const JobRec& j, const ActiveJob* a) const {
   using ojson = nlohmann::ordered_json;
   ojson parts = ojson::array();
@@ -228,18 +220,18 @@ std::string Supervisor::metrics_text() {
   line("cuzk_queue_partitions " + std::to_string(parts_.pending().size()));
   line("# HELP cuzk_prove_seconds Time in the proving stage.");
   line("# TYPE cuzk_prove_seconds summary");
-  line("cuzk_prove_seconds_sum " + std::to_string(prove_sum_s_));
+  line("cuzk_prove_seconds_sum " + std::to_string(parts_.stats().prove_sum_s));
   line("cuzk_prove_seconds_count " + std::to_string(proofs_done_));
   line("# HELP cuzk_synth_seconds Time in synthesis.");
   line("# TYPE cuzk_synth_seconds summary");
-  line("cuzk_synth_seconds_sum " + std::to_string(synth_sum_s_));
-  line("cuzk_synth_seconds_count " + std::to_string(synth_count_));
+  line("cuzk_synth_seconds_sum " + std::to_string(parts_.stats().synth_sum_s));
+  line("cuzk_synth_seconds_count " + std::to_string(parts_.stats().synth_count));
   line("# HELP cuzk_witness_partitions_total Partitions whose witness was computed from inputs, by engine "
        "(fallback: the compiled program refused the input and circom's generator ran).");
   line("# TYPE cuzk_witness_partitions_total counter");
-  line("cuzk_witness_partitions_total{engine=\"program\"} " + std::to_string(witness_program_));
-  line("cuzk_witness_partitions_total{engine=\"native\"} " + std::to_string(witness_native_));
-  line("cuzk_witness_partitions_total{engine=\"fallback\"} " + std::to_string(witness_fallback_));
+  line("cuzk_witness_partitions_total{engine=\"program\"} " + std::to_string(parts_.stats().witness_program));
+  line("cuzk_witness_partitions_total{engine=\"native\"} " + std::to_string(parts_.stats().witness_native));
+  line("cuzk_witness_partitions_total{engine=\"fallback\"} " + std::to_string(parts_.stats().witness_fallback));
   line("# HELP cuzk_http_connections API connections open now.");
   line("# TYPE cuzk_http_connections gauge");
   line("cuzk_http_connections " + std::to_string(server_ ? server_->open_connections() : 0));

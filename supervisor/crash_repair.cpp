@@ -72,10 +72,10 @@ void Supervisor::repair_task(const Worker& w, const Task& t) {
     case Repair::Release: parts_.release_slot(d->id, t.slot); return;
     case Repair::Resynthesize:
       parts_.release_slot(d->id, t.slot);
-      requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
+      parts_.requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
       return;
     case Repair::AdoptSynthesis:
-      synthesis_ready(w, *j, *d, t.partition, t.slot);
+      parts_.ready(w, *j, *d, t.partition, t.slot);
       spdlog::info("job {} partition {}: slot {} was READY when {} died: synthesis adopted", t.job, t.partition,
                    t.slot, w.name);
       return;
@@ -89,10 +89,10 @@ void Supervisor::repair_task(const Worker& w, const Task& t) {
       const fs::path dir = shm::job_results(cfg_.daemon.state_dir, t.job);
       if (fs::exists(shm::proof_file(dir, t.partition)) && fs::exists(shm::public_file(dir, t.partition))) {
         u.used = false;
-        complete_partition(*j, t.partition, dir.string());
+        parts_.complete(*j, t.partition, dir.string());
       } else {
         parts_.release_slot(d->id, t.slot);
-        requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
+        parts_.requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
       }
       return;
     }
@@ -107,7 +107,7 @@ void Supervisor::resynthesize_device_slots(Device& d) {
       const uint64_t job = d.slots[s].job;
       const uint32_t p = d.slots[s].partition;
       parts_.release_slot(d.id, s);
-      requeue(job, p, "device " + std::to_string(d.id) + " has no working GPU worker", false);
+      parts_.requeue(job, p, "device " + std::to_string(d.id) + " has no working GPU worker", false);
     }
 }
 

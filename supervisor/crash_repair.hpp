@@ -8,7 +8,7 @@
 #include <span>
 
 #include "shm/slot_ring.hpp"
-#include "supervisor/worker_state.hpp"
+#include "supervisor/workers.hpp"
 
 namespace cuzk::sup {
 

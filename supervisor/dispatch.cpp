@@ -25,7 +25,7 @@ void Supervisor::schedule() {
   for (auto& d : devices_) dispatch_proofs(d);
   track_slot_waits();
   queue_->want_work();
-  maybe_finish_shutdown();
+  if (draining_) maybe_finish_shutdown();
 }
 
 // Called once dispatch_synth has placed what it could: a synthesis worker that is still idle while
@@ -143,28 +143,13 @@ bool Supervisor::dispatch_synth() {
     if (rank < pick_rank) pick = it, pick_rank = rank;
     if (rank == 0) break;
   }
-  auto [prio, job_id, p] = parts_.take(pick);
-  ActiveJob* j = parts_.find(job_id);
-  if (!j || is_final(j->rec.state) || j->rec.parts[p].state != PState::Queued) return true;
-  // Durable first: the store says synthesizing before the worker hears of it.
-  parts_.set_state(*j, p, PState::Synthesizing);
-  shm::SlotHeader& h = best->seg->slot(best_slot);
-  h.owner_worker = sw->id;
-  h.owner_epoch = sw->epoch;
-  h.job = job_id;
-  h.partition = p;
-  h.circuit = j->circuit;
-  h.generation++;
-  h.n_vars = 0;
-  h.domain_size = 0;
-  h.synth_end_ns = 0;
-  h.cancel.store(0);
-  best->seg->transition(best_slot, shm::SlotState::Free, shm::SlotState::Synthesizing);
-  best->slots[best_slot] = SlotUse{true, job_id, p, SlotUse::Synth};
+  ActiveJob* j = parts_.synthesize(pick, *best, best_slot, *sw);
+  if (!j) return true;
+  const uint64_t job_id = j->rec.id;
+  const uint32_t p = best->slots[best_slot].partition;
   end_slot_wait(*sw, job_id,
                 tl::Kv().add(tl::kPartition, p).add(tl::kSlot, best_slot).add(tl::kDevice, best->id).str());
   Workers::assign(*sw, {job_id, p, best_slot, best->id}, "a partition to synthesize");
-  j->times[p].synth_start = shm::monotonic_ns();
   shm::Msg m{};
   m.type = uint16_t(shm::MsgType::Synthesize);
   m.worker = sw->id, m.epoch = sw->epoch, m.job = job_id, m.partition = p, m.slot = best_slot;
@@ -198,7 +183,7 @@ void Supervisor::note_key(Worker& w, const shm::Msg& m) {
 // for a warm circuit is still to come, until its circuit is overdue.
 void Supervisor::dispatch_proofs(Device& d) {
   Worker* g = d.gpu;
-  if (disk_full_) return;  // its results could not be written; READY slots wait for space
+  if (state_.full()) return;  // its results could not be written; READY slots wait for space
   while (g && (g->state == WorkerState::Idle || g->state == WorkerState::Busy) && g->tasks.size() < kProofsInFlight) {
     int best = -1;
     using Order = std::tuple<int, int, uint64_t, uint32_t>;  // priority, key to load, job id (age), partition

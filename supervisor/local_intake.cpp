@@ -139,8 +139,8 @@ void LocalQueue::after_spooled(SpoolWork& w) {
 
 void LocalQueue::throw_work_failure(const WorkFailure& f) {
   if (f.status == 503) {
-    s_.note_disk_full(f.error, f.space);
-    throw SubmitError(503, s_.disk_full_message());
+    s_.state_.note_full(f.error, f.space);
+    throw SubmitError(503, s_.state_.full_message());
   }
   if (f.status) throw SubmitError(f.status, f.error);
 }
@@ -249,8 +249,8 @@ http::Response LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::v
   } catch (const fs::filesystem_error& e) {
     why = e.what(), space = no_space(e.code().value());
   }
-  s_.note_disk_full(why, space);
-  throw SubmitError(503, s_.disk_full_message());
+  s_.state_.note_full(why, space);
+  throw SubmitError(503, s_.state_.full_message());
 }
 
 // Back on the loop after the copies: the job stored (unless the daemon began to drain, or a twin

@@ -183,8 +183,8 @@ void LocalQueue::add_circuit(const CircuitRec& rec, std::function<void(bool)> ad
   try {
     fresh = store_->add_circuit(rec);
   } catch (const StoreFull& e) {
-    s_.note_disk_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
-    return refused(503, "the job store cannot be written now (" + s_.disk_full_message() + ")");
+    s_.state_.note_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
+    return refused(503, "the job store cannot be written now (" + s_.state_.full_message() + ")");
   } catch (const std::exception& e) {
     spdlog::error("circuit {}: {}", rec.name, e.what());
     return refused(500, std::string("the job store: ") + e.what());
@@ -197,8 +197,8 @@ void LocalQueue::remove_circuit(const std::string& name, std::function<void()> r
   try {
     store_->remove_circuit(name);
   } catch (const StoreFull& e) {
-    s_.note_disk_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
-    return refused(503, "the job store cannot be written now (" + s_.disk_full_message() + ")");
+    s_.state_.note_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
+    return refused(503, "the job store cannot be written now (" + s_.state_.full_message() + ")");
   }
   removed();
 }

@@ -1,12 +1,36 @@
+// A partition's life on this node (partitions.hpp): queued, synthesized into a slot, READY, proved
+// or retried, done or failed, and the slots it held freed.
 #include "supervisor/partitions.hpp"
 
-#include "shm/messages.hpp"
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "shm/results.hpp"
+#include "timeline/events.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
 
 namespace cuzk::sup {
 
-ActiveJob* Partitions::find(uint64_t id) {
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : &it->second;
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + p.string());
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+void Partitions::event(const std::string& name, uint64_t job, const std::string& kv) {
+  if (timeline_) timeline_->add(shm::monotonic_ns(), name, job, kv);
 }
 
 ActiveJob& Partitions::add(ActiveJob j) {
@@ -19,10 +43,28 @@ ActiveJob& Partitions::add(ActiveJob j) {
   return a;
 }
 
-Partitions::Key Partitions::take(std::set<Key>::const_iterator it) {
-  const Key k = *it;
+ActiveJob* Partitions::synthesize(std::set<Key>::const_iterator it, Device& d, uint32_t slot, const Worker& w) {
+  const auto [prio, id, p] = *it;
   pending_.erase(it);
-  return k;
+  ActiveJob* j = find(id);
+  if (!j || is_final(j->rec.state) || j->rec.parts[p].state != PState::Queued) return nullptr;
+  // Durable first: the store says synthesizing before the worker hears of it.
+  set_state(*j, p, PState::Synthesizing);
+  shm::SlotHeader& h = d.seg->slot(slot);
+  h.owner_worker = w.id;
+  h.owner_epoch = w.epoch;
+  h.job = id;
+  h.partition = p;
+  h.circuit = j->circuit;
+  h.generation++;
+  h.n_vars = 0;
+  h.domain_size = 0;
+  h.synth_end_ns = 0;
+  h.cancel.store(0);
+  d.seg->transition(slot, shm::SlotState::Free, shm::SlotState::Synthesizing);
+  d.slots[slot] = SlotUse{true, id, p, SlotUse::Synth};
+  j->times[p].synth_start = shm::monotonic_ns();
+  return j;
 }
 
 void Partitions::set_state(ActiveJob& j, uint32_t p, PState s) {
@@ -33,6 +75,116 @@ void Partitions::set_state(ActiveJob& j, uint32_t p, PState s) {
     j.rec.state = JState::Running;
     queue_->started(j);
   }
+}
+
+void Partitions::synthesized(const Worker& w, const Task& t, const shm::Msg& m) {
+  Device* d = device(t.device);
+  ActiveJob* j = find(m.job);
+  if (!j || is_final(j->rec.state) || !queue_->holds(*j, m.partition)) {
+    // Cancelled, failed or (a shared store) taken by another node meanwhile: whatever the worker
+    // left, the slot is ours to free.
+    if (d) release_slot(d->id, t.slot);
+    return;
+  }
+  j->times[m.partition].synth_ms = m.ms[0];
+  stats_.synth_sum_s += m.ms[0] / 1000, stats_.synth_count++;
+  if (m.status == shm::kOk) {
+    if (m.flags & shm::kMsgWitnessProgram) stats_.witness_program++;
+    if (m.flags & shm::kMsgWitnessNative) stats_.witness_native++;
+    if (m.flags & shm::kMsgWitnessFallback) stats_.witness_fallback++;
+    if (d && d->seg->state(t.slot) == shm::SlotState::Ready) return ready(w, *j, *d, m.partition, t.slot);
+    if (d) release_slot(d->id, t.slot);
+    return requeue(m.job, m.partition, "slot was not READY after synthesis", true);
+  }
+  if (d) release_slot(d->id, t.slot);
+  if (m.status == shm::kBadInput) fail(*j, m.partition, m.text);
+  else if (m.status == shm::kCancelled) requeue(m.job, m.partition, "cancelled by the worker", false);
+  else requeue(m.job, m.partition, w.name + ": " + m.text, true);
+}
+
+void Partitions::proved(const Worker& w, const Task& t, const shm::Msg& m) {
+  Device* d = device(t.device);
+  ActiveJob* j = find(m.job);
+  if (!j || is_final(j->rec.state) || !queue_->holds(*j, m.partition)) {
+    if (d && d->seg->state(t.slot) != shm::SlotState::Proving) release_slot(d->id, t.slot);
+    return;
+  }
+  if (m.status == shm::kOk) {
+    if (d) d->slots[t.slot] = SlotUse{};  // the worker has set it FREE
+    j->times[m.partition].prove_ms = m.ms[0];
+    stats_.prove_sum_s += m.ms[0] / 1000;
+    return complete(*j, m.partition, m.text);
+  }
+  if (m.status == shm::kFailed && d && d->seg->state(t.slot) == shm::SlotState::Ready) {
+    // Prove again from the same slot (the worker restarts itself after a device error).
+    d->slots[t.slot].phase = SlotUse::Ready;
+    PartitionRec& p = j->rec.parts[m.partition];
+    if (const std::string why = state_.write_problem(); !why.empty()) {
+      // The results could not be written (no space, a read-only or unwritable folder): not the
+      // partition's fault. Its slot stays READY, and proving waits until writes succeed again
+      // (Supervisor::check_disk_space).
+      state_.note_full("a proof's result files could not be written (" + why + ")", state_.low_space());
+      return;
+    }
+    p.attempts++;
+    p.error = m.text;
+    if (p.attempts < kMaxAttempts) return set_state(*j, m.partition, PState::Ready);
+    release_slot(d->id, t.slot);
+    return fail(*j, m.partition, "proving failed " + std::to_string(p.attempts) + " times: " + m.text);
+  }
+  if (d) release_slot(d->id, t.slot);
+  if (m.status == shm::kBadInput) fail(*j, m.partition, m.text);
+  else requeue(m.job, m.partition, w.name + ": " + m.text, m.status != shm::kCancelled);
+}
+
+void Partitions::ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uint32_t slot) {
+  set_state(j, p, PState::Ready);
+  d.slots[slot].phase = SlotUse::Ready;
+  j.times[p].ready = shm::monotonic_ns();
+  event(tl::kSlotReady, j.rec.id,
+        tl::Kv().add(tl::kPartition, p).add(tl::kWorker, w.name).add(tl::kSlot, slot).add(tl::kDevice, d.id).str());
+}
+
+void Partitions::requeue(uint64_t job, uint32_t p, const std::string& why, bool count_attempt) {
+  ActiveJob* j = find(job);
+  if (!j || is_final(j->rec.state) || !queue_->holds(*j, p)) return;
+  PartitionRec& pr = j->rec.parts[p];
+  if (count_attempt) pr.attempts++;
+  pr.error = why;
+  if (pr.attempts >= kMaxAttempts)
+    return fail(*j, p, "gave up after " + std::to_string(pr.attempts) + " attempts; last: " + why);
+  spdlog::info("job {} partition {}: requeued ({})", job, p, why);
+  queue_->requeue(*j, p);
+}
+
+void Partitions::complete(ActiveJob& j, uint32_t p, const std::string& result_dir) {
+  PartitionRec& pr = j.rec.parts[p];
+  try {
+    pr.proof = read_file(shm::proof_file(result_dir, p));
+    pr.pub = read_file(shm::public_file(result_dir, p));
+  } catch (const std::exception& e) {
+    return requeue(j.rec.id, p, std::string("result lost: ") + e.what(), true);
+  }
+  const PartTimes& t = j.times[p];
+  const uint64_t now = shm::monotonic_ns();
+  auto ms = [](uint64_t a, uint64_t b) { return a && b > a ? double(b - a) / 1e6 : 0.0; };
+  json tj = {{"queue_ms", ms(t.queued, t.synth_start)},
+             {"synth_ms", t.synth_ms},
+             {"wait_ms", ms(t.ready, t.prove_start)},
+             {"prove_ms", t.prove_ms},
+             {"total_ms", ms(t.queued, now)}};
+  pr.timings = tj.dump();
+  pr.error.clear();
+  pr.state = PState::Done;
+  queue_->done(j, p, tl::Kv().add(tl::kPartition, p).ms(tl::kTotalMs, ms(t.queued, now)).str());
+}
+
+void Partitions::fail(ActiveJob& j, uint32_t p, const std::string& why) {
+  j.rec.parts[p].error = why;
+  event(tl::kPartitionFailed, j.rec.id, tl::Kv().add(tl::kPartition, p).add(tl::kReason, why).str());
+  spdlog::warn("job {} partition {} failed: {}", j.rec.id, p, why);
+  j.rec.parts[p].state = PState::Failed;
+  queue_->fail(j, p, why);
 }
 
 void Partitions::release_slot(int device, uint32_t slot) {

@@ -1,17 +1,24 @@
-// The partitions of the jobs this node works on: the jobs, the partitions queued for synthesis in
-// dispatch order, and which slot of which device ring each partition's work is in. Every change of
-// a partition's state, of the queued set and of a slot's use goes through these verbs, so that
-// the bookkeeping of one partition is read in one place. A state change is told to the queue
-// (queue.hpp), which makes it durable or reports it under its lease.
+// The partitions of the jobs this node works on, from queued to proved: the jobs, the partitions
+// queued for synthesis in dispatch order, which slot of which device ring holds each partition's
+// work, and what the workers' reports do to them (a synthesis READY for its device's GPU worker, a
+// proof done, a retry up to kMaxAttempts, a failure). A report is handled here whole, and every
+// change of a partition's state goes through these verbs and is told to the queue (queue.hpp),
+// which makes it durable or reports it under its lease. Which partition goes to which worker and
+// slot is the scheduler's choice (dispatch.cpp); what happens to it then is here.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
+#include "shm/messages.hpp"
 #include "supervisor/queue.hpp"
+#include "supervisor/state_folder.hpp"
 #include "supervisor/supervisor_types.hpp"
+#include "supervisor/timeline.hpp"
+#include "supervisor/workers.hpp"
 
 namespace cuzk::sup {
 
@@ -19,11 +26,23 @@ class Partitions {
  public:
   using Key = std::tuple<int, uint64_t, uint32_t>;  // priority, job id (age), partition
 
-  explicit Partitions(std::vector<Device>& devices) : devices_(devices) {}
-  void attach(Queue& q) { queue_ = &q; }
+  // What the reports added up to, for /metrics.
+  struct Stats {
+    double synth_sum_s = 0, prove_sum_s = 0;
+    uint64_t synth_count = 0;
+    uint64_t witness_program = 0, witness_native = 0, witness_fallback = 0;  // partitions by witness engine
+  };
+
+  Partitions(std::vector<Device>& devices, StateFolder& state) : devices_(devices), state_(state) {}
+  // Before any job: where state changes are told, and where events go (null: nowhere).
+  void attach(Queue& q, Timeline* timeline) { queue_ = &q, timeline_ = timeline; }
+  const Stats& stats() const { return stats_; }
 
   // The jobs this node works on, by id.
-  ActiveJob* find(uint64_t id);
+  ActiveJob* find(uint64_t id) {
+    auto it = jobs_.find(id);
+    return it == jobs_.end() ? nullptr : &it->second;
+  }
   std::map<uint64_t, ActiveJob>& jobs() { return jobs_; }
   const std::map<uint64_t, ActiveJob>& jobs() const { return jobs_; }
   // Known here from now on; each of its Queued partitions is queued for synthesis, its queue time
@@ -35,10 +54,28 @@ class Partitions {
   const std::set<Key>& pending() const { return pending_; }
   void enqueue(const ActiveJob& j, uint32_t p) { pending_.insert({int(j.rec.priority), j.rec.id, p}); }
   void dequeue(const ActiveJob& j, uint32_t p) { pending_.erase({int(j.rec.priority), j.rec.id, p}); }
-  Key take(std::set<Key>::const_iterator it);  // out of the queued set, to dispatch
 
+  // The queued partition at `it` goes to synthesis worker w through FREE slot `slot` of d: stored
+  // Synthesizing first (the job Running with its first), then the slot's header written for w and
+  // the slot SYNTHESIZING. Null when its job ended meanwhile (the entry is dropped).
+  ActiveJob* synthesize(std::set<Key>::const_iterator it, Device& d, uint32_t slot, const Worker& w);
   // The partition's state, told to the queue; the job's too when it starts running.
   void set_state(ActiveJob& j, uint32_t p, PState s);
+
+  // The reports of task t, which worker w held (Workers::end_task): SynthDone and ProveDone. A
+  // report on a partition this node no longer works on frees the slot and does nothing else.
+  void synthesized(const Worker& w, const Task& t, const shm::Msg& m);
+  void proved(const Worker& w, const Task& t, const shm::Msg& m);
+
+  // The partition's synthesis is complete in its READY slot: it waits for its device's GPU worker.
+  void ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uint32_t slot);
+  // Back to synthesis (count_attempt: the attempt failed), or the job fails once kMaxAttempts
+  // attempts have. Nothing for a job that ended or a partition this node does not hold.
+  void requeue(uint64_t job, uint32_t p, const std::string& why, bool count_attempt);
+  // Proved: its proof and public signals read from result_dir, its timings kept, the queue told.
+  void complete(ActiveJob& j, uint32_t p, const std::string& result_dir);
+  // The partition failed for good, and with it the job.
+  void fail(ActiveJob& j, uint32_t p, const std::string& why);
 
   // A slot back to FREE and unused, whatever it held.
   void release_slot(int device, uint32_t slot);
@@ -47,10 +84,16 @@ class Partitions {
   void stop(uint64_t job, int64_t p = -1);
 
  private:
+  Device* device(int id) { return find_device(devices_, id); }
+  void event(const std::string& name, uint64_t job, const std::string& kv);
+
   std::vector<Device>& devices_;
+  StateFolder& state_;
   Queue* queue_ = nullptr;
+  Timeline* timeline_ = nullptr;
   std::map<uint64_t, ActiveJob> jobs_;
   std::set<Key> pending_;
+  Stats stats_;
 };
 
 }  // namespace cuzk::sup

@@ -65,7 +65,7 @@ size_t SharedQueue::claim_room() const {
 }
 
 void SharedQueue::want_work() {
-  if (claiming_ || s_.draining_ || s_.stopping_ || s_.disk_full_) return;
+  if (claiming_ || s_.draining_ || s_.stopping_ || s_.state_.full()) return;
   if (shm::monotonic_ns() < next_claim_ns_) return;
   const size_t want = claim_room();
   if (!want) return;
@@ -119,7 +119,7 @@ void SharedQueue::adopt(Claimed& c) {
     const uint32_t n = part.attempts;
     part.state = PState::Queued;
     j.rec.parts[p] = std::move(part);
-    return s_.fail_job(j, p, "gave up after " + std::to_string(n) +
+    return s_.parts_.fail(j, p, "gave up after " + std::to_string(n) +
                               " attempts; the last nodes holding it stopped renewing their lease (a node or worker died "
                               "proving it)");
   }
@@ -135,8 +135,8 @@ void SharedQueue::adopt(Claimed& c) {
     part.content.clear();
     j.upload_dir = dir.string();
     if (ec || !f) {
-      if (const std::string why = s_.state_write_problem(); !why.empty())
-        s_.note_disk_full("a claimed partition's input could not be written (" + why + ")", s_.state_low_space());
+      if (const std::string why = s_.state_.write_problem(); !why.empty())
+        s_.state_.note_full("a claimed partition's input could not be written (" + why + ")", s_.state_.low_space());
       part.state = PState::Queued;
       j.rec.parts[p] = std::move(part);
       spdlog::warn("job {} partition {}: cannot write its input to {}; back to the queue", id, p, file.string());

@@ -68,7 +68,6 @@ void Supervisor::open_store() {
       }
       if (cfg_.store.url.empty()) queue_ = std::make_unique<LocalQueue>(*this, (dir / "jobs.sqlite").string());
       else queue_ = std::make_unique<SharedQueue>(*this);
-      parts_.attach(*queue_);
       if (said) spdlog::info("space under daemon.state_dir ({}) is back: starting", dir.string());
       return;
     } catch (const StoreFull& e) {
@@ -91,6 +90,7 @@ void Supervisor::setup_state() {
                                                   : cfg_.timeline.path;
     timeline_ = std::make_unique<Timeline>(path, t0_ns_, cfg_.timeline.also_stderr);
   }
+  parts_.attach(*queue_, timeline_.get());
   dims_ = read_keys(cfg_);
   ring_ = ring_size(cfg_, dims_);
   generators_ = open_generators(cfg_, dims_);

@@ -1,12 +1,12 @@
 // The supervisor's frame: construction, the order of start-up, the libuv loop and its periodic
 // tick (heartbeats, timeline flushing, sd_notify), and the teardown after the loop ends. The work
 // the loop does lives in the files named after it: startup.cpp, worker_lifecycle.cpp,
-// dispatch.cpp, completion.cpp, crash_repair.cpp, shutdown.cpp and api.cpp.
+// dispatch.cpp, crash_repair.cpp, shutdown.cpp and api.cpp; what happens to a partition is in
+// Partitions (partitions.cpp).
 #include "supervisor/supervisor.hpp"
 
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/statvfs.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -19,7 +19,6 @@
 
 #include "shm/results.hpp"
 #include "supervisor/helpers.hpp"
-#include "supervisor/store/state_writes.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
@@ -57,58 +56,44 @@ std::optional<uint32_t> Supervisor::circuit_index(const std::string& name) const
   return std::nullopt;
 }
 
-Device* Supervisor::device(int id) {
-  for (auto& d : devices_)
-    if (d.id == id) return &d;
-  return nullptr;
-}
-
 void Supervisor::event(const std::string& name, uint64_t job, const std::string& kv) {
   if (timeline_) timeline_->add(shm::monotonic_ns(), name, job, kv);
 }
 
-void Supervisor::note_disk_full(const std::string& why, bool space) {
-  if (disk_full_) return;
-  disk_full_ = true;
-  held_for_space_ = space;
-  if (space)
-    spdlog::error("the disk under daemon.state_dir ({}) is full: {}; submissions get 503, and changes of accepted "
-                  "jobs are held in memory until space is freed",
-                  cfg_.daemon.state_dir, why);
-  else
-    spdlog::error("daemon.state_dir ({}) cannot be written: {}; submissions get 503, and changes of accepted jobs "
-                  "are held in memory until it can",
-                  cfg_.daemon.state_dir, why);
-}
-
-bool Supervisor::state_low_space() const {
-  struct statvfs vf {};
-  return ::statvfs(cfg_.daemon.state_dir.c_str(), &vf) == 0 && uint64_t(vf.f_bavail) * vf.f_frsize < (1u << 20);
-}
-
-std::string Supervisor::state_write_problem() const {
-  if (state_low_space()) return "less than 1 MiB free";
-  const fs::path state = cfg_.daemon.state_dir;
-  for (const fs::path& d : {shm::results_root(state), state / "uploads"})
-    if (std::string why = write_probe(d.string()); !why.empty()) return why;
-  return "";
-}
-
+// While the state folder is full, once a second: the held changes written and the folder probed;
+// both succeeding, the daemon accepts work again.
 void Supervisor::check_disk_space() {
-  const uint64_t now = shm::monotonic_ns();
-  if (queue_->held() && !disk_full_) note_disk_full(std::to_string(queue_->held()) + " changes could not be written");
-  if (!disk_full_ || now - last_space_check_ns_ < 1000000000ull) return;
-  last_space_check_ns_ = now;
-  if (!queue_->flush_held() || !state_write_problem().empty()) return;
+  if (queue_->held() && !state_.full()) state_.note_full(std::to_string(queue_->held()) + " changes could not be written");
+  if (!state_.check_due(shm::monotonic_ns())) return;
+  if (!queue_->flush_held() || !state_.write_problem().empty()) return;
   // Room for the store's changes; a submission's uploads may still find none, and say so again.
-  disk_full_ = false;
-  if (held_for_space_)
-    spdlog::info("space under daemon.state_dir ({}) is back: held changes written, accepting jobs again",
-                 cfg_.daemon.state_dir);
-  else
-    spdlog::info("daemon.state_dir ({}) can be written again: held changes written, accepting jobs again",
-                 cfg_.daemon.state_dir);
+  state_.clear();
   schedule();
+}
+
+// Removing a job's copies of its witnesses (hundreds of MB at 2^22) can block for hundreds of ms
+// while the disk is busy, so it runs on the thread pool: on the loop it held up every report.
+void Supervisor::remove_job_files(const ActiveJob& j) {
+  struct Removal {
+    uv_work_t req{};
+    Supervisor* self;
+    std::vector<fs::path> dirs;
+  };
+  auto* w = new Removal{{}, this, {shm::job_results(cfg_.daemon.state_dir, j.rec.id)}};
+  if (!j.upload_dir.empty()) w->dirs.emplace_back(j.upload_dir);
+  w->req.data = w;
+  removals_++;
+  uv_queue_work(
+      loop_, &w->req,
+      [](uv_work_t* q) {
+        std::error_code ec;
+        for (const auto& d : static_cast<Removal*>(q->data)->dirs) fs::remove_all(d, ec);
+      },
+      [](uv_work_t* q, int) {
+        std::unique_ptr<Removal> w(static_cast<Removal*>(q->data));
+        w->self->removals_--;
+        w->self->maybe_finish_shutdown();
+      });
 }
 
 void Supervisor::tick() {

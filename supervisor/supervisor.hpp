@@ -29,10 +29,10 @@
 #include "supervisor/store/job_store.hpp"
 #include "supervisor/partitions.hpp"
 #include "supervisor/queue.hpp"
+#include "supervisor/state_folder.hpp"
 #include "supervisor/supervisor_types.hpp"
 #include "supervisor/intake/submission.hpp"
 #include "supervisor/timeline.hpp"
-#include "supervisor/worker_state.hpp"
 #include "supervisor/workers.hpp"
 #include "witness/manifest.hpp"
 
@@ -105,26 +105,8 @@ class Supervisor {
   void key_order(Device& d);                    // d.key_warm and d.key_overdue, from now
   void track_slot_waits();
   void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);
-  // reports, retries and the end of jobs (completion.cpp)
-  // A partition's synthesis is complete in its READY slot: it waits for its device's GPU worker.
-  void synthesis_ready(const Worker& w, ActiveJob& j, Device& d, uint32_t partition, uint32_t slot);
-  void on_synth_done(Worker& w, const shm::Msg& m);
-  void on_prove_done(Worker& w, const shm::Msg& m);
-  void requeue(uint64_t job, uint32_t partition, const std::string& why, bool count_attempt);
-  void complete_partition(ActiveJob& j, uint32_t p, const std::string& result_dir);
-  void fail_job(ActiveJob& j, uint32_t p, const std::string& why);
-  void remove_job_files(const ActiveJob& j);  // its results and uploads, on the thread pool
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
-  std::string disk_full_message() const;
-  // Logs once, until writes succeed again (tick): space = for lack of space (else the folder cannot
-  // be written: read-only, permissions, I/O errors).
-  void note_disk_full(const std::string& why, bool space = true);
-  void check_disk_space();        // tick: writes held changes once the state folder takes them
-  bool state_low_space() const;   // less than a MiB free under state_dir
-  // Why state_dir cannot take writes now (low space, or no file can be made in results/ or
-  // uploads/), or "".
-  std::string state_write_problem() const;
   nlohmann::ordered_json job_json(const JobRec& j, const ActiveJob* active) const;
   nlohmann::json status_json();
   std::string metrics_text();
@@ -153,12 +135,15 @@ class Supervisor {
   void maybe_finish_shutdown();
   // the loop's tick and lookups (supervisor.cpp)
   void tick();
+  void check_disk_space();  // the tick: writes held changes once the state folder takes them
+  void remove_job_files(const ActiveJob& j);  // its results and uploads, on the thread pool
   void event(const std::string& name, uint64_t job, const std::string& kv);
-  Device* device(int id);
+  Device* device(int id) { return find_device(devices_, id); }
 
   InstanceLock lock_;  // first member: released last, after the rings are removed
   config::Config cfg_;
   std::string config_path_;
+  StateFolder state_{cfg_.daemon.state_dir};  // whether daemon.state_dir takes writes
 
   std::string worker_dir_;
   uv_loop_t* loop_ = nullptr;
@@ -169,7 +154,7 @@ class Supervisor {
   std::unique_ptr<http::Server> server_;
   Workers workers_;
   std::vector<Device> devices_;
-  Partitions parts_{devices_};  // the jobs here, their queued partitions, the slots their work is in
+  Partitions parts_{devices_, state_};  // the jobs here, their queued partitions, the slots their work is in
   std::vector<ZKeyHeader> dims_;  // per circuit: nVars, nPublic, domain size
   RingSize ring_;                 // the slot rings' size, from the configured circuits
   struct Unserved {
@@ -197,13 +182,7 @@ class Supervisor {
   size_t removals_ = 0;     // remove_job_files on the thread pool
   size_t spool_works_ = 0;  // submissions on the thread pool: spooled bodies decoded, clients' files copied
   // metrics
-  uint64_t proofs_done_ = 0, parts_failed_ = 0;
-  double prove_sum_s_ = 0, synth_sum_s_ = 0;
-  uint64_t synth_count_ = 0;
-  uint64_t witness_program_ = 0, witness_native_ = 0, witness_fallback_ = 0;  // partitions by witness engine
-  bool disk_full_ = false;  // a write under state_dir failed (state_writes.hpp), and has not succeeded since
-  bool held_for_space_ = true;  // the failure was for lack of space
-  uint64_t last_space_check_ns_ = 0;
+  uint64_t proofs_done_ = 0;  // the partitions' own figures are parts_.stats()
   bool watchdog_ = false;
   uint64_t watchdog_usec_ = 0, last_watchdog_ns_ = 0, last_status_ns_ = 0;
 };

@@ -1,11 +1,10 @@
-// What the supervisor keeps of its workers, devices and jobs: plain records, shared by the
-// supervisor and the objects that keep them (partitions.hpp, workers.hpp, the queues).
+// What the supervisor keeps of its devices and jobs: plain records, shared by the supervisor and
+// the objects that keep them (partitions.hpp, the queues). The workers' records are in workers.hpp.
 #pragma once
 #include <uv.h>
 
 #include <climits>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,45 +13,10 @@
 #include "shm/slot_ring.hpp"
 #include "supervisor/http/http_server.hpp"
 #include "supervisor/store/job_store.hpp"
-#include "supervisor/worker_state.hpp"
 
 namespace cuzk::sup {
 
-// A partition a worker holds: what it was sent, in which slot of which device's ring.
-struct Task {
-  uint64_t job = 0;
-  uint32_t partition = 0, slot = 0;
-  int device = 0;
-};
-
-// Proofs a GPU worker holds at once: the one on its device and the next, queued in the worker, which
-// starts the moment the device is done with the first while the worker's host side assembles,
-// verifies and writes that first one. The device never waits for the supervisor's round trip or
-// for a proof's host work.
-inline constexpr size_t kProofsInFlight = 2;
-
-struct Worker {
-  WorkerKind kind = WorkerKind::Synth;
-  uint32_t index = 0;  // position in its config list
-  uint32_t id = 0;     // unique across kinds
-  int device = 0;      // gpu workers: the device id
-  std::string name, cpus;
-  uint32_t epoch = 0;
-  int pid = 0;
-  WorkerState state = WorkerState::Starting;  // changed only by Workers::set_state
-  std::string failure;                        // why it is failed
-  uint32_t restarts = 0;
-  std::deque<uint64_t> recent_restarts;  // ns stamps within limits.restart_period_s
-  uv_process_t* proc = nullptr;
-  uv_poll_t* poll = nullptr;
-  uv_timer_t* timer = nullptr;  // restart backoff
-  int fd = -1;
-  uint64_t last_heard_ns = 0;
-  uint64_t started_ns = 0;    // its last spawn (WORKER_START), for WORKER_READY's startup_ms
-  uint64_t slot_wait_ns = 0;  // synthesis workers: idle with partitions queued and no free slot since then
-  std::vector<Task> tasks;    // in flight, oldest first: at most one (synthesis), kProofsInFlight (GPU)
-  std::string hello;  // what the worker said about itself (cpus, threads, backend)
-};
+struct Worker;
 
 struct SlotUse {
   bool used = false;
@@ -82,6 +46,13 @@ struct Device {
   std::vector<uint64_t> key_cold_since;  // ns: since when the circuit has had work here without its key
   int warm_work_priority = INT_MAX;      // the most urgent priority of work to come for warm circuits
 };
+
+// The device of that id among ds, or null.
+inline Device* find_device(std::vector<Device>& ds, int id) {
+  for (Device& d : ds)
+    if (d.id == id) return &d;
+  return nullptr;
+}
 
 // Per-partition timestamps for the timings the API reports (CLOCK_MONOTONIC ns).
 struct PartTimes {

@@ -1,6 +1,7 @@
 // Worker processes: their state changes, spawning with a fresh control socket and epoch, reading
-// their messages, their exits (repaired by crash_repair.cpp), restarts with backoff, and the
-// heartbeat check that kills a worker which stopped answering.
+// their messages (a report ends the worker's task and goes to Partitions, partitions.cpp), their
+// exits (repaired by crash_repair.cpp), restarts with backoff, and the heartbeat check that kills
+// a worker which stopped answering.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -140,8 +141,24 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
       if (w.kind == WorkerKind::Gpu && (!std::strcmp(m.name, tl::kKeyLoad) || !std::strcmp(m.name, tl::kKeyEvict)))
         note_key(w, m);
       break;
-    case shm::MsgType::SynthDone: on_synth_done(w, m); break;
-    case shm::MsgType::ProveDone: on_prove_done(w, m); break;
+    case shm::MsgType::SynthDone:
+      if (const std::optional<Task> t = Workers::end_task(w, m.job, m.partition, "synthesis reported")) {
+        parts_.synthesized(w, *t, m);
+        schedule();
+      }
+      break;
+    case shm::MsgType::ProveDone:
+      if (const std::optional<Task> t = Workers::end_task(w, m.job, m.partition, "proof reported")) {
+        // The device's next READY slot goes out first: the report's bookkeeping (the store, reading
+        // the result files, a finished job's clean-up) then runs while the GPU proves, not before.
+        if (Device* d = device(t->device)) {
+          key_order(*d);
+          dispatch_proofs(*d);
+        }
+        parts_.proved(w, *t, m);
+        schedule();
+      }
+      break;
     default: spdlog::warn("{}: unexpected message {}", w.name, shm::to_string(shm::MsgType(m.type)));
   }
 }

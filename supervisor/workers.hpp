@@ -1,19 +1,79 @@
 // The worker table: one record per worker process (synthesis workers first, then one GPU worker
-// per device), and the verbs that change a worker's state and the tasks it holds. Every state
-// change passes through set_state, which checks it against the table in workers.cpp, so that
-// a change the scheduler does not expect is reported where it is made instead of showing up later
-// as a worker that never gets work.
+// per device), its kind and states, and the verbs that change a worker's state and the tasks it
+// holds. Every change of Worker::state passes through Workers::set_state, which checks it against
+// the table in workers.cpp (where each allowed change says when it happens), so that a change the
+// scheduler does not expect is reported where it is made instead of showing up later as a worker
+// that never gets work.
 #pragma once
 #include <uv.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
-#include "supervisor/supervisor_types.hpp"
-
 namespace cuzk::sup {
+
+enum class WorkerKind { Synth, Gpu };
+
+//   Starting ──Hello──► Idle ──dispatch──► Busy ──task reported──► Idle
+//   Starting, Idle, Busy ──its process exits──► Exited
+//   Exited ──► Backoff ──timer, spawned──► Starting
+//   Exited ──► Failed (exit 78, or too many restarts)     Exited, Backoff, Failed ──► Stopped
+enum class WorkerState {
+  Starting,  // spawned; loading its keys or rings until its Hello
+  Idle,      // running, without a task
+  Busy,      // running, with a task in flight (a GPU worker: one to kProofsInFlight; it may get more)
+  Exited,    // its process has just exited; the exit handler is putting back what it held
+  Backoff,   // waiting for its next spawn
+  Failed,    // not restarted: it exited 78 (configuration error) or restarted too often
+  Stopped,   // the daemon is stopping; it is not spawned again
+};
+
+// "starting", "idle", ...: the names the API reports (docs/API.md, GET /v1/status).
+const char* to_string(WorkerState s);
+// Whether `to` may follow `from`: the table in workers.cpp.
+bool transition_allowed(WorkerState from, WorkerState to);
+// Running and answering: the `cuzk_worker_up` metric.
+inline bool is_up(WorkerState s) { return s == WorkerState::Idle || s == WorkerState::Busy; }
+
+// A partition a worker holds: what it was sent, in which slot of which device's ring.
+struct Task {
+  uint64_t job = 0;
+  uint32_t partition = 0, slot = 0;
+  int device = 0;
+};
+
+// Proofs a GPU worker holds at once: the one on its device and the next, queued in the worker, which
+// starts the moment the device is done with the first while the worker's host side assembles,
+// verifies and writes that first one. The device never waits for the supervisor's round trip or
+// for a proof's host work.
+inline constexpr size_t kProofsInFlight = 2;
+
+struct Worker {
+  WorkerKind kind = WorkerKind::Synth;
+  uint32_t index = 0;  // position in its config list
+  uint32_t id = 0;     // unique across kinds
+  int device = 0;      // gpu workers: the device id
+  std::string name, cpus;
+  uint32_t epoch = 0;
+  int pid = 0;
+  WorkerState state = WorkerState::Starting;  // changed only by Workers::set_state
+  std::string failure;                        // why it is failed
+  uint32_t restarts = 0;
+  std::deque<uint64_t> recent_restarts;  // ns stamps within limits.restart_period_s
+  uv_process_t* proc = nullptr;
+  uv_poll_t* poll = nullptr;
+  uv_timer_t* timer = nullptr;  // restart backoff
+  int fd = -1;
+  uint64_t last_heard_ns = 0;
+  uint64_t started_ns = 0;    // its last spawn (WORKER_START), for WORKER_READY's startup_ms
+  uint64_t slot_wait_ns = 0;  // synthesis workers: idle with partitions queued and no free slot since then
+  std::vector<Task> tasks;    // in flight, oldest first: at most one (synthesis), kProofsInFlight (GPU)
+  std::string hello;  // what the worker said about itself (cpus, threads, backend)
+};
 
 class Workers {
  public:

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "supervisor/crash_repair.hpp"
-#include "supervisor/worker_state.hpp"
+#include "supervisor/workers.hpp"
 
 using namespace cuzk::sup;
 using cuzk::shm::SlotState;

@@ -1,0 +1,324 @@
+// Partitions without processes: a partition into its slot, the workers' reports on it (READY,
+// proved, retried, failed), stale reports and stops, against a real slot ring and a queue that
+// records what it is told.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "shm/results.hpp"
+#include "supervisor/partitions.hpp"
+
+using namespace cuzk::sup;
+using cuzk::shm::SlotState;
+namespace fs = std::filesystem;
+namespace shm = cuzk::shm;
+namespace http = cuzk::http;
+
+namespace {
+
+// What the partitions told the queue, in order. Like the local queue, a requeue queues the
+// partition again here.
+struct RecordingQueue final : Queue {
+  Partitions* parts = nullptr;
+  bool holding = true;  // every partition is this node's
+  std::vector<std::string> told;
+
+  std::vector<CircuitRec> stored_circuits() override { return {}; }
+  void recover() override {}
+  void submit(const http::Request&, std::shared_ptr<http::Responder>) override {}
+  void get(uint64_t, double, const http::Request&, std::shared_ptr<http::Responder>) override {}
+  void cancel(uint64_t, const http::Request&, std::shared_ptr<http::Responder>) override {}
+  bool holds(const ActiveJob&, uint32_t) const override { return holding; }
+  void progress(ActiveJob& j, uint32_t p) override {
+    told.push_back("progress " + std::to_string(p) + " " + to_string(j.rec.parts[p].state));
+  }
+  void started(ActiveJob&) override { told.push_back("started"); }
+  void requeue(ActiveJob& j, uint32_t p) override {
+    told.push_back("requeue " + std::to_string(p));
+    parts->set_state(j, p, PState::Queued);
+    parts->enqueue(j, p);
+  }
+  void done(ActiveJob&, uint32_t p, const std::string&) override { told.push_back("done " + std::to_string(p)); }
+  void fail(ActiveJob&, uint32_t p, const std::string& why) override {
+    told.push_back("fail " + std::to_string(p) + ": " + why);
+  }
+  void want_work() override {}
+  void add_circuit(const CircuitRec&, std::function<void(bool)>, std::function<void(int, const std::string&)>) override {}
+  void remove_circuit(const std::string&, std::function<void()>, std::function<void(int, const std::string&)>) override {}
+  void serving(const std::vector<std::string>&) override {}
+  bool watch_circuits(std::function<void(std::vector<CircuitRec>)>, std::function<void(const std::string&)>) override {
+    return false;
+  }
+  void tick() override {}
+  size_t held() const override { return 0; }
+  bool flush_held() override { return true; }
+  void drain() override {}
+  void stop() override {}
+  void close() override {}
+  JobStore::Counts counts() override { return {}; }
+  nlohmann::json status() const override { return {}; }
+  std::string metrics() const override { return ""; }
+};
+
+class PartitionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    state_dir_ = fs::temp_directory_path() / ("cuzk-partitions-" + std::to_string(::getpid()));
+    fs::create_directories(shm::results_root(state_dir_.string()));
+    fs::create_directories(state_dir_ / "uploads");
+    state_ = std::make_unique<StateFolder>(state_dir_.string());
+    Device d;
+    d.id = 0;
+    d.seg = shm::Segment::create("ptest" + std::to_string(::getpid()), 0, 3, 16, 16);
+    d.slots.resize(3);
+    devices_.push_back(std::move(d));
+    parts_ = std::make_unique<Partitions>(devices_, *state_);
+    queue_.parts = parts_.get();
+    parts_->attach(queue_, nullptr);
+    synth_.kind = WorkerKind::Synth, synth_.id = 1, synth_.epoch = 4, synth_.name = "synth0";
+    gpu_.kind = WorkerKind::Gpu, gpu_.id = 2, gpu_.epoch = 7, gpu_.name = "gpu0";
+  }
+  void TearDown() override {
+    devices_.clear();
+    shm::Segment::remove("ptest" + std::to_string(::getpid()), 0);
+    fs::remove_all(state_dir_);
+  }
+
+  // A job of n partitions, all queued.
+  ActiveJob& add_job(uint64_t id, uint32_t n) {
+    ActiveJob j;
+    j.rec.id = id;
+    for (uint32_t i = 0; i < n; i++) {
+      PartitionRec p;
+      p.index = i;
+      j.rec.parts.push_back(p);
+    }
+    return parts_->add(std::move(j));
+  }
+  shm::Segment& seg() { return *devices_[0].seg; }
+  // The first queued partition into slot s, as the scheduler sends it; the task the worker holds.
+  Task synthesize(uint32_t s) {
+    ActiveJob* j = parts_->synthesize(parts_->pending().begin(), devices_[0], s, synth_);
+    EXPECT_NE(j, nullptr);
+    return {j->rec.id, devices_[0].slots[s].partition, s, 0};
+  }
+  static shm::Msg report(const Task& t, int32_t status, const std::string& text = "") {
+    shm::Msg m{};
+    m.job = t.job, m.partition = t.partition, m.slot = t.slot, m.status = status;
+    m.ms[0] = 5;
+    m.set_text(text);
+    return m;
+  }
+  // The synthesis worker's side: the slot written and READY, then its report.
+  void synthesis_reported(const Task& t) {
+    ASSERT_TRUE(seg().transition(t.slot, SlotState::Synthesizing, SlotState::Ready));
+    parts_->synthesized(synth_, t, report(t, shm::kOk));
+  }
+  // The scheduler's side of a proof: the slot handed to the GPU worker.
+  void prove(const Task& t) {
+    ActiveJob* j = parts_->find(t.job);
+    devices_[0].slots[t.slot].phase = SlotUse::Proving;
+    parts_->set_state(*j, t.partition, PState::Proving);
+    ASSERT_TRUE(seg().transition(t.slot, SlotState::Ready, SlotState::Proving));
+  }
+  // The GPU worker's side of a proof: result files written under the job's folder, the slot FREE.
+  std::string proof_written(const Task& t) {
+    const fs::path dir = shm::job_results(state_dir_.string(), t.job);
+    fs::create_directories(dir);
+    std::ofstream(shm::proof_file(dir, t.partition)) << "{\"pi_a\":1}";
+    std::ofstream(shm::public_file(dir, t.partition)) << "[\"7\"]";
+    seg().force(t.slot, SlotState::Free);
+    return dir.string();
+  }
+
+  fs::path state_dir_;
+  std::unique_ptr<StateFolder> state_;
+  std::vector<Device> devices_;
+  std::unique_ptr<Partitions> parts_;
+  RecordingQueue queue_;
+  Worker synth_, gpu_;
+};
+
+}  // namespace
+
+TEST_F(PartitionsTest, APartitionIsStoredSynthesizingBeforeItsSlotIsWritten) {
+  ActiveJob& j = add_job(11, 2);
+  ASSERT_EQ(parts_->pending().size(), 2u);
+  const Task t = synthesize(1);
+  EXPECT_EQ(t.partition, 0u);
+  EXPECT_EQ(parts_->pending().size(), 1u);
+  EXPECT_EQ(queue_.told, (std::vector<std::string>{"progress 0 synthesizing", "started"}));
+  EXPECT_EQ(j.rec.state, JState::Running);
+  EXPECT_EQ(seg().state(1), SlotState::Synthesizing);
+  EXPECT_EQ(seg().slot(1).owner_worker, synth_.id);
+  EXPECT_EQ(seg().slot(1).owner_epoch, synth_.epoch);
+  EXPECT_EQ(seg().slot(1).job, 11u);
+  EXPECT_TRUE(devices_[0].slots[1].used);
+  // The job runs already: its second partition does not start it again.
+  synthesize(2);
+  EXPECT_EQ(queue_.told.back(), "progress 1 synthesizing");
+}
+
+TEST_F(PartitionsTest, AQueuedEntryOfAnEndedJobIsDropped) {
+  ActiveJob& j = add_job(12, 1);
+  j.rec.state = JState::Cancelled;
+  EXPECT_EQ(parts_->synthesize(parts_->pending().begin(), devices_[0], 0, synth_), nullptr);
+  EXPECT_TRUE(parts_->pending().empty());
+  EXPECT_EQ(seg().state(0), SlotState::Free);
+  EXPECT_TRUE(queue_.told.empty());
+}
+
+TEST_F(PartitionsTest, AReadySlotWaitsForTheGpuThenTheProofCompletesThePartition) {
+  ActiveJob& j = add_job(13, 1);
+  const Task t = synthesize(0);
+  synthesis_reported(t);
+  EXPECT_EQ(j.rec.parts[0].state, PState::Ready);
+  EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
+  EXPECT_EQ(parts_->stats().synth_count, 1u);
+  prove(t);
+  parts_->proved(gpu_, t, report(t, shm::kOk, proof_written(t)));
+  EXPECT_EQ(queue_.told.back(), "done 0");
+  EXPECT_EQ(j.rec.parts[0].state, PState::Done);
+  EXPECT_EQ(j.rec.parts[0].proof, "{\"pi_a\":1}");
+  EXPECT_EQ(j.rec.parts[0].pub, "[\"7\"]");
+  EXPECT_NE(j.rec.parts[0].timings.find("\"total_ms\""), std::string::npos);
+  EXPECT_FALSE(devices_[0].slots[0].used);
+}
+
+TEST_F(PartitionsTest, AProofWhoseResultFilesAreGoneIsSynthesizedAgain) {
+  ActiveJob& j = add_job(14, 1);
+  const Task t = synthesize(0);
+  synthesis_reported(t);
+  prove(t);
+  seg().force(t.slot, SlotState::Free);
+  parts_->proved(gpu_, t, report(t, shm::kOk, (state_dir_ / "nowhere").string()));
+  EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
+  EXPECT_EQ(j.rec.parts[0].attempts, 1u);
+  EXPECT_NE(j.rec.parts[0].error.find("result lost"), std::string::npos);
+  EXPECT_EQ(parts_->pending().size(), 1u);
+}
+
+TEST_F(PartitionsTest, ASynthesisThatLeftItsSlotNotReadyCountsAnAttempt) {
+  ActiveJob& j = add_job(15, 1);
+  const Task t = synthesize(0);
+  parts_->synthesized(synth_, t, report(t, shm::kOk));  // slot still SYNTHESIZING
+  EXPECT_EQ(seg().state(0), SlotState::Free);
+  EXPECT_FALSE(devices_[0].slots[0].used);
+  EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
+  EXPECT_EQ(j.rec.parts[0].attempts, 1u);
+  EXPECT_EQ(queue_.told.back(), "progress 0 queued");
+}
+
+TEST_F(PartitionsTest, BadInputFailsTheJobAtOnce) {
+  add_job(16, 1);
+  const Task t = synthesize(0);
+  seg().force(t.slot, SlotState::Free);
+  parts_->synthesized(synth_, t, report(t, shm::kBadInput, "constraint 3 is not satisfied"));
+  EXPECT_EQ(queue_.told.back(), "fail 0: constraint 3 is not satisfied");
+  EXPECT_FALSE(devices_[0].slots[0].used);
+}
+
+TEST_F(PartitionsTest, ACancelledSynthesisCountsNoAttempt) {
+  ActiveJob& j = add_job(17, 1);
+  const Task t = synthesize(0);
+  parts_->synthesized(synth_, t, report(t, shm::kCancelled));
+  EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
+  EXPECT_EQ(j.rec.parts[0].attempts, 0u);
+}
+
+TEST_F(PartitionsTest, TheThirdFailedSynthesisFailsTheJob) {
+  ActiveJob& j = add_job(18, 1);
+  for (int i = 0; i < 2; i++) {
+    const Task t = synthesize(0);
+    parts_->synthesized(synth_, t, report(t, shm::kFailed, "out of memory"));
+    EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
+  }
+  const Task t = synthesize(0);
+  parts_->synthesized(synth_, t, report(t, shm::kFailed, "out of memory"));
+  EXPECT_EQ(j.rec.parts[0].attempts, kMaxAttempts);
+  EXPECT_EQ(queue_.told.back(), "fail 0: gave up after 3 attempts; last: synth0: out of memory");
+}
+
+TEST_F(PartitionsTest, AFailedProofIsProvedAgainFromTheSameSlotThenFails) {
+  ActiveJob& j = add_job(19, 1);
+  const Task t = synthesize(0);
+  synthesis_reported(t);
+  for (uint32_t i = 1; i < kMaxAttempts; i++) {
+    prove(t);
+    seg().force(t.slot, SlotState::Ready);  // the worker gave the slot back
+    parts_->proved(gpu_, t, report(t, shm::kFailed, "device error"));
+    EXPECT_EQ(j.rec.parts[0].state, PState::Ready);
+    EXPECT_EQ(j.rec.parts[0].attempts, i);
+    EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
+  }
+  prove(t);
+  seg().force(t.slot, SlotState::Ready);
+  parts_->proved(gpu_, t, report(t, shm::kFailed, "device error"));
+  EXPECT_EQ(queue_.told.back(), "fail 0: proving failed 3 times: device error");
+  EXPECT_EQ(seg().state(0), SlotState::Free);
+}
+
+TEST_F(PartitionsTest, AFailedProofWhoseResultsCannotBeWrittenWaitsWithoutAnAttempt) {
+  ActiveJob& j = add_job(20, 1);
+  const Task t = synthesize(0);
+  synthesis_reported(t);
+  prove(t);
+  seg().force(t.slot, SlotState::Ready);
+  fs::remove_all(shm::results_root(state_dir_.string()));
+  std::ofstream(shm::results_root(state_dir_.string())) << "not a folder";
+  parts_->proved(gpu_, t, report(t, shm::kFailed, "cannot write the proof"));
+  EXPECT_TRUE(state_->full());
+  EXPECT_EQ(j.rec.parts[0].attempts, 0u);
+  EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
+  EXPECT_EQ(seg().state(0), SlotState::Ready);
+}
+
+TEST_F(PartitionsTest, AReportOnAPartitionNoLongerHeldOnlyFreesTheSlot) {
+  ActiveJob& j = add_job(21, 1);
+  const Task t = synthesize(0);
+  queue_.holding = false;
+  const size_t told = queue_.told.size();
+  ASSERT_TRUE(seg().transition(t.slot, SlotState::Synthesizing, SlotState::Ready));
+  parts_->synthesized(synth_, t, report(t, shm::kOk));
+  EXPECT_EQ(queue_.told.size(), told);
+  EXPECT_EQ(seg().state(0), SlotState::Free);
+  EXPECT_FALSE(devices_[0].slots[0].used);
+  EXPECT_EQ(j.rec.parts[0].state, PState::Synthesizing);
+}
+
+TEST_F(PartitionsTest, AStaleProofReportLeavesASlotBeingProvedToItsOwner) {
+  add_job(22, 1);
+  const Task t = synthesize(0);
+  synthesis_reported(t);
+  prove(t);
+  queue_.holding = false;
+  parts_->proved(gpu_, t, report(t, shm::kOk, ""));
+  EXPECT_EQ(seg().state(0), SlotState::Proving);
+  EXPECT_TRUE(devices_[0].slots[0].used);
+}
+
+TEST_F(PartitionsTest, StoppingAJobFreesItsReadySlotsAndCancelsTheRest) {
+  add_job(23, 3);
+  const Task a = synthesize(0);
+  const Task b = synthesize(1);
+  synthesis_reported(b);
+  ASSERT_EQ(parts_->pending().size(), 1u);
+  parts_->stop(23);
+  EXPECT_TRUE(parts_->pending().empty());
+  EXPECT_EQ(seg().state(b.slot), SlotState::Free);
+  EXPECT_FALSE(devices_[0].slots[b.slot].used);
+  EXPECT_EQ(seg().state(a.slot), SlotState::Synthesizing);
+  EXPECT_EQ(seg().slot(a.slot).cancel.load(), 1u);
+}
+
+TEST_F(PartitionsTest, StoppingOnePartitionLeavesTheOthers) {
+  add_job(24, 2);
+  const Task a = synthesize(0);
+  parts_->stop(24, 1);
+  EXPECT_TRUE(parts_->pending().empty());
+  EXPECT_EQ(seg().slot(a.slot).cancel.load(), 0u);
+}
