@@ -74,9 +74,10 @@ void LocalQueue::recover() {
   s_.remove_orphan_uploads();
 }
 
-void LocalQueue::progress(ActiveJob& j, uint32_t p) { store_->set_partition(j.rec.id, j.rec.parts[p]); }
-
-void LocalQueue::started(ActiveJob& j) { store_->set_job(j.rec.id, JState::Running, "", 0); }
+void LocalQueue::progress(ActiveJob& j, uint32_t p, bool job_started) {
+  store_->set(j.rec.id, {j.rec.parts[p]},
+              job_started ? std::optional<SqliteStore::JobChange>({JState::Running, ""}) : std::nullopt);
+}
 
 void LocalQueue::requeue(ActiveJob& j, uint32_t p) {
   s_.parts_.set_state(j, p, PState::Queued);
@@ -84,32 +85,33 @@ void LocalQueue::requeue(ActiveJob& j, uint32_t p) {
 }
 
 void LocalQueue::done(ActiveJob& j, uint32_t p, const std::string& done_kv) {
-  progress(j, p);
-  s_.proofs_done_++;
-  s_.event(tl::kProofDone, j.rec.id, done_kv);
   bool all = true;
   for (auto& q : j.rec.parts) all = all && q.state == PState::Done;
-  if (all) finish(j, JState::Done, "");
+  if (!all) progress(j, p, false);  // the last one is stored with the job's end
+  s_.proofs_done_++;
+  s_.event(tl::kProofDone, j.rec.id, done_kv);
+  if (all) finish(j, JState::Done, "", p);
 }
 
 void LocalQueue::fail(ActiveJob& j, uint32_t p, const std::string& why) {
-  progress(j, p);
-  finish(j, JState::Failed, "partition " + std::to_string(p) + ": " + why);
+  finish(j, JState::Failed, "partition " + std::to_string(p) + ": " + why, p);
 }
 
 // Final state: stored, remaining partitions stopped (their slots' cancel flags set), waiters answered.
-void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error) {
+void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64_t ended) {
   const uint64_t id = j.rec.id;
+  std::vector<PartitionRec> changed;
+  if (ended >= 0) changed.push_back(j.rec.parts[size_t(ended)]);
   for (auto& pr : j.rec.parts)
     if (!is_final(pr.state)) {
       pr.state = PState::Cancelled;
-      store_->set_partition(id, pr);
+      changed.push_back(pr);
     }
   s_.parts_.stop(id);
   j.rec.state = st;
   j.rec.error = error;
   j.rec.finished_ms = wall_ms();
-  store_->set_job(id, st, error, j.rec.finished_ms);
+  store_->set(id, changed, SqliteStore::JobChange{st, error, j.rec.finished_ms});
   s_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
   spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
   s_.remove_job_files(j);
@@ -205,12 +207,15 @@ void LocalQueue::remove_circuit(const std::string& name, std::function<void()> r
 
 // What did not finish is stored as queued; the next start proves it.
 void LocalQueue::stop() {
-  for (auto& [id, j] : s_.parts_.jobs())
+  for (auto& [id, j] : s_.parts_.jobs()) {
+    std::vector<PartitionRec> queued;
     for (auto& pr : j.rec.parts)
       if (!is_final(pr.state) && pr.state != PState::Queued) {
         pr.state = PState::Queued;
-        store_->set_partition(id, pr);
+        queued.push_back(pr);
       }
+    if (!queued.empty()) store_->set(id, queued);
+  }
 }
 
 void LocalQueue::close() {

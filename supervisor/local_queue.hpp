@@ -32,8 +32,7 @@ class LocalQueue final : public Queue {
   void cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) override;
 
   bool holds(const ActiveJob&, uint32_t) const override { return true; }
-  void progress(ActiveJob& j, uint32_t p) override;
-  void started(ActiveJob& j) override;
+  void progress(ActiveJob& j, uint32_t p, bool job_started) override;
   void requeue(ActiveJob& j, uint32_t p) override;
   void done(ActiveJob& j, uint32_t p, const std::string& done_kv) override;
   void fail(ActiveJob& j, uint32_t p, const std::string& why) override;
@@ -60,9 +59,10 @@ class LocalQueue final : public Queue {
   std::string metrics() const override;
 
  private:
-  // The end of a job here: stored final, its remaining work stopped, its files removed, its long
-  // polls answered.
-  void finish(ActiveJob& j, JState st, const std::string& error);
+  // The end of a job here: stored final in one write, with the partition that ended it (ended,
+  // or none: -1) and the partitions it cancels; its remaining work stopped, its files removed,
+  // its long polls answered.
+  void finish(ActiveJob& j, JState st, const std::string& error, int64_t ended = -1);
   // Job id as the request's client may see it: active here, else as stored (read once). False for
   // a job that does not exist and for another class's job alike (both answered 404).
   bool find_visible(uint64_t id, const http::Request& req, ActiveJob*& active, std::optional<JobRec>& stored);

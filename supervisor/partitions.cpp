@@ -69,12 +69,10 @@ ActiveJob* Partitions::synthesize(std::set<Key>::const_iterator it, Device& d, u
 
 void Partitions::set_state(ActiveJob& j, uint32_t p, PState s) {
   j.rec.parts[p].state = s;
-  queue_->progress(j, p);
   // A job runs from its first partition's synthesis on.
-  if (s == PState::Synthesizing && j.rec.state == JState::Queued) {
-    j.rec.state = JState::Running;
-    queue_->started(j);
-  }
+  const bool started = s == PState::Synthesizing && j.rec.state == JState::Queued;
+  if (started) j.rec.state = JState::Running;
+  queue_->progress(j, p, started);
 }
 
 void Partitions::synthesized(const Worker& w, const Task& t, const shm::Msg& m) {

@@ -59,7 +59,8 @@ class Partitions {
   // Synthesizing first (the job Running with its first), then the slot's header written for w and
   // the slot SYNTHESIZING. Null when its job ended meanwhile (the entry is dropped).
   ActiveJob* synthesize(std::set<Key>::const_iterator it, Device& d, uint32_t slot, const Worker& w);
-  // The partition's state, told to the queue; the job's too when it starts running.
+  // The partition's state, told to the queue; the job's too, in the same write, when it starts
+  // running.
   void set_state(ActiveJob& j, uint32_t p, PState s);
 
   // The reports of task t, which worker w held (Workers::end_task): SynthDone and ProveDone. A

@@ -42,10 +42,9 @@ class Queue {
   // may have gone to another node); a report on one it does not hold is ignored.
   virtual bool holds(const ActiveJob& j, uint32_t p) const = 0;
   // j.rec.parts[p].state changed while the partition stays this node's (Synthesizing, Ready,
-  // Proving); the store hears of it before the worker does where that matters.
-  virtual void progress(ActiveJob& j, uint32_t p) = 0;
-  // j became Running with its first partition's synthesis.
-  virtual void started(ActiveJob& j) = 0;
+  // Proving); the store hears of it before the worker does where that matters. job_started: j
+  // became Running with it (its first partition's synthesis), told in the same write.
+  virtual void progress(ActiveJob& j, uint32_t p, bool job_started) = 0;
   // Back to the queue, to be synthesized again (here, or by whichever node claims it next).
   virtual void requeue(ActiveJob& j, uint32_t p) = 0;
   // Proved: j.rec.parts[p] holds the proof, public signals and timings. done_kv: PROOF_DONE's keys.

@@ -35,8 +35,7 @@ class SharedQueue final : public Queue {
   void cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) override;
 
   bool holds(const ActiveJob& j, uint32_t p) const override;
-  void progress(ActiveJob& j, uint32_t p) override { report(j, p, ""); }
-  void started(ActiveJob&) override {}  // the claim made it Running
+  void progress(ActiveJob& j, uint32_t p, bool) override { report(j, p, ""); }  // a claim makes a job Running
   void requeue(ActiveJob& j, uint32_t p) override;
   void done(ActiveJob& j, uint32_t p, const std::string& done_kv) override;
   void fail(ActiveJob& j, uint32_t p, const std::string& why) override;

@@ -33,10 +33,10 @@ struct RecordingQueue final : Queue {
   void get(uint64_t, double, const http::Request&, std::shared_ptr<http::Responder>) override {}
   void cancel(uint64_t, const http::Request&, std::shared_ptr<http::Responder>) override {}
   bool holds(const ActiveJob&, uint32_t) const override { return holding; }
-  void progress(ActiveJob& j, uint32_t p) override {
-    told.push_back("progress " + std::to_string(p) + " " + to_string(j.rec.parts[p].state));
+  void progress(ActiveJob& j, uint32_t p, bool job_started) override {
+    told.push_back("progress " + std::to_string(p) + " " + to_string(j.rec.parts[p].state) +
+                   (job_started ? ", job running" : ""));
   }
-  void started(ActiveJob&) override { told.push_back("started"); }
   void requeue(ActiveJob& j, uint32_t p) override {
     told.push_back("requeue " + std::to_string(p));
     parts->set_state(j, p, PState::Queued);
@@ -151,7 +151,7 @@ TEST_F(PartitionsTest, APartitionIsStoredSynthesizingBeforeItsSlotIsWritten) {
   const Task t = synthesize(1);
   EXPECT_EQ(t.partition, 0u);
   EXPECT_EQ(parts_->pending().size(), 1u);
-  EXPECT_EQ(queue_.told, (std::vector<std::string>{"progress 0 synthesizing", "started"}));
+  EXPECT_EQ(queue_.told, (std::vector<std::string>{"progress 0 synthesizing, job running"}));
   EXPECT_EQ(j.rec.state, JState::Running);
   EXPECT_EQ(seg().state(1), SlotState::Synthesizing);
   EXPECT_EQ(seg().slot(1).owner_worker, synth_.id);

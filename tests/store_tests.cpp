@@ -391,6 +391,54 @@ TEST_P(StoreTest, RuntimeCircuitsAreKeptOncePerNameInOrder) {
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgresql"),
                          [](const auto& info) { return info.param; });
 
+// The one-node journal: a partition's change and its job's go in one write, and a restart finds
+// what was in flight queued again, the job still running.
+TEST(SqliteJournal, APartitionAndItsJobAreWrittenTogether) {
+  char tmpl[] = "/tmp/cuzk-journal-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/jobs.sqlite";
+  uint64_t id = 0;
+  {
+    SqliteStore s(path);
+    JobRec j;
+    j.circuit = "c";
+    for (uint32_t i = 0; i < 2; i++) {
+      PartitionRec p;
+      p.index = i;
+      j.parts.push_back(p);
+    }
+    ASSERT_TRUE(s.insert(j));
+    id = j.id;
+    j.parts[0].state = PState::Synthesizing;
+    s.set(id, {j.parts[0]}, SqliteStore::JobChange{JState::Running, ""});
+    std::optional<JobRec> got = s.load(id);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->state, JState::Running);
+    EXPECT_EQ(got->parts[0].state, PState::Synthesizing);
+    EXPECT_EQ(got->parts[1].state, PState::Queued);
+  }
+  {
+    SqliteStore s(path);
+    std::vector<JobRec> left = s.recover();
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_EQ(left[0].state, JState::Running);
+    EXPECT_EQ(left[0].parts[0].state, PState::Queued);
+    // The end of the job: the partition that ended it, the one it cancels and the job at once.
+    PartitionRec failed = left[0].parts[0], cancelled = left[0].parts[1];
+    failed.state = PState::Failed, failed.error = "bad witness";
+    cancelled.state = PState::Cancelled;
+    s.set(id, {failed, cancelled}, SqliteStore::JobChange{JState::Failed, "partition 0: bad witness", 5});
+    std::optional<JobRec> got = s.load(id);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->state, JState::Failed);
+    EXPECT_EQ(got->finished_ms, 5);
+    EXPECT_EQ(got->parts[0].error, "bad witness");
+    EXPECT_EQ(got->parts[1].state, PState::Cancelled);
+    EXPECT_TRUE(s.recover().empty());
+  }
+  fs::remove_all(tmpl);
+}
+
 // The PostgreSQL schema is created once with its version row, reopened without change, and a
 // schema from a newer cuzk is refused rather than misread.
 TEST(PgSchema, VersionTableMigratesOnceAndRefusesNewer) {

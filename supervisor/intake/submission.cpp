@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 
 #include "supervisor/intake/upload_stream.hpp"
 #include "supervisor/intake/wtns_header.hpp"
@@ -153,11 +152,7 @@ PreparedInput SubmitValidator::witness_entry(const json& e, const std::string& f
       p.content = std::move(*bytes);
       p.ext = ".wtns";
       where = field + " (uploaded)";
-      info = wtns_info(p.content.size(), [&](uint64_t off, void* buf, size_t len) {
-        if (off > p.content.size() || len > p.content.size() - off) return false;
-        std::memcpy(buf, p.content.data() + off, len);
-        return true;
-      });
+      info = wtns_info(p.content);
     } else {
       auto path = e.is_string() ? std::optional<std::string>(e.get<std::string>()) : sole_string(e, "path");
       if (!path) bad(field + ": must be a path string, {\"path\": ...} or {\"base64\": ...}");

@@ -67,4 +67,12 @@ WtnsInfo wtns_info(uint64_t size, const ReadAt& read) {
   return {values, prime->curve};
 }
 
+WtnsInfo wtns_info(std::string_view bytes) {
+  return wtns_info(bytes.size(), [&](uint64_t off, void* buf, size_t len) {
+    if (off > bytes.size() || len > bytes.size() - off) return false;
+    std::memcpy(buf, bytes.data() + off, len);
+    return true;
+  });
+}
+
 }  // namespace cuzk::sup

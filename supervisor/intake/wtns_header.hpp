@@ -7,6 +7,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "math/curves.hpp"
 
@@ -26,5 +27,7 @@ struct WtnsInfo {
 };
 // The witness's number of values and curve. size: the file's size in bytes.
 WtnsInfo wtns_info(uint64_t size, const ReadAt& read);
+// The same of a whole .wtns held in memory (an uploaded witness).
+WtnsInfo wtns_info(std::string_view bytes);
 
 }  // namespace cuzk::sup

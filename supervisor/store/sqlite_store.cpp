@@ -303,13 +303,9 @@ std::vector<JobRec> SqliteStore::recover() {
   return out;
 }
 
-void SqliteStore::set_job(uint64_t id, JState st, const std::string& error, int64_t finished_ms) {
-  held_jobs_[id] = JobChange{st, error, finished_ms};
-  flush_held();
-}
-
-void SqliteStore::set_partition(uint64_t job, const PartitionRec& p) {
-  held_parts_[{job, p.index}] = p;
+void SqliteStore::set(uint64_t job, const std::vector<PartitionRec>& parts, std::optional<JobChange> state) {
+  for (const PartitionRec& p : parts) held_parts_[{job, p.index}] = p;
+  if (state) held_jobs_[job] = std::move(*state);
   flush_held();
 }
 

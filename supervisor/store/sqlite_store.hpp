@@ -4,7 +4,10 @@
 // JobStore work here too, for one process.
 #pragma once
 #include <map>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "supervisor/store/job_store.hpp"
 
@@ -49,8 +52,17 @@ class SqliteStore final : public JobStore {
   // of the same job or partition replaces the held one), retried by flush_held() and by every
   // later change, and shown by load(); they are never dropped while the process lives. A
   // supervisor killed meanwhile requeues what was in flight, as after any crash.
-  void set_job(uint64_t id, JState s, const std::string& error, int64_t finished_ms);
-  void set_partition(uint64_t job, const PartitionRec& p);
+  struct JobChange {
+    JState state;
+    std::string error;
+    int64_t finished_ms = 0;
+  };
+  // Partitions of one job and, where given, the job's own state: one transaction.
+  void set(uint64_t job, const std::vector<PartitionRec>& parts, std::optional<JobChange> state = std::nullopt);
+  void set_job(uint64_t id, JState s, const std::string& error, int64_t finished_ms) {
+    set(id, {}, JobChange{s, error, finished_ms});
+  }
+  void set_partition(uint64_t job, const PartitionRec& p) { set(job, {p}); }
   // Writes the held changes in one transaction; true when none is left held.
   bool flush_held();
   // Changes held for lack of space: while there are any, the store counts as full.
@@ -65,11 +77,6 @@ class SqliteStore final : public JobStore {
   bool has_column(const char* table, const char* column);
   std::optional<JState> job_state(uint64_t id);
   void set_job_row(uint64_t id, JState s, const std::string& error, int64_t finished_ms);
-  struct JobChange {
-    JState state;
-    std::string error;
-    int64_t finished_ms;
-  };
   std::map<uint64_t, JobChange> held_jobs_;
   std::map<std::pair<uint64_t, uint32_t>, PartitionRec> held_parts_;
   sqlite3* db_ = nullptr;
