@@ -100,7 +100,8 @@ void Partitions::synthesized(const Worker& w, const Task& t, const shm::Msg& m) 
   else requeue(m.job, m.partition, w.name + ": " + m.text, true);
 }
 
-void Partitions::proved(const Worker& w, const Task& t, const shm::Msg& m) {
+void Partitions::proved(const Worker& w, const Task& t, const shm::Msg& m,
+                        const std::function<void(Device&)>& prove_next) {
   Device* d = device(t.device);
   ActiveJob* j = find(m.job);
   if (!j || is_final(j->rec.state) || !queue_->holds(*j, m.partition)) {
@@ -108,7 +109,10 @@ void Partitions::proved(const Worker& w, const Task& t, const shm::Msg& m) {
     return;
   }
   if (m.status == shm::kOk) {
-    if (d) d->slots[t.slot] = SlotUse{};  // the worker has set it FREE
+    if (d) {
+      d->slots[t.slot] = SlotUse{};  // the worker has set it FREE
+      prove_next(*d);
+    }
     j->times[m.partition].prove_ms = m.ms[0];
     stats_.prove_sum_s += m.ms[0] / 1000;
     return complete(*j, m.partition, m.text);

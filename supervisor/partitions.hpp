@@ -7,6 +7,7 @@
 // slot is the scheduler's choice (dispatch.cpp); what happens to it then is here.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -66,7 +67,10 @@ class Partitions {
   // The reports of task t, which worker w held (Workers::end_task): SynthDone and ProveDone. A
   // report on a partition this node no longer works on frees the slot and does nothing else.
   void synthesized(const Worker& w, const Task& t, const shm::Msg& m);
-  void proved(const Worker& w, const Task& t, const shm::Msg& m);
+  // prove_next(d): called the moment a proved partition's slot is free again, so that the device's
+  // next READY slot goes out first and the bookkeeping after it (the store, reading the result
+  // files, a finished job's clean-up) runs while the GPU proves.
+  void proved(const Worker& w, const Task& t, const shm::Msg& m, const std::function<void(Device&)>& prove_next);
 
   // The partition's synthesis is complete in its READY slot: it waits for its device's GPU worker.
   void ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uint32_t slot);

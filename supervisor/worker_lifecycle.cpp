@@ -149,13 +149,10 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
       break;
     case shm::MsgType::ProveDone:
       if (const std::optional<Task> t = Workers::end_task(w, m.job, m.partition, "proof reported")) {
-        // The device's next READY slot goes out first: the report's bookkeeping (the store, reading
-        // the result files, a finished job's clean-up) then runs while the GPU proves, not before.
-        if (Device* d = device(t->device)) {
-          key_order(*d);
-          dispatch_proofs(*d);
-        }
-        parts_.proved(w, *t, m);
+        parts_.proved(w, *t, m, [this](Device& d) {
+          key_order(d);
+          dispatch_proofs(d);
+        });
         schedule();
       }
       break;

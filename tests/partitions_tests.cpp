@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,12 @@ class PartitionsTest : public ::testing::Test {
   std::unique_ptr<Partitions> parts_;
   RecordingQueue queue_;
   Worker synth_, gpu_;
+  // What the device's refill (prove_next) found each time: slot 0 free or not, and the last thing
+  // the queue had been told by then.
+  std::vector<std::string> refills_;
+  std::function<void(Device&)> next_ = [this](Device& d) {
+    refills_.push_back(std::string(d.slots[0].used ? "slot used" : "slot free") + ", " + queue_.told.back());
+  };
 };
 
 }  // namespace
@@ -180,7 +187,9 @@ TEST_F(PartitionsTest, AReadySlotWaitsForTheGpuThenTheProofCompletesThePartition
   EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
   EXPECT_EQ(parts_->stats().synth_count, 1u);
   prove(t);
-  parts_->proved(gpu_, t, report(t, shm::kOk, proof_written(t)));
+  parts_->proved(gpu_, t, report(t, shm::kOk, proof_written(t)), next_);
+  // The device is refilled with the slot free and before the partition's bookkeeping.
+  EXPECT_EQ(refills_, (std::vector<std::string>{"slot free, progress 0 proving"}));
   EXPECT_EQ(queue_.told.back(), "done 0");
   EXPECT_EQ(j.rec.parts[0].state, PState::Done);
   EXPECT_EQ(j.rec.parts[0].proof, "{\"pi_a\":1}");
@@ -195,7 +204,7 @@ TEST_F(PartitionsTest, AProofWhoseResultFilesAreGoneIsSynthesizedAgain) {
   synthesis_reported(t);
   prove(t);
   seg().force(t.slot, SlotState::Free);
-  parts_->proved(gpu_, t, report(t, shm::kOk, (state_dir_ / "nowhere").string()));
+  parts_->proved(gpu_, t, report(t, shm::kOk, (state_dir_ / "nowhere").string()), next_);
   EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
   EXPECT_EQ(j.rec.parts[0].attempts, 1u);
   EXPECT_NE(j.rec.parts[0].error.find("result lost"), std::string::npos);
@@ -250,16 +259,17 @@ TEST_F(PartitionsTest, AFailedProofIsProvedAgainFromTheSameSlotThenFails) {
   for (uint32_t i = 1; i < kMaxAttempts; i++) {
     prove(t);
     seg().force(t.slot, SlotState::Ready);  // the worker gave the slot back
-    parts_->proved(gpu_, t, report(t, shm::kFailed, "device error"));
+    parts_->proved(gpu_, t, report(t, shm::kFailed, "device error"), next_);
     EXPECT_EQ(j.rec.parts[0].state, PState::Ready);
     EXPECT_EQ(j.rec.parts[0].attempts, i);
     EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
   }
   prove(t);
   seg().force(t.slot, SlotState::Ready);
-  parts_->proved(gpu_, t, report(t, shm::kFailed, "device error"));
+  parts_->proved(gpu_, t, report(t, shm::kFailed, "device error"), next_);
   EXPECT_EQ(queue_.told.back(), "fail 0: proving failed 3 times: device error");
   EXPECT_EQ(seg().state(0), SlotState::Free);
+  EXPECT_TRUE(refills_.empty());
 }
 
 TEST_F(PartitionsTest, AFailedProofWhoseResultsCannotBeWrittenWaitsWithoutAnAttempt) {
@@ -270,7 +280,7 @@ TEST_F(PartitionsTest, AFailedProofWhoseResultsCannotBeWrittenWaitsWithoutAnAtte
   seg().force(t.slot, SlotState::Ready);
   fs::remove_all(shm::results_root(state_dir_.string()));
   std::ofstream(shm::results_root(state_dir_.string())) << "not a folder";
-  parts_->proved(gpu_, t, report(t, shm::kFailed, "cannot write the proof"));
+  parts_->proved(gpu_, t, report(t, shm::kFailed, "cannot write the proof"), next_);
   EXPECT_TRUE(state_->full());
   EXPECT_EQ(j.rec.parts[0].attempts, 0u);
   EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
@@ -296,9 +306,10 @@ TEST_F(PartitionsTest, AStaleProofReportLeavesASlotBeingProvedToItsOwner) {
   synthesis_reported(t);
   prove(t);
   queue_.holding = false;
-  parts_->proved(gpu_, t, report(t, shm::kOk, ""));
+  parts_->proved(gpu_, t, report(t, shm::kOk, ""), next_);
   EXPECT_EQ(seg().state(0), SlotState::Proving);
   EXPECT_TRUE(devices_[0].slots[0].used);
+  EXPECT_TRUE(refills_.empty());
 }
 
 TEST_F(PartitionsTest, StoppingAJobFreesItsReadySlotsAndCancelsTheRest) {
