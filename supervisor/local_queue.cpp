@@ -111,7 +111,7 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64
   j.rec.state = st;
   j.rec.error = error;
   j.rec.finished_ms = wall_ms();
-  store_->set(id, changed, SqliteStore::JobChange{st, error, j.rec.finished_ms});
+  store_->set(id, std::move(changed), SqliteStore::JobChange{st, error, j.rec.finished_ms});
   s_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
   spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
   s_.remove_job_files(j);
@@ -214,7 +214,7 @@ void LocalQueue::stop() {
         pr.state = PState::Queued;
         queued.push_back(pr);
       }
-    if (!queued.empty()) store_->set(id, queued);
+    if (!queued.empty()) store_->set(id, std::move(queued));
   }
 }
 

@@ -126,6 +126,14 @@ class PartitionsTest : public ::testing::Test {
     parts_->set_state(*j, t.partition, PState::Proving);
     ASSERT_TRUE(seg().transition(t.slot, SlotState::Ready, SlotState::Proving));
   }
+  // A job of one partition, synthesized into slot 0 and handed to the GPU worker.
+  Task proving(uint64_t id) {
+    add_job(id, 1);
+    const Task t = synthesize(0);
+    synthesis_reported(t);
+    prove(t);
+    return t;
+  }
   // The GPU worker's side of a proof: result files written under the job's folder, the slot FREE.
   std::string proof_written(const Task& t) {
     const fs::path dir = shm::job_results(state_dir_.string(), t.job);
@@ -199,10 +207,8 @@ TEST_F(PartitionsTest, AReadySlotWaitsForTheGpuThenTheProofCompletesThePartition
 }
 
 TEST_F(PartitionsTest, AProofWhoseResultFilesAreGoneIsSynthesizedAgain) {
-  ActiveJob& j = add_job(14, 1);
-  const Task t = synthesize(0);
-  synthesis_reported(t);
-  prove(t);
+  const Task t = proving(14);
+  ActiveJob& j = *parts_->find(14);
   seg().force(t.slot, SlotState::Free);
   parts_->proved(gpu_, t, report(t, shm::kOk, (state_dir_ / "nowhere").string()), next_);
   EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
@@ -273,10 +279,8 @@ TEST_F(PartitionsTest, AFailedProofIsProvedAgainFromTheSameSlotThenFails) {
 }
 
 TEST_F(PartitionsTest, AFailedProofWhoseResultsCannotBeWrittenWaitsWithoutAnAttempt) {
-  ActiveJob& j = add_job(20, 1);
-  const Task t = synthesize(0);
-  synthesis_reported(t);
-  prove(t);
+  const Task t = proving(20);
+  ActiveJob& j = *parts_->find(20);
   seg().force(t.slot, SlotState::Ready);
   fs::remove_all(shm::results_root(state_dir_.string()));
   std::ofstream(shm::results_root(state_dir_.string())) << "not a folder";
@@ -301,10 +305,7 @@ TEST_F(PartitionsTest, AReportOnAPartitionNoLongerHeldOnlyFreesTheSlot) {
 }
 
 TEST_F(PartitionsTest, AStaleProofReportLeavesASlotBeingProvedToItsOwner) {
-  add_job(22, 1);
-  const Task t = synthesize(0);
-  synthesis_reported(t);
-  prove(t);
+  const Task t = proving(22);
   queue_.holding = false;
   parts_->proved(gpu_, t, report(t, shm::kOk, ""), next_);
   EXPECT_EQ(seg().state(0), SlotState::Proving);

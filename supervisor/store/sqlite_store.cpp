@@ -303,8 +303,8 @@ std::vector<JobRec> SqliteStore::recover() {
   return out;
 }
 
-void SqliteStore::set(uint64_t job, const std::vector<PartitionRec>& parts, std::optional<JobChange> state) {
-  for (const PartitionRec& p : parts) held_parts_[{job, p.index}] = p;
+void SqliteStore::set(uint64_t job, std::vector<PartitionRec> parts, std::optional<JobChange> state) {
+  for (PartitionRec& p : parts) held_parts_[{job, p.index}] = std::move(p);
   if (state) held_jobs_[job] = std::move(*state);
   flush_held();
 }

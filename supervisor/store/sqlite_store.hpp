@@ -58,7 +58,7 @@ class SqliteStore final : public JobStore {
     int64_t finished_ms = 0;
   };
   // Partitions of one job and, where given, the job's own state: one transaction.
-  void set(uint64_t job, const std::vector<PartitionRec>& parts, std::optional<JobChange> state = std::nullopt);
+  void set(uint64_t job, std::vector<PartitionRec> parts, std::optional<JobChange> state = std::nullopt);
   void set_job(uint64_t id, JState s, const std::string& error, int64_t finished_ms) {
     set(id, {}, JobChange{s, error, finished_ms});
   }
