@@ -125,7 +125,13 @@ void SharedQueue::adopt(Claimed& c) {
   }
   if (!part.content.empty()) {
     // The request carried it: this node's copy lives under uploads/ until the job leaves the node.
-    const fs::path dir = fs::path(s_.cfg_.daemon.state_dir) / "uploads" / ("job-" + std::to_string(id));
+    // Each stay of the job here has a folder of its own: the removal of an earlier stay's folder
+    // runs on the thread pool and may still be pending when the job is claimed here again.
+    if (j.upload_dir.empty())
+      j.upload_dir = (fs::path(s_.cfg_.daemon.state_dir) / "uploads" /
+                      ("job-" + std::to_string(id) + "-" + std::to_string(++stays_)))
+                         .string();
+    const fs::path dir = j.upload_dir;
     const fs::path file = dir / (std::to_string(p) + file_extension(j.rec.input));
     std::error_code ec;
     fs::create_directories(dir, ec);
@@ -133,7 +139,6 @@ void SharedQueue::adopt(Claimed& c) {
     f.write(part.content.data(), std::streamsize(part.content.size()));
     f.close();
     part.content.clear();
-    j.upload_dir = dir.string();
     if (ec || !f) {
       if (const std::string why = s_.state_.write_problem(); !why.empty())
         s_.state_.note_full("a claimed partition's input could not be written (" + why + ")", s_.state_.low_space());

@@ -82,6 +82,7 @@ class SharedQueue final : public Queue {
   bool claiming_ = false, renewing_ = false;
   uint64_t next_claim_ns_ = 0, next_renew_ns_ = 0;
   uint64_t claims_ = 0, taken_over_ = 0, lost_ = 0, conflicts_ = 0;
+  uint64_t stays_ = 0;  // jobs taken up here (each stay's uploads in a folder of its own)
   JobStore::Counts counts_;      // the whole queue's, as of the last renewal
   std::set<uv_timer_t*> polls_;  // long polls waiting for their next look at the store
 };
