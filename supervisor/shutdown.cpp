@@ -122,7 +122,7 @@ void Supervisor::maybe_finish_shutdown() {
         m.type = uint16_t(shm::MsgType::Shutdown);
         m.worker = w->id, m.epoch = w->epoch;
         ::send(w->fd, &m, sizeof m, MSG_NOSIGNAL);
-        ::kill(w->pid, SIGTERM);
+        signal_worker(*w, SIGTERM);
       } else {
         Workers::set_state(*w, WorkerState::Stopped, "the daemon is stopping");
       }

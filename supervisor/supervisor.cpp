@@ -120,7 +120,7 @@ void Supervisor::tick() {
     // Workers that ignore SIGTERM for 5 s are killed.
     if (now > drain_deadline_ns_ + 5000000000ull)
       for (auto& w : workers_)
-        if (w->pid > 0) ::kill(w->pid, SIGKILL);
+        signal_worker(*w, SIGKILL);
   }
   if (watchdog_ && now - last_watchdog_ns_ >= watchdog_usec_ * 500) {
     sd_notify(0, "WATCHDOG=1");
@@ -142,8 +142,8 @@ void Supervisor::tick() {
 // LimitNOFILE=) as far as limits.max_connections needs, and a hard limit too small for it is a
 // configuration error, rather than "Too many open files" for some later submission.
 void Supervisor::reserve_descriptors(const config::Config& cfg, bool apply) {
-  // The supervisor's own: job store, timeline, listeners, and a control socket, a process handle
-  // and a restart timer per worker, with room to spare.
+  // The supervisor's own: job store, timeline, listeners, and a control socket and a process
+  // descriptor (pidfd) per worker, with room to spare.
   const uint64_t own = 64 + 4 * (uint64_t(cfg.synthesis.workers) + cfg.gpu.devices.size());
   // TCP connections that have not presented the token have a limit of their own.
   const uint64_t need = own + cfg.limits.max_connections + http::ServerOptions{}.max_unauthenticated;

@@ -92,6 +92,9 @@ class Supervisor {
   void on_readable(Worker& w);
   void on_message(Worker& w, const shm::Msg& m);
   void on_exit(Worker& w, int64_t status, int signal);
+  // Sends sig to w's process while it runs, through its pidfd: never to another process that reused
+  // the pid after w's exit.
+  void signal_worker(Worker& w, int sig);
   void restart_later(Worker& w);
   void check_heartbeats();
   // crash repair (crash_repair.cpp)

@@ -9,12 +9,14 @@
 
 #include <cassert>
 #include <cerrno>
+#include <cstring>
 
 #include <utility>
 
 #include <spdlog/spdlog.h>
 
 #include "common/exit_codes.hpp"
+#include "common/pidfd.hpp"
 #include "supervisor/helpers.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
@@ -79,6 +81,9 @@ void Supervisor::spawn(Worker& w) {
     return;
   }
   w.pid = w.proc->pid;
+  // Not collected yet (that happens only in libuv's exit callback, on this thread): the descriptor
+  // is of this process, and signals sent through it never reach another process that reuses the pid.
+  w.pidfd = open_pidfd(w.pid);
   w.fd = fds[0];
   fcntl(w.fd, F_SETFL, fcntl(w.fd, F_GETFL) | O_NONBLOCK);
   w.poll = new uv_poll_t{};
@@ -184,6 +189,8 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
   }
   if (w.fd >= 0) ::close(w.fd);
   w.fd = -1;
+  if (w.pidfd >= 0) ::close(w.pidfd);
+  w.pidfd = -1;
   w.pid = 0;
   // A GPU worker's keys went with its process.
   if (w.kind == WorkerKind::Gpu)
@@ -256,9 +263,21 @@ void Supervisor::check_heartbeats() {
       if (shm::monotonic_ns() - w->last_heard_ns <= limit) continue;
       spdlog::error("{}: no heartbeat for {} ms, killing pid {}", w->name, (now - w->last_heard_ns) / 1000000, w->pid);
       event(tl::kHeartbeatMissed, 0, tl::Kv().add(tl::kWorker, w->name).add(tl::kPid, w->pid).str());
-      ::kill(w->pid, SIGKILL);
+      signal_worker(*w, SIGKILL);
       w->last_heard_ns = now;  // one kill per timeout; the exit callback repairs
     }
+}
+
+void Supervisor::signal_worker(Worker& w, int sig) {
+  if (w.pid <= 0) return;
+  if (w.pidfd >= 0) {
+    if (signal_pidfd(w.pidfd, sig) != 0 && errno != ESRCH)
+      spdlog::warn("{}: cannot signal pid {}: {}", w.name, w.pid, std::strerror(errno));
+    return;
+  }
+  // A kernel without pidfds: libuv still tracks the process (its exit callback clears w.pid), so
+  // the pid is not collected and cannot have been reused.
+  if (w.proc) uv_process_kill(w.proc, sig);
 }
 
 }  // namespace cuzk::sup

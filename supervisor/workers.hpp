@@ -60,6 +60,7 @@ struct Worker {
   std::string name, cpus;
   uint32_t epoch = 0;
   int pid = 0;
+  int pidfd = -1;  // its process descriptor while it runs (common/pidfd.hpp); -1 without one
   WorkerState state = WorkerState::Starting;  // changed only by Workers::set_state
   std::string failure;                        // why it is failed
   uint32_t restarts = 0;

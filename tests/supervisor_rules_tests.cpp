@@ -1,13 +1,19 @@
 // The supervisor's two rule tables, without processes: which worker state may follow which
-// (workers.cpp), and what crash repair does by worker kind and slot state (crash_repair.cpp).
+// (workers.cpp), and what crash repair does by worker kind and slot state (crash_repair.cpp). And
+// the rule that the supervisor's own code collects only the exits of the processes it started.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <utility>
 
 #include "supervisor/crash_repair.hpp"
 #include "supervisor/workers.hpp"
+#include "witness/build.hpp"
 
 using namespace cuzk::sup;
 using cuzk::shm::SlotState;
@@ -106,4 +112,30 @@ TEST(CrashRepair, ADamagedSlotWordTrustsNothingInTheSlot) {
   EXPECT_EQ(repair_rule(WorkerKind::Synth, damaged, true, true).action, Repair::Resynthesize);
   EXPECT_EQ(repair_rule(WorkerKind::Gpu, damaged, true, true).action, Repair::CompleteFromResults);
   EXPECT_EQ(repair_rule(WorkerKind::Gpu, damaged, true, true).slot, damaged);
+}
+
+// The supervisor builds witness generators (a circuit added at run time, a reload's check) while
+// its workers, children of the same process, run and are collected by libuv. A build waits for its
+// own compiler processes alone: another child's exit stays for its parent to collect. The other
+// child here has exited before the build starts, so a build that waited for any child would take
+// its exit first.
+TEST(SupervisorChildren, BuildingAGeneratorLeavesAnotherChildsExitToItsParent) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("cuzk-build-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const fs::path src = dir / "c_cpp";
+  fs::create_directories(src);
+  for (const char* f : {"c.dat", "c.cpp", "calcwit.cpp", "calcwit.hpp", "circom.hpp", "fr.cpp", "fr.hpp", "fr.asm",
+                        "main.cpp"})
+    std::ofstream(src / f) << "#error not circom output\n";
+  const pid_t other = ::fork();
+  ASSERT_GE(other, 0);
+  if (other == 0) ::_exit(7);
+  siginfo_t si{};
+  ASSERT_EQ(::waitid(P_PID, id_t(other), &si, WEXITED | WNOWAIT), 0);  // exited, not collected
+  EXPECT_THROW(cuzk::witness::build_generator(src.string(), (dir / "out").string()), cuzk::witness::WitnessError);
+  int st = 0;
+  EXPECT_EQ(::waitpid(other, &st, WNOHANG), other) << "the build collected the exit of a process it did not start";
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+  fs::remove_all(dir);
 }

@@ -3,6 +3,7 @@
 #include "witness/build.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/pidfd.hpp"
 #include "witness/driver_source.hpp"
 #include "witness/file_lock.hpp"
 
@@ -71,6 +73,47 @@ int wait_for(pid_t pid) {
   }
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
+
+// The compile steps running at once, each waited for by its own pid: this code also runs inside the
+// supervisor, whose workers are children of the same process, reaped by libuv. A waitpid(-1) here
+// would take a worker's exit, and the supervisor would never learn that the worker died.
+class Children {
+ public:
+  Children() = default;
+  Children(const Children&) = delete;
+  Children& operator=(const Children&) = delete;
+  ~Children() {  // after an exception: the rest are still reaped, never left as zombies
+    while (!empty()) wait_one();
+  }
+  bool empty() const { return list_.empty(); }
+  size_t size() const { return list_.size(); }
+  void start(pid_t pid, size_t tag) { list_.push_back({pid, open_pidfd(pid), tag}); }
+  // Waits until one of them exits and reaps that one alone: its tag and exit status (as wait_for).
+  std::pair<size_t, int> wait_one() {
+    size_t i = 0;
+    // Without pidfds (a kernel older than 5.3), the oldest is waited for first.
+    if (std::all_of(list_.begin(), list_.end(), [](const Child& c) { return c.fd >= 0; })) {
+      std::vector<pollfd> fds;
+      for (const Child& c : list_) fds.push_back({c.fd, POLLIN, 0});
+      while (::poll(fds.data(), fds.size(), -1) < 0 && errno == EINTR) {
+      }
+      while (i + 1 < fds.size() && !fds[i].revents) i++;
+    }
+    const Child c = list_[i];
+    list_.erase(list_.begin() + std::ptrdiff_t(i));
+    const int status = wait_for(c.pid);
+    if (c.fd >= 0) ::close(c.fd);
+    return {c.tag, status};
+  }
+
+ private:
+  struct Child {
+    pid_t pid;
+    int fd;  // its pidfd, or -1
+    size_t tag;
+  };
+  std::vector<Child> list_;
+};
 
 // Output of a short command (compiler versions for the cache key); "" when it cannot run.
 std::string command_output(const std::vector<std::string>& argv, const fs::path& scratch) {
@@ -256,29 +299,25 @@ void compile(const Sources& s, const fs::path& work, const Log& log) {
     d << text;
   }
   const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-  std::map<pid_t, size_t> running;
+  Children running;
   std::string failed;
   size_t next = 0;
   while (next < steps.size() || !running.empty()) {
     while (failed.empty() && next < steps.size() && running.size() < jobs) {
       if (log) log("witness generator " + s.name + ": " + steps[next][0] + " " + steps[next][steps[next].size() - 3]);
-      running.emplace(spawn(steps[next], logf), next);
+      try {
+        running.start(spawn(steps[next], logf), next);
+      } catch (const WitnessError& e) {
+        failed = e.what();  // the steps already running are still waited for, and none more started
+      }
       next++;
     }
     if (running.empty()) break;
-    int st = 0;
-    pid_t pid = waitpid(-1, &st, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    auto it = running.find(pid);
-    if (it == running.end()) continue;
-    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && failed.empty()) failed = steps[it->second][0];
-    running.erase(it);
+    const auto [step, status] = running.wait_one();
+    if (status != 0 && failed.empty()) failed = steps[step][0] + " failed";
   }
   if (!failed.empty())
-    throw WitnessError("building the witness generator of " + s.dir.string() + ": " + failed + " failed: " +
+    throw WitnessError("building the witness generator of " + s.dir.string() + ": " + failed + ": " +
                        tail_of(read_file(logf), 1500));
   std::vector<std::string> link = {"g++", "-no-pie", "-o", (work / "generator").string()};
   for (const char* o : {"circuit.o", "fr_asm.o", "calcwit.o", "fr.o", "circom_main.o", "driver.o"})
