@@ -2,14 +2,10 @@
 // applies a row of it, or hands a failed GPU worker's ready partitions back to synthesis.
 #include "supervisor/crash_repair.hpp"
 
-#include <filesystem>
-
 #include <spdlog/spdlog.h>
 
 #include "shm/results.hpp"
 #include "supervisor/supervisor.hpp"
-
-namespace fs = std::filesystem;
 
 namespace cuzk::sup {
 
@@ -62,7 +58,7 @@ void Supervisor::repair_task(const Worker& w, const Task& t) {
   if (!d || t.slot >= d->slots.size()) return;
   ActiveJob* j = parts_.find(t.job);
   SlotUse& u = d->slots[t.slot];
-  const bool its = u.used && u.job == t.job && u.partition == t.partition;
+  const bool its = Partitions::holds_slot(*d, t);
   const RepairRule rule =
       repair_rule(w.kind, d->seg->state(t.slot), its, j && !is_final(j->rec.state) && queue_->holds(*j, t.partition));
   spdlog::debug("{}: job {} partition {} slot {} ({}): {}", w.name, t.job, t.partition, t.slot,
@@ -85,17 +81,10 @@ void Supervisor::repair_task(const Worker& w, const Task& t) {
       parts_.set_state(*j, t.partition, PState::Ready);
       spdlog::info("job {} partition {}: slot {} back to READY after {} died", t.job, t.partition, t.slot, w.name);
       return;
-    case Repair::CompleteFromResults: {
-      const fs::path dir = shm::job_results(cfg_.daemon.state_dir, t.job);
-      if (fs::exists(shm::proof_file(dir, t.partition)) && fs::exists(shm::public_file(dir, t.partition))) {
-        u.used = false;
-        parts_.complete(*j, t.partition, dir.string());
-      } else {
-        parts_.release_slot(d->id, t.slot);
-        parts_.requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
-      }
+    case Repair::CompleteFromResults:
+      parts_.recover_proof(t, shm::job_results(cfg_.daemon.state_dir, t.job).string(),
+                           w.name + " " + rule.requeue_why);
       return;
-    }
   }
 }
 

@@ -105,12 +105,16 @@ void Partitions::proved(const Worker& w, const Task& t, const shm::Msg& m,
   Device* d = device(t.device);
   ActiveJob* j = find(m.job);
   if (!j || is_final(j->rec.state) || !queue_->holds(*j, m.partition)) {
-    if (d && d->seg->state(t.slot) != shm::SlotState::Proving) release_slot(d->id, t.slot);
+    // The worker is done with the slot, whatever its word says: freed while it still holds this
+    // task (nothing else can have been given a slot this task holds).
+    if (d && holds_slot(*d, t)) release_slot(d->id, t.slot);
     return;
   }
   if (m.status == shm::kOk) {
     if (d) {
-      d->slots[t.slot] = SlotUse{};  // the worker has set it FREE
+      // The worker set the slot FREE before its report; set again here, so that a word a crash or
+      // a stray write left otherwise cannot keep the slot from dispatch (which takes FREE slots).
+      release_slot(d->id, t.slot);
       prove_next(*d);
     }
     j->times[m.partition].prove_ms = m.ms[0];
@@ -181,12 +185,28 @@ void Partitions::complete(ActiveJob& j, uint32_t p, const std::string& result_di
   queue_->done(j, p, tl::Kv().add(tl::kPartition, p).ms(tl::kTotalMs, ms(t.queued, now)).str());
 }
 
+void Partitions::recover_proof(const Task& t, const std::string& result_dir, const std::string& why_lost) {
+  ActiveJob* j = find(t.job);
+  if (Device* d = device(t.device); d && holds_slot(*d, t)) release_slot(d->id, t.slot);
+  if (!j || is_final(j->rec.state)) return;
+  if (fs::exists(shm::proof_file(result_dir, t.partition)) && fs::exists(shm::public_file(result_dir, t.partition)))
+    complete(*j, t.partition, result_dir);
+  else
+    requeue(t.job, t.partition, why_lost, false);
+}
+
 void Partitions::fail(ActiveJob& j, uint32_t p, const std::string& why) {
   j.rec.parts[p].error = why;
   event(tl::kPartitionFailed, j.rec.id, tl::Kv().add(tl::kPartition, p).add(tl::kReason, why).str());
   spdlog::warn("job {} partition {} failed: {}", j.rec.id, p, why);
   j.rec.parts[p].state = PState::Failed;
   queue_->fail(j, p, why);
+}
+
+bool Partitions::holds_slot(const Device& d, const Task& t) {
+  if (t.slot >= d.slots.size()) return false;
+  const SlotUse& u = d.slots[t.slot];
+  return u.used && u.job == t.job && u.partition == t.partition;
 }
 
 void Partitions::release_slot(int device, uint32_t slot) {

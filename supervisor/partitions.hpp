@@ -79,11 +79,17 @@ class Partitions {
   void requeue(uint64_t job, uint32_t p, const std::string& why, bool count_attempt);
   // Proved: its proof and public signals read from result_dir, its timings kept, the queue told.
   void complete(ActiveJob& j, uint32_t p, const std::string& result_dir);
+  // After the GPU worker of task t died with the slot no longer READY or PROVING: the slot is freed
+  // (FREE, whatever its word said), and the partition is complete if both its result files are in
+  // result_dir, else queued for synthesis again with the error why_lost (no attempt counted).
+  void recover_proof(const Task& t, const std::string& result_dir, const std::string& why_lost);
   // The partition failed for good, and with it the job.
   void fail(ActiveJob& j, uint32_t p, const std::string& why);
 
   // A slot back to FREE and unused, whatever it held.
   void release_slot(int device, uint32_t slot);
+  // Whether d's slot of task t still holds t's partition (no other task has been given it).
+  static bool holds_slot(const Device& d, const Task& t);
   // The work of one partition (p) or of every partition of the job (p < 0) stops here: queued
   // entries dropped, READY slots freed, the others told to cancel.
   void stop(uint64_t job, int64_t p = -1);

@@ -134,6 +134,15 @@ class PartitionsTest : public ::testing::Test {
     prove(t);
     return t;
   }
+  // A new job's partition goes into slot s, as dispatch gives it only a FREE slot.
+  void expect_slot_reused(uint32_t s) {
+    ASSERT_FALSE(devices_[0].slots[s].used);
+    ASSERT_EQ(seg().state(s), SlotState::Free) << "dispatch would never use the slot again";
+    add_job(next_job_, 1);
+    const Task t = synthesize(s);
+    EXPECT_EQ(t.job, next_job_++);
+    EXPECT_EQ(seg().state(s), SlotState::Synthesizing);
+  }
   // The GPU worker's side of a proof: result files written under the job's folder, the slot FREE.
   std::string proof_written(const Task& t) {
     const fs::path dir = shm::job_results(state_dir_.string(), t.job);
@@ -150,6 +159,7 @@ class PartitionsTest : public ::testing::Test {
   std::unique_ptr<Partitions> parts_;
   RecordingQueue queue_;
   Worker synth_, gpu_;
+  uint64_t next_job_ = 1000;
   // What the device's refill (prove_next) found each time: slot 0 free or not, and the last thing
   // the queue had been told by then.
   std::vector<std::string> refills_;
@@ -304,13 +314,63 @@ TEST_F(PartitionsTest, AReportOnAPartitionNoLongerHeldOnlyFreesTheSlot) {
   EXPECT_EQ(j.rec.parts[0].state, PState::Synthesizing);
 }
 
-TEST_F(PartitionsTest, AStaleProofReportLeavesASlotBeingProvedToItsOwner) {
+TEST_F(PartitionsTest, AStaleProofReportFreesItsSlotWhateverItsWord) {
   const Task t = proving(22);
   queue_.holding = false;
+  parts_->proved(gpu_, t, report(t, shm::kOk, ""), next_);  // the word still says PROVING
+  EXPECT_EQ(seg().state(0), SlotState::Free);
+  EXPECT_FALSE(devices_[0].slots[0].used);
+  EXPECT_TRUE(refills_.empty());
+  queue_.holding = true;
+  expect_slot_reused(0);
+}
+
+TEST_F(PartitionsTest, AStaleReportLeavesASlotGivenToAnotherTask) {
+  const Task t = proving(25);
+  queue_.holding = false;
+  devices_[0].slots[0].job = 26;  // the slot is another task's now
   parts_->proved(gpu_, t, report(t, shm::kOk, ""), next_);
   EXPECT_EQ(seg().state(0), SlotState::Proving);
   EXPECT_TRUE(devices_[0].slots[0].used);
-  EXPECT_TRUE(refills_.empty());
+}
+
+// Every slot is FREE once its partition has ended, whatever a crash or a stray write left in its
+// state word: dispatch only takes FREE slots, so a slot left otherwise would be lost until restart.
+TEST_F(PartitionsTest, TheSlotOfAProvedPartitionIsUsedAgainWhateverItsWordSaid) {
+  for (const uint32_t damaged : {uint32_t(SlotState::Proving), uint32_t(SlotState::Ready), 0x5a5a5a5au}) {
+    SCOPED_TRACE(damaged);
+    const Task t = proving(30 + damaged % 7);
+    const std::string dir = proof_written(t);
+    seg().slot(t.slot).state.store(damaged);
+    parts_->proved(gpu_, t, report(t, shm::kOk, dir), next_);
+    EXPECT_EQ(queue_.told.back(), "done 0");
+    EXPECT_EQ(refills_.back().substr(0, 9), "slot free");
+    EXPECT_EQ(seg().state(t.slot), SlotState::Free);
+    expect_slot_reused(t.slot);
+    parts_->release_slot(0, t.slot);
+  }
+}
+
+TEST_F(PartitionsTest, ACrashedGpuWorkersSlotIsUsedAgainWhateverItsWordSaid) {
+  // Its results written: the partition completes from them.
+  const Task t = proving(40);
+  const std::string dir = proof_written(t);
+  seg().slot(t.slot).state.store(0x77);
+  parts_->recover_proof(t, dir, "gpu0 died after freeing its slot");
+  EXPECT_EQ(queue_.told.back(), "done 0");
+  EXPECT_EQ(parts_->find(40)->rec.parts[0].state, PState::Done);
+  EXPECT_EQ(seg().state(t.slot), SlotState::Free);
+  expect_slot_reused(t.slot);
+  parts_->release_slot(0, t.slot);
+  // None written: the partition is synthesized again, in a slot that is free again too.
+  const Task u = proving(42);
+  seg().force(u.slot, SlotState::Synthesizing);
+  parts_->recover_proof(u, (state_dir_ / "nowhere").string(), "gpu0 died after freeing its slot");
+  EXPECT_EQ(parts_->find(42)->rec.parts[0].state, PState::Queued);
+  EXPECT_EQ(parts_->find(42)->rec.parts[0].attempts, 0u);
+  EXPECT_EQ(parts_->find(42)->rec.parts[0].error, "gpu0 died after freeing its slot");
+  EXPECT_EQ(seg().state(u.slot), SlotState::Free);
+  EXPECT_FALSE(devices_[0].slots[u.slot].used);
 }
 
 TEST_F(PartitionsTest, StoppingAJobFreesItsReadySlotsAndCancelsTheRest) {
