@@ -118,6 +118,17 @@ std::string key_over_budget(const ZKeyHeader& h, const std::string& circuit, siz
 CurveId zkey_curve(const std::string& path);
 CurveId wtns_curve(const std::string& path);
 CurveId r1cs_curve(const std::string& path);
+// Header of an r1cs without its constraints (for checks against the circuit's zkey at start-up).
+// Throws FormatError naming the file.
+struct R1csHeader {
+  CurveId curve;
+  uint32_t n_wires, n_pub_out, n_pub_in, n_prv_in, n_constraints;
+};
+R1csHeader read_r1cs_header(const std::string& path);
+// "" when the r1cs r (at r1cs_path) is the circuit of the zkey k (at zkey_path): the same curve,
+// nWires = nVars and nPubOut + nPubIn = nPublic; else why not, naming both files.
+std::string r1cs_key_mismatch(const R1csHeader& r, const std::string& r1cs_path, const ZKeyHeader& k,
+                              const std::string& zkey_path);
 // Throws FormatError naming both files and both curves unless they are for the same curve.
 void check_same_curve(const std::string& path_a, CurveId a, const std::string& path_b, CurveId b);
 

@@ -58,7 +58,60 @@ bool decode_constraint(const uint8_t* p, uint32_t n_wires, groth16::Constraint<C
   return true;
 }
 
+// Section 1 after the prime. Only the constant wire and the public signals (outputs, then public
+// inputs) have wires of their own, 0 .. nPubOut + nPubIn. nPrvIn counts the private inputs as
+// declared: circom drops those that no constraint uses (--O1, --O2) with their wires, so nWires may
+// be below 1 + nPubOut + nPubIn + nPrvIn, and snarkjs sets up and proves such a circuit.
+struct Sizes {
+  uint32_t n_wires, n_pub_out, n_pub_in, n_prv_in;
+  uint64_t n_labels;
+  uint32_t n_constraints;
+};
+
+Sizes read_sizes(Cursor& h) {
+  Sizes s;
+  s.n_wires = h.u32("nWires");
+  s.n_pub_out = h.u32("nPubOut");
+  s.n_pub_in = h.u32("nPubIn");
+  s.n_prv_in = h.u32("nPrvIn");
+  s.n_labels = h.u64("nLabels");
+  s.n_constraints = h.u32("nConstraints");
+  h.expect_end();
+  const uint64_t fixed = 1 + (uint64_t)s.n_pub_out + s.n_pub_in;
+  if (s.n_wires < fixed)
+    h.fail("nWires " + std::to_string(s.n_wires) + " is smaller than 1 + nPubOut + nPubIn = " + std::to_string(fixed) +
+           " (the constant wire and the public signals)");
+  return s;
+}
+
 }  // namespace
+
+R1csHeader read_r1cs_header(const std::string& path) {
+  Reader rd(path, "r1cs", 1, MapMode::Lazy);
+  Cursor h = rd.section(1, kS1);
+  uint32_t n8 = h.u32("n8");
+  const uint8_t* prime = h.bytes(n8, "the prime");
+  R1csHeader r;
+  r.curve = expect_known_prime(h, n8, prime, FieldKind::Scalar, "the prime");
+  const Sizes s = read_sizes(h);
+  r.n_wires = s.n_wires, r.n_pub_out = s.n_pub_out, r.n_pub_in = s.n_pub_in, r.n_prv_in = s.n_prv_in;
+  r.n_constraints = s.n_constraints;
+  return r;
+}
+
+std::string r1cs_key_mismatch(const R1csHeader& r, const std::string& r1cs_path, const ZKeyHeader& k,
+                              const std::string& zkey_path) {
+  if (r.curve != k.curve)
+    return r1cs_path + " is for " + curve_display_name(r.curve) + " but " + zkey_path + " is for " +
+           curve_display_name(k.curve) + "; both must be for the same curve";
+  if (r.n_wires != k.n_vars)
+    return r1cs_path + " has nWires=" + std::to_string(r.n_wires) + " but " + zkey_path +
+           " has nVars=" + std::to_string(k.n_vars) + " (the r1cs of another circuit?)";
+  if (uint64_t(r.n_pub_out) + r.n_pub_in != k.n_public)
+    return r1cs_path + " has " + std::to_string(uint64_t(r.n_pub_out) + r.n_pub_in) + " public signals (nPubOut + nPubIn) but " +
+           zkey_path + " has nPublic=" + std::to_string(k.n_public) + " (the r1cs of another circuit?)";
+  return "";
+}
 
 CurveId r1cs_curve(const std::string& path) {
   Reader rd(path, "r1cs", 1, MapMode::Lazy);
@@ -85,17 +138,10 @@ R1cs<C> read_r1cs(const std::string& path) {
   const uint8_t* prime = h.bytes(n8, "the prime");
   expect_prime(h, n8, prime, C::id, FieldKind::Scalar, "the prime");
   R1cs<C> r;
-  r.n_wires = h.u32("nWires");
-  r.n_pub_out = h.u32("nPubOut");
-  r.n_pub_in = h.u32("nPubIn");
-  r.n_prv_in = h.u32("nPrvIn");
-  r.n_labels = h.u64("nLabels");
-  uint32_t n_constraints = h.u32("nConstraints");
-  h.expect_end();
-  uint64_t inputs = 1 + (uint64_t)r.n_pub_out + r.n_pub_in + r.n_prv_in;
-  if (r.n_wires < inputs)
-    h.fail("nWires " + std::to_string(r.n_wires) + " is smaller than 1 + nPubOut + nPubIn + nPrvIn = " +
-           std::to_string(inputs));
+  const Sizes sizes = read_sizes(h);
+  r.n_wires = sizes.n_wires, r.n_pub_out = sizes.n_pub_out, r.n_pub_in = sizes.n_pub_in, r.n_prv_in = sizes.n_prv_in;
+  r.n_labels = sizes.n_labels;
+  const uint32_t n_constraints = sizes.n_constraints;
 
   // Pass 1 (sequential, reads only the term counts): find where each constraint starts, proving
   // that every count fits in the section before anything is allocated from it.
@@ -144,8 +190,7 @@ template <class C>
 void write_r1cs(const std::string& path, const R1cs<C>& r) {
   auto bad = [&](const std::string& what) { throw std::invalid_argument(path + ": cannot write r1cs: " + what); };
   if (r.constraints.size() > UINT32_MAX) bad("more than 2^32 - 1 constraints");
-  if ((uint64_t)r.n_wires < 1 + (uint64_t)r.n_pub_out + r.n_pub_in + r.n_prv_in)
-    bad("n_wires is smaller than 1 + inputs + outputs");
+  if ((uint64_t)r.n_wires < 1 + (uint64_t)r.n_pub_out + r.n_pub_in) bad("n_wires is smaller than 1 + public signals");
   if (!r.wire_labels.empty() && r.wire_labels.size() != r.n_wires) bad("wire_labels must be empty or have n_wires entries");
   for (uint64_t l : r.wire_labels)
     if (l >= r.n_labels) bad("a wire label is not below n_labels");

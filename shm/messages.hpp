@@ -28,7 +28,8 @@ const char* to_string(MsgType t);
 enum MsgStatus : int32_t {
   kOk = 0,
   kCancelled = 1,   // the slot's cancel flag was seen; the slot is FREE again
-  kBadInput = 2,    // the job's input is wrong (witness unreadable, wrong circuit, unsatisfied): do not retry
+  kBadInput = 2,    // the job's input is wrong (witness unreadable, wrong circuit, unsatisfied), or its
+                    // circuit's files cannot be used (malformed, or not of one circuit): do not retry
   kFailed = 3,      // this attempt failed (I/O, device error): retry elsewhere/later
 };
 

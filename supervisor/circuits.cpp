@@ -63,6 +63,10 @@ void check_steps(CircuitCheck& c) {
     c.status = 422, c.error = why;
     return;
   }
+  if (std::string why = Supervisor::r1cs_problem(c.cc, c.key); !why.empty()) {
+    c.status = 422, c.error = "r1cs: " + why;
+    return;
+  }
   if (c.key.n_vars > c.max_vars || c.key.domain_size > c.max_domain) {
     c.status = 422;
     c.error = "circuit '" + c.cc.name + "' needs slots for " + std::to_string(c.key.n_vars) + " variables and a domain of " +

@@ -36,8 +36,19 @@ std::vector<ZKeyHeader> Supervisor::read_keys(const config::Config& cfg) {
     // worker checks against its device's memory and exits 78 the same way.)
     if (std::string why = key_over_budget(dims.back(), cfg.circuits[i].name, cfg.gpu.key_memory); !why.empty())
       throw config::ConfigError("gpu.key_memory", why);
+    if (std::string why = r1cs_problem(cfg.circuits[i], dims.back()); !why.empty())
+      throw config::ConfigError("circuits[" + std::to_string(i) + "].r1cs", why);
   }
   return dims;
+}
+
+std::string Supervisor::r1cs_problem(const config::CircuitConfig& c, const ZKeyHeader& key) {
+  if (c.r1cs.empty()) return "";
+  try {
+    return r1cs_key_mismatch(read_r1cs_header(c.r1cs), c.r1cs, key, c.zkey);
+  } catch (const std::exception& e) {
+    return c.r1cs + " is not a usable r1cs: " + e.what();
+  }
 }
 
 namespace {

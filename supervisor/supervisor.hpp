@@ -58,8 +58,12 @@ class Supervisor {
   // program again in this process (same pid for systemd) so that it runs with the new file.
   bool reload_requested() const { return reload_; }
   // Each circuit's zkey header, read completely enough to know the file is whole (its section
-  // table fits the file); throws ConfigError naming circuits[i].zkey. `--check-config` runs it too.
+  // table fits the file), and its r1cs's header where one is configured; throws ConfigError naming
+  // circuits[i].zkey or circuits[i].r1cs. `--check-config` runs it too.
   static std::vector<ZKeyHeader> read_keys(const config::Config& cfg);
+  // "" when c has no r1cs, or one whose header is readable and matches its key (curve, nWires =
+  // nVars, public signals); else why not, naming the file. A synthesis worker could not use it.
+  static std::string r1cs_problem(const config::CircuitConfig& c, const ZKeyHeader& key);
   // Everything start-up would refuse with exit 78, checked without starting and without changing
   // anything a running daemon uses (preflight.cpp): the CPU lists, the keys' headers, the witness
   // generators against their keys (built into the state folder's cache if need be), the slot rings

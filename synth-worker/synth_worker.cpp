@@ -36,7 +36,9 @@ using cuzk::worker::current_affinity;
 
 namespace {
 
-// Input errors that retrying cannot fix: reported as kBadInput, the job fails with the message.
+// Errors that retrying cannot fix: the job's input, or its circuit's files (a malformed or
+// mismatched zkey, r1cs or witness generator). Reported as kBadInput: the job fails at once with
+// the message.
 struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -179,8 +181,8 @@ std::unique_ptr<Circuit> load_circuit(const config::CircuitConfig& cc, const std
     check_same_curve(cc.zkey, C::id, cc.r1cs, r1cs_curve(cc.r1cs));
     c->r1cs = std::make_unique<groth16::R1cs<C>>(groth16::read_r1cs<C>(cc.r1cs));
     if (c->r1cs->n_wires != c->n_vars)
-      throw std::runtime_error("circuit " + cc.name + ": r1cs " + cc.r1cs + " has " + std::to_string(c->r1cs->n_wires) +
-                               " wires, its zkey has nVars=" + std::to_string(c->n_vars));
+      throw BadInput("circuit " + cc.name + ": r1cs " + cc.r1cs + " has " + std::to_string(c->r1cs->n_wires) +
+                     " wires, its zkey has nVars=" + std::to_string(c->n_vars));
   }
   return c;
 }
@@ -213,17 +215,25 @@ class SynthWorker {
     if (idx >= cfg_.circuits.size()) config::load_runtime_circuits(cfg_);  // one added at run time
     if (idx >= cfg_.circuits.size()) throw std::runtime_error("no circuit " + std::to_string(idx) + " in the config");
     const config::CircuitConfig& cc = cfg_.circuits[idx];
-    std::unique_ptr<Circuit> c = with_curve(zkey_curve(cc.zkey), [&]<class C>() {
-      return load_circuit<C>(cc, cfg_.daemon.state_dir);
-    });
-    if (!cc.witness_generator.empty()) {
-      witness::Manifest m = witness::open_generator(cc.witness_generator, cfg_.daemon.state_dir + "/witness");
-      if (m.n_witness != c->n_vars)
-        throw std::runtime_error("circuit " + cc.name + ": its witness generator makes " + std::to_string(m.n_witness) +
-                                 " values, its zkey has nVars=" + std::to_string(c->n_vars));
-      c->set_engine(std::move(m), *witness::parse_engine(cfg_.synthesis.witness_engine));
+    // A file of the circuit that cannot be read as what it should be fails every job alike: not
+    // retried. Other errors (memory, a full disk while caching the evaluator) may pass.
+    try {
+      std::unique_ptr<Circuit> c = with_curve(zkey_curve(cc.zkey), [&]<class C>() {
+        return load_circuit<C>(cc, cfg_.daemon.state_dir);
+      });
+      if (!cc.witness_generator.empty()) {
+        witness::Manifest m = witness::open_generator(cc.witness_generator, cfg_.daemon.state_dir + "/witness");
+        if (m.n_witness != c->n_vars)
+          throw BadInput("circuit " + cc.name + ": its witness generator makes " + std::to_string(m.n_witness) +
+                         " values, its zkey has nVars=" + std::to_string(c->n_vars));
+        c->set_engine(std::move(m), *witness::parse_engine(cfg_.synthesis.witness_engine));
+      }
+      return *circuits_.emplace(idx, std::move(c)).first->second;
+    } catch (const FormatError& e) {
+      throw BadInput("circuit " + cc.name + " cannot be used: " + e.what());
+    } catch (const witness::WitnessError& e) {
+      throw BadInput("circuit " + cc.name + " cannot be used: " + e.what());
     }
-    return *circuits_.emplace(idx, std::move(c)).first->second;
   }
 
   // Computes the witness of the inputs at `path` with the circuit's engine, straight into the slot.

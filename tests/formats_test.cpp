@@ -679,6 +679,24 @@ TEST(FormatsR1cs, ReadsCircomOutputAndRoundTrips) {
   EXPECT_TRUE(h.constraints[1].a.empty());
 }
 
+// circom drops the private inputs that no constraint uses (--O1, --O2), with their wires, and still
+// counts them in nPrvIn: nWires may be below 1 + nPubOut + nPubIn + nPrvIn. snarkjs sets such a
+// circuit up and proves it; so does cuzk.
+TEST(FormatsR1cs, ReadsACircuitWhoseUnusedPrivateInputsWereDropped) {
+  Container c = Container::parse(circom_r1cs());
+  put<uint32_t>(c.sec(1), 48, 7);  // nPrvIn: 7 declared, one wire left (5 < 1 + 1 + 1 + 7)
+  spit(tmp("dropped.r1cs"), c.serialize());
+  R1cs r = read_r1cs(tmp("dropped.r1cs"));
+  EXPECT_EQ(r.n_wires, 5u);
+  EXPECT_EQ(r.n_prv_in, 7u);
+  EXPECT_EQ(r.constraints.size(), 2u);
+  const R1csHeader h = read_r1cs_header(tmp("dropped.r1cs"));
+  EXPECT_EQ(h.n_wires, 5u);
+  EXPECT_EQ(h.n_prv_in, 7u);
+  write_r1cs(tmp("dropped2.r1cs"), r);
+  EXPECT_TRUE(slurp(tmp("dropped2.r1cs")) == c.serialize());
+}
+
 TEST(FormatsR1cs, RejectsMalformedCircuits) {
   const Bytes base = circom_r1cs();
   auto rcase = [&](const std::string& name, const std::function<void(Container&)>& corrupt,
@@ -703,8 +721,8 @@ TEST(FormatsR1cs, RejectsMalformedCircuits) {
   rcase("ncons1.r1cs", [](Container& c) { put<uint32_t>(c.sec(1), 60, 1); },
         {"ncons1.r1cs: section 2 (constraints): size mismatch"});
   rcase("prime.r1cs", [](Container& c) { put_limbs(c.sec(1), 4, kBn254R); }, {"prime.r1cs: section 1 (header)", "BN254"});
-  rcase("wires.r1cs", [](Container& c) { put<uint32_t>(c.sec(1), 36, 3); },
-        {"wires.r1cs: section 1 (header): nWires 3 is smaller than 1 + nPubOut + nPubIn + nPrvIn = 4"});
+  rcase("wires.r1cs", [](Container& c) { put<uint32_t>(c.sec(1), 36, 2); },
+        {"wires.r1cs: section 1 (header): nWires 2 is smaller than 1 + nPubOut + nPubIn = 3"});
   rcase("labels.r1cs", [](Container& c) { c.sec(3).resize(32); }, {"labels.r1cs: section 3 (wire labels): size mismatch"});
   rcase("label.r1cs", [](Container& c) { put<uint64_t>(c.sec(3), 8, 5); },
         {"label.r1cs: section 3 (wire labels): wire 1 has label 5, not below nLabels 5"});
