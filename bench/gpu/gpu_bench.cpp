@@ -409,11 +409,41 @@ void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
   }
 }
 
+// Bit length of x folded to [0, (r-1)/2] as the MSM folds its scalars: of the smaller of x and r - x.
+template <class F>
+int folded_bits(const F& x) {
+  auto bits = [](const typename F::Repr& v) {
+    for (int i = F::N - 1; i >= 0; i--)
+      if (v.l[i]) return 64 * i + 64 - __builtin_clzll(v.l[i]);
+    return 0;
+  };
+  return std::min(bits(x.to_plain()), bits((-x).to_plain()));
+}
+
+// proof_bound of the key's proofs from witness w: with a, b, c evaluated on the device (eval) or
+// brought from the host.
+template <class C>
+ProofBound key_proof_bound(const groth16::ZKey<C>& zk, const std::vector<typename C::Fr>& w, bool eval) {
+  unsigned long long w_hist[256] = {}, c_hist[256] = {};
+  for (size_t i = 0; i < w.size(); i++) {
+    int b = folded_bits(w[i]);
+    w_hist[b]++;
+    if (i > zk.n_public) c_hist[b]++;
+  }
+  double products = zk.domain_size;  // c = a o b
+  for (const auto& co : zk.coefs)
+    if (!(co.value == C::Fr::one())) products++;
+  return proof_bound<C>(w_hist, c_hist, zk.log_domain, eval ? products : 0);
+}
+
 template <class C>
 void run_prove(const Args& a, const std::vector<int>& sizes) {
   using Fr = typename C::Fr;
   for (int k : sizes) {
     auto [zk, w, setup_s] = bench_circuit<C>(k, a.profile);
+    const ProofBound bound[2] = {key_proof_bound(*zk, w, false), key_proof_bound(*zk, w, true)};
+    std::printf("# prove 2^%d: bound %.3f ms (MSMs %.3f, H stage NTTs %.3f, a, b, c %.3f) from w; %.3f ms from a, b, c\n",
+                k, bound[1].ms, bound[1].msm_ms, bound[1].ntt_ms, bound[1].eval_ms, bound[0].ms);
     auto t1 = std::chrono::steady_clock::now();
     auto be = make_cuda_prover(zk, a.device, a.gpu);
     double upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
@@ -437,6 +467,7 @@ void run_prove(const Args& a, const std::vector<int>& sizes) {
         cuda_backend_timings(*be, tm);
       }
       BenchStats st = stats_of(ms);
+      st.bound_ms = bound[inputs == circ_label(a.profile) ? 1 : 0].ms;
       char buf[256];
       std::snprintf(buf, sizeof buf,
                     "last: upload %.1f, witness MSMs %.1f, H stage %.1f, H MSM %.1f, device total %.1f ms; "

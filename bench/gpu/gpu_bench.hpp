@@ -46,6 +46,21 @@ template <class HC, class FrP>
 std::vector<BenchStats> bench_msm_g2_ab(int device, const Affine<HC>* points, const Fp<FrP>* scalars, size_t n,
                                         int warmup, int runs, int rounds);
 
+// The arithmetic bound of one whole proof on this device, each part counted as its own benchmark row
+// counts it: every MSM's mixed additions (10 Fq products per digit entry, G2's Fq2 products as 3)
+// and bucket sums (28 per bucket) at the window width that needs the fewest, over precomputed bases
+// (one set of buckets for every window), with the digit entries estimated from its scalars' bit
+// lengths; the H stage (six NTTs of n/2 log n Fr products, 4n for the coset scalings and a*b - c);
+// and eval_products Fr products for a = A w, b = B w, c = a o b. w_hist / c_hist: how many of the
+// witness values of A, B1, B2 (all of w) / of C (the private ones) have a folded value of b bits
+// (b < 256), as MsmEngine::histogram counts them. The H MSM's scalars count as random.
+struct ProofBound {
+  double ms = 0, msm_ms = 0, ntt_ms = 0, eval_ms = 0;
+};
+template <class C>
+ProofBound proof_bound(const unsigned long long* w_hist, const unsigned long long* c_hist, int log_domain,
+                       double eval_products);
+
 // The benchmark driver: prints one line per measurement and returns a process exit status (0 ok,
 // 1 failure, 2 usage error, 3 no CUDA device).
 int bench_main(const std::vector<std::string>& args);

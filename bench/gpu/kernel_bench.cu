@@ -1,6 +1,7 @@
 // The device-resident kernel benchmarks (NTT, H stage, MSM): CUDA events around each run, warm-up
 // runs first, median of the timed runs, and next to each figure its estimated physical bound.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -151,7 +152,40 @@ std::vector<BenchStats> bench_msm_g2_ab(int device, const Affine<HC>* points, co
   return bench_ab(device, points, scalars, n, warmup, runs, rounds);
 }
 
+namespace {
+// Fq products of the cheapest plan over precomputed bases for scalars with these bit lengths.
+double msm_min_products(const u64* hist) {
+  double best = 1e300;
+  for (int c = kMsmMinWindow; c <= 22; c++)
+    best = std::min(best, msm_entries_estimate(hist, c) * 10 + (double)(1u << (c - 1)) * 28);
+  return best;
+}
+}  // namespace
+
+template <class C>
+ProofBound proof_bound(const unsigned long long* w_hist, const unsigned long long* c_hist, int log_domain,
+                       double eval_products) {
+  using DG1 = typename Dev<C>::G1;
+  using DG2 = typename Dev<C>::G2;
+  static_assert(sizeof(u64) == sizeof(unsigned long long), "histogram counters");
+  const u64* wh = reinterpret_cast<const u64*>(w_hist);
+  const u64* ch = reinterpret_cast<const u64*>(c_hist);
+  const double n = std::ldexp(1.0, log_domain);
+  u64 h_hist[kMsmHistBins] = {};
+  h_hist[kMsmScalarBits] = (u64)n;
+  const double g1 = (2 * msm_min_products(wh) + msm_min_products(ch) + msm_min_products(h_hist)) * kMulFactor<DG1>;
+  const double g2 = msm_min_products(wh) * kMulFactor<DG2>;
+  const double rate = imad_per_ms(), fq = mont_mul_imad(kFqWords<DG1>);
+  ProofBound b;
+  b.msm_ms = (g1 + g2) * fq / rate;
+  b.ntt_ms = (6.0 * n / 2 * log_domain + 4.0 * n) * kFrMulImad / rate;
+  b.eval_ms = eval_products * kFrMulImad / rate;
+  b.ms = b.msm_ms + b.ntt_ms + b.eval_ms;
+  return b;
+}
+
 #define CUZK_INSTANTIATE(C)                                                                                    \
+  template ProofBound proof_bound<C>(const unsigned long long*, const unsigned long long*, int, double);      \
   template BenchStats bench_ntt<C>(int, int, bool, int, int, int);                                             \
   template BenchStats bench_h_stage<C>(int, int, int, int, int);                                               \
   template BenchStats bench_msm_g1(int, const C::G1Affine*, const C::Fr*, size_t, int, int, int);              \
