@@ -269,7 +269,7 @@ class GpuWorker {
   int run() {
     // Heartbeats start first: loading large keys takes a while and is not a hang.
     link_.start_heartbeat();
-    seg_ = Segment::open(cfg_.daemon.instance, device_);
+    seg_ = Segment::open(args_.ring, device_);
     bo_.device = device_;
     bo_.precompute = cfg_.gpu.precompute;
     bo_.precompute_headroom_mb = cfg_.gpu.precompute_headroom_mb;

@@ -337,8 +337,8 @@ busy=$(status_eval 's.slots.filter(x=>x.state!=="free").length + s.queues.jobs_q
 [ "$busy" -eq 0 ] || { say "LEAKED: $busy slots or jobs still busy"; leaked=$((leaked + busy)); }
 left=$(find "$WORK/state/uploads" "$WORK/state/results" "$WORK/state/spool" -mindepth 1 2>/dev/null | wc -l)
 [ "$left" -eq 0 ] || { say "LEAKED: $left files under uploads/, spool/ or results/"; leaked=$((leaked + left)); }
-# The slot rings only: /dev/shm/cuzk.<instance>.lock is the running daemon's lock (instance_lock.hpp).
-segs=$(ls /dev/shm | grep -c "^cuzk\.$INSTANCE\.dev" || true)
+# The slot rings /dev/shm/cuzk.<instance>.<random>.dev<N>: a restart removes the killed run's.
+segs=$(ls /dev/shm | grep -c "^cuzk\.$INSTANCE\.[0-9a-f]*\.dev" || true)
 [ "$segs" -le 1 ] || { say "LEAKED: $segs shared-memory segments for one device"; leaked=$((leaked + segs - 1)); }
 orphans=0
 for p in $(pgrep -f "cuzk-(synth|gpu)-worker .*--config $CONFIG" || true); do

@@ -2,7 +2,10 @@
 #include "shm/slot_ring.hpp"
 
 #include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <cerrno>
@@ -49,9 +52,30 @@ uint64_t segment_bytes_for(uint32_t n_slots, uint64_t max_vars, uint64_t max_dom
   return header_bytes(n_slots) + uint64_t(n_slots) * slot_bytes_for(max_vars, max_domain, abc);
 }
 
-std::string segment_name(const std::string& instance, int device) {
-  return "cuzk." + instance + ".dev" + std::to_string(device);
+std::string ring_prefix(const std::string& instance) {
+  unsigned char r[8];
+  size_t got = 0;
+  while (got < sizeof r) {
+    const ssize_t n = ::getrandom(r + got, sizeof r - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+    got += size_t(n);
+  }
+  char hex[2 * sizeof r + 1];
+  for (size_t i = 0; i < sizeof r; i++) std::snprintf(hex + 2 * i, 3, "%02x", r[i]);
+  return "cuzk." + instance + "." + hex;
 }
+
+bool is_ring_prefix(const std::string& s) {
+  const size_t dot = s.rfind('.');
+  if (s.rfind("cuzk.", 0) != 0 || dot == std::string::npos || dot <= 5 || s.size() - dot - 1 != 16) return false;
+  if (s.find_first_not_of("0123456789abcdef", dot + 1) != std::string::npos) return false;
+  const std::string inst = s.substr(5, dot - 5);
+  return inst.size() <= 32 &&
+         inst.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == std::string::npos;
+}
+
+std::string segment_name(const std::string& prefix, int device) { return prefix + ".dev" + std::to_string(device); }
 
 namespace {
 // Free or total bytes of the filesystem on /dev/shm (0 when it cannot be read).
@@ -65,6 +89,23 @@ std::string mib(uint64_t bytes) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f MiB", double(bytes) / (1 << 20));
   return b;
+}
+
+// Why the segment open as fd is not one that this process's user made for itself ("" when it is):
+// another user's, or one that other users may open too, is not the daemon's ring.
+std::string not_own(int fd, const std::string& name) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return "cannot fstat /dev/shm/" + name + ": " + std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "/dev/shm/" + name + " is not a regular file";
+  if (st.st_uid != ::geteuid())
+    return "/dev/shm/" + name + " is owned by uid " + std::to_string(st.st_uid) + ", not by this daemon's user (uid " +
+           std::to_string(::geteuid()) + ")";
+  if (st.st_mode & 077) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+    return "/dev/shm/" + name + " has mode " + mode + ": other users may open it";
+  }
+  return "";
 }
 }  // namespace
 
@@ -97,11 +138,10 @@ char* Segment::vec(uint32_t i, int k) const {
   return p;
 }
 
-std::unique_ptr<Segment> Segment::create(const std::string& instance, int device, uint32_t n_slots,
+std::unique_ptr<Segment> Segment::create(const std::string& prefix, int device, uint32_t n_slots,
                                          uint64_t max_vars, uint64_t max_domain, bool abc) {
   if (n_slots == 0) throw std::invalid_argument("a slot ring needs at least one slot");
-  const std::string name = segment_name(instance, device);
-  bip::shared_memory_object::remove(name.c_str());  // a stale segment from an earlier run
+  const std::string name = segment_name(prefix, device);
   const uint64_t total = segment_bytes_for(n_slots, max_vars, max_domain, abc);
   const uint64_t free_bytes = shm_free_bytes();
   if (total > free_bytes) {
@@ -112,8 +152,21 @@ std::unique_ptr<Segment> Segment::create(const std::string& instance, int device
   }
   std::unique_ptr<Segment> s(new Segment);
   s->impl_ = std::make_unique<Impl>();
+  bool made = false;  // only a segment made here is ever removed here
   try {
-    s->impl_->obj = bip::shared_memory_object(bip::create_only, name.c_str(), bip::read_write);
+    try {
+      s->impl_->obj = bip::shared_memory_object(bip::create_only, name.c_str(), bip::read_write, bip::permissions(0600));
+    } catch (const bip::interprocess_exception& e) {
+      if (e.get_error_code() != bip::already_exists_error) throw;
+      struct stat st {};
+      const std::string owner = ::stat(("/dev/shm/" + name).c_str(), &st) == 0
+                                    ? " (owned by uid " + std::to_string(st.st_uid) + ")"
+                                    : std::string();
+      throw NameTaken("/dev/shm/" + name + " exists already" + owner + ": it was not made by this daemon and is not used");
+    }
+    made = true;
+    if (std::string why = not_own(s->impl_->obj.get_mapping_handle().handle, name); !why.empty())
+      throw std::runtime_error("shared memory " + name + ": " + why);
     s->impl_->obj.truncate(bip::offset_t(total));
     // Reserve the pages now: tmpfs allocates lazily, and a page it cannot allocate at first touch
     // is a SIGBUS in whichever worker touches it.
@@ -128,10 +181,10 @@ std::unique_ptr<Segment> Segment::create(const std::string& instance, int device
                                std::strerror(rc));
     s->impl_->region = bip::mapped_region(s->impl_->obj, bip::read_write);
   } catch (const bip::interprocess_exception& e) {
-    bip::shared_memory_object::remove(name.c_str());
+    if (made) bip::shared_memory_object::remove(name.c_str());
     throw std::runtime_error("shared memory " + name + ": " + e.what());
   } catch (...) {
-    bip::shared_memory_object::remove(name.c_str());
+    if (made) bip::shared_memory_object::remove(name.c_str());
     throw;
   }
   s->name_ = name;
@@ -149,7 +202,7 @@ std::unique_ptr<Segment> Segment::create(const std::string& instance, int device
   h.max_domain = max_domain;
   h.total_bytes = total;
   h.created_ns = now_ns();
-  std::snprintf(h.instance, sizeof(h.instance), "%s", instance.c_str());
+  std::snprintf(h.instance, sizeof(h.instance), "%s", prefix.c_str());
   for (uint32_t i = 0; i < n_slots; i++) {
     SlotHeader* sh = &s->slot(i);
     new (sh) SlotHeader{};
@@ -161,12 +214,15 @@ std::unique_ptr<Segment> Segment::create(const std::string& instance, int device
   return s;
 }
 
-std::unique_ptr<Segment> Segment::open(const std::string& instance, int device) {
-  const std::string name = segment_name(instance, device);
+std::unique_ptr<Segment> Segment::open(const std::string& prefix, int device) {
+  const std::string name = segment_name(prefix, device);
   std::unique_ptr<Segment> s(new Segment);
   s->impl_ = std::make_unique<Impl>();
   try {
     s->impl_->obj = bip::shared_memory_object(bip::open_only, name.c_str(), bip::read_write);
+    // Checked before a byte of it is mapped: a segment the daemon did not make is never used.
+    if (std::string why = not_own(s->impl_->obj.get_mapping_handle().handle, name); !why.empty())
+      throw std::runtime_error("shared memory " + name + ": " + why + "; not a slot ring of this daemon, not used");
     s->impl_->region = bip::mapped_region(s->impl_->obj, bip::read_write);
   } catch (const bip::interprocess_exception& e) {
     throw std::runtime_error("shared memory " + name + ": " + e.what());
@@ -186,8 +242,13 @@ std::unique_ptr<Segment> Segment::open(const std::string& instance, int device) 
   return s;
 }
 
-bool Segment::remove(const std::string& instance, int device) {
-  return bip::shared_memory_object::remove(segment_name(instance, device).c_str());
+bool Segment::remove(const std::string& prefix, int device) { return remove_name(segment_name(prefix, device)); }
+
+bool Segment::remove_name(const std::string& name) {
+  // /dev/shm is sticky: once its owner is this user, no one else can put another file at the name.
+  struct stat st {};
+  if (::lstat(("/dev/shm/" + name).c_str(), &st) != 0 || st.st_uid != ::geteuid()) return false;
+  return bip::shared_memory_object::remove(name.c_str());
 }
 
 Segment::~Segment() = default;

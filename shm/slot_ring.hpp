@@ -63,20 +63,40 @@ struct SegmentHeader {
 uint64_t slot_bytes_for(uint64_t max_vars, uint64_t max_domain, bool abc = true);
 // The whole segment's size for K such slots.
 uint64_t segment_bytes_for(uint32_t n_slots, uint64_t max_vars, uint64_t max_domain, bool abc = true);
-// The POSIX shm name of a device's segment: "cuzk.<instance>.dev<device>".
-std::string segment_name(const std::string& instance, int device);
+// The rings' names. /dev/shm is shared by every local user, so a name another user could guess
+// could be made first by them: a daemon's rings are named "cuzk.<instance>.<random>.dev<device>",
+// the random part new at each start (ring_prefix), and the supervisor gives the prefix to its
+// workers. A name that exists already is never taken over, and a worker maps only a segment of its
+// own user that no one else may open (owner and mode checked on the opened descriptor).
+// A new prefix "cuzk.<instance>.<16 random hex digits>".
+std::string ring_prefix(const std::string& instance);
+// Whether s has the form ring_prefix makes (for a prefix read back from a file).
+bool is_ring_prefix(const std::string& s);
+// The POSIX shm name of a device's segment: "<prefix>.dev<device>".
+std::string segment_name(const std::string& prefix, int device);
+
+// Segment::create found the name taken: a segment that this call did not make (another user's,
+// or a left-over one) is never used, whoever made it.
+struct NameTaken : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class Segment {
  public:
-  // Supervisor only: removes a stale segment of the same name, creates and sizes a new one, and
-  // reserves its pages (fallocate) so that a full /dev/shm is an error now, not a SIGBUS later.
-  // Throws std::runtime_error with the free space when /dev/shm cannot hold it.
-  static std::unique_ptr<Segment> create(const std::string& instance, int device, uint32_t n_slots,
+  // Supervisor only: creates a new segment (never an existing one: NameTaken), readable and
+  // writable by its user only, sizes it and reserves its pages (fallocate) so that a full /dev/shm
+  // is an error now, not a SIGBUS later. Throws NoRoom with the free space when /dev/shm cannot
+  // hold it.
+  static std::unique_ptr<Segment> create(const std::string& prefix, int device, uint32_t n_slots,
                                          uint64_t max_vars, uint64_t max_domain, bool abc = true);
-  // Workers: maps an existing segment and checks its magic, version and device.
-  static std::unique_ptr<Segment> open(const std::string& instance, int device);
-  // Removes the named segment if it exists; true if one was removed.
-  static bool remove(const std::string& instance, int device);
+  // Workers: maps an existing segment that this process's user owns and no other user may open,
+  // and checks its magic, version and device.
+  static std::unique_ptr<Segment> open(const std::string& prefix, int device);
+  // Removes the named segment if it exists and is this process's user's; true if one was removed.
+  // One of another user is left alone (and false).
+  static bool remove(const std::string& prefix, int device);
+  // The same, by the segment's name.
+  static bool remove_name(const std::string& name);
 
   ~Segment();
   Segment(const Segment&) = delete;

@@ -1,11 +1,13 @@
 // One daemon per state: before a supervisor touches the slot rings, the job store or the spool it
 // holds an exclusive lock on each of the three things two daemons must never share, so that a
 // second start with any of them exits 78 having changed nothing.
-//   <state_dir>/lock                   the job store, results, uploads and spool
-//   /dev/shm/cuzk.<instance>.lock      the slot rings /dev/shm/cuzk.<instance>.dev<N>
-//   <socket>.lock                      the API socket (a second daemon would replace it)
+//   <state_dir>/lock                      the job store, results, uploads, spool and rings' names
+//   <run folder>/instance.<instance>.lock the instance name (the node's name in a shared store)
+//   <socket>.lock                         the API socket (a second daemon would replace it)
 // The locks are flock()s on files that hold the holder's pid: the kernel drops them when the
 // process ends, however it ends, so a kill -9 leaves nothing that blocks the next start.
+// No other user can make or hold a lock file first: the instance's is in a folder only the
+// daemon's user may write (run_dir), and a lock file another user owns is refused, never trusted.
 #pragma once
 #include <string>
 #include <vector>
@@ -28,6 +30,11 @@ class InstanceLock {
     std::string key, path;
   };
   static std::vector<Target> targets(const config::Config& cfg);
+  // The folder of the instance lock, which only the daemon's user may write: $RUNTIME_DIRECTORY
+  // (systemd's RuntimeDirectory=), else /run/cuzk-supervisor for root, else
+  // $XDG_RUNTIME_DIR/cuzk-supervisor, else daemon.state_dir (then the instance name is locked for
+  // the state folder only).
+  static std::string run_dir(const config::Config& cfg);
   // Takes every lock of cfg (creating state_dir and the socket's folder if need be). Throws
   // config::ConfigError naming the key whose lock another process holds, and its pid; then none is
   // held.

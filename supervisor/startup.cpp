@@ -1,12 +1,14 @@
 // Start-up: the state folder, job store and timeline, the circuits' dimensions and witness
 // generators, the slot rings in /dev/shm, the jobs an earlier run left unfinished, and the worker
 // records. Supervisor::run calls these in order before the loop starts.
+#include <fcntl.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -131,30 +133,87 @@ Supervisor::RingSize Supervisor::ring_size(const config::Config& cfg, const std:
   return r;
 }
 
+namespace {
+
+// <state_dir>/rings: the rings' names (their prefix) this run made, for the next start to remove
+// when this one did not get to (a kill -9).
+fs::path rings_record(const config::Config& c) { return fs::path(c.daemon.state_dir) / "rings"; }
+
+}  // namespace
+
+void Supervisor::remove_stale_rings() {
+  const fs::path rec = rings_record(cfg_);
+  std::string prev;
+  {
+    std::ifstream f(rec);
+    if (!f || !std::getline(f, prev)) return;
+  }
+  if (!shm::is_ring_prefix(prev)) {
+    spdlog::warn("{} does not name slot rings ('{}'): ignored", rec.string(), prev);
+    return;
+  }
+  // Every device's, including devices no longer configured.
+  const std::string stem = prev + ".dev";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/dev/shm", ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(stem, 0) != 0 || n.size() == stem.size() ||
+        n.find_first_not_of("0123456789", stem.size()) != std::string::npos)
+      continue;
+    if (shm::Segment::remove_name(n)) spdlog::info("removing the stale segment /dev/shm/{}", n);
+    else spdlog::warn("/dev/shm/{} is not a segment of this daemon's user: left alone", n);
+  }
+}
+
+// The name is written before a ring of it exists, so that whatever a kill leaves is found at the
+// next start. A state folder that takes no write (a full disk) only costs that: the start goes on.
+void Supervisor::record_ring_prefix() {
+  ring_prefix_ = shm::ring_prefix(cfg_.daemon.instance);
+  const fs::path rec = rings_record(cfg_);
+  const std::string line = ring_prefix_ + "\n";
+  // Written over the old name in place (the same length for the same instance): no new block is
+  // needed, so a full disk still takes it.
+  const int fd = ::open(rec.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  bool ok = fd >= 0 && ::pwrite(fd, line.data(), line.size(), 0) == ssize_t(line.size()) &&
+            ::ftruncate(fd, off_t(line.size())) == 0 && ::fdatasync(fd) == 0;
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  if (!ok)
+    spdlog::error("cannot write {} ({}): the slot rings /dev/shm/{}.dev* are not removed at the next start if this "
+                  "run is killed",
+                  rec.string(), std::strerror(err), ring_prefix_);
+}
+
 void Supervisor::setup_rings() {
   const RingSize rs = ring_;
   const uint64_t max_vars = rs.max_vars, max_domain = rs.max_domain;
   const bool abc = cfg_.synthesis.abc == "cpu";
-  // Segments of an earlier run of this instance, including devices no longer configured.
-  const std::string prefix = "cuzk." + cfg_.daemon.instance + ".dev";
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/dev/shm", ec)) {
-    const std::string n = e.path().filename().string();
-    if (n.rfind(prefix, 0) == 0 && n.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
-      spdlog::info("removing the stale segment /{}", n);
-      fs::remove(e.path(), ec);
+  remove_stale_rings();
+  // A name that exists already is not this run's (the random part makes that all but impossible
+  // unless someone made it on purpose): it is left alone, and the rings get another name.
+  for (int tries = 0;; tries++) {
+    record_ring_prefix();
+    try {
+      for (int id : cfg_.gpu.devices) {
+        Device d;
+        d.id = id;
+        d.seg = create_ring(id, max_vars, max_domain, abc);
+        d.slots.resize(cfg_.gpu.slots);
+        devices_.push_back(std::move(d));
+      }
+      break;
+    } catch (const shm::NameTaken& e) {
+      for (auto& d : devices_) shm::Segment::remove(ring_prefix_, d.id);
+      devices_.clear();
+      if (tries == 4) throw;
+      spdlog::warn("{}; the slot rings get another name", e.what());
     }
   }
-  for (int id : cfg_.gpu.devices) {
-    Device d;
-    d.id = id;
-    d.seg = create_ring(id, max_vars, max_domain, abc);
-    d.slots.resize(cfg_.gpu.slots);
-    spdlog::info("slot ring /{}: {} slots of {} MiB{}", d.seg->name(), cfg_.gpu.slots, d.seg->header().slot_bytes >> 20,
+  for (const Device& d : devices_)
+    spdlog::info("slot ring /dev/shm/{}: {} slots of {} MiB{}", d.seg->name(), cfg_.gpu.slots,
+                 d.seg->header().slot_bytes >> 20,
                  abc ? "" : fmt::format(" (w only: synthesis.abc = \"gpu\" saves {} MiB a slot)",
                                         (shm::slot_bytes_for(max_vars, max_domain) - d.seg->header().slot_bytes) >> 20));
-    devices_.push_back(std::move(d));
-  }
 }
 
 // A slot ring larger than all of /dev/shm is a configuration error (exit 78: no restart can fix it).
@@ -163,7 +222,7 @@ void Supervisor::setup_rings() {
 std::unique_ptr<shm::Segment> Supervisor::create_ring(int device, uint64_t max_vars, uint64_t max_domain, bool abc) {
   for (bool said = false;; said = true) {
     try {
-      auto seg = shm::Segment::create(cfg_.daemon.instance, device, cfg_.gpu.slots, max_vars, max_domain, abc);
+      auto seg = shm::Segment::create(ring_prefix_, device, cfg_.gpu.slots, max_vars, max_domain, abc);
       if (said) spdlog::info("room in /dev/shm is back: starting");
       return seg;
     } catch (const shm::NoRoom& e) {

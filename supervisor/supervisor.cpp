@@ -47,7 +47,7 @@ Supervisor::Supervisor(config::Config cfg, std::string config_path)
 // in /dev/shm; after a normal run they are gone already.
 Supervisor::~Supervisor() {
   for (auto& d : devices_)
-    if (d.seg) shm::Segment::remove(cfg_.daemon.instance, d.id);
+    if (d.seg) shm::Segment::remove(ring_prefix_, d.id);
 }
 
 std::optional<uint32_t> Supervisor::circuit_index(const std::string& name) const {
@@ -237,7 +237,7 @@ int Supervisor::run() {
   server_.reset();
   queue_->close();
   uv_run(loop_, UV_RUN_NOWAIT);
-  for (auto& d : devices_) shm::Segment::remove(cfg_.daemon.instance, d.id);
+  for (auto& d : devices_) shm::Segment::remove(ring_prefix_, d.id);
   spdlog::info("stopped");
   return exit_status_;
 }

@@ -88,6 +88,10 @@ class Supervisor {
   static RingSize ring_size(const config::Config& cfg, const std::vector<ZKeyHeader>& dims);
   void setup_rings();
   std::unique_ptr<shm::Segment> create_ring(int device, uint64_t max_vars, uint64_t max_domain, bool abc);
+  // The rings an earlier run left (their names in <state_dir>/rings): removed where they are this
+  // user's. Then a new name, recorded there before any ring of that name exists.
+  void remove_stale_rings();
+  void record_ring_prefix();
   void warn_if_few_slots() const;
   void remove_orphan_uploads();
   void create_workers();
@@ -164,6 +168,7 @@ class Supervisor {
   Partitions parts_{devices_, state_};  // the jobs here, their queued partitions, the slots their work is in
   std::vector<ZKeyHeader> dims_;  // per circuit: nVars, nPublic, domain size
   RingSize ring_;                 // the slot rings' size, from the configured circuits
+  std::string ring_prefix_;       // the rings' names less ".dev<N>" (shm::ring_prefix), new at each start
   struct Unserved {
     std::string why;
     uint64_t at_ns = 0;  // when it was last checked

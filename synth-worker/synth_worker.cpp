@@ -197,7 +197,7 @@ class SynthWorker {
   }
 
   int run() {
-    for (int d : cfg_.gpu.devices) segments_[d] = Segment::open(cfg_.daemon.instance, d);
+    for (int d : cfg_.gpu.devices) segments_[d] = Segment::open(args_.ring, d);
     link_.start_heartbeat();
     Msg hello = link_.make(MsgType::Hello);
     hello.set_text("cpus=" + current_affinity() + ",threads=" + std::to_string(thread_count()));

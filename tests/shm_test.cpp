@@ -1,6 +1,7 @@
 // The slot ring and the control messages, in one process and across fork().
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,7 +44,7 @@ TEST(SlotRing, WitnessOnlySlots) {
 TEST(SlotRing, CreateOpenLayoutAndTransitions) {
   const std::string inst = test_instance();
   auto seg = Segment::create(inst, 3, 4, 100, 256);
-  EXPECT_EQ(seg->name(), "cuzk." + inst + ".dev3");
+  EXPECT_EQ(seg->name(), inst + ".dev3");
   EXPECT_EQ(seg->n_slots(), 4u);
   EXPECT_EQ(seg->size(), segment_bytes_for(4, 100, 256));
   for (uint32_t i = 0; i < 4; i++) {
@@ -71,11 +72,57 @@ TEST(SlotRing, CreateOpenLayoutAndTransitions) {
   EXPECT_EQ(other->state(2), SlotState::Free);
 
   EXPECT_THROW(Segment::open(inst, 4), std::runtime_error);  // no such device
-  // Creating again replaces the stale segment with a fresh one.
-  auto again = Segment::create(inst, 3, 2, 10, 16);
-  EXPECT_EQ(again->n_slots(), 2u);
+  // A name that exists is never taken over, even one this process made: the ring stays as it was.
+  EXPECT_THROW(Segment::create(inst, 3, 2, 10, 16), NameTaken);
+  EXPECT_EQ(Segment::open(inst, 3)->n_slots(), 4u);
   EXPECT_TRUE(Segment::remove(inst, 3));
   EXPECT_FALSE(Segment::remove(inst, 3));
+}
+
+TEST(SlotRing, NamesHaveARandomPart) {
+  const std::string a = ring_prefix("inst-1"), b = ring_prefix("inst-1");
+  EXPECT_EQ(a.rfind("cuzk.inst-1.", 0), 0u) << a;
+  EXPECT_EQ(a.size(), std::string("cuzk.inst-1.").size() + 16) << a;
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(is_ring_prefix(a));
+  EXPECT_FALSE(is_ring_prefix("cuzk.inst-1"));
+  EXPECT_FALSE(is_ring_prefix("cuzk.inst-1.0123456789abcdeg"));
+  EXPECT_FALSE(is_ring_prefix("cuzk.../x.0123456789abcdef"));
+  EXPECT_FALSE(is_ring_prefix("other.inst.0123456789abcdef"));
+  EXPECT_EQ(segment_name(a, 2), a + ".dev2");
+}
+
+// A segment that others may open, or that another user owns, is not mapped by a worker, and the
+// supervisor neither takes over nor removes another user's.
+TEST(SlotRing, RefusesSegmentsItDidNotMake) {
+  const std::string inst = test_instance() + "foreign";
+  auto seg = Segment::create(inst, 0, 1, 8, 8);
+  struct stat st {};
+  ASSERT_EQ(::stat(("/dev/shm/" + seg->name()).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::chmod(("/dev/shm/" + seg->name()).c_str(), 0666), 0);
+  try {
+    Segment::open(inst, 0);
+    ADD_FAILURE() << "a world-writable segment was mapped";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("mode 0666"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/dev/shm/" + seg->name()), std::string::npos) << e.what();
+  }
+  if (::geteuid() == 0) {  // another user's segment (root can give it away)
+    ASSERT_EQ(::chmod(("/dev/shm/" + seg->name()).c_str(), 0600), 0);
+    ASSERT_EQ(::chown(("/dev/shm/" + seg->name()).c_str(), 65534, 65534), 0);
+    try {
+      Segment::open(inst, 0);
+      ADD_FAILURE() << "another user's segment was mapped";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("owned by uid 65534"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(Segment::create(inst, 0, 1, 8, 8), NameTaken);
+    EXPECT_FALSE(Segment::remove(inst, 0));
+    EXPECT_EQ(::stat(("/dev/shm/" + seg->name()).c_str(), &st), 0) << "another user's segment was removed";
+    ASSERT_EQ(::chown(("/dev/shm/" + seg->name()).c_str(), 0, 0), 0);
+  }
+  EXPECT_TRUE(Segment::remove(inst, 0));
 }
 
 TEST(SlotRing, RefusesMoreThanDevShmHolds) {

@@ -33,6 +33,7 @@ WorkerArgs parse_worker_args(int argc, char** argv, const char* prog) {
   app.add_option("--worker-id", a.worker_id, "the supervisor's id for this worker");
   app.add_option("--epoch", a.epoch, "this spawn's epoch; messages of another epoch are ignored");
   app.add_option("--fd", a.fd, "the control socket, inherited from the supervisor")->check(CLI::NonNegativeNumber);
+  app.add_option("--ring", a.ring, "the slot rings' shared-memory names, less .dev<device>")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,14 +14,16 @@
 namespace cuzk::worker {
 
 // Command-line contract between the supervisor and a worker:
-//   <worker> --config FILE --index I --worker-id W --epoch E [--fd N]
-// The control socket is fd N (default 3), inherited from the supervisor.
+//   <worker> --config FILE --index I --worker-id W --epoch E [--fd N] --ring PREFIX
+// The control socket is fd N (default 3), inherited from the supervisor. The slot rings are the
+// shared-memory segments PREFIX.dev<device> that the supervisor made at its start.
 struct WorkerArgs {
   std::string config;
   uint32_t index = 0;      // position in the config (synthesis worker i, or device position i)
   uint32_t worker_id = 0;  // the supervisor's id for this worker
   uint32_t epoch = 0;
   int fd = 3;
+  std::string ring;  // the slot rings' names less ".dev<device>"
 };
 // Parses argv; on a usage error prints it and exits 64 (--help prints the usage and exits 0).
 WorkerArgs parse_worker_args(int argc, char** argv, const char* prog);

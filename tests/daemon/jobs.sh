@@ -4,10 +4,13 @@
 source "$(dirname "$0")/lib.sh"
 require_tools
 write_config 2 3
-# A stale segment of this instance from an earlier run (a device no longer configured) goes at start.
-head -c 4096 /dev/zero >"/dev/shm/cuzk.$INSTANCE.dev9"
+# A stale segment of an earlier run on this state folder (named in state/rings; of a device no
+# longer configured) goes at start.
+stale="cuzk.$INSTANCE.0123456789abcdef"
+mkdir -p "$WORK/state" && echo "$stale" >"$WORK/state/rings"
+head -c 4096 /dev/zero >"/dev/shm/$stale.dev9"
 start_daemon
-[ ! -e "/dev/shm/cuzk.$INSTANCE.dev9" ] || die "the stale segment cuzk.$INSTANCE.dev9 was not removed"
+[ ! -e "/dev/shm/$stale.dev9" ] || die "the stale segment $stale.dev9 was not removed"
 
 j1=$(submit poseidon "$W_POSEIDON" "$W_POSEIDON" "$W_POSEIDON")
 j2=$(submit chain "$W_CHAIN" "$W_ZERO" "$W_CHAIN" "$W_ZERO" -- --priority high)

@@ -120,7 +120,8 @@ refused_at_start() {
 start_daemon() {
   "$SUP_BIN" --config "$CONFIG" >>"$WORK/sup.log" 2>&1 &
   SUP_PID=$!
-  wait_until 60 "all workers idle" "jstat \"s.workers.every(w=>w.state==='idle')\" 2>/dev/null | grep -qx true"
+  wait_until 60 "all workers idle" "{ kill -0 $SUP_PID 2>/dev/null || die 'the supervisor exited at start'; } &&
+    jstat \"s.workers.every(w=>w.state==='idle')\" 2>/dev/null | grep -qx true"
 }
 
 # wait_until SECONDS WHAT COMMAND: polls COMMAND every 0.1 s.

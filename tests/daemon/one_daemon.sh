@@ -10,7 +10,7 @@ write_config 1 2
 # Test hook: proofs take a while, so that the second starts find partitions in flight.
 export CUZK_TEST_PROVE_DELAY_MS=400
 start_daemon
-ring="/dev/shm/cuzk.$INSTANCE.dev0"
+ring="/dev/shm/$(cat "$WORK/state/rings").dev0"
 ident() { stat -c '%d:%i' "$ring" "$WORK/state/jobs.sqlite" "$SOCK" | tr '\n' ' '; }
 before=$(ident)
 job=$(submit mult "$W_MULT" "$W_MULT" "$W_MULT" "$W_MULT")
@@ -35,7 +35,7 @@ second instance "s|^state_dir = .*|state_dir = \"$WORK/stateb\"|; s|^socket = .*
 second socket "s|^state_dir = .*|state_dir = \"$WORK/stateb\"|; s|^instance = .*|instance = \"${INSTANCE}b\"|" \
   "daemon.socket"
 [ ! -e "$WORK/stateb/jobs.sqlite" ] || die "a refused start created a job store"
-ls /dev/shm | grep -q "^cuzk.${INSTANCE}b.dev" && die "a refused start left a slot ring"
+ls /dev/shm | grep -q "^cuzk.${INSTANCE}b\." && die "a refused start left a slot ring"
 
 await_ok "$job" "$WORK/out" "$VK_MULT" 4
 no_restarts "a refused second start"

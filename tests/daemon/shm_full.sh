@@ -21,7 +21,7 @@ SUP_PID=$!
 wait_until 30 "waiting for room" "grep -q 'waiting for room in /dev/shm before starting' '$WORK/sup.log'"
 sleep 3
 kill -0 "$SUP_PID" 2>/dev/null || die "the supervisor exited on a full /dev/shm"
-grep -q "free of 8.0 MiB, the slot ring cuzk.$INSTANCE.dev0 needs" "$WORK/sup.log" ||
+grep -q "free of 8.0 MiB, the slot ring cuzk\.$INSTANCE\.[0-9a-f]*\.dev0 needs" "$WORK/sup.log" ||
   die "the log does not say what the ring needs and what is free"
 rm -f /dev/shm/fill
 wait_until 60 "the daemon started once room was back" "jstat \"s.workers.every(w=>w.state==='idle')\" 2>/dev/null | grep -qx true"

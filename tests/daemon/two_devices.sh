@@ -15,8 +15,9 @@ start_daemon
 g0=$(pid_of gpu0)
 [ "$(jstat "s.workers.filter(w=>w.kind==='gpu').map(w=>w.name).join(',')")" = "gpu0,gpu1" ] ||
   die "status does not list gpu0 and gpu1: $(jstat "s.workers.map(w=>w.name+':'+w.kind).join(',')")"
-ls /dev/shm/cuzk."$INSTANCE".dev* >/dev/null 2>&1 || die "no slot ring in /dev/shm"
-[ "$(ls /dev/shm/cuzk."$INSTANCE".dev* | wc -l)" -eq 2 ] || die "not one slot ring per device: $(ls /dev/shm/cuzk."$INSTANCE".*)"
+rings="/dev/shm/$(cat "$WORK/state/rings")"
+ls "$rings".dev* >/dev/null 2>&1 || die "no slot ring in /dev/shm"
+[ "$(ls "$rings".dev* | wc -l)" -eq 2 ] || die "not one slot ring per device: $(ls /dev/shm/cuzk."$INSTANCE".*)"
 
 j1=$(submit mult "$W_MULT" "$W_MULT" "$W_MULT" "$W_MULT" "$W_MULT" "$W_MULT")
 j2=$(submit chain "$W_CHAIN" "$W_ZERO" "$W_CHAIN" "$W_ZERO")
