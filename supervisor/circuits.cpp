@@ -101,9 +101,19 @@ std::string name_of(const json& body) {
 
 // Start-up, before the workers: the store's runtime circuits, each checked here as it would be when
 // added; one that fails (its files gone or moved out of key_dirs, a configured circuit of the same
-// name) is listed as not served, with why, and the daemon starts without it.
+// name) is listed as not served, with why, and the daemon starts without it. A removed one that the
+// store keeps for its unfinished jobs is served for them, marked removed: it takes no new job.
 void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
   for (const CircuitRec& rec : stored) {
+    if (rec.removed && cfg_.find_circuit(rec.name)) {
+      // Its jobs are bound by name: the configured circuit of that name would prove them with
+      // another key. recover() fails them, naming the circuit.
+      spdlog::warn("circuit {} (added at run time, removed; jobs unfinished): the config file has a circuit of this "
+                   "name, so its jobs cannot finish",
+                   rec.name);
+      removed_unserved_[rec.name] = "the config file now has another circuit of this name";
+      continue;
+    }
     if (cfg_.find_circuit(rec.name)) {
       unserved_[rec.name] = {"the config file has a circuit of this name, which is served instead", shm::monotonic_ns()};
       spdlog::warn("circuit {} (added at run time): {}", rec.name, unserved_[rec.name].why);
@@ -115,12 +125,23 @@ void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
     c.body = json::parse(rec.config, nullptr, false);
     if (c.body.is_discarded()) c.status = 500, c.error = "its stored entry is not JSON";
     if (!c.status) run_check(c);
+    if (c.status && rec.removed) {
+      removed_unserved_[rec.name] = c.error;
+      spdlog::warn("circuit {} (added at run time, removed; jobs unfinished) cannot be served for its jobs: {}",
+                   rec.name, c.error);
+      continue;
+    }
     if (c.status) {
       unserved_[rec.name] = {c.error, shm::monotonic_ns()};
       spdlog::warn("circuit {} (added at run time) is not served by this node: {}", rec.name, c.error);
       continue;
     }
     serve_circuit(std::move(c.cc), c.key, std::move(c.generator), rec.added_ms);
+    if (rec.removed) {
+      cfg_.circuits.back().removed = true;
+      runtime_added_ms_.erase(rec.name);
+      spdlog::info("circuit {}: removed, served for its unfinished jobs only", rec.name);
+    }
   }
   // Always written: an earlier run's file must not give the workers circuits this run does not have.
   try {
@@ -344,8 +365,9 @@ void Supervisor::sync_circuits() {
   const bool watched = queue_->watch_circuits(
       [this](std::vector<CircuitRec> stored) {
         syncing_circuits_ = false;
-        std::map<std::string, int64_t> in_store;  // name -> when it was added there
-        for (const CircuitRec& rec : stored) in_store[rec.name] = rec.added_ms;
+        std::map<std::string, int64_t> in_store;  // name -> when it was added there; not removed
+        for (const CircuitRec& rec : stored)
+          if (!rec.removed) in_store[rec.name] = rec.added_ms;
         // Removed elsewhere, or removed and added again (another entry under the same name): the
         // one served here takes no new jobs.
         for (uint32_t i = 0; i < cfg_.circuits.size(); i++) {
@@ -366,7 +388,7 @@ void Supervisor::sync_circuits() {
         const uint64_t now = shm::monotonic_ns(),
                        retry_ns = std::max<uint64_t>(kCircuitSyncNs, 100ull * cfg_.store.poll_ms * 1'000'000ull);
         for (const CircuitRec& rec : stored) {
-          if (cfg_.find_circuit(rec.name) || checking_.count(rec.name)) continue;
+          if (rec.removed || cfg_.find_circuit(rec.name) || checking_.count(rec.name)) continue;
           if (auto u = unserved_.find(rec.name); u != unserved_.end() && now - u->second.at_ns < retry_ns) continue;
           auto* c = new CircuitCheck;
           c->name = rec.name, c->added_ms = rec.added_ms;

@@ -51,7 +51,9 @@ void LocalQueue::recover() {
       if (folder.parent_path() == uploads) j.upload_dir = folder.string();
     }
     std::string gone;
-    if (!known) gone = "circuit " + j.rec.circuit + " is no longer configured";
+    if (auto r = s_.removed_unserved_.find(j.rec.circuit); r != s_.removed_unserved_.end())
+      gone = "circuit " + j.rec.circuit + " was removed, and cannot be served again for its unfinished jobs: " + r->second;
+    else if (!known) gone = "circuit " + j.rec.circuit + " is no longer configured";
     else if (j.rec.input == InputKind::Inputs && !s_.generators_[j.circuit])
       gone = "circuit " + j.rec.circuit + " no longer has a witness_generator for the job's inputs";
     if (!gone.empty()) {
@@ -72,6 +74,14 @@ void LocalQueue::recover() {
     s_.parts_.add(std::move(j));
   }
   s_.remove_orphan_uploads();
+}
+
+// Removed circuits whose jobs have all ended are forgotten first; the others are served again for
+// their jobs.
+std::vector<CircuitRec> LocalQueue::stored_circuits() {
+  if (const size_t n = store_->forget_removed_circuits())
+    spdlog::info("job store: {} removed circuits forgotten, their jobs all ended", n);
+  return store_->circuits();
 }
 
 void LocalQueue::progress(ActiveJob& j, uint32_t p, bool job_started) {
@@ -116,7 +126,19 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64
   spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
   s_.remove_job_files(j);
   notify_waiters(j);
+  const uint32_t circuit = j.circuit;
   s_.parts_.erase(id);
+  // The last job of a removed circuit: the store forgets the circuit now.
+  if (s_.cfg_.circuits[circuit].removed) {
+    bool more = false;
+    for (const auto& [other, a] : s_.parts_.jobs()) more = more || a.circuit == circuit;
+    try {
+      if (!more) store_->forget_removed_circuits();
+    } catch (const std::exception& e) {  // kept until the next start or removal, which forget it then
+      spdlog::warn("circuit {}: its last job ended, but the store could not forget it yet: {}",
+                   s_.cfg_.circuits[circuit].name, e.what());
+    }
+  }
 }
 
 bool LocalQueue::find_visible(uint64_t id, const http::Request& req, ActiveJob*& active,

@@ -24,7 +24,7 @@ class LocalQueue final : public Queue {
   // Opens (or creates) the store; throws StoreFull when the disk has no room for it.
   LocalQueue(Supervisor& s, const std::string& path);
 
-  std::vector<CircuitRec> stored_circuits() override { return store_->circuits(); }
+  std::vector<CircuitRec> stored_circuits() override;
   void recover() override;
 
   void submit(const http::Request& req, std::shared_ptr<http::Responder> r) override;

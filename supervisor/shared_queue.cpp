@@ -39,6 +39,8 @@ SharedQueue::SharedQueue(Supervisor& s) : s_(s) {
   if (const size_t n = pg->release(s_.node_id_))
     spdlog::info("job store: {} partitions held by an earlier run of node {} are queued again", n, s_.node_id_);
   counts_ = pg->counts();
+  if (const size_t n = pg->forget_removed_circuits())
+    spdlog::info("job store: {} removed circuits forgotten, their jobs all ended", n);
   stored_ = pg->circuits();
   spdlog::info("job store: postgresql at {}, node {}, leases of {} ms", where_, s_.node_id_, s_.cfg_.store.lease_ms);
   store_ = std::make_unique<StoreThread>(s_.loop_, std::move(pg));
@@ -343,6 +345,7 @@ bool SharedQueue::watch_circuits(std::function<void(std::vector<CircuitRec>)> go
                                  std::function<void(const std::string&)> failed) {
   store_->run(
       [got](JobStore& s) -> std::function<void()> {
+        s.forget_removed_circuits();  // whichever node ended their last jobs
         auto stored = std::make_shared<std::vector<CircuitRec>>(s.circuits());
         return [got, stored] { got(std::move(*stored)); };
       },

@@ -174,6 +174,9 @@ class Supervisor {
     uint64_t at_ns = 0;  // when it was last checked
   };
   std::map<std::string, Unserved> unserved_;  // runtime circuits of the store this node cannot serve
+  // Removed runtime circuits the store keeps for their unfinished jobs that this start could not
+  // serve again (files gone, a configured circuit took the name): why, for their jobs' failure.
+  std::map<std::string, std::string> removed_unserved_;
   std::set<std::string> checking_;               // runtime circuits being checked on the thread pool
   std::map<std::string, int64_t> runtime_added_ms_;  // runtime circuits served: when the store got each
   size_t circuit_checks_ = 0;

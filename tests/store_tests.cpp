@@ -365,8 +365,9 @@ TEST_P(StoreTest, ConcurrentNodesDrainTheQueueOnce) {
 }
 
 // Circuits added at run time: kept in the order added, one per name, seen by every connection
-// (another node), and forgotten on removal while their jobs stay.
-TEST_P(StoreTest, RuntimeCircuitsAreKeptOncePerNameInOrder) {
+// (another node). A removed one is kept, marked, while a job of it is unfinished (a restart serves
+// it for that job), then forgotten; the jobs stay.
+TEST_P(StoreTest, RuntimeCircuitsAreKeptOncePerNameInOrderAndRemovedOnesUntilTheirJobsEnd) {
   EXPECT_TRUE(store_->circuits().empty());
   EXPECT_TRUE(store_->add_circuit({"b", R"({"name":"b","zkey":"/k/b.zkey"})", 2000}));
   EXPECT_TRUE(store_->add_circuit({"a", R"({"name":"a","zkey":"/k/a.zkey"})", 2000}));
@@ -379,13 +380,29 @@ TEST_P(StoreTest, RuntimeCircuitsAreKeptOncePerNameInOrder) {
   EXPECT_EQ(seen[0].config, R"({"name":"b","zkey":"/k/b.zkey"})");
   EXPECT_EQ(seen[0].added_ms, 2000);
   EXPECT_EQ(seen[1].name, "a");
+  EXPECT_FALSE(seen[0].removed);
   EXPECT_TRUE(other->remove_circuit("b"));
-  EXPECT_FALSE(store_->remove_circuit("b"));
+  EXPECT_FALSE(store_->remove_circuit("b"));  // removed already
+  EXPECT_EQ(store_->forget_removed_circuits(), 0u);
+  seen = store_->circuits();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].name, "b");
+  EXPECT_TRUE(seen[0].removed);
+  EXPECT_EQ(seen[0].config, R"({"name":"b","zkey":"/k/b.zkey"})");
+  EXPECT_FALSE(seen[1].removed);
+  EXPECT_FALSE(store_->add_circuit({"b", R"({"name":"b","zkey":"/k/b2.zkey"})", 3500}));  // its job is unfinished
+  ASSERT_TRUE(store_->cancel(j.id, "cancelled by request", 3600).cancelled);  // its last job ends
+  EXPECT_EQ(other->forget_removed_circuits(), 1u);
   ASSERT_EQ(store_->circuits().size(), 1u);
   EXPECT_EQ(store_->circuits()[0].name, "a");
   EXPECT_TRUE(store_->load(j.id).has_value());
   EXPECT_TRUE(store_->add_circuit({"b", R"({"name":"b","zkey":"/k/b2.zkey"})", 4000}));  // added again, last
   EXPECT_EQ(store_->circuits().back().config, R"({"name":"b","zkey":"/k/b2.zkey"})");
+  EXPECT_FALSE(store_->circuits().back().removed);
+  // Without unfinished jobs a removed circuit is forgotten at once.
+  EXPECT_TRUE(store_->remove_circuit("a"));
+  ASSERT_EQ(store_->circuits().size(), 1u);
+  EXPECT_EQ(store_->circuits()[0].name, "b");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgresql"),
@@ -499,6 +516,7 @@ class FlakyStore final : public JobStore {
   std::vector<CircuitRec> circuits() override { return check(), std::vector<CircuitRec>{}; }
   bool add_circuit(const CircuitRec&) override { return check(), true; }
   bool remove_circuit(const std::string&) override { return check(), true; }
+  size_t forget_removed_circuits() override { return check(), 0; }
 
  private:
   void check() const {

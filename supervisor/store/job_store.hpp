@@ -108,9 +108,11 @@ struct CancelOutcome {
 
 // A circuit added at run time (POST /v1/circuits): its [[circuits]] entry as JSON
 // (config::circuit_json), kept so that it survives restarts and, in a shared store, reaches every node.
+// A removed one stays, marked, while any of its jobs is unfinished: a restart serves it for them.
 struct CircuitRec {
   std::string name, config;
   int64_t added_ms = 0;
+  bool removed = false;  // takes no new jobs; kept for its unfinished ones
 };
 
 class JobStore {
@@ -156,12 +158,17 @@ class JobStore {
   // earlier run of it held is not in flight any more). Returns how many.
   virtual size_t release(const std::string& node) = 0;
 
-  // Runtime circuits, in the order they were added.
+  // Runtime circuits, in the order they were added: removed ones that still have unfinished jobs
+  // too (marked), after forget_removed_circuits().
   virtual std::vector<CircuitRec> circuits() = 0;
-  // Stores c; false, storing nothing, when a circuit of that name is stored already.
+  // Stores c; false, storing nothing, when a circuit of that name is stored already (a removed
+  // one whose jobs are all finished is forgotten first).
   virtual bool add_circuit(const CircuitRec& c) = 0;
-  // Forgets the named circuit; false when none was stored. Its jobs stay.
+  // Marks the named circuit removed (no new jobs); it is kept while any of its jobs is unfinished,
+  // else forgotten at once. false when no circuit of the name was stored, or it was removed already.
   virtual bool remove_circuit(const std::string& name) = 0;
+  // Forgets the removed circuits none of whose jobs is unfinished; how many.
+  virtual size_t forget_removed_circuits() = 0;
 };
 
 }  // namespace cuzk::sup

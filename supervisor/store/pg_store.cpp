@@ -75,6 +75,8 @@ const char* const kMigrations[] = {
     // 4: circuits added at run time, which every node sees.
     "CREATE TABLE cuzk_circuits(name TEXT PRIMARY KEY, config TEXT NOT NULL, added_ms BIGINT NOT NULL,"
     " seq BIGSERIAL);",
+    // 5: a removed circuit stays, marked, while any of its jobs is unfinished.
+    "ALTER TABLE cuzk_circuits ADD COLUMN removed BOOLEAN NOT NULL DEFAULT false;",
 };
 static_assert(std::size(kMigrations) == PgStore::kSchemaVersion);
 
@@ -450,22 +452,34 @@ size_t PgStore::release(const std::string& node) {
 }
 
 std::vector<CircuitRec> PgStore::circuits() {
-  Result r = exec("SELECT name, config, added_ms FROM cuzk_circuits ORDER BY seq");
+  Result r = exec("SELECT name, config, added_ms, removed FROM cuzk_circuits ORDER BY seq");
   std::vector<CircuitRec> out;
   for (int i = 0; i < PQntuples(r.get()); i++)
-    out.push_back({PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1), std::stoll(PQgetvalue(r.get(), i, 2))});
+    out.push_back({PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1), std::stoll(PQgetvalue(r.get(), i, 2)),
+                   PQgetvalue(r.get(), i, 3)[0] == 't'});
   return out;
 }
 
+size_t PgStore::forget_removed_circuits() {
+  Result r = exec(
+      "DELETE FROM cuzk_circuits c WHERE c.removed AND NOT EXISTS"
+      " (SELECT 1 FROM cuzk_jobs j WHERE j.circuit = c.name AND j.state IN ($1, $2))",
+      {{num(int(JState::Queued))}, {num(int(JState::Running))}});
+  return size_t(std::stoull(PQcmdTuples(r.get())));
+}
+
 bool PgStore::add_circuit(const CircuitRec& c) {
+  forget_removed_circuits();
   Result r = exec("INSERT INTO cuzk_circuits(name, config, added_ms) VALUES($1, $2, $3) ON CONFLICT (name) DO NOTHING",
                   {{c.name}, {c.config}, {num(c.added_ms)}});
   return std::atoi(PQcmdTuples(r.get())) == 1;
 }
 
 bool PgStore::remove_circuit(const std::string& name) {
-  Result r = exec("DELETE FROM cuzk_circuits WHERE name = $1", {{name}});
-  return std::atoi(PQcmdTuples(r.get())) == 1;
+  Result r = exec("UPDATE cuzk_circuits SET removed = true WHERE name = $1 AND NOT removed", {{name}});
+  const bool marked = std::atoi(PQcmdTuples(r.get())) == 1;
+  forget_removed_circuits();
+  return marked;
 }
 
 }  // namespace cuzk::sup

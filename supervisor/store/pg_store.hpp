@@ -17,7 +17,7 @@ class PgStore final : public JobStore {
   // The schema version this build writes (the row of table cuzk_schema_version). An older schema is
   // migrated when the store opens, under an advisory lock so that nodes starting together migrate
   // once; a newer one is refused.
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   // Connects to `url` (a libpq connection string or postgresql:// URI) and migrates the schema.
   // Throws StoreUnavailable when the server cannot be reached, std::runtime_error otherwise.
@@ -45,6 +45,7 @@ class PgStore final : public JobStore {
   std::vector<CircuitRec> circuits() override;
   bool add_circuit(const CircuitRec& c) override;
   bool remove_circuit(const std::string& name) override;
+  size_t forget_removed_circuits() override;
 
  private:
   class Tx;

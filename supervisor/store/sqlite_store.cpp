@@ -121,7 +121,7 @@ bool SqliteStore::has_column(const char* table, const char* column) {
 // written before versions were recorded (same tables, without jobs.input_kind); version 1 lacks the
 // shared-queue columns of partitions (lease, stored input, prover); version 2 lacks jobs.submitter;
 // version 3 lacks jobs.request_digest; version 4 lacks the circuits table (circuits added at run
-// time). Columns and tables are added only where they are missing, so any of them
+// time); version 5 lacks circuits.removed (a removed circuit was deleted at once). Columns and tables are added only where they are missing, so any of them
 // opens with every job kept (old jobs were all witnesses, and their submitter is unknown: '',
 // readable by every client).
 void SqliteStore::migrate() {
@@ -148,6 +148,8 @@ void SqliteStore::migrate() {
         " proof TEXT NOT NULL DEFAULT '', public TEXT NOT NULL DEFAULT '', timings TEXT NOT NULL DEFAULT '',"
         " PRIMARY KEY(job_id, idx))");
     exec("CREATE TABLE IF NOT EXISTS circuits(name TEXT PRIMARY KEY, config TEXT NOT NULL, added_ms INTEGER NOT NULL)");
+    if (!has_column("circuits", "removed"))
+      exec("ALTER TABLE circuits ADD COLUMN removed INTEGER NOT NULL DEFAULT 0");
     if (!has_column("jobs", "input_kind")) exec("ALTER TABLE jobs ADD COLUMN input_kind INTEGER NOT NULL DEFAULT 0");
     if (!has_column("jobs", "submitter")) exec("ALTER TABLE jobs ADD COLUMN submitter TEXT NOT NULL DEFAULT ''");
     if (!has_column("jobs", "request_digest"))
@@ -564,12 +566,23 @@ size_t SqliteStore::release(const std::string& node) {
 
 std::vector<CircuitRec> SqliteStore::circuits() {
   std::vector<CircuitRec> out;
-  Stmt s(db_, "SELECT name, config, added_ms FROM circuits ORDER BY added_ms, rowid", path_);
-  while (s.step()) out.push_back({s.text(0), s.text(1), s.i64(2)});
+  Stmt s(db_, "SELECT name, config, added_ms, removed FROM circuits ORDER BY added_ms, rowid", path_);
+  while (s.step()) out.push_back({s.text(0), s.text(1), s.i64(2), s.i64(3) != 0});
   return out;
 }
 
+size_t SqliteStore::forget_removed_circuits() {
+  Stmt s(db_,
+         "DELETE FROM circuits WHERE removed <> 0 AND NOT EXISTS"
+         " (SELECT 1 FROM jobs WHERE jobs.circuit = circuits.name AND jobs.state IN (?, ?))",
+         path_);
+  s.bind(1, int64_t(JState::Queued)).bind(2, int64_t(JState::Running));
+  s.step();
+  return size_t(sqlite3_changes(db_));
+}
+
 bool SqliteStore::add_circuit(const CircuitRec& c) {
+  forget_removed_circuits();
   Stmt s(db_, "INSERT INTO circuits(name, config, added_ms) VALUES(?,?,?) ON CONFLICT(name) DO NOTHING", path_);
   s.bind(1, c.name).bind(2, c.config).bind(3, c.added_ms);
   s.step();
@@ -577,10 +590,15 @@ bool SqliteStore::add_circuit(const CircuitRec& c) {
 }
 
 bool SqliteStore::remove_circuit(const std::string& name) {
-  Stmt s(db_, "DELETE FROM circuits WHERE name = ?", path_);
-  s.bind(1, name);
-  s.step();
-  return sqlite3_changes(db_) == 1;
+  bool marked;
+  {
+    Stmt s(db_, "UPDATE circuits SET removed = 1 WHERE name = ? AND removed = 0", path_);
+    s.bind(1, name);
+    s.step();
+    marked = sqlite3_changes(db_) == 1;
+  }
+  forget_removed_circuits();
+  return marked;
 }
 
 }  // namespace cuzk::sup

@@ -19,7 +19,7 @@ class SqliteStore final : public JobStore {
  public:
   // The schema version this build writes (PRAGMA user_version). A store of an older version is
   // migrated when opened; one of a newer version is refused.
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   // Opens (creating or migrating if needed) <path>; throws std::runtime_error naming the file.
   explicit SqliteStore(const std::string& path);
@@ -44,6 +44,7 @@ class SqliteStore final : public JobStore {
   std::vector<CircuitRec> circuits() override;
   bool add_circuit(const CircuitRec& c) override;
   bool remove_circuit(const std::string& name) override;
+  size_t forget_removed_circuits() override;
 
   // The one-node journal.
   // Unfinished jobs, oldest first, with in-flight partitions already reset to Queued (recovery).
