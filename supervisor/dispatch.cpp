@@ -53,9 +53,11 @@ void Supervisor::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
 // for the keys a device has goes first, and a device with such work to come does not load another
 // key meanwhile. Within one priority a circuit is "warm" on a device while its key is resident
 // there or a proof its GPU worker holds needs it. A circuit with work waiting and no key on the
-// device starts a clock; once it has waited gpu.key_wait_ms it is "overdue" and counts as warm, so
-// that every circuit is served within that bound and each key, once loaded, serves a run of
-// partitions rather than one.
+// device starts a clock; once it has waited gpu.key_wait_ms it is "overdue": it counts as warm, and
+// its work goes before that of the warm circuits of its priority, however much older theirs is, so
+// that every circuit is served within that bound; and each key, once loaded, serves a run of
+// partitions rather than one. With gpu.key_wait_ms = 0 there is no waiting: every circuit counts
+// as warm and the oldest work goes first.
 void Supervisor::key_order(Device& d) {
   const size_t n = cfg_.circuits.size();
   d.key_warm.assign(n, false);
@@ -83,7 +85,10 @@ void Supervisor::key_order(Device& d) {
       continue;
     }
     if (!d.key_cold_since[c]) d.key_cold_since[c] = now;
-    if (now - d.key_cold_since[c] >= bound) d.key_overdue[c] = d.key_warm[c] = true;
+    if (now - d.key_cold_since[c] >= bound) {
+      d.key_warm[c] = true;
+      d.key_overdue[c] = bound > 0;
+    }
   }
   // The most urgent priority of work still to come for warm circuits: in d's slots, or pending
   // while it can reach a slot (one is free, or the proofs the GPU worker holds will free one).
@@ -103,8 +108,8 @@ void Supervisor::key_order(Device& d) {
 }
 
 // Assigns the best pending partition to an idle synthesis worker and a free slot: the first of
-// the highest priority whose circuit is warm or overdue on the device (key_order), else the first
-// of that priority. Backpressure: nothing is synthesized without a free slot to put it in.
+// the highest priority whose circuit is overdue on the device (key_order), else the first whose
+// circuit is warm, else the first of that priority. Backpressure: nothing is synthesized without a free slot to put it in.
 bool Supervisor::dispatch_synth() {
   const auto& pending = parts_.pending();
   if (pending.empty()) return false;
@@ -125,23 +130,29 @@ bool Supervisor::dispatch_synth() {
     if (n > best_free) best = &d, best_slot = first, best_free = n;
   }
   if (!best) return false;
-  // Within the most urgent priority: the first partition of a warm circuit, else of a circuit
-  // with a slot on the device already (its key is next), else the first.
+  // Within the most urgent priority: the first partition of an overdue circuit, else of a warm
+  // one, else of a circuit with a slot on the device already (its key is next), else the first.
+  // The scan goes past the first warm partition only while some circuit is overdue.
   auto pick = pending.begin();
-  int pick_rank = 3;
+  int pick_rank = 4;
   const size_t nc = best->key_warm.size();
+  const int top = std::find(best->key_overdue.begin(), best->key_overdue.end(), true) != best->key_overdue.end() ? 0 : 1;
   for (auto it = pending.begin(); it != pending.end() && std::get<0>(*it) == std::get<0>(*pending.begin()); ++it) {
     ActiveJob* j = parts_.find(std::get<1>(*it));
-    int rank = 2;
-    if (!j || j->circuit >= nc || best->key_warm[j->circuit]) {
+    int rank = 3;
+    if (!j || j->circuit >= nc) {
+      rank = 1;
+    } else if (best->key_overdue[j->circuit]) {
       rank = 0;
+    } else if (best->key_warm[j->circuit]) {
+      rank = 1;
     } else {
       for (const SlotUse& u : best->slots)
         if (u.used)
-          if (ActiveJob* o = parts_.find(u.job); o && o->circuit == j->circuit) rank = 1;
+          if (ActiveJob* o = parts_.find(u.job); o && o->circuit == j->circuit) rank = 2;
     }
     if (rank < pick_rank) pick = it, pick_rank = rank;
-    if (rank == 0) break;
+    if (rank <= top) break;
   }
   ActiveJob* j = parts_.synthesize(pick, *best, best_slot, *sw);
   if (!j) return true;
@@ -178,15 +189,15 @@ void Supervisor::note_key(Worker& w, const shm::Msg& m) {
 }
 
 // Hands the device's best READY slots to its GPU worker, until it holds kProofsInFlight: the
-// highest priority first; within one priority, slots of warm circuits (key_order) before the
-// others, then the oldest job. A slot whose key would have to be loaded waits while work as urgent
-// for a warm circuit is still to come, until its circuit is overdue.
+// highest priority first; within one priority, slots of overdue circuits (key_order), then of warm
+// ones, then the others, each the oldest job first. A slot whose key would have to be loaded waits
+// while work as urgent for a warm circuit is still to come, until its circuit is overdue.
 void Supervisor::dispatch_proofs(Device& d) {
   Worker* g = d.gpu;
   if (state_.full()) return;  // its results could not be written; READY slots wait for space
   while (g && (g->state == WorkerState::Idle || g->state == WorkerState::Busy) && g->tasks.size() < kProofsInFlight) {
     int best = -1;
-    using Order = std::tuple<int, int, uint64_t, uint32_t>;  // priority, key to load, job id (age), partition
+    using Order = std::tuple<int, int, uint64_t, uint32_t>;  // priority, key rank, job id (age), partition
     Order best_key{};
     for (uint32_t s = 0; s < d.slots.size(); s++) {
       const SlotUse& u = d.slots[s];
@@ -197,9 +208,11 @@ void Supervisor::dispatch_proofs(Device& d) {
         continue;
       }
       const int prio = int(j->rec.priority);
-      const bool cold = j->circuit < d.key_warm.size() && !d.key_warm[j->circuit];
+      const bool known = j->circuit < d.key_warm.size();
+      const bool cold = known && !d.key_warm[j->circuit];
       if (cold && d.warm_work_priority <= prio) continue;
-      Order k{prio, cold, u.job, u.partition};
+      const int rank = known && d.key_overdue[j->circuit] ? 0 : cold ? 2 : 1;  // overdue, warm, key to load
+      Order k{prio, rank, u.job, u.partition};
       if (best < 0 || k < best_key) best = int(s), best_key = k;
     }
     if (best < 0) return;
