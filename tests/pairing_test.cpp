@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "groth16/formats.hpp"
+#include "groth16/random.hpp"
 #include "groth16/verifier.hpp"
+#include "math/bn254_pairing.hpp"
 #include "math/encoding.hpp"
+#include "math/pairings.hpp"
 #include "math/pairing.hpp"
 #include "math/subgroup.hpp"
 #include "tests/test_seed.hpp"
@@ -347,6 +350,69 @@ TEST(Subgroup, EndomorphismChecksAgreeWithOrderCheck) {
   }
   EXPECT_TRUE(g1_in_subgroup(G1Affine::infinity()));
   EXPECT_TRUE(g2_in_subgroup(G2Affine::infinity()));
+}
+
+// BN254: the multi-pair Miller loop (one shared inversion per step) is the product of single
+// loops, the pairing is bilinear, and the G2 endomorphism test agrees with [r]Q = O on points of G2
+// and on random points of the twist outside it.
+namespace {
+namespace bn = cuzk::bn254;
+bn::Fr bn_rand_fr() { return random_fr<bn::Fr>(rng()); }
+bn::G1Affine bn_g1(const bn::Fr& k) { return bn::G1::from_affine(bn::g1_generator()).mul(k.to_plain()).to_affine(); }
+bn::G2Affine bn_g2(const bn::Fr& k) { return bn::G2::from_affine(bn::g2_generator()).mul(k.to_plain()).to_affine(); }
+}  // namespace
+
+// gamma = xi^((q-1)/6) and its powers, kept as constants, against their definition.
+TEST(Bn254Pairing, FrobeniusConstantsMatchDefinitions) {
+  BigInt<4> e;  // (q - 1)/6 by long division
+  unsigned __int128 rem = 0;
+  for (int i = 3; i >= 0; i--) {
+    unsigned __int128 cur = (rem << 64) | (bn::FqParams::MOD[i] - (i == 0 ? 1 : 0));
+    e.l[i] = (u64)(cur / 6), rem = cur % 6;
+  }
+  ASSERT_EQ(rem, 0u);
+  const bn::Fq2 g = bn::Fq2{bn::Fq::from_u64(9), bn::Fq::one()}.pow(e);
+  EXPECT_EQ(bn::PairingParams::frob_w(), g);
+  EXPECT_EQ(bn::PairingParams::frob_v(), g.sqr());
+  EXPECT_EQ(bn::PairingParams::gamma3(), g.sqr() * g);
+  EXPECT_EQ(bn::PairingParams::frob_v2(), g.sqr().sqr());
+}
+
+TEST(Bn254Pairing, MultiMillerLoopBilinearAndG2Test) {
+  bn::Fr a = bn_rand_fr(), b = bn_rand_fr(), c = bn_rand_fr();
+  bn::G1Affine ps[3] = {bn_g1(a), bn_g1(b), bn::g1_generator()};
+  bn::G2Affine qs[3] = {bn_g2(b), bn::g2_generator(), bn_g2(c)};
+  EXPECT_EQ(bn::multi_miller_loop(ps, qs, 3),
+            bn::miller_loop(ps[0], qs[0]) * bn::miller_loop(ps[1], qs[1]) * bn::miller_loop(ps[2], qs[2]));
+  // e([a]P, [b]Q) = e(P, Q)^(ab): e([a]G1, [b]G2) e(-[ab]G1, G2) = 1.
+  bn::G1Affine bp[2] = {bn_g1(a), -bn_g1(a * b)};
+  bn::G2Affine bq[2] = {bn_g2(b), bn::g2_generator()};
+  EXPECT_TRUE(bn::pairing_product_is_one(bp, bq, 2));
+  bp[1] = -bn_g1(a * b + bn::Fr::one());
+  EXPECT_FALSE(bn::pairing_product_is_one(bp, bq, 2));
+  EXPECT_FALSE(bn::pairing(bn::g1_generator(), bn::g2_generator()).is_one());
+
+  const BigInt<4> r{{bn::FrParams::MOD[0], bn::FrParams::MOD[1], bn::FrParams::MOD[2], bn::FrParams::MOD[3]}};
+  for (int i = 0; i < 6; i++) {
+    bn::G2Affine q = bn_g2(bn_rand_fr());
+    EXPECT_TRUE(bn::g2_in_subgroup(q));
+    bn::G2Affine bad;
+    for (;;) {
+      bn::Fq2 x{random_fr<bn::Fq>(rng()), random_fr<bn::Fq>(rng())}, y;
+      if ((x.sqr() * x + bn::G2Curve::b()).sqrt(y)) {
+        bad = {x, y};
+        break;
+      }
+    }
+    ASSERT_TRUE(bad.on_curve());
+    EXPECT_FALSE(in_subgroup_by_order(bad, r));
+    EXPECT_FALSE(bn::g2_in_subgroup(bad));
+    // A point of G2 plus one outside it is outside too.
+    bn::G2Affine mixed = (bn::G2::from_affine(q) + bn::G2::from_affine(bad)).to_affine();
+    EXPECT_FALSE(bn::g2_in_subgroup(mixed));
+    EXPECT_EQ(Pairing<Bn254>::g2_in_subgroup(mixed), in_subgroup_by_order(mixed, r));
+  }
+  EXPECT_TRUE(bn::g2_in_subgroup(bn::G2Affine::infinity()));
 }
 
 TEST(Compress, RoundTripAndRejects) {
