@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -57,6 +58,11 @@ struct Computed {
   virtual ~Computed() = default;
   virtual void assemble() = 0;
   virtual bool verify() const = 0;
+  // Whether o is a proof of the same key, which verify_together can check with this one.
+  virtual bool same_key(const Computed& o) const = 0;
+  // One verdict per proof of `all` (proofs of this key, same_key), checked at once: true for a proof
+  // that verifies. A proof that verify() would refuse with an exception is given false.
+  virtual std::vector<bool> verify_together(const std::vector<const Computed*>& all) const = 0;
   virtual void write_public(const std::string& path) const = 0;
   virtual void write_proof(const std::string& path) const = 0;
 };
@@ -94,18 +100,32 @@ struct KeyOn : Key {
   const std::string backend_name;
   const BackendOptions options;
   std::shared_ptr<const groth16::ZKey<C>> zk;                 // the host copy, while there is one
-  std::shared_ptr<const groth16::VerificationKey<C>> vk;
+  // The verification key with e(alpha, beta) computed once, for every proof's check.
+  std::shared_ptr<const groth16::PreparedKey<C>> pk;
   std::unique_ptr<groth16::ProverBackend<C>> prover;          // the resident key, while it is
 
   // A proof holds the key's host parts itself: the key may be given back while it is finished.
   struct Proof : Computed {
     std::shared_ptr<const groth16::ZKey<C>> zk;
-    std::shared_ptr<const groth16::VerificationKey<C>> vk;
+    std::shared_ptr<const groth16::PreparedKey<C>> pk;
     groth16::RawMsms<C> raw;
     std::vector<Fr> pub;
     groth16::Proof<C> proof;
     void assemble() override { proof = groth16::assemble_proof(*zk, raw, {}); }
-    bool verify() const override { return groth16::verify_proof(*vk, pub, proof); }
+    bool verify() const override { return groth16::verify_proof(*pk, pub, proof); }
+    bool same_key(const Computed& o) const override {
+      const auto* p = dynamic_cast<const Proof*>(&o);
+      return p && p->pk == pk;
+    }
+    std::vector<bool> verify_together(const std::vector<const Computed*>& all) const override {
+      std::vector<groth16::ProofRef<C>> refs;
+      for (const Computed* c : all) {
+        if (!same_key(*c)) throw std::logic_error("verify_together: proofs of different keys");
+        const auto& p = static_cast<const Proof&>(*c);
+        refs.push_back({&p.pub, &p.proof});
+      }
+      return groth16::verify_batch(*pk, refs);
+    }
     void write_public(const std::string& path) const override { groth16::write_public_json<C>(path, pub); }
     void write_proof(const std::string& path) const override { groth16::write_proof_json(path, proof); }
   };
@@ -115,7 +135,7 @@ struct KeyOn : Key {
   size_t load(size_t limit) override {
     if (!zk) {
       zk = std::make_shared<const groth16::ZKey<C>>(groth16::read_zkey<C>(path));
-      vk = std::make_shared<const groth16::VerificationKey<C>>(groth16::vk_from_zkey(*zk));
+      pk = std::make_shared<const groth16::PreparedKey<C>>(groth16::vk_from_zkey(*zk));
     }
     BackendOptions o = options;
     o.key_memory_limit = limit;
@@ -123,7 +143,7 @@ struct KeyOn : Key {
     return prover->device_bytes();
   }
   void evict() override { prover.reset(); }
-  void drop_host() override { zk.reset(), vk.reset(); }
+  void drop_host() override { zk.reset(), pk.reset(); }
   bool has_host() const override { return zk != nullptr; }
   std::unique_ptr<Computed> compute(const Segment& seg, uint32_t slot, const SlotHeader& h) override {
     // Without a, b, c in the slot (synthesis.abc = "gpu") the backend evaluates them from w.
@@ -131,7 +151,7 @@ struct KeyOn : Key {
     groth16::SynthesizedView<C> v{seg.w<Fr>(slot), h.n_vars, abc ? seg.a<Fr>(slot) : nullptr,
                                   abc ? seg.b<Fr>(slot) : nullptr, abc ? seg.c<Fr>(slot) : nullptr, h.domain_size};
     auto p = std::make_unique<Proof>();
-    p->zk = zk, p->vk = vk;
+    p->zk = zk, p->pk = pk;
     p->raw = prover->msms_synthesized(v);
     p->pub.assign(v.w + 1, v.w + 1 + zk->n_public);  // msms_synthesized checked n_vars
     return p;
@@ -152,7 +172,8 @@ void add_busy(tl::Kv& kv, const std::vector<StageSpan>& spans) {
 // A proof's two result files, each written under a temporary name and renamed into place by
 // commit() (fsync-free: a reader never sees half of one). write() starts writing a proof on a
 // thread of its own, so that the files (about 0.6 ms on the H200 host) are written while
-// verified() checks the proof (about 1.7 ms). Temporary files left uncommitted are removed.
+// verified() checks the proof (about 1.7 ms); write_now() writes them on the calling thread (a
+// batch's writer). Temporary files left uncommitted are removed.
 class ResultFiles {
  public:
   ResultFiles(fs::path pub, fs::path proof) : dst_{std::move(pub), std::move(proof)} {
@@ -165,15 +186,17 @@ class ResultFiles {
   }
   void write(const Computed& p) {
     join();
-    writer_ = std::thread([this, &p] {
-      try {
-        fs::create_directories(dst_[0].parent_path());
-        p.write_public(tmp_[0]);
-        p.write_proof(tmp_[1]);
-      } catch (...) {
-        error_ = std::current_exception();
-      }
-    });
+    writer_ = std::thread([this, &p] { write_now(p); });
+  }
+  // A failure is thrown by the next verified() or commit().
+  void write_now(const Computed& p) {
+    try {
+      fs::create_directories(dst_[0].parent_path());
+      p.write_public(tmp_[0]);
+      p.write_proof(tmp_[1]);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
   }
   // Checks the proof while the writer runs, and waits for the writer.
   bool verified(const Computed& p) {
@@ -213,10 +236,18 @@ struct Finishing {
 
 // The host side of computed proofs, in order, on a thread of its own: the main thread meanwhile
 // computes the next proof, which the supervisor has already queued (kProofsInFlight), so that the
-// device goes from one proof's compute straight to the next. Destroying it finishes what is queued.
+// device goes from one proof's compute straight to the next. Proofs that wait are taken together:
+// the work gets the longest run at the queue's front of proofs of one key (at most kMaxBatch),
+// which it checks with one batched verification. A proof that is alone is taken alone, at once.
+// Destroying it finishes what is queued.
 class Finisher {
  public:
-  explicit Finisher(std::function<void(Finishing&)> work) : work_(std::move(work)), thread_([this] { loop(); }) {}
+  // Past a few dozen proofs a batch's check costs nearly the same per proof (its fixed part, two
+  // Miller loops and a final exponentiation, is spread thin), while the first proof's report waits
+  // for all of them.
+  static constexpr size_t kMaxBatch = 64;
+  explicit Finisher(std::function<void(std::vector<Finishing>&)> work)
+      : work_(std::move(work)), thread_([this] { loop(); }) {}
   ~Finisher() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -239,13 +270,18 @@ class Finisher {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and nothing is left
-      Finishing f = std::move(queue_.front());
+      std::vector<Finishing> batch;
+      batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
+      while (!queue_.empty() && batch.size() < kMaxBatch && queue_.front().proof->same_key(*batch.front().proof)) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
       lock.unlock();
-      work_(f);
+      work_(batch);
     }
   }
-  std::function<void(Finishing&)> work_;
+  std::function<void(std::vector<Finishing>&)> work_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Finishing> queue_;
@@ -311,7 +347,7 @@ class GpuWorker {
       registrar_->register_host(seg_->base(), seg_->size());
       registered_ = true;
     }
-    finisher_ = std::make_unique<Finisher>([this](Finishing& f) { finish(f); });
+    finisher_ = std::make_unique<Finisher>([this](std::vector<Finishing>& b) { finish(b); });
     Msg hello = link_.make(MsgType::Hello);
     hello.device = device_;
     // key_budget: what a key may take here, for the supervisor's check of circuits added later.
@@ -447,22 +483,67 @@ class GpuWorker {
     return p;
   }
 
-  // On the finisher's thread: the proof assembled, checked and written, the slot freed, the report
-  // sent. Results go to files first; the slot is released only after they are complete, so that a
-  // crash at any point leaves either the result or the slot to prove again. A result file exists
-  // only for a proof that verified (crash repair takes files as a finished proof): the files are
-  // written under temporary names while the proof is checked, and renamed after.
-  void finish(Finishing& f) {
+  // On the finisher's thread: proofs of one key, in order, each assembled, checked and written, its
+  // slot freed, its report sent. Results go to files first; a slot is released only after they are
+  // complete, so that a crash at any point leaves either the result or the slot to prove again. A
+  // result file exists only for a proof that verified (crash repair takes files as a finished
+  // proof): the files are written under temporary names while the proofs are checked, and renamed
+  // after. The proofs are checked together (groth16::verify_batch: for n proofs n + 2 Miller loops
+  // and one final exponentiation instead of 3n and n), on this thread while one writer thread
+  // writes every proof's files. A proof the batch does not clear goes the way of a single proof
+  // that did not verify: checked alone (which says why a malformed one is refused), then proved
+  // again.
+  void finish(std::vector<Finishing>& batch) {
+    const uint64_t t0 = monotonic_ns();
+    const size_t n = batch.size();
+    std::vector<std::unique_ptr<ResultFiles>> out(n);
+    std::vector<std::exception_ptr> error(n);
+    std::vector<const Computed*> assembled;
+    std::vector<size_t> at;  // assembled[k] is batch[at[k]]
+    for (size_t i = 0; i < n; i++) {
+      try {
+        const fs::path dir = shm::job_results(cfg_.daemon.state_dir, batch[i].req.job);
+        out[i] = std::make_unique<ResultFiles>(shm::public_file(dir, batch[i].req.partition),
+                                               shm::proof_file(dir, batch[i].req.partition));
+        batch[i].proof->assemble();
+        assembled.push_back(batch[i].proof.get());
+        at.push_back(i);
+      } catch (...) {
+        error[i] = std::current_exception();
+      }
+    }
+    std::vector<bool> checked(n, false);
+    auto write_all = [&] {
+      for (size_t i : at) out[i]->write_now(*batch[i].proof);
+    };
+    std::thread writer;
+    try {
+      writer = std::thread(write_all);
+    } catch (const std::system_error&) {
+      write_all();  // no thread to be had: the files first, then the check
+    }
+    if (cfg_.gpu.verify && !assembled.empty()) {
+      try {
+        const std::vector<bool> v = assembled.front()->verify_together(assembled);
+        for (size_t k = 0; k < at.size(); k++) checked[at[k]] = v.at(k);
+      } catch (...) {
+        // Every verdict stays false: each proof is checked alone below, which reports the fault.
+      }
+    }
+    if (writer.joinable()) writer.join();
+    for (size_t i = 0; i < n; i++) finish_one(batch[i], out[i].get(), error[i], checked[i], t0);
+  }
+
+  // One proof of finish()'s batch after the batch check: checked says the check cleared it.
+  void finish_one(Finishing& f, ResultFiles* files, std::exception_ptr error, bool checked, uint64_t t0) {
     const Msg& req = f.req;
     Msg& done = f.done;
-    const uint64_t t0 = monotonic_ns();
     bool healthy = true;
     try {
+      if (error) std::rethrow_exception(error);
       const fs::path dir = shm::job_results(cfg_.daemon.state_dir, req.job);
-      ResultFiles out(shm::public_file(dir, req.partition), shm::proof_file(dir, req.partition));
-      f.proof->assemble();
-      out.write(*f.proof);
-      if (cfg_.gpu.verify && !out.verified(*f.proof)) {
+      ResultFiles& out = *files;
+      if (cfg_.gpu.verify && !checked && !out.verified(*f.proof)) {
         // One more proof with fresh randomness: a passing fault does not repeat, while a witness
         // that does not satisfy the circuit fails every time.
         link_.event(tl::kProofUnverified, req.job, req.partition, req.slot, f.kv);
