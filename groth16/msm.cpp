@@ -7,6 +7,8 @@
 //      all the pairs of a round sharing one field inversion (Montgomery's trick), so an addition
 //      costs about 5M + 1S instead of 8M + 2S for a mixed XYZZ addition;
 //   3. sum_j j*B_j by running sums in XYZZ (2 additions per bucket).
+// Small MSMs, whose window tasks hold too few points to share an inversion between many pairs,
+// add each point into an XYZZ bucket instead (choose_plan weighs the two).
 // Windows (and, when windows are few, slices of the points) are independent tasks spread over
 // the threads; the window sums are combined by Horner's rule with c doublings per window.
 #include "msm.hpp"
@@ -60,27 +62,37 @@ bool greater(const Scalar& a, const Scalar& b) {
   return false;
 }
 
-// The work split chosen for one MSM: window width, number of windows, point slices per window.
+// The work split chosen for one MSM: window width, number of windows, point slices per window,
+// and the form of the buckets: batch-affine (a tree of affine additions sharing inversions) or XYZZ
+// (one mixed addition per point, no inversion).
 struct Plan {
   int c = 0, windows = 0, slices = 1;
+  bool affine = true;
 };
 
 // log2 of the group size of the two-level bucket sum for window width c (0: plain running sums,
 // for the few buckets of small windows).
 int two_level_log(int c) { return c >= 5 ? (c - 1) / 2 : 0; }
 
-// Picks c and the slice count by a cost model in field multiplications: a batch-affine addition
-// is ~7M (3M of the shared inversion, 2M + 1S for the sum, the rest in subtractions), the bucket
-// reduction ~26M per bucket with plain running sums (one mixed and one full XYZZ addition) or
-// ~14M with the two-level sum (two batch-affine additions, plus c-1-h more tree rounds), each tree
-// round of a task ends with one inversion (~600M). Tasks run ceil(tasks/threads) deep on the threads.
-// A slice never holds more than kMaxSlice points, which bounds each thread's bucket buffer
-// (2^19 G2 points = 96 MiB) on keys far beyond a laptop's usual sizes.
+// Picks c, the slice count and the bucket form by a cost model in multiplications M of the
+// points' field. Batch-affine: an addition is ~7M (3M of the shared inversion, 2M + 1S for the
+// sum, the rest in subtractions), the bucket reduction ~26M per bucket with plain running sums
+// (one mixed and one full XYZZ addition) or ~14M with the two-level sum (two batch-affine
+// additions, plus c-1-h more tree rounds), and each tree round of a task ends with one inversion.
+// c and the slices are chosen with the inversion weighted 600M, which the large MSMs' plans were
+// measured with. XYZZ: a mixed addition per point (8M + 2S) and two full additions per bucket
+// (~28M) for the running sums, without inversions. The chosen batch-affine plan gives way to the
+// best XYZZ plan where that is cheaper with the inversion at its measured cost `inv`
+// (kInversionCost): where a task has too few points to share the inversions, measured on one
+// thread below about 2^8 points on G1 and 2^5 on G2, where the model crosses over too. Tasks run
+// ceil(tasks/threads) deep on the threads. A slice never holds more than kMaxSlice points, which
+// bounds each thread's bucket buffer (2^19 G2 points = 96 MiB) on keys far beyond a laptop's
+// usual sizes.
 constexpr size_t kMaxSlice = size_t(1) << 19;
 
-Plan choose_plan(size_t m, int bits, size_t threads) {
-  Plan best;
-  double best_cost = 0;
+Plan choose_plan(size_t m, int bits, size_t threads, double inv) {
+  Plan affine, xyzz{0, 0, 1, false};
+  double affine_cost = 0, affine_measured = 0, xyzz_cost = 0;
   size_t q_min = (m + kMaxSlice - 1) / kMaxSlice;
   for (int c = 2; c <= 20; c++) {
     int w = msm_window_count(bits, c);
@@ -90,14 +102,25 @@ Plan choose_plan(size_t m, int bits, size_t threads) {
       int rounds = 1;
       while (fill > 1 && rounds < 40) fill /= 2, rounds++;
       int h = two_level_log(c);
-      double task = 7.0 * per_slice + (h ? 14.0 : 26.0) * buckets + 600.0 * (rounds + (h ? c - 1 - h : 0));
       double depth = (double)((w * q + threads - 1) / threads);
-      double cost = depth * task;
-      if (best.c == 0 || cost < best_cost) best = {c, w, (int)q}, best_cost = cost;
+      double tree = 7.0 * per_slice + (h ? 14.0 : 26.0) * buckets, inversions = rounds + (h ? c - 1 - h : 0);
+      double cost = depth * (tree + 600.0 * inversions);
+      if (affine.c == 0 || cost < affine_cost)
+        affine = {c, w, (int)q, true}, affine_cost = cost, affine_measured = depth * (tree + inv * inversions);
+      cost = depth * (10.0 * per_slice + 28.0 * buckets);
+      if (xyzz.c == 0 || cost < xyzz_cost) xyzz = {c, w, (int)q, false}, xyzz_cost = cost;
     }
   }
-  return best;
+  return xyzz_cost < affine_measured ? xyzz : affine;
 }
+
+// The cost of the batch inversion's one field inversion, in multiplications of the points' field
+// (measured, binary extended Euclid): ~250M in Fq; on G2 the batch inverts norms in Fq (below),
+// so one Fq inversion, ~80 multiplications in Fq2.
+template <class F>
+constexpr double kInversionCost = 250.0;
+template <class B, int X>
+constexpr double kInversionCost<Fp2<B, X>> = 80.0;
 
 // Inverts n non-zero elements in place with one inversion (Montgomery's trick), running four
 // independent product chains side by side: the prefix and suffix passes of the plain trick are
@@ -347,6 +370,40 @@ class BucketWorker {
   std::vector<F> den_, scratch_;
 };
 
+// One thread's buckets in XYZZ form, for the plans whose tasks are too small for batch-affine
+// accumulation: every point goes into its bucket by one mixed addition, with no inversion and no
+// sorting of the points.
+template <class C>
+class XyzzBuckets {
+ public:
+  using Aff = Affine<C>;
+  using X = XYZZ<C>;
+  explicit XyzzBuckets(int c) : c_(c), buckets_((size_t(1) << (c - 1)) + 1) {}
+
+  // The window-w sum over act[lo..hi): sum_j d_j(w) * P_j as sum_b b * (bucket b).
+  X run(const Aff* pts, const Scalar* k, const uint8_t* neg, const uint32_t* act, size_t lo, size_t hi, int w) {
+    std::fill(buckets_.begin(), buckets_.end(), X::infinity());
+    for (size_t j = lo; j < hi; j++) {
+      uint32_t i = act[j];
+      int d = msm_signed_digit(k[i], w, c_);
+      if (!d) continue;
+      if (neg[i]) d = -d;
+      X& b = buckets_[std::abs(d)];
+      b = b.add_affine(d > 0 ? pts[i] : -pts[i]);
+    }
+    X running = X::infinity(), total = X::infinity();
+    for (size_t b = buckets_.size() - 1; b >= 1; b--) {
+      running += buckets_[b];
+      if (!running.is_inf()) total += running;
+    }
+    return total;
+  }
+
+ private:
+  int c_;
+  std::vector<X> buckets_;  // index = |digit|; 0 unused
+};
+
 template <class C>
 class MsmJob : public MsmJobBase {
  public:
@@ -368,7 +425,7 @@ class MsmJob : public MsmJobBase {
     }
     size_t m = act_.size();
     if (m <= 4) return;  // finish() does these by double-and-add
-    plan_ = choose_plan(m, bits, thread_count());
+    plan_ = choose_plan(m, bits, thread_count(), kInversionCost<typename C::F>);
     std::vector<size_t> reach(plan_.windows, 0);  // scalars with a bit in window w or above
     for (int b = 1; b <= bits; b++)
       for (int w = 0; w < plan_.windows && w * plan_.c <= b; w++) reach[w] += by_bits[b];
@@ -385,11 +442,17 @@ class MsmJob : public MsmJobBase {
   void run_task(size_t t, std::unique_ptr<AnyWorker>& worker, const MsmJobBase*& owner) override {
     if (owner != this) {
       worker.reset();  // returns its scratch to the pool before the new worker takes it
-      worker = std::make_unique<Worker>(plan_.c, max_entries_);
+      if (plan_.affine)
+        worker = std::make_unique<AffineWorker>(plan_.c, max_entries_);
+      else
+        worker = std::make_unique<XyzzWorker>(plan_.c);
       owner = this;
     }
     const Task& task = tasks_[t];
-    sums_[t] = static_cast<Worker&>(*worker).run(pts_, k_, neg_, act_.data(), task.lo, task.hi, task.window);
+    if (plan_.affine)
+      sums_[t] = static_cast<AffineWorker&>(*worker).run(pts_, k_, neg_, act_.data(), task.lo, task.hi, task.window);
+    else
+      sums_[t] = static_cast<XyzzWorker&>(*worker).run(pts_, k_, neg_, act_.data(), task.lo, task.hi, task.window);
   }
 
   void finish() override {
@@ -413,8 +476,11 @@ class MsmJob : public MsmJobBase {
   }
 
  private:
-  struct Worker : AnyWorker, BucketWorker<C> {
+  struct AffineWorker : AnyWorker, BucketWorker<C> {
     using BucketWorker<C>::BucketWorker;
+  };
+  struct XyzzWorker : AnyWorker, XyzzBuckets<C> {
+    using XyzzBuckets<C>::XyzzBuckets;
   };
   struct Task {
     int window;

@@ -196,6 +196,25 @@ TEST(Msm, DegenerateInputs) {
   EXPECT_TRUE(msm_g1(kp.pts.data(), zeros.data(), 0).is_inf());
 }
 
+// The same at the sizes of small circuits, whose MSMs add into XYZZ buckets: equal points meeting
+// in one bucket (a doubling), a point and its negation (a cancellation), and all scalars one.
+TEST(Msm, SmallDegenerateInputs) {
+  std::mt19937_64 rng = cuzk::test::test_rng();
+  G1Affine gen = g1_generator();
+  for (size_t n : {6, 12, 64}) {
+    auto kp = known_points<G1Curve>(n, gen, rng);
+    std::vector<G1Affine> same(n, kp.pts[0]);
+    KnownPoints<G1Curve> ks{same, std::vector<Fr>(n, kp.logs[0])};
+    std::vector<Fr> s(n, Fr::one());
+    EXPECT_EQ(msm_g1(same.data(), s.data(), n), expected(ks, s, gen)) << "n=" << n;
+    for (size_t i = 0; i < n; i++) s[i] = i % 2 ? -s[i - 1] : rand_fr(rng);  // pairs k, -k: the sum is zero
+    EXPECT_TRUE(msm_g1(same.data(), s.data(), n).is_inf()) << "n=" << n;
+    for (auto& x : s) x = rand_fr(rng);
+    EXPECT_EQ(msm_g1(same.data(), s.data(), n), expected(ks, s, gen)) << "n=" << n;
+    EXPECT_EQ(msm_g1(kp.pts.data(), s.data(), n), expected(kp, s, gen)) << "n=" << n;
+  }
+}
+
 // The thread count must not change the result (tasks split points and windows differently).
 TEST(Msm, ThreadCountInvariant) {
   std::mt19937_64 rng = cuzk::test::test_rng();
