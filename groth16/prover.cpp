@@ -53,16 +53,20 @@ Proof<C> assemble_proof(const ZKey<C>& zk, const RawMsms<C>& m, const ProveOptio
   using Fr = typename C::Fr;
   using G1 = typename C::G1;
   using G2 = typename C::G2;
-  auto g1_mul = [](const typename C::G1Affine& p, const Fr& k) { return G1::from_affine(p).mul(k.to_plain()); };
-  auto g2_mul = [](const typename C::G2Affine& p, const Fr& k) { return G2::from_affine(p).mul(k.to_plain()); };
   Fr r = opt.r ? *opt.r : random_fr<Fr>();
   Fr s = opt.s ? *opt.s : random_fr<Fr>();
-  // pi_a = A + alpha1 + r delta1; pi_b = B2 + beta2 + s delta2; b1 = B1 + beta1 + s delta1;
-  // pi_c = C + H + s pi_a + r b1 - r s delta1.
-  G1 pi_a = m.a + G1::from_affine(zk.alpha1) + g1_mul(zk.delta1, r);
-  G2 pi_b = m.b2 + G2::from_affine(zk.beta2) + g2_mul(zk.delta2, s);
-  G1 b1 = m.b1 + G1::from_affine(zk.beta1) + g1_mul(zk.delta1, s);
-  G1 pi_c = m.c + m.h + pi_a.mul(s.to_plain()) + b1.mul(r.to_plain()) - g1_mul(zk.delta1, r * s);
+  // pi_a = A + alpha1 + r delta1; pi_b = B2 + beta2 + s delta2; with b1 = B1 + beta1 + s delta1,
+  // pi_c = C + H + s pi_a + r b1 - r s delta1 = C + H + s (A + alpha1) + r (B1 + beta1) + r s delta1:
+  // four multiplications, three of them sharing one doubling chain.
+  const G1 a_alpha = m.a + G1::from_affine(zk.alpha1), b1_beta = m.b1 + G1::from_affine(zk.beta1);
+  const G1 delta1 = G1::from_affine(zk.delta1);
+  const G2 delta2 = G2::from_affine(zk.delta2);
+  const auto rk = r.to_plain(), sk = s.to_plain();
+  G1 pi_a = a_alpha + linear_combination(&delta1, &rk, 1);
+  G2 pi_b = m.b2 + G2::from_affine(zk.beta2) + linear_combination(&delta2, &sk, 1);
+  const G1 terms[3] = {a_alpha, b1_beta, delta1};
+  const decltype(rk) scalars[3] = {sk, rk, (r * s).to_plain()};
+  G1 pi_c = m.c + m.h + linear_combination(terms, scalars, 3);
   return Proof<C>{pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()};
 }
 

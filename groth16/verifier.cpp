@@ -53,20 +53,13 @@ bool well_formed(const VerificationKey<C>& vk, const ProofRef<C>& p) {
   }
 }
 
-// sum_i k_i P_i by one left-to-right double-and-add whose doublings all terms share (Straus's
-// method without tables): max_bits doublings in all, instead of that many for every term. Public
-// data only (not constant time).
+// sum_i k_i P_i over affine points: math's linear_combination (Straus over width-5 NAFs, one doubling
+// chain for every term). Public data only (not constant time).
 template <class Cv, int M>
 Jacobian<Cv> linear_combination(const Affine<Cv>* p, const BigInt<M>* k, size_t n) {
-  int bits = 0;
-  for (size_t i = 0; i < n; i++) bits = std::max(bits, k[i].num_bits());
-  Jacobian<Cv> acc = Jacobian<Cv>::infinity();
-  for (int b = bits - 1; b >= 0; b--) {
-    acc = acc.dbl();
-    for (size_t i = 0; i < n; i++)
-      if (k[i].bit(b)) acc = acc.add_affine(p[i]);
-  }
-  return acc;
+  std::vector<Jacobian<Cv>> j(n);
+  for (size_t i = 0; i < n; i++) j[i] = Jacobian<Cv>::from_affine(p[i]);
+  return cuzk::linear_combination(j.data(), k, n);
 }
 
 // vk_x = IC[0] + sum_j s_j IC[j+1] for the Fr scalars s (s_0 weighs IC[0]).

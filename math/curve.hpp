@@ -1,6 +1,8 @@
 // Short Weierstrass curves y^2 = x^3 + b (a = 0) over any field F: affine storage form and Jacobian
 // arithmetic. C supplies `using F` and `static F b()`. Used for G1 (F = Fq) and G2 (F = Fq2).
 #pragma once
+#include <algorithm>
+#include <array>
 #include <vector>
 
 #include "common.hpp"
@@ -137,6 +139,78 @@ std::vector<Affine<C>> batch_to_affine(const std::vector<Jacobian<C>>& pts) {
     out[i] = {pts[i].x * zi2, pts[i].y * zi2 * zi};
   }
   return out;
+}
+
+// The width-5 non-adjacent form of k, least significant digit first: digits odd in [-15, 15] or
+// zero, at least four zeros after every non-zero one, so that sum d_i 2^i = k.
+template <int M>
+std::vector<int8_t> wnaf5(const BigInt<M>& k) {
+  u64 v[M + 1];
+  for (int i = 0; i < M; i++) v[i] = k.l[i];
+  v[M] = 0;
+  auto nonzero = [&] {
+    for (int i = 0; i <= M; i++)
+      if (v[i]) return true;
+    return false;
+  };
+  std::vector<int8_t> out;
+  out.reserve(M * 64 + 1);
+  while (nonzero()) {
+    int d = 0;
+    if (v[0] & 1) {
+      d = int(v[0] & 31);
+      if (d >= 16) d -= 32;
+      // v -= d: the low five bits become zero, with a borrow or carry into the limbs above.
+      if (d > 0) {
+        u64 b = u64(d);
+        for (int i = 0; i <= M && b; i++) {
+          u64 t = v[i];
+          v[i] = t - b;
+          b = t < b;
+        }
+      } else {
+        u64 c = u64(-d);
+        for (int i = 0; i <= M && c; i++) {
+          v[i] += c;
+          c = v[i] < c;
+        }
+      }
+    }
+    out.push_back(int8_t(d));
+    for (int i = 0; i < M; i++) v[i] = (v[i] >> 1) | (v[i + 1] << 63);
+    v[M] >>= 1;
+  }
+  return out;
+}
+
+// sum k_i P_i over a handful of points (Straus): one doubling chain serves every term, and each
+// point enters by the width-5 NAF of its scalar from its odd multiples P, 3P, ..., 15P, so a
+// 255-bit term costs about 51 additions instead of double-and-add's 128 additions and 255
+// doublings. For the few multiplications of proof assembly and verification; not constant time
+// (like mul).
+template <class C, int M>
+Jacobian<C> linear_combination(const Jacobian<C>* p, const BigInt<M>* k, size_t n) {
+  std::vector<std::array<Jacobian<C>, 8>> odd(n);
+  std::vector<std::vector<int8_t>> naf(n);
+  size_t top = 0;
+  for (size_t i = 0; i < n; i++) {
+    naf[i] = wnaf5(k[i]);
+    top = std::max(top, naf[i].size());
+    if (naf[i].empty()) continue;
+    const Jacobian<C> twice = p[i].dbl();
+    odd[i][0] = p[i];
+    for (int j = 1; j < 8; j++) odd[i][j] = odd[i][j - 1] + twice;
+  }
+  Jacobian<C> acc = Jacobian<C>::infinity();
+  for (size_t b = top; b-- > 0;) {
+    acc = acc.dbl();
+    for (size_t i = 0; i < n; i++) {
+      if (b >= naf[i].size() || !naf[i][b]) continue;
+      int d = naf[i][b];
+      acc += d > 0 ? odd[i][d >> 1] : -odd[i][(-d) >> 1];
+    }
+  }
+  return acc;
 }
 
 }  // namespace cuzk

@@ -2,6 +2,7 @@
 // building blocks of math/msm.hpp.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 
 #include "groth16/msm.hpp"
@@ -141,6 +142,53 @@ TEST(MsmBlocks, XyzzMatchesJacobian) {
   EXPECT_EQ(pair_kind(t, t), PairKind::Cancel);
   EXPECT_FALSE(pair_denominator(t, t, pair_kind(t, t)).is_zero());
   EXPECT_TRUE(pair_finish(t, t, PairKind::Cancel, Fq::one()).is_inf());
+}
+
+// The width-5 NAF recomposes its scalar with the digit shape it promises, and Straus's linear
+// combination (proof assembly, verification) equals the sum of double-and-add multiplications,
+// for the awkward scalars too (0, 1, -1 = r-1, 16, 31, all ones below 2^255) and on G2.
+TEST(MsmBlocks, LinearCombinationMatchesMul) {
+  std::mt19937_64 rng = cuzk::test::test_rng();
+  std::vector<Scalar> ks;
+  for (Fr f : {Fr::zero(), Fr::one(), -Fr::one(), Fr::from_u64(16), Fr::from_u64(31)}) ks.push_back(f.to_plain());
+  ks.push_back(Scalar{{~0ull, ~0ull, ~0ull, ~0ull >> 1}});
+  for (int i = 0; i < 6; i++) ks.push_back(rand_fr(rng).to_plain());
+  for (const Scalar& k : ks) {
+    std::vector<int8_t> naf = wnaf5(k);
+    Fr sum = Fr::zero(), two = Fr::one();
+    std::optional<size_t> last;
+    for (size_t i = 0; i < naf.size(); i++, two = two + two) {
+      int d = naf[i];
+      if (!d) continue;
+      EXPECT_TRUE(d % 2 != 0 && d >= -15 && d <= 15) << d;
+      EXPECT_TRUE(!last || i >= *last + 5) << "digits at " << *last << " and " << i;
+      sum += d > 0 ? two * Fr::from_u64(d) : -(two * Fr::from_u64(-d));
+      last = i;
+    }
+    if (!naf.empty()) {
+      EXPECT_NE(naf.back(), 0);
+    }
+    const bool below_r = k.l[3] >> 63 == 0 && k.l[3] != (~0ull >> 1);  // all but the all-ones scalar
+    if (below_r) {
+      EXPECT_EQ(sum, Fr::from_plain(k));
+    }
+  }
+  G1 g = G1::from_affine(g1_generator());
+  G2 h = G2::from_affine(g2_generator());
+  for (size_t n = 0; n <= ks.size(); n++) {
+    std::vector<G1> p1;
+    std::vector<G2> p2;
+    G1 want1 = G1::infinity();
+    G2 want2 = G2::infinity();
+    for (size_t i = 0; i < n; i++) {
+      p1.push_back(g.mul(rand_fr(rng).to_plain()));
+      p2.push_back(h.mul(rand_fr(rng).to_plain()));
+      want1 += p1[i].mul(ks[i]);
+      want2 += p2[i].mul(ks[i]);
+    }
+    EXPECT_EQ(linear_combination(p1.data(), ks.data(), n), want1) << "n=" << n;
+    EXPECT_EQ(linear_combination(p2.data(), ks.data(), n), want2) << "n=" << n;
+  }
 }
 
 TEST(Msm, G1MatchesKnownLogs) {
