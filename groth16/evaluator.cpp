@@ -178,7 +178,7 @@ void ConstraintEvaluator<C>::evaluate(const std::vector<Fr>& w, std::vector<Fr>&
 template <class C>
 void ConstraintEvaluator<C>::evaluate_into(const Fr* w, Fr* a, Fr* b, Fr* c) const {
   const Fr one = Fr::one();
-  parallel_for(n_rows, [&](size_t lo, size_t hi, size_t) {
+  parallel_for_light(n_rows, [&](size_t lo, size_t hi, size_t) {
     for (size_t i = lo; i < hi; i++) {
       a[i] = row_dot(a_row_ptr, a_col, a_val, w, i, one);
       b[i] = row_dot(b_row_ptr, b_col, b_val, w, i, one);

@@ -535,7 +535,7 @@ MsmScalars MsmScalars::prepare(const F* s, size_t n) {
   resize_huge(out.k, n);
   resize_huge(out.neg, n);
   Scalar half = half_r<FrParams>();
-  parallel_for(n, [&](size_t b, size_t e, size_t) {
+  parallel_for_light(n, [&](size_t b, size_t e, size_t) {
     for (size_t i = b; i < e; i++) {
       Scalar v = s[i].to_plain();
       out.neg[i] = greater(v, half);

@@ -119,7 +119,7 @@ void dif(Fr* a, int log_n, const Fr* tw) {
   size_t n = size_t(1) << log_n, block = size_t(1) << std::min(log_n, kBlockLog);
   size_t len = n / 2;
   for (; len >= block; len /= 2)
-    parallel_for(n / 2, [&](size_t b, size_t e, size_t) { stage<true>(a, len, tw, b, e); });
+    parallel_for_light(n / 2, [&](size_t b, size_t e, size_t) { stage<true>(a, len, tw, b, e); });
   if (len == 0) return;
   parallel_for(n / block, [&](size_t b, size_t e, size_t) {
     for (size_t blk = b; blk < e; blk++)
@@ -137,12 +137,12 @@ void dit(Fr* a, int log_n, const Fr* tw) {
       for (size_t l = 1; l < block; l *= 2) stage<false>(a + blk * block, l, tw, 0, block / 2);
   });
   for (size_t len = block; len < n; len *= 2)
-    parallel_for(n / 2, [&](size_t b, size_t e, size_t) { stage<false>(a, len, tw, b, e); });
+    parallel_for_light(n / 2, [&](size_t b, size_t e, size_t) { stage<false>(a, len, tw, b, e); });
 }
 
 template <class Fr>
 void bit_reverse_permute(Fr* a, int log_n) {
-  parallel_for(size_t(1) << log_n, [&](size_t b, size_t e, size_t) {
+  parallel_for_light(size_t(1) << log_n, [&](size_t b, size_t e, size_t) {
     for (size_t i = b; i < e; i++) {
       size_t j = bit_reverse(i, log_n);
       if (i < j) std::swap(a[i], a[j]);
@@ -171,7 +171,7 @@ void ntt(Fr* data, int log_n, bool inverse) {
   if (inverse) {
     size_t n = size_t(1) << log_n;
     Fr n_inv = Fr::from_u64(n).inv();
-    parallel_for(n, [&](size_t b, size_t e, size_t) {
+    parallel_for_light(n, [&](size_t b, size_t e, size_t) {
       for (size_t i = b; i < e; i++) data[i] *= n_inv;
     });
   }
@@ -196,12 +196,12 @@ std::vector<Fr> compute_h_coset(std::vector<Fr> a, std::vector<Fr> b, std::vecto
   for (std::vector<Fr>* v : {&a, &b, &c}) {
     Fr* p = v->data();
     dif(p, log_n, itw);
-    parallel_for(n, [&](size_t lo, size_t hi, size_t) {
+    parallel_for_light(n, [&](size_t lo, size_t hi, size_t) {
       for (size_t i = lo; i < hi; i++) p[i] *= shift[i];
     });
     dit(p, log_n, ftw);
   }
-  parallel_for(n, [&](size_t lo, size_t hi, size_t) {
+  parallel_for_light(n, [&](size_t lo, size_t hi, size_t) {
     for (size_t i = lo; i < hi; i++) a[i] = a[i] * b[i] - c[i];
   });
   return a;

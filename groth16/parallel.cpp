@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -48,6 +49,11 @@ void parallel_for(size_t n, const std::function<void(size_t, size_t, size_t)>& b
   run(0);
   for (auto& t : ts) t.join();
   if (err) std::rethrow_exception(err);
+}
+
+void parallel_for_light(size_t n, const std::function<void(size_t, size_t, size_t)>& body, size_t grain) {
+  size_t chunks = std::max<size_t>(1, std::min(thread_count(), n / std::max<size_t>(grain, 1)));
+  parallel_for(n, body, chunks);
 }
 
 }  // namespace cuzk
