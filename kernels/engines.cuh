@@ -76,8 +76,12 @@ void msm_acc0_g2_pair_shared(const Affine<C>* points, u32 idx_offset, u32 n_scal
 template <class C>
 void msm_acc_level_g2_pair(const XYZZ<C>* in, const u32* in_toff, const u32* in_ntask, const u32* toff,
                            const u32* map, u32 l1, u32 total, XYZZ<C>* out, cudaStream_t s);
+// tree: each block of kPairThreads also sums its kPairThreads / 2 chunks (of one window) and writes
+// one sum (see k_chunks).
+constexpr int kPairThreads = 128;
 template <class C>
-void msm_chunks_g2_pair(const XYZZ<C>* buckets, u32 per_window, u32 K, u32 n, XYZZ<C>* out, cudaStream_t s);
+void msm_chunks_g2_pair(const XYZZ<C>* buckets, u32 per_window, u32 K, u32 n, bool tree, XYZZ<C>* out,
+                        cudaStream_t s);
 template <class C>
 void msm_group_sum_g2_pair(const XYZZ<C>* in, u32 gs, u32 n_out, XYZZ<C>* out, cudaStream_t s);
 
@@ -85,7 +89,13 @@ void msm_group_sum_g2_pair(const XYZZ<C>* in, u32 gs, u32 n_out, XYZZ<C>* out, c
 // several point sets that share those scalars (the prover's A, B1, B2 and C).
 class MsmEngine {
  public:
-  explicit MsmEngine(cudaStream_t s) : s_(s) {}
+  explicit MsmEngine(cudaStream_t s);
+  // The scratch of one run: its partial and bucket sums on the device, the window sums brought back.
+  // Runs of one plan on several streams (launch) each need their own.
+  struct RunScratch {
+    DevBuf<unsigned char> partial0, partials_hi, buckets, chunks[2];
+    PinnedBuf<unsigned char> windows;
+  };
   // Scalars: n device Fr (Dev<C>::Fr of any curve) in Montgomery form. window = 0 chooses
   // automatically. shared: the runs get precomputed bases (msm_precompute with this plan's window(),
   // stride n - idx_offset) and all windows share one set of buckets.
@@ -137,6 +147,20 @@ class MsmEngine {
   // ::G2) whose scalar field is the plan's; the sum comes back as a point of the host group.
   template <class C>
   Jacobian<typename C::Host> run(const Affine<C>* d_points, u32 idx_offset = 0);
+  // run() in two halves, so that runs of one plan over several point sets overlap on several
+  // streams: launch queues the run on stream s (after planned(), which s must wait for when it is
+  // not stream()) with scratch sc; result, once s has finished that work, is its sum. The plan must
+  // not change in between.
+  template <class C>
+  void launch(const Affine<C>* d_points, u32 idx_offset, cudaStream_t s, RunScratch& sc);
+  template <class C>
+  Jacobian<typename C::Host> result(const RunScratch& sc) const;
+  // Whether this plan's runs leave most of the device idle (fewer level-0 tasks than a few times
+  // what it runs at once): such runs are chains of dependent additions, and runs over several point
+  // sets go faster side by side on streams of their own.
+  bool latency_bound() const { return m_ != 0 && totals_[0] < 4ull * fill_; }
+  // Recorded on stream() when plan() has queued its work.
+  cudaEvent_t planned() const { return planned_.get(); }
   int window() const { return c_; }
   size_t entries() const { return m_; }
   u32 buckets() const { return nb_; }
@@ -146,7 +170,9 @@ class MsmEngine {
   // The entries are sorted and the bucket tasks laid out: plan()'s work after the digits are emitted.
   void plan_sorted(size_t n);
   template <class C>
-  void launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32* order, XYZZ<C>* out);
+  void launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32* order, XYZZ<C>* out, cudaStream_t s);
+  // Buckets per reduction chunk of this plan (see run).
+  u32 chunk_width() const;
 
   // Level-0 tasks by decreasing length, built at the first run of a plan.
   const u32* task_order();
@@ -157,9 +183,10 @@ class MsmEngine {
   int c_ = 0, nw_ = 0, levels_ = 0;
   int w0_ = 0, nbatch_ = 1;  // the plan's first window, and the batches that cover all windows
   bool shared_ = false;
-  u32 nb_ = 0, l0_ = 0;
-  static constexpr u32 kL1 = 16;   // partial sums per task above level 0
-  static constexpr u32 kChunk = 32;  // buckets per reduction chunk
+  u32 nb_ = 0, l0_ = 0, l1_ = 0;  // buckets; entries per level-0 task; partial sums per task above
+  u32 fill_ = 0;  // threads that keep every SM of the device busy with the accumulation kernels
+  static constexpr u32 kL1 = 16;   // partial sums per task above level 0, for plans that fill the device
+  static constexpr u32 kChunk = 32;  // buckets per reduction chunk, likewise
   DevBuf<u32> keys_[2], vals_[2];
   int sorted_ = 0;  // which of keys_/vals_ holds the sorted entries
   DevBuf<unsigned char> cub_tmp_;
@@ -168,10 +195,11 @@ class MsmEngine {
   std::vector<u32> totals_;                // tasks per level
   DevBuf<u32> scalars_d_;                  // small device scalars (counters, maxima)
   DevBuf<u64> hist_d_;                     // histogram()'s bins
-  DevBuf<unsigned char> partial0_, partials_hi_, buckets_, chunks_[2];
+  RunScratch own_;                          // run()'s scratch
   DevBuf<u32> task_key_[2], task_id_[2];   // sort of the level-0 tasks by length
   const u32* order_ = nullptr;
   bool order_ready_ = false;
+  Event planned_{cudaEventDisableTiming};
 };
 
 // One MSM's points and scalars uploaded to `device` on a stream of their own, with an engine on it

@@ -183,6 +183,10 @@ struct GpuProver<C>::Impl {
   DevBuf<DFr> w, abc;
   Stream s_w, s_h, s_up;
   MsmEngine eng_w{s_w.get()}, eng_h{s_h.get()};
+  // The witness lane's runs over one latency-bound plan (MsmEngine::latency_bound: a small proof's)
+  // overlap on streams of their own, A on s_w, B1, B2 and C on these, each with its own scratch.
+  Stream s_run[3];
+  MsmEngine::RunScratch run_scratch[4];
   NttEngine<DFr> ntt;
   cudaEvent_t w_ready = nullptr;
   cudaEvent_t abc_ready[3] = {nullptr, nullptr, nullptr};
@@ -397,14 +401,28 @@ struct GpuProver<C>::Impl {
       for (int shared = 1; shared >= 0; shared--) {
         if (!need[shared]) continue;
         auto msms = [&] {
-          if (on_table(kSetA) == (bool)shared)
-            out.a = host::add(out.a, sp.run("msm_a", s, [&] { return eng_w.run(a.get()); }));
-          if (on_table(kSetB1) == (bool)shared)
-            out.b1 = host::add(out.b1, sp.run("msm_b1", s, [&] { return eng_w.run(b1.get()); }));
-          if (on_table(kSetB2) == (bool)shared)
-            out.b2 = host::add(out.b2, sp.run("msm_b2", s, [&] { return eng_w.run(b2.get()); }));
-          if (c_needed() && on_table(kSetC) == (bool)shared)
-            out.c = host::add(out.c, sp.run("msm_c", s, [&] { return eng_w.run(c.get(), n_public + 1); }));
+          const bool on[4] = {on_table(kSetA) == (bool)shared, on_table(kSetB1) == (bool)shared,
+                              on_table(kSetB2) == (bool)shared, c_needed() && on_table(kSetC) == (bool)shared};
+          if (!eng_w.latency_bound()) {  // each run fills the device: one after another, in the engine's scratch
+            if (on[0]) out.a = host::add(out.a, sp.run("msm_a", s, [&] { return eng_w.run(a.get()); }));
+            if (on[1]) out.b1 = host::add(out.b1, sp.run("msm_b1", s, [&] { return eng_w.run(b1.get()); }));
+            if (on[2]) out.b2 = host::add(out.b2, sp.run("msm_b2", s, [&] { return eng_w.run(b2.get()); }));
+            if (on[3]) out.c = host::add(out.c, sp.run("msm_c", s, [&] { return eng_w.run(c.get(), n_public + 1); }));
+            return;
+          }
+          // Each run on a stream of its own, then every sum once all have ended (before the next plan).
+          const cudaStream_t st[4] = {s, s_run[0].get(), s_run[1].get(), s_run[2].get()};
+          for (int i = 1; i < 4; i++)  // before the spans open: a span is the run, not the wait
+            if (on[i]) CUZK_CUDA_CHECK(cudaStreamWaitEvent(st[i], eng_w.planned(), 0));
+          if (on[0]) sp.run("msm_a", st[0], [&] { eng_w.launch(a.get(), 0, st[0], run_scratch[0]); });
+          if (on[1]) sp.run("msm_b1", st[1], [&] { eng_w.launch(b1.get(), 0, st[1], run_scratch[1]); });
+          if (on[2]) sp.run("msm_b2", st[2], [&] { eng_w.launch(b2.get(), 0, st[2], run_scratch[2]); });
+          if (on[3]) sp.run("msm_c", st[3], [&] { eng_w.launch(c.get(), n_public + 1, st[3], run_scratch[3]); });
+          for (cudaStream_t x : st) CUZK_CUDA_CHECK(cudaStreamSynchronize(x));
+          if (on[0]) out.a = host::add(out.a, eng_w.result<DG1>(run_scratch[0]));
+          if (on[1]) out.b1 = host::add(out.b1, eng_w.result<DG1>(run_scratch[1]));
+          if (on[2]) out.b2 = host::add(out.b2, eng_w.result<DG2>(run_scratch[2]));
+          if (on[3]) out.c = host::add(out.c, eng_w.result<DG1>(run_scratch[3]));
         };
         int win = shared ? c_w : c_plain;
         for (int b = 0; b == 0 || b < eng_w.batches(); b++) {

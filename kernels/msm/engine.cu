@@ -187,13 +187,31 @@ __global__ void k_finalize(Levels lv, u32 nb, XYZZ<C>* buckets) {
   }
 }
 
+// tree: the block's chunk sums are also summed in the block (per_window is a multiple of the block,
+// so a block holds chunks of one window), and out gets one sum per block: log2(kAccThreads) levels
+// of the tree in one kernel, each an addition in shared memory, where a kernel per level costs about
+// twice that in a small MSM (a lone addition's kernel took 50 us at 2^13 on an H100).
 template <class C>
 __global__ void __launch_bounds__(kAccThreads) k_chunks(const XYZZ<C>* buckets, u32 per_window, u32 K, u32 n,
-                                                        XYZZ<C>* out) {
+                                                        bool tree, XYZZ<C>* out) {
+  __shared__ __align__(16) unsigned char raw[kAccThreads / 2 * sizeof(XYZZ<C>)];
   u32 t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n) return;
+  if (!tree) {
+    if (t >= n) return;
+    u32 w = t / per_window, j = t % per_window;
+    store(out + t, msm_chunk_sum(buckets + (size_t)w * per_window * K, j, K));
+    return;
+  }
+  XYZZ<C>* sm = reinterpret_cast<XYZZ<C>*>(raw);
   u32 w = t / per_window, j = t % per_window;
-  store(out + t, msm_chunk_sum(buckets + (size_t)w * per_window * K, j, K));
+  XYZZ<C> v = msm_chunk_sum(buckets + (size_t)w * per_window * K, j, K);
+  for (u32 h = blockDim.x >> 1; h > 0; h >>= 1) {
+    if (threadIdx.x >= h && threadIdx.x < 2 * h) store(sm + (threadIdx.x - h), v);
+    __syncthreads();
+    if (threadIdx.x < h) v = xyzz_add(v, load(sm + threadIdx.x));
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) store(out + blockIdx.x, v);
 }
 
 template <class C>
@@ -212,6 +230,15 @@ void d2h(T* dst, const T* src, size_t n, cudaStream_t s) {
 unsigned small_grid(size_t n) { return (unsigned)std::min<size_t>((n + 255) / 256, 132 * 32); }
 
 }  // namespace
+
+// The accumulation kernels hold about four blocks of kAccThreads per SM (their registers allow no
+// more), so a plan with fewer tasks than this leaves SMs idle.
+MsmEngine::MsmEngine(cudaStream_t s) : s_(s) {
+  int dev = 0, sms = 0;
+  CUZK_CUDA_CHECK(cudaGetDevice(&dev));
+  CUZK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  fill_ = (u32)std::max(1, sms) * 4 * kAccThreads;
+}
 
 // A bucket's entries are split into tasks of at most l0, one thread (G2: one lane pair) each, and a
 // warp runs until its longest task ends. Bucket sizes scatter (Poisson around the mean for random
@@ -292,7 +319,10 @@ void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared, int
   nb_ = shared ? 1u << (c_ - 1) : (u32)nw_ << (c_ - 1);
   m_ = 0;
   levels_ = 0;
-  if (n == 0) return;
+  if (n == 0) {
+    planned_.record(s_);
+    return;
+  }
 
   size_t cap = nbatch_ == 1 ? bound : n * (size_t)nw_;
   if (cap >= (size_t(1) << 32)) throw GpuError("GPU MSM: too many digit entries for one plan");
@@ -314,7 +344,10 @@ void MsmEngine::plan_sorted(size_t n) {
   u32 m = 0;
   d2h(&m, scalars_d_.get(), 1, s_);
   m_ = m;
-  if (m == 0) return;
+  if (m == 0) {
+    planned_.record(s_);
+    return;
+  }
 
   // Sort entries by (window, bucket).
   int end_bit = 1;
@@ -331,7 +364,11 @@ void MsmEngine::plan_sorted(size_t n) {
   sorted_ = dk.selector;
   if (dv.selector != dk.selector) throw GpuError("GPU MSM: key and value buffers of the sort diverged");
 
-  // Bucket ranges and level-0 tasks: about two average buckets per task, at least 32 entries.
+  // Bucket ranges and level-0 tasks: about two average buckets per task, at least 32 entries, for
+  // plans that fill the device. A small plan is bound by the latency of its longest chain of
+  // additions, about 20-40 us each for one thread (measured at 2^13 on an H100: 88 mixed additions
+  // in a row took 3.1 ms, a 32-bucket running sum 1.9 ms), not by the device's rate: its tasks are
+  // cut as short as fills the device (at least 4 entries) and summed 4 at a time above level 0.
   start_.reserve(nb_);
   end_.reserve(nb_);
   count_.reserve(nb_);
@@ -342,6 +379,10 @@ void MsmEngine::plan_sorted(size_t n) {
   u32 avg = (u32)std::max<u64>(1, m / nb_);
   l0_ = 32;
   while (l0_ < 2 * avg && l0_ < 4096) l0_ *= 2;
+  u32 fit = 4;
+  while ((u64)fit * fill_ < m && fit < l0_) fit *= 2;
+  l0_ = std::min(l0_, fit);
+  l1_ = l0_ < 32 ? 4 : kL1;
   if (ntask_.size() < (size_t)kMaxLevels) {
     ntask_.resize(kMaxLevels);
     toff_.resize(kMaxLevels);
@@ -359,12 +400,12 @@ void MsmEngine::plan_sorted(size_t n) {
 
   // Levels until every bucket is one partial sum.
   levels_ = 1;
-  for (u32 t = ceil_div(max_count, l0_); t > 1; t = ceil_div(t, kL1)) levels_++;
+  for (u32 t = ceil_div(max_count, l0_); t > 1; t = ceil_div(t, l1_)) levels_++;
   if (levels_ > kMaxLevels) throw GpuError("GPU MSM: bucket reduction needs too many levels");
   for (int l = 1; l < levels_; l++) {
     ntask_[l].reserve(nb_);
     toff_[l].reserve(nb_);
-    k_next_tasks<<<small_grid(nb_), 256, 0, s_>>>(ntask_[l - 1].get(), nb_, kL1, ntask_[l].get());
+    k_next_tasks<<<small_grid(nb_), 256, 0, s_>>>(ntask_[l - 1].get(), nb_, l1_, ntask_[l].get());
     CUZK_CUDA_LAUNCHED("k_next_tasks");
     bytes = cub_tmp_.size();
     CUZK_CUDA_CHECK(
@@ -382,6 +423,8 @@ void MsmEngine::plan_sorted(size_t n) {
     k_task_map<<<small_grid(nb_), 256, 0, s_>>>(ntask_[l].get(), toff_[l].get(), nb_, map_[l].get());
     CUZK_CUDA_LAUNCHED("k_task_map");
   }
+  task_order();
+  planned_.record(s_);
 }
 
 void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
@@ -402,46 +445,61 @@ void MsmEngine::reserve(size_t n, int window, bool shared, size_t xyzz_bytes) {
   nb_reserved_ = std::max(nb_reserved_, nb);
   // Level-0 tasks: sum over buckets of ceil(count / l0) <= nb + m / l0, and plan() picks l0 >= 2 m / nb
   // unless it stops at 4096, so at most 1.5 nb + cap / 4096.
-  partial0_.reserve((nb + nb / 2 + cap / 4096 + 1) * xyzz_bytes);
+  own_.partial0.reserve((nb + nb / 2 + cap / 4096 + 1) * xyzz_bytes);
   for (int i = 0; i < 2; i++) {
     task_key_[i].reserve(nb + nb / 2 + cap / 4096 + 1);
     task_id_[i].reserve(nb + nb / 2 + cap / 4096 + 1);
   }
-  buckets_.reserve(nb * xyzz_bytes);
+  own_.buckets.reserve(nb * xyzz_bytes);
   size_t wins = shared ? 1 : (size_t)nw, per_window_buckets = nb / wins;
   size_t K = std::min<size_t>(kChunk, per_window_buckets), nchunks = per_window_buckets / K * wins;
-  for (auto& ch : chunks_) ch.reserve(nchunks * xyzz_bytes);
+  for (auto& ch : own_.chunks) ch.reserve(nchunks * xyzz_bytes);
 }
 
 template <class C>
-void MsmEngine::launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32* order, XYZZ<C>* out) {
+void MsmEngine::launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32* order, XYZZ<C>* out,
+                            cudaStream_t s) {
   auto kern = shared_ ? k_acc0<C, true> : k_acc0<C, false>;
-  kern<<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s_>>>(
+  kern<<<grid_for(totals_[0], kAccThreads), kAccThreads, 0, s>>>(
       d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
       toff_[0].get(), map_[0].get(), l0_, totals_[0], order, out);
   CUZK_CUDA_LAUNCHED("k_acc0");
 }
 
+// A window's buckets are summed in chunks of K, one thread each (a running sum of 2K additions,
+// then a multiply by the chunk's offset), then the chunks in a tree. With more buckets than the
+// device runs threads at once, 32; with fewer, 2, since there every addition in a row costs the
+// latency of one thread (a 32-bucket chunk took 1.9 ms at 2^13 on an H100, about 20 us an addition).
+u32 MsmEngine::chunk_width() const {
+  const u32 per_window_buckets = nb_ / (shared_ ? 1 : nw_);
+  return std::min(nb_ < fill_ ? 2u : kChunk, per_window_buckets);
+}
+
 template <class C>
 Jacobian<typename C::Host> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
-  using HC = typename C::Host;
+  launch(d_points, idx_offset, s_, own_);
+  CUZK_CUDA_CHECK(cudaStreamSynchronize(s_));
+  return result<C>(own_);
+}
+
+template <class C>
+void MsmEngine::launch(const Affine<C>* d_points, u32 idx_offset, cudaStream_t s, RunScratch& sc) {
   using P = XYZZ<C>;
-  static_assert(sizeof(P) == sizeof(XYZZ<HC>), "device and host XYZZ points must share bytes");
   constexpr bool g1 = kIsPrimeField<typename C::F>;
-  if (m_ == 0) return host::infinity<HC>();
+  if (m_ == 0) return;
 
   // Level 0 from the sorted entries, then the levels above from partial sums.
-  partial0_.reserve((size_t)totals_[0] * sizeof(P));
+  sc.partial0.reserve((size_t)totals_[0] * sizeof(P));
   size_t hi_total = 0;
   for (int l = 1; l < levels_; l++) hi_total += totals_[l];
-  partials_hi_.reserve(std::max<size_t>(hi_total, 1) * sizeof(P));
+  sc.partials_hi.reserve(std::max<size_t>(hi_total, 1) * sizeof(P));
   Levels lv{};
   lv.count = levels_;
   P* outs[kMaxLevels];
-  outs[0] = reinterpret_cast<P*>(partial0_.get());
+  outs[0] = reinterpret_cast<P*>(sc.partial0.get());
   size_t off = 0;
   for (int l = 1; l < levels_; l++) {
-    outs[l] = reinterpret_cast<P*>(partials_hi_.get()) + off;
+    outs[l] = reinterpret_cast<P*>(sc.partials_hi.get()) + off;
     off += totals_[l];
   }
   for (int l = 0; l < levels_; l++) {
@@ -449,67 +507,82 @@ Jacobian<typename C::Host> MsmEngine::run(const Affine<C>* d_points, u32 idx_off
     lv.toff[l] = toff_[l].get();
     lv.out[l] = outs[l];
   }
-  // Level-0 tasks longest first (task_order): the long sums start at once and the short ones fill
-  // the SMs at the end, instead of a few long ones running alone after the rest are done.
-  const u32* order = task_order();
+  if (s != s_) CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, planned_.get(), 0));
+  // Level-0 tasks longest first (task_order, built with the plan): the long sums start at once and
+  // the short ones fill the SMs at the end, instead of a few long ones running alone after the rest.
+  const u32* order = order_ready_ ? order_ : nullptr;  // reserve() after the plan may have moved it
   if constexpr (g1) {
-    launch_acc0<C>(d_points, idx_offset, order, outs[0]);
+    launch_acc0<C>(d_points, idx_offset, order, outs[0], s);
   } else {
-    auto launch = shared_ ? msm_acc0_g2_pair_shared<C> : msm_acc0_g2_pair_plain<C>;
-    launch(d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
-           toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0], s_);
+    auto launch_pair = shared_ ? msm_acc0_g2_pair_shared<C> : msm_acc0_g2_pair_plain<C>;
+    launch_pair(d_points, idx_offset, (u32)n_, (u32)(n_ - idx_offset), vals_[sorted_].get(), start_.get(), end_.get(),
+                toff_[0].get(), map_[0].get(), l0_, totals_[0], order, outs[0], s);
   }
   for (int l = 1; l < levels_; l++) {
     if (totals_[l] == 0) continue;
     if constexpr (g1) {
-      k_acc_level<C><<<grid_for(totals_[l], kAccThreads), kAccThreads, 0, s_>>>(
-          outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(), kL1, totals_[l],
+      k_acc_level<C><<<grid_for(totals_[l], kAccThreads), kAccThreads, 0, s>>>(
+          outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(), l1_, totals_[l],
           outs[l]);
       CUZK_CUDA_LAUNCHED("k_acc_level");
     } else {
       msm_acc_level_g2_pair(outs[l - 1], toff_[l - 1].get(), ntask_[l - 1].get(), toff_[l].get(), map_[l].get(),
-                            kL1, totals_[l], outs[l], s_);
+                            l1_, totals_[l], outs[l], s);
     }
   }
-  buckets_.reserve((size_t)nb_ * sizeof(P));
-  P* buckets = reinterpret_cast<P*>(buckets_.get());
-  k_finalize<C><<<small_grid(nb_), 256, 0, s_>>>(lv, nb_, buckets);
+  sc.buckets.reserve((size_t)nb_ * sizeof(P));
+  P* buckets = reinterpret_cast<P*>(sc.buckets.get());
+  k_finalize<C><<<small_grid(nb_), 256, 0, s>>>(lv, nb_, buckets);
   CUZK_CUDA_LAUNCHED("k_finalize");
 
   // Window sums: chunks of K buckets, then pairs of chunks until one per window (a single window of
   // shared buckets over precomputed bases).
   int nw = shared_ ? 1 : nw_;
   u32 per_window_buckets = nb_ / nw;
-  u32 K = std::min<u32>(kChunk, per_window_buckets);
+  u32 K = chunk_width();
   u32 per_window = per_window_buckets / K;
   u32 nchunks = per_window * nw;
-  chunks_[0].reserve((size_t)nchunks * sizeof(P));
-  chunks_[1].reserve((size_t)nchunks * sizeof(P));
-  P* cur = reinterpret_cast<P*>(chunks_[0].get());
-  P* nxt = reinterpret_cast<P*>(chunks_[1].get());
+  sc.chunks[0].reserve((size_t)nchunks * sizeof(P));
+  sc.chunks[1].reserve((size_t)nchunks * sizeof(P));
+  P* cur = reinterpret_cast<P*>(sc.chunks[0].get());
+  P* nxt = reinterpret_cast<P*>(sc.chunks[1].get());
+  // A small plan's first levels of the tree inside the chunks' kernel, where a block's chunks share
+  // a window.
+  const u32 block_chunks = g1 ? kAccThreads : kPairThreads / 2;
+  const bool tree = nb_ < fill_ && per_window % block_chunks == 0;
   if constexpr (g1) {
-    k_chunks<C><<<grid_for(nchunks, kAccThreads), kAccThreads, 0, s_>>>(buckets, per_window, K, nchunks, cur);
+    k_chunks<C><<<grid_for(nchunks, kAccThreads), kAccThreads, 0, s>>>(buckets, per_window, K, nchunks, tree, cur);
     CUZK_CUDA_LAUNCHED("k_chunks");
   } else {
-    msm_chunks_g2_pair(buckets, per_window, K, nchunks, cur, s_);
+    msm_chunks_g2_pair(buckets, per_window, K, nchunks, tree, cur, s);
   }
+  if (tree) per_window /= block_chunks;
   while (per_window > 1) {
     // A tree of two-way sums is 14 additions deep over 2^14 chunks, against 3 x 32 for chains of 32:
     // these kernels run only a few hundred threads and are latency-bound, so depth is their cost.
     u32 gs = std::min<u32>(2, per_window);
     u32 n_out = (per_window / gs) * nw;
     if constexpr (g1) {
-      k_group_sum<C><<<grid_for(n_out, kAccThreads), kAccThreads, 0, s_>>>(cur, gs, n_out, nxt);
+      k_group_sum<C><<<grid_for(n_out, kAccThreads), kAccThreads, 0, s>>>(cur, gs, n_out, nxt);
       CUZK_CUDA_LAUNCHED("k_group_sum");
     } else {
-      msm_group_sum_g2_pair(cur, gs, n_out, nxt, s_);
+      msm_group_sum_g2_pair(cur, gs, n_out, nxt, s);
     }
     std::swap(cur, nxt);
     per_window /= gs;
   }
-  std::vector<P> win(nw);
-  d2h(win.data(), cur, nw, s_);
-  return host::from_windows<HC>(win.data(), nw, c_, shared_ ? 0 : w0_);
+  sc.windows.reserve((size_t)nw * sizeof(P));
+  CUZK_CUDA_CHECK(cudaMemcpyAsync(sc.windows.get(), cur, (size_t)nw * sizeof(P), cudaMemcpyDeviceToHost, s));
+}
+
+template <class C>
+Jacobian<typename C::Host> MsmEngine::result(const RunScratch& sc) const {
+  using HC = typename C::Host;
+  using P = XYZZ<C>;
+  static_assert(sizeof(P) == sizeof(XYZZ<HC>), "device and host XYZZ points must share bytes");
+  if (m_ == 0) return host::infinity<HC>();
+  const int nw = shared_ ? 1 : nw_;
+  return host::from_windows<HC>(reinterpret_cast<const P*>(sc.windows.get()), nw, c_, shared_ ? 0 : w0_);
 }
 
 template <class C>
@@ -521,11 +594,15 @@ void msm_precompute(const Affine<C>* d_points, size_t n, int c, Affine<C>* d_tab
   CUZK_CUDA_LAUNCHED("k_shifted_copies");
 }
 
-#define CUZK_INSTANTIATE(C)                                                                             \
-  template void msm_precompute(const Dev<C>::G1Affine*, size_t, int, Dev<C>::G1Affine*, cudaStream_t); \
-  template void msm_precompute(const Dev<C>::G2Affine*, size_t, int, Dev<C>::G2Affine*, cudaStream_t); \
-  template C::G1 MsmEngine::run(const Dev<C>::G1Affine*, u32);                                          \
-  template C::G2 MsmEngine::run(const Dev<C>::G2Affine*, u32);
+#define CUZK_INSTANTIATE(C)                                                                                 \
+  template void msm_precompute(const Dev<C>::G1Affine*, size_t, int, Dev<C>::G1Affine*, cudaStream_t);     \
+  template void msm_precompute(const Dev<C>::G2Affine*, size_t, int, Dev<C>::G2Affine*, cudaStream_t);     \
+  template C::G1 MsmEngine::run(const Dev<C>::G1Affine*, u32);                                              \
+  template C::G2 MsmEngine::run(const Dev<C>::G2Affine*, u32);                                              \
+  template void MsmEngine::launch(const Dev<C>::G1Affine*, u32, cudaStream_t, RunScratch&);                 \
+  template void MsmEngine::launch(const Dev<C>::G2Affine*, u32, cudaStream_t, RunScratch&);                 \
+  template C::G1 MsmEngine::result<Dev<C>::G1>(const RunScratch&) const;                                    \
+  template C::G2 MsmEngine::result<Dev<C>::G2>(const RunScratch&) const;
 CUZK_INSTANTIATE(Bls12_381)
 CUZK_INSTANTIATE(Bn254)
 #undef CUZK_INSTANTIATE

@@ -275,7 +275,7 @@ CUZK_HD void pair_acc_partials(Ex& ex, const XYZZ<C>* in, u32 begin, u32 end, XY
 // msm_chunk_sum on the pair: R + jK T for buckets [jK, jK + K), with the additions of the running
 // sums through one call site (t += S_b and r += t alternate).
 template <class Ex, class C>
-CUZK_HD void pair_chunk_sum(Ex& ex, const XYZZ<C>* buckets, u32 j, u32 K, XYZZ<C>* out) {
+CUZK_HD PairXYZZ<typename C::F::Base> pair_chunk_value(Ex& ex, const XYZZ<C>* buckets, u32 j, u32 K) {
   using F = typename C::F::Base;
   PairXYZZ<F> t = pair_infinity<F>(ex), r = t;
   for (u32 s = 0; s < 2 * K; s++) {
@@ -296,7 +296,11 @@ CUZK_HD void pair_chunk_sum(Ex& ex, const XYZZ<C>* buckets, u32 j, u32 K, XYZZ<C
     }
     r = pair_add(ex, r, acc);
   }
-  pair_store(ex, out, r);
+  return r;
+}
+template <class Ex, class C>
+CUZK_HD void pair_chunk_sum(Ex& ex, const XYZZ<C>* buckets, u32 j, u32 K, XYZZ<C>* out) {
+  pair_store(ex, out, pair_chunk_value(ex, buckets, j, K));
 }
 
 }  // namespace gpu

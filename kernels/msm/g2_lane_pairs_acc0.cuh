@@ -15,7 +15,6 @@ struct DevPairEx {
   __device__ __forceinline__ u32 swap(u32 v) { return __shfl_xor_sync(mask, v, 1); }
 };
 
-constexpr int kPairThreads = 128;
 
 template <bool Shared, class C>
 __global__ void __launch_bounds__(kPairThreads)
