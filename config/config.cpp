@@ -359,7 +359,7 @@ const std::vector<std::string> kCircuitKeys = {"name", "zkey", "r1cs", "max_part
 const std::vector<std::string> kLimitsKeys = {"memory_budget",     "restart_backoff_initial_ms", "restart_backoff_max_ms",
                                               "restart_intensity", "restart_period_s",           "max_queued_jobs",
                                               "max_upload_bytes",  "max_connections",            "header_timeout_ms",
-                                              "idle_timeout_ms",   "upload_memory"};
+                                              "idle_timeout_ms",   "upload_memory",              "max_input_bytes"};
 const std::vector<std::string> kTimelineKeys = {"enabled", "path", "format", "also_stderr"};
 const std::vector<std::string> kStoreKeys = {"url", "node_id", "lease_ms", "poll_ms"};
 
@@ -597,6 +597,8 @@ void parse_limits(const toml::table& root, LimitsConfig& l) {
   s.bytes("max_upload_bytes", l.max_upload_bytes);
   if (l.max_upload_bytes == 0) fail("limits.max_upload_bytes", "must be greater than 0", s.node("max_upload_bytes"));
   s.bytes("upload_memory", l.upload_memory);
+  s.bytes("max_input_bytes", l.max_input_bytes);
+  if (l.max_input_bytes == 0) fail("limits.max_input_bytes", "must be greater than 0", s.node("max_input_bytes"));
   s.integer("max_connections", l.max_connections, 1, 1000000);
   s.integer("header_timeout_ms", l.header_timeout_ms, 0, 3600000);
   s.integer("idle_timeout_ms", l.idle_timeout_ms, 0, 86400000);

@@ -116,6 +116,10 @@ struct LimitsConfig {
   // past it, and any body over 1 MiB, is written to <state_dir>/spool/ as it arrives instead.
   // Counted in memory_budget with the slot rings.
   uint64_t upload_memory = 64ull << 20;
+  // The largest circuit inputs file a submission may name (each of its "inputs" entries that is
+  // {"path": ...}): a larger one is refused with 413 before it is read. Such a file is read and
+  // parsed on a helper thread, and its parse takes many times its size in memory.
+  uint64_t max_input_bytes = 16ull << 20;
   // API connections (unix socket and TCP together) open at once; one more is answered 503 and
   // closed. Must fit the process's descriptor limit (checked at start).
   uint32_t max_connections = 512;

@@ -1,5 +1,6 @@
-// One node's submissions (local_queue.hpp): checked by SubmitValidator, a spooled body decoded and
-// clients' files copied on the thread pool, then stored in one transaction and queued here.
+// One node's submissions (local_queue.hpp): checked by SubmitValidator, a spooled body decoded,
+// clients' files copied and their inputs files parsed on the thread pool, then stored in one
+// transaction and queued here.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -192,8 +193,9 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
   bool copies = false;
   for (const PreparedInput& in : inputs) copies = copies || in.source;
   if (!copies) return store_or_refuse(sr, inputs, submitter, upload_dir);
-  // Clients' files are copied into the upload folder on the thread pool (a large witness would
-  // hold the loop); the job is stored back on the loop (after_copies), and answered through r.
+  // Clients' files are copied into the upload folder, and their inputs files read and checked, on
+  // the thread pool (a large file would hold the loop); the job is stored back on the loop
+  // (after_copies), and answered through r.
   auto* w = new CopyWork{};
   w->req.data = w;
   w->self = this;
@@ -214,8 +216,18 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
           std::error_code ec;
           fs::create_directories(w->dir, ec);
           if (ec) throw_write_error("the upload folder " + w->dir, ec.value());
-          for (size_t i = 0; i < w->inputs.size(); i++)
-            if (!w->dest[i].empty()) w->inputs[i].source->copy_to(w->dest[i], w->inputs[i].field);
+          for (size_t i = 0; i < w->inputs.size(); i++) {
+            PreparedInput& in = w->inputs[i];
+            if (w->dest[i].empty()) continue;
+            if (!in.signals) {
+              in.source->copy_to(w->dest[i], in.field);
+              continue;
+            }
+            // An inputs file: read, checked, and its bytes stored as they were read.
+            read_inputs_file(in);
+            store_upload(w->dest[i], in.content, in.field);
+            in.content = std::string();
+          }
         });
       },
       [](uv_work_t* q, int) {

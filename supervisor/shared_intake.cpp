@@ -57,9 +57,12 @@ void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Respond
     throw SubmitError(429, std::to_string(unfinished) +
                                " jobs are unfinished in the shared queue (limits.max_queued_jobs); retry later");
   std::vector<PreparedInput> inputs = s_.validator_->prepare(sr, reader);
-  // A client's file goes into the database whole: no node opens its path again.
-  for (PreparedInput& in : inputs)
-    if (in.source) in.content = in.source->read_all(s_.cfg_.limits.max_upload_bytes, in.field);
+  // A client's file goes into the database whole: no node opens its path again. (Read here, on the
+  // loop: an inputs file is within limits.max_input_bytes.)
+  for (PreparedInput& in : inputs) {
+    if (in.signals) read_inputs_file(in);
+    else if (in.source) in.content = in.source->read_all(s_.cfg_.limits.max_upload_bytes, in.field);
+  }
   if (sr.request_id.empty()) return store_job(sr, submitter, std::move(inputs), std::move(r));
   // The client's own id only (request_key.hpp); the same request gets its job back.
   sr.request_id = request_key(submitter, sr.request_id);

@@ -129,7 +129,13 @@ struct Api : ::testing::Test {
     v = std::make_unique<SubmitValidator>(cfg, keys, gens);
   }
 
-  std::vector<PreparedInput> submit(const json& body) { return v->prepare(v->parse(body.dump()), reader); }
+  // As the daemon does: the inputs files are read (on the thread pool) after prepare.
+  std::vector<PreparedInput> submit(const json& body) {
+    std::vector<PreparedInput> p = v->prepare(v->parse(body.dump()), reader);
+    for (PreparedInput& in : p)
+      if (in.signals) read_inputs_file(in);
+    return p;
+  }
   // The refusal of body: its status and message.
   std::pair<int, std::string> refusal(const json& body) {
     try {
@@ -268,10 +274,39 @@ TEST_F(Api, InputsFilesAreReadInsideInputDirs) {
   EXPECT_REFUSED(inputs({json{{"path", (in / "link_out").string()}}}), 403, "resolves outside daemon.input_dirs");
   EXPECT_REFUSED(inputs({json{{"path", (in / "dir").string()}}}), 400, "is a directory");
   EXPECT_REFUSED(inputs({json{{"path", (in / "fifo").string()}}}), 400, "is not a regular file");
-  // An inputs file larger than an upload may be is refused before it is read.
-  cfg.limits.max_upload_bytes = 8;
+  // An inputs file over limits.max_input_bytes is refused before it is read, naming the file.
+  const uint64_t size = fs::file_size(in / "inputs.json");
+  cfg.limits.max_input_bytes = size - 1;
   make_validator();
-  EXPECT_REFUSED(inputs({json{{"path", (in / "inputs.json").string()}}}), 400, "limits.max_upload_bytes");
+  EXPECT_REFUSED(inputs({json{{"path", (in / "inputs.json").string()}}}), 413,
+                 "inputs[0]: " + (in / "inputs.json").string() + " is " + std::to_string(size) +
+                     " bytes, larger than limits.max_input_bytes (" + std::to_string(size - 1) + " bytes)");
+  cfg.limits.max_input_bytes = size;
+  make_validator();
+  EXPECT_EQ(submit(inputs({json{{"path", (in / "inputs.json").string()}}}))[0].content, slurp(in / "inputs.json"));
+}
+
+// prepare only opens an inputs file (the event loop runs it); read_inputs_file reads and checks
+// it later, on the thread pool, from the file opened at submission.
+TEST_F(Api, InputsFilesAreReadAfterPrepare) {
+  auto p = v->prepare(v->parse(inputs({json{{"path", (in / "bad_inputs.json").string()}}}).dump()), reader);
+  ASSERT_EQ(p.size(), 1u);
+  ASSERT_TRUE(p[0].source && p[0].signals);
+  EXPECT_EQ(p[0].content, "");
+  try {
+    read_inputs_file(p[0]);
+    ADD_FAILURE() << "accepted";
+  } catch (const SubmitError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(std::string(e.what()).rfind("inputs[0]: " + (in / "bad_inputs.json").string() + ": ", 0), 0u) << e.what();
+  }
+  const std::string original = slurp(in / "inputs.json");
+  p = v->prepare(v->parse(inputs({json{{"path", (in / "inputs.json").string()}}}).dump()), reader);
+  fs::remove(in / "inputs.json");
+  write_file(in / "inputs.json", R"({"alpha": 4, "vec": [1, 2, 3, 4]})");
+  read_inputs_file(p[0]);
+  EXPECT_EQ(p[0].content, original);
+  EXPECT_FALSE(p[0].source);
 }
 
 TEST_F(Api, WitnessPathsMustResolveInsideInputDirs) {

@@ -87,6 +87,7 @@ TEST_F(ConfigTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_EQ(c.limits.memory_budget, 0u);
   EXPECT_EQ(c.limits.max_upload_bytes, 1ull << 30);
   EXPECT_EQ(c.limits.upload_memory, 64ull << 20);
+  EXPECT_EQ(c.limits.max_input_bytes, 16ull << 20);
   EXPECT_EQ(c.limits.max_connections, 512u);
   EXPECT_EQ(c.limits.header_timeout_ms, 10000u);
   EXPECT_EQ(c.limits.idle_timeout_ms, 60000u);
@@ -151,6 +152,7 @@ zkey = "KEYDIR/b.zkey"
 [limits]
 memory_budget = "64GiB"
 upload_memory = "8MiB"
+max_input_bytes = "2MiB"
 restart_backoff_initial_ms = 200
 restart_backoff_max_ms = 200
 restart_intensity = 3
@@ -213,6 +215,7 @@ also_stderr = true
   EXPECT_EQ(c.circuits[1].zkey, path("keys/b.zkey"));
   EXPECT_EQ(c.limits.memory_budget, 64ull << 30);
   EXPECT_EQ(c.limits.upload_memory, 8ull << 20);
+  EXPECT_EQ(c.limits.max_input_bytes, 2ull << 20);
   EXPECT_EQ(c.limits.restart_backoff_initial_ms, 200u);
   EXPECT_EQ(c.limits.restart_backoff_max_ms, 200u);
   EXPECT_EQ(c.limits.restart_intensity, 3u);
@@ -549,6 +552,7 @@ TEST_F(ConfigTest, LimitsAndTimelineAreChecked) {
   EXPECT_CONFIG_ERROR(minimal("[limits]\nrestart_period_s = 0\n"), "limits.restart_period_s", "between 1 and");
   EXPECT_CONFIG_ERROR(minimal("[limits]\nmax_queued_jobs = 0\n"), "limits.max_queued_jobs", "between 1 and");
   EXPECT_CONFIG_ERROR(minimal("[limits]\nmax_upload_bytes = 0\n"), "limits.max_upload_bytes", "greater than 0");
+  EXPECT_CONFIG_ERROR(minimal("[limits]\nmax_input_bytes = 0\n"), "limits.max_input_bytes", "greater than 0");
   EXPECT_CONFIG_ERROR(minimal("[limits]\nmax_connections = 0\n"), "limits.max_connections", "between 1 and");
   EXPECT_CONFIG_ERROR(minimal("[limits]\nheader_timeout_ms = -1\n"), "limits.header_timeout_ms", "between 0 and");
   EXPECT_CONFIG_ERROR(minimal("[limits]\nidle_timeout_ms = \"1m\"\n"), "limits.idle_timeout_ms", "integer");
@@ -713,6 +717,7 @@ TEST(ExampleConfig, ParsesAndDocumentsEveryKey) {
   EXPECT_EQ(c.limits.max_queued_jobs, d.limits.max_queued_jobs);
   EXPECT_EQ(c.limits.max_upload_bytes, d.limits.max_upload_bytes);
   EXPECT_EQ(c.limits.upload_memory, d.limits.upload_memory);
+  EXPECT_EQ(c.limits.max_input_bytes, d.limits.max_input_bytes);
   EXPECT_EQ(c.limits.max_connections, d.limits.max_connections);
   EXPECT_EQ(c.limits.header_timeout_ms, d.limits.header_timeout_ms);
   EXPECT_EQ(c.limits.idle_timeout_ms, d.limits.idle_timeout_ms);

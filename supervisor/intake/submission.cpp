@@ -192,10 +192,20 @@ PreparedInput SubmitValidator::inputs_entry(const json& e, const std::string& fi
   if (!path)
     bad(field + ": {\"path\": ...} takes one string and no other keys (circuit " + cfg_.circuits[circuit].name +
         " has no input signal named 'path')");
-  InputFile f = access_.open(*path, field, reader);
-  const std::string where = field + ": " + f.path();
-  // The bytes are read once, here, and stored: the worker reads the daemon's copy.
-  p.content = f.read_all(cfg_.limits.max_upload_bytes, field);
+  auto f = std::make_shared<const InputFile>(access_.open(*path, field, reader));
+  const uint64_t limit = cfg_.limits.max_input_bytes;
+  if (f->size() > limit)
+    throw SubmitError(413, field + ": " + f->path() + " is " + std::to_string(f->size()) +
+                               " bytes, larger than limits.max_input_bytes (" + std::to_string(limit) + " bytes)");
+  // Read and parsed by read_inputs_file, off the event loop; the worker reads the daemon's copy.
+  p.source = std::move(f);
+  p.signals = std::make_shared<const witness::Manifest>(m);
+  return p;
+}
+
+void read_inputs_file(PreparedInput& p) {
+  const std::string where = p.field + ": " + p.source->path();
+  p.content = p.source->read_all(p.source->size(), p.field);
   json in;
   try {
     in = json::parse(p.content);
@@ -206,8 +216,9 @@ PreparedInput SubmitValidator::inputs_entry(const json& e, const std::string& fi
     bad(where + ": has a number out of range (give large values as decimal strings)");
   }
   if (!in.is_object()) bad(where + ": is not a JSON object of input signals");
-  check_inputs(in, m, where);
-  return p;
+  check_inputs(in, *p.signals, where);
+  p.source.reset();
+  p.signals.reset();
 }
 
 }  // namespace cuzk::sup

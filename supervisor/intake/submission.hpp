@@ -35,17 +35,27 @@ struct SubmitRequest {
 };
 
 // One partition's input, checked: content the daemon stores (an uploaded .wtns, inline inputs
-// written out as JSON, the bytes of a client's inputs file), a client's .wtns file opened at
-// submission (copied when the job is stored: its path is never opened again), or an upload
-// already in the job's upload folder.
+// written out as JSON, the bytes of a client's inputs file once read_inputs_file has read them),
+// a client's file opened at submission (a .wtns is copied when the job is stored, an inputs file
+// read and checked by read_inputs_file: its path is never opened again), or an upload already in
+// the job's upload folder.
 struct PreparedInput {
   std::string path;     // an upload already written to the job's upload folder (stored), else empty
   std::string content;  // bytes to store
   std::shared_ptr<const InputFile> source;  // a client's file to copy, when set
+  // With source: a client's inputs file, within limits.max_input_bytes but not read yet; its bytes
+  // are checked against these signals by read_inputs_file.
+  std::shared_ptr<const witness::Manifest> signals;
   std::string field;    // "witnesses[2]": names the entry in messages
   std::string ext;      // ".wtns" or ".json": the stored file's extension
   bool stored = false;  // path is an upload already written to the job's upload folder
 };
+
+// Reads the client's inputs file of p (p.signals set), checks it as JSON circuit inputs against
+// p.signals and keeps its bytes as p.content, then lets go of the file. Throws SubmitError(400)
+// naming the entry and the file. Touches neither the configuration nor the validator, so that it
+// runs on the thread pool: a large file would hold the event loop for seconds.
+void read_inputs_file(PreparedInput& p);
 
 class SubmitValidator {
  public:
@@ -58,6 +68,8 @@ class SubmitValidator {
   // The request's fields; throws SubmitError(400) naming the field. Touches no file.
   SubmitRequest parse(const std::string& body) const;
   // Every partition's input, in order; throws SubmitError naming the entry ("inputs[1]: ...").
+  // A client's inputs file is opened and its size checked (413 over limits.max_input_bytes), but
+  // read later, by read_inputs_file.
   // reader: the client, whose own permissions decide which files it may name. streamed: the
   // uploads of a spooled body (stream_uploads), whose base64 values the request's JSON names by
   // index.

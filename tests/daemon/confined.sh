@@ -8,13 +8,7 @@
 #    bad after submission fails its job in synthesis as the client's error: no retry, no restart.
 source "$(dirname "$0")/lib.sh"
 require_tools
-G_MULT="$CIRC/multiplier/multiplier_cpp"
-[ -d "$G_MULT" ] || die "the circuit fixtures lack circom's --c output"
-write_config 1 2 "
-[[circuits]]
-name = \"mult_in\"
-zkey = \"$CIRC/multiplier/circuit.zkey\"
-witness_generator = \"$G_MULT\""
+write_inputs_config 1 2
 sed -i '/^\[daemon\]/a socket_mode = "0666"' "$CONFIG"
 # Test hook: each synthesis takes 2 s, so that a job can wait behind another one.
 export CUZK_TEST_SYNTH_DELAY_MS=2000

@@ -95,6 +95,18 @@ ${3:-}
 TOML
 }
 
+# write_inputs_config SYNTH_WORKERS SLOTS: write_config with one more circuit, "mult_in", the
+# multiplier with circom's generator (G_MULT) for submissions of inputs.
+write_inputs_config() {
+  G_MULT="$CIRC/multiplier/multiplier_cpp"
+  [ -d "$G_MULT" ] || die "the circuit fixtures lack circom's --c output"
+  write_config "$1" "$2" "
+[[circuits]]
+name = \"mult_in\"
+zkey = \"$CIRC/multiplier/circuit.zkey\"
+witness_generator = \"$G_MULT\""
+}
+
 cz() { "$CUZK_BIN" "$@"; }
 status() { "$CUZK_BIN" status --socket "$SOCK" --json; }
 # A value from the status JSON: jstat '<js expression over s>'.
