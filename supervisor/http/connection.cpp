@@ -101,6 +101,7 @@ struct Conn {
   bool paused = false;      // parser paused: too many pipelined requests or answer bytes waiting
   bool eof_seen = false;
   uint64_t last_read_ms = 0;     // uv_now of the last bytes read (or of the accept)
+  uint64_t accepted = 0;         // accept order: which of two connections idle since the same ms came first
   uint64_t last_write_ms = 0;    // uv_now of the last answer bytes the client took
   uint64_t header_deadline = 0;  // uv_now by which the current request's headers must be complete; 0: none
   uint64_t body_start_ms = 0;    // uv_now when the current request's body began; 0: not in a body
@@ -545,7 +546,8 @@ void on_connection(uv_stream_t* server, int status) {
     Conn* oldest = nullptr;
     for (Conn* o : impl->conns)
       if (!o->authenticated && o->phase == Phase::Open && !o->parser->in_message() &&
-          (!oldest || o->last_read_ms < oldest->last_read_ms))
+          (!oldest || o->last_read_ms < oldest->last_read_ms ||
+           (o->last_read_ms == oldest->last_read_ms && o->accepted < oldest->accepted)))
         oldest = o;
     if (!oldest) {
       refuse_connection(impl, server, tcp, true);
@@ -602,6 +604,7 @@ void on_connection(uv_stream_t* server, int status) {
   }
   c->reading = true;
   c->last_read_ms = uv_now(impl->loop);
+  c->accepted = ++impl->accepted;
   if (tcp && impl->opt.first_request_ms) c->header_deadline = c->last_read_ms + impl->opt.first_request_ms;
   arm_idle(c);
 }

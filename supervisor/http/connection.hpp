@@ -27,6 +27,7 @@ struct Core {
   std::unordered_set<Conn*> conns;
   BodyPool bodies;
   size_t unauthenticated = 0;    // TCP connections that have not presented the token yet
+  uint64_t accepted = 0;         // connections accepted since start (each Conn's `accepted`)
   uint64_t refused = 0;          // connections refused at opt.max_connections since start
   uint64_t refused_in_burst = 0;  // of those, since the limit was last reached (0: not at the limit)
 
