@@ -350,7 +350,7 @@ const std::vector<std::string> kDaemonKeys = {"instance",   "state_dir",        
                                               "admin_token",      "admin_token_file"};
 const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "witness_timeout_s", "witness_engine",
                                                   "abc"};
-const std::vector<std::string> kGpuKeys = {"backend",    "devices",    "slots",
+const std::vector<std::string> kGpuKeys = {"backend",    "devices",    "slots",      "batch",
                                            "cpus",       "threads",    "verify",
                                            "precompute", "precompute_headroom_mb", "msm_window",
                                            "ntt_passes", "key_memory", "key_host_memory", "key_wait_ms",
@@ -493,6 +493,7 @@ void parse_gpu(const toml::table& root, GpuConfig& g) {
     }
   }
   s.integer("slots", g.slots, 1, 1024);
+  s.integer("batch", g.batch, 1, 256);
   g.cpus = s.cpusets("cpus");
   if (!g.cpus.empty() && g.cpus.size() != g.devices.size())
     fail("gpu.cpus",

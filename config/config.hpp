@@ -64,6 +64,7 @@ struct GpuConfig {
   std::string backend = "cpu";        // "cuda" or "cpu"
   std::vector<int> devices = {0};     // CUDA device ids; for the cpu backend, labels of the CPU "devices"
   uint32_t slots = 2;                 // slots per device ring, >= 1
+  uint32_t batch = 32;                // most proofs of one key proved in one pass on a device, 1..256
   std::vector<CpuSet> cpus;           // empty, or one per device: the worker's own host-side CPUs
   uint32_t threads = 0;               // host threads per gpu worker; 0 = the size of its CPU set
   bool verify = true;                 // verify every proof before reporting it (never report one that fails)

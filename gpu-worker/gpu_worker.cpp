@@ -71,7 +71,13 @@ struct Computed {
 // compute() runs a slot's compute in place on a resident key; last_spans() and last_host_times()
 // describe it until the next compute.
 struct Key : gpuw::CachedKey {
-  virtual std::unique_ptr<Computed> compute(const Segment& seg, uint32_t slot, const SlotHeader& h) = 0;
+  // Throws std::invalid_argument unless the slot's vectors fit this key (checked before a slot
+  // joins a batch, so that one slot's fault fails that slot alone).
+  virtual void check(const Segment& seg, uint32_t slot, const SlotHeader& h) const = 0;
+  // The compute of several slots' proofs in one pass on the resident key, one each, in order.
+  virtual std::vector<std::unique_ptr<Computed>> compute(const Segment& seg, const std::vector<uint32_t>& slots) = 0;
+  // How many slots compute takes at once for this key (ProverBackend::batch_limit).
+  virtual size_t batch_limit() const = 0;
   virtual std::vector<StageSpan> last_spans() const = 0;
   virtual std::optional<groth16::ProverHostTimes> last_host_times() const = 0;
 };
@@ -86,9 +92,11 @@ struct RefusedKey : Key {
   void evict() override {}
   void drop_host() override {}
   bool has_host() const override { return false; }
-  std::unique_ptr<Computed> compute(const Segment&, uint32_t, const SlotHeader&) override {
+  void check(const Segment&, uint32_t, const SlotHeader&) const override { throw std::invalid_argument(why); }
+  std::vector<std::unique_ptr<Computed>> compute(const Segment&, const std::vector<uint32_t>&) override {
     throw std::invalid_argument(why);
   }
+  size_t batch_limit() const override { return 1; }
   std::vector<StageSpan> last_spans() const override { return {}; }
   std::optional<groth16::ProverHostTimes> last_host_times() const override { return std::nullopt; }
 };
@@ -145,28 +153,43 @@ struct KeyOn : Key {
   void evict() override { prover.reset(); }
   void drop_host() override { zk.reset(), pk.reset(); }
   bool has_host() const override { return zk != nullptr; }
-  std::unique_ptr<Computed> compute(const Segment& seg, uint32_t slot, const SlotHeader& h) override {
-    // Without a, b, c in the slot (synthesis.abc = "gpu") the backend evaluates them from w.
+  // Without a, b, c in the slot (synthesis.abc = "gpu") the backend evaluates them from w.
+  groth16::SynthesizedView<C> view(const Segment& seg, uint32_t slot) const {
+    const SlotHeader& h = seg.slot(slot);
     const bool abc = seg.abc_in_slots();
-    groth16::SynthesizedView<C> v{seg.w<Fr>(slot), h.n_vars, abc ? seg.a<Fr>(slot) : nullptr,
-                                  abc ? seg.b<Fr>(slot) : nullptr, abc ? seg.c<Fr>(slot) : nullptr, h.domain_size};
-    auto p = std::make_unique<Proof>();
-    p->zk = zk, p->pk = pk;
-    p->raw = prover->msms_synthesized(v);
-    p->pub.assign(v.w + 1, v.w + 1 + zk->n_public);  // msms_synthesized checked n_vars
-    return p;
+    return {seg.w<Fr>(slot), h.n_vars, abc ? seg.a<Fr>(slot) : nullptr, abc ? seg.b<Fr>(slot) : nullptr,
+            abc ? seg.c<Fr>(slot) : nullptr, h.domain_size};
   }
+  void check(const Segment& seg, uint32_t slot, const SlotHeader&) const override {
+    groth16::check_synthesized(*zk, view(seg, slot));
+  }
+  std::vector<std::unique_ptr<Computed>> compute(const Segment& seg, const std::vector<uint32_t>& slots) override {
+    std::vector<groth16::SynthesizedView<C>> views;
+    for (uint32_t slot : slots) views.push_back(view(seg, slot));
+    std::vector<groth16::RawMsms<C>> raw = prover->msms_synthesized_batch(views);
+    std::vector<std::unique_ptr<Computed>> out;
+    for (size_t i = 0; i < slots.size(); i++) {
+      auto p = std::make_unique<Proof>();
+      p->zk = zk, p->pk = pk;
+      p->raw = raw.at(i);
+      p->pub.assign(views[i].w + 1, views[i].w + 1 + zk->n_public);  // the batch checked n_vars
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+  size_t batch_limit() const override { return prover->batch_limit(); }
   std::vector<StageSpan> last_spans() const override { return prover->last_spans(); }
   std::optional<groth16::ProverHostTimes> last_host_times() const override { return prover->last_host_times(); }
 };
 
 // GPU_END's device-busy keys: kernel_ms, the union of the proof's stage spans (stages on
-// concurrent streams overlap), and kernel_<stage>_ms per stage.
-void add_busy(tl::Kv& kv, const std::vector<StageSpan>& spans) {
+// concurrent streams overlap), and kernel_<stage>_ms per stage; for a proof of a batch of n, its
+// share (1/n) of the batch's, so that a device's proofs sum to its busy time.
+void add_busy(tl::Kv& kv, const std::vector<StageSpan>& spans, size_t n) {
   if (spans.empty()) return;
   const StageBusy b = summarize_spans(spans);
-  kv.ms(tl::kKernelMs, b.total_ms);
-  for (const auto& [stage, ms] : b.stages) kv.ms(tl::kernel_stage_key(stage), ms);
+  kv.ms(tl::kKernelMs, b.total_ms / double(n));
+  for (const auto& [stage, ms] : b.stages) kv.ms(tl::kernel_stage_key(stage), ms / double(n));
 }
 
 // A proof's two result files, each written under a temporary name and renamed into place by
@@ -234,27 +257,29 @@ struct Finishing {
   std::unique_ptr<Computed> proof;
 };
 
-// The host side of computed proofs, in order, on a thread of its own: the main thread meanwhile
-// computes the next proof, which the supervisor has already queued (kProofsInFlight), so that the
-// device goes from one proof's compute straight to the next. Proofs that wait are taken together:
-// the work gets the longest run at the queue's front of proofs of one key (at most kMaxBatch),
-// which it checks with one batched verification. A proof that is alone is taken alone, at once.
-// Destroying it finishes what is queued.
+// The host side of computed proofs, on threads of their own: the prover thread meanwhile computes
+// the next proofs, which the supervisor has already queued (proofs_in_flight), so that the device
+// goes from one batch's compute straight to the next. Proofs that wait are taken together: a thread
+// takes a run at the queue's front of proofs of one key, which it checks with one batched
+// verification, and leaves the rest to the threads that are idle, so that the proofs of one
+// device batch are finished side by side. A proof that is alone is taken alone, at once. Destroying
+// it finishes what is queued.
 class Finisher {
  public:
   // Past a few dozen proofs a batch's check costs nearly the same per proof (its fixed part, two
   // Miller loops and a final exponentiation, is spread thin), while the first proof's report waits
   // for all of them.
   static constexpr size_t kMaxBatch = 64;
-  explicit Finisher(std::function<void(std::vector<Finishing>&)> work)
-      : work_(std::move(work)), thread_([this] { loop(); }) {}
+  Finisher(size_t threads, std::function<void(std::vector<Finishing>&)> work) : work_(std::move(work)) {
+    for (size_t i = 0; i < std::max<size_t>(threads, 1); i++) threads_.emplace_back([this] { loop(); });
+  }
   ~Finisher() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
-    cv_.notify_one();
-    thread_.join();
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
   }
   void push(Finishing f) {
     {
@@ -266,27 +291,34 @@ class Finisher {
 
  private:
   void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      std::unique_lock<std::mutex> lock(mu_);
+      idle_++;
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      // This thread's share of what waits: an even part for each idle thread (itself included).
+      const size_t share = std::min(kMaxBatch, (queue_.size() + idle_ - 1) / idle_);
+      idle_--;
       if (queue_.empty()) return;  // stopping, and nothing is left
       std::vector<Finishing> batch;
       batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
-      while (!queue_.empty() && batch.size() < kMaxBatch && queue_.front().proof->same_key(*batch.front().proof)) {
+      while (!queue_.empty() && batch.size() < share && queue_.front().proof->same_key(*batch.front().proof)) {
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
+      if (!queue_.empty()) cv_.notify_one();  // the rest to another idle thread
       lock.unlock();
       work_(batch);
+      lock.lock();
     }
   }
   std::function<void(std::vector<Finishing>&)> work_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Finishing> queue_;
+  size_t idle_ = 0;  // threads waiting for work
   bool stop_ = false;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 class GpuWorker {
@@ -298,6 +330,7 @@ class GpuWorker {
   }
 
   ~GpuWorker() {
+    stop_prover();
     finisher_.reset();  // it may still read the ring and the keys
     if (registered_) registrar_->unregister_host(seg_->base());
   }
@@ -347,21 +380,35 @@ class GpuWorker {
       registrar_->register_host(seg_->base(), seg_->size());
       registered_ = true;
     }
-    finisher_ = std::make_unique<Finisher>([this](std::vector<Finishing>& b) { finish(b); });
+    // The finisher's threads: the worker's own, but for the one that drives the device.
+    finisher_ = std::make_unique<Finisher>(std::max<size_t>(thread_count(), 2) - 1,
+                                           [this](std::vector<Finishing>& b) { finish(b); });
     Msg hello = link_.make(MsgType::Hello);
     hello.device = device_;
     // key_budget: what a key may take here, for the supervisor's check of circuits added later.
     hello.set_text("backend=" + cfg_.gpu.backend + ",device=" + std::to_string(device_) + ",cpus=" +
                    current_affinity() + ",threads=" + std::to_string(thread_count()) +
                    ",key_budget=" + std::to_string(budget_));
-    // handle() is false after a device error: the worker exits 1 to restart with a fresh context,
-    // once the proofs already computed are finished and reported.
-    int rc = worker::serve(link_, hello, MsgType::Prove, [this](const Msg& m) { return handle(m); });
+    // After a device error the worker exits 1 to restart with a fresh context, once the proofs
+    // already computed are finished and reported.
+    prover_ = std::thread([this] { prove_loop(); });
+    int rc = worker::serve(link_, hello, MsgType::Prove, [this](const Msg& m) { return enqueue(m); });
+    stop_prover();
     finisher_.reset();
     return restart_ ? exit_status::kFailure : rc;
   }
 
  private:
+  // Ends the prover thread once it has proved what is queued (or at once after a device error).
+  void stop_prover() {
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      stopping_ = true;
+    }
+    queue_cv_.notify_one();
+    if (prover_.joinable()) prover_.join();
+  }
+
   // Circuit i's key on the backend of its curve, not loaded yet.
   std::unique_ptr<Key> make_key(size_t i, const ZKeyHeader& hdr) {
     return with_curve(hdr.curve, [&]<class C>() -> std::unique_ptr<Key> {
@@ -402,88 +449,194 @@ class GpuWorker {
     }
   }
 
-  // Takes one READY slot and computes its proof on the device, then hands it to the finisher.
-  // Returns false after a failure that may have left the device unusable.
-  bool handle(const Msg& req) {
-    if (restart_) return false;  // the finisher met a device error: the slot goes back by crash repair
+  // The main thread's handler of the supervisor's Prove messages: each goes to the prover thread's
+  // queue, in the order the supervisor sent them. False once the worker must restart.
+  bool enqueue(const Msg& req) {
+    if (restart_) return false;  // a device error: the slots go back by crash repair
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      pending_.push_back(req);
+    }
+    queue_cv_.notify_one();
+    return true;
+  }
+
+  // The prover thread: takes the oldest request with the others of its circuit that are queued, as
+  // one batch, until the worker stops (what is queued is proved first) or must restart.
+  void prove_loop() {
+    for (;;) {
+      Msg first;
+      {
+        std::unique_lock<std::mutex> lock(queue_mu_);
+        queue_cv_.wait(lock, [&] { return stopping_ || restart_ || !pending_.empty(); });
+        if (restart_ || pending_.empty()) return;
+        first = pending_.front();
+        pending_.pop_front();
+      }
+      if (!prove_batch(first)) {
+        // The device may be unusable: the worker exits 1 once the finisher has finished what is
+        // queued. Requests still queued keep their READY slots, which crash repair hands out again.
+        restart_ = true;
+        link_.stop_receiving();
+        return;
+      }
+    }
+  }
+
+  // A request whose slot this worker has taken (READY to PROVING): its report as far as it is known.
+  struct Taken {
+    Msg req, done;
+    std::string kv;  // its timeline keys
+  };
+
+  // Takes req's slot, or reports why it cannot (not READY for this worker, or cancelled).
+  std::optional<Taken> pick_up(const Msg& req) {
     const uint64_t t0 = monotonic_ns();
-    Msg done = link_.make(MsgType::ProveDone);
+    Taken t{req, link_.make(MsgType::ProveDone), {}};
+    Msg& done = t.done;
     done.job = req.job;
     done.partition = req.partition;
     done.slot = req.slot;
     done.device = device_;
     done.circuit = req.circuit;
-    const std::string kv = tl::Kv()
-                               .add(tl::kPartition, req.partition)
-                               .add(tl::kWorker, "gpu" + std::to_string(args_.index))
-                               .add(tl::kSlot, req.slot)
-                               .add(tl::kDevice, device_)
-                               .str();
+    t.kv = tl::Kv()
+               .add(tl::kPartition, req.partition)
+               .add(tl::kWorker, "gpu" + std::to_string(args_.index))
+               .add(tl::kSlot, req.slot)
+               .add(tl::kDevice, device_)
+               .str();
     SlotHeader& h = seg_->slot(req.slot);
     if (h.owner_worker != args_.worker_id || h.owner_epoch != args_.epoch || h.job != req.job ||
         h.partition != req.partition || !seg_->transition(req.slot, SlotState::Ready, SlotState::Proving)) {
       done.status = kFailed;
       done.set_text("slot " + std::to_string(req.slot) + " is not READY for this worker");
       link_.send(done);
-      return true;
+      return std::nullopt;
     }
     link_.event(tl::kGpuPickup, req.job, req.partition, req.slot,
-                tl::Kv().raw(kv).ms(tl::kWaitMs, h.synth_end_ns ? double(t0 - h.synth_end_ns) / 1e6 : 0.0).str());
-    try {
-      for (int t = 0; t < delay_ms_ && !h.cancel.load(); t += 10)  // test hook: a long proof
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      if (h.cancel.load(std::memory_order_acquire)) {
-        seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
-        done.status = kCancelled;
-        done.set_text("cancelled");
-        link_.send(done);
-        return true;
-      }
-      if (req.circuit >= keys_->size()) learn_circuits(true);
-      if (req.circuit < keys_->size()) {
-        // A key that is not resident is loaded before the proof starts: on the timeline its load
-        // is KEY_LOAD's, not the proof's.
-        std::lock_guard<std::mutex> lock(device_mu_);
-        key_for_ = &req;
-        struct Clear {  // also when the load throws (a refused key): KEY_LOAD events of later loads name no proof
-          const Msg*& p;
-          ~Clear() { p = nullptr; }
-        } clear{key_for_};
-        keys_->use(req.circuit);
-      }
-      link_.event(tl::kGpuStart, req.job, req.partition, req.slot, kv);
-      const uint64_t t1 = monotonic_ns();
-      tl::Kv end;
-      Finishing f{req, done, kv, compute(req, &end)};
-      const double prove_ms = double(monotonic_ns() - t1) / 1e6;
-      f.done.ms[0] = prove_ms;
-      // The device is done with this proof: the next one may start on it now.
-      link_.event(tl::kGpuEnd, req.job, req.partition, req.slot, tl::Kv().raw(kv).ms(tl::kProveMs, prove_ms).raw(end.str()).str());
-      finisher_->push(std::move(f));
-      return true;
-    } catch (...) {
-      const bool healthy = failed(done, req.slot, std::current_exception());
+                tl::Kv().raw(t.kv).ms(tl::kWaitMs, h.synth_end_ns ? double(t0 - h.synth_end_ns) / 1e6 : 0.0).str());
+    for (int ms = 0; ms < delay_ms_ && !h.cancel.load(); ms += 10)  // test hook: a long proof
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (h.cancel.load(std::memory_order_acquire)) {
+      seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
+      done.status = kCancelled;
+      done.set_text("cancelled");
       done.t_ns = monotonic_ns();
       link_.send(done);
+      return std::nullopt;
+    }
+    return t;
+  }
+
+  // A taken request that fails before its compute, alone; returns whether the device is usable.
+  bool fail_one(Taken& t, std::exception_ptr e) {
+    const bool healthy = failed(t.done, t.req.slot, e);
+    t.done.t_ns = monotonic_ns();
+    link_.send(t.done);
+    return healthy;
+  }
+
+  // Proves first's slot with the queued requests of its circuit, up to the key's batch (gpu.batch
+  // and the key's own limit), in one pass on the device, and hands each proof to the finisher.
+  // Requests of other circuits keep their places; they wait for this batch at most. Returns false
+  // after a failure that may have left the device unusable.
+  bool prove_batch(const Msg& first) {
+    std::optional<Taken> t0 = pick_up(first);
+    if (!t0) return true;
+    std::vector<Taken> batch;
+    batch.push_back(std::move(*t0));
+    try {
+      if (first.circuit >= keys_->size()) learn_circuits(true);
+      if (first.circuit >= keys_->size()) throw std::invalid_argument("no circuit " + std::to_string(first.circuit));
+    } catch (...) {
+      return fail_one(batch.front(), std::current_exception());
+    }
+    // One compute at a time on the device (the finisher's retries too), from the key's load to the
+    // batch's end. A key that is not resident is loaded before the proofs start: on the timeline
+    // its load is KEY_LOAD's, not the proofs'.
+    std::unique_lock<std::mutex> device_lock(device_mu_);
+    Key* key = nullptr;
+    try {
+      key_for_ = &first;
+      struct Clear {  // also when the load throws (a refused key): KEY_LOAD events of later loads name no proof
+        const Msg*& p;
+        ~Clear() { p = nullptr; }
+      } clear{key_for_};
+      key = &static_cast<Key&>(keys_->use(first.circuit));
+      key->check(*seg_, first.slot, seg_->slot(first.slot));
+    } catch (...) {
+      device_lock.unlock();
+      return fail_one(batch.front(), std::current_exception());
+    }
+    const size_t limit = std::min<size_t>(cfg_.gpu.batch, std::max<size_t>(key->batch_limit(), 1));
+    std::vector<Msg> more;
+    if (limit > 1) {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      for (auto it = pending_.begin(); it != pending_.end() && 1 + more.size() < limit;) {
+        if (it->circuit == first.circuit) {
+          more.push_back(*it);
+          it = pending_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    bool healthy = true;
+    for (const Msg& m : more) {
+      std::optional<Taken> t = pick_up(m);
+      if (!t) continue;
+      try {
+        key->check(*seg_, m.slot, seg_->slot(m.slot));
+      } catch (...) {
+        healthy = fail_one(*t, std::current_exception()) && healthy;
+        continue;
+      }
+      batch.push_back(std::move(*t));
+    }
+    const size_t n = batch.size();
+    std::vector<uint32_t> slots;
+    for (const Taken& t : batch) {
+      slots.push_back(t.req.slot);
+      link_.event(tl::kGpuStart, t.req.job, t.req.partition, t.req.slot, tl::Kv().raw(t.kv).add(tl::kBatch, n).str());
+    }
+    const uint64_t start = monotonic_ns();
+    std::vector<std::unique_ptr<Computed>> proofs;
+    tl::Kv busy;
+    try {
+      proofs = key->compute(*seg_, slots);
+      if (proofs.size() != n) throw std::logic_error("a batch's compute gave another number of proofs");
+      add_busy(busy, key->last_spans(), n);
+      if (auto ht = key->last_host_times())  // host-side wall times of the stages (the batch's)
+        busy.ms(tl::kHMs, ht->h_ms).ms(tl::kMsmMs, ht->msm_ms).ms(tl::kUploadMs, ht->upload_ms);
+    } catch (...) {
+      device_lock.unlock();
+      const std::exception_ptr e = std::current_exception();
+      for (Taken& t : batch) healthy = fail_one(t, e) && healthy;
       return healthy;
     }
+    device_lock.unlock();
+    const double prove_ms = double(monotonic_ns() - start) / 1e6;
+    // The device is done with these proofs: the next batch may start on it now.
+    for (size_t i = 0; i < n; i++) {
+      Taken& t = batch[i];
+      t.done.ms[0] = prove_ms;
+      link_.event(tl::kGpuEnd, t.req.job, t.req.partition, t.req.slot,
+                  tl::Kv().raw(t.kv).ms(tl::kProveMs, prove_ms).add(tl::kBatch, n).raw(busy.str()).str());
+      finisher_->push(Finishing{t.req, t.done, t.kv, std::move(proofs[i])});
+    }
+    return healthy;
   }
 
-  // The compute of req's slot, alone on the device; busy (when not null) gets its kernel keys.
-  std::unique_ptr<Computed> compute(const Msg& req, tl::Kv* busy) {
-    std::lock_guard<std::mutex> lock(device_mu_);  // the main thread may be adding keys
+  // The compute of req's slot alone on the device (a retry of a proof that did not verify).
+  std::unique_ptr<Computed> compute_one(const Msg& req) {
+    std::lock_guard<std::mutex> lock(device_mu_);  // the prover thread may be adding keys
     if (req.circuit >= keys_->size()) throw std::invalid_argument("no circuit " + std::to_string(req.circuit));
     Key& k = static_cast<Key&>(keys_->use(req.circuit));
-    std::unique_ptr<Computed> p = k.compute(*seg_, req.slot, seg_->slot(req.slot));
-    if (busy) {
-      add_busy(*busy, k.last_spans());
-      if (auto ht = k.last_host_times())  // host-side wall times of the stages
-        busy->ms(tl::kHMs, ht->h_ms).ms(tl::kMsmMs, ht->msm_ms).ms(tl::kUploadMs, ht->upload_ms);
-    }
-    return p;
+    k.check(*seg_, req.slot, seg_->slot(req.slot));
+    return std::move(k.compute(*seg_, {req.slot}).front());
   }
 
-  // On the finisher's thread: proofs of one key, in order, each assembled, checked and written, its
+  // On a finisher thread: proofs of one key, in order, each assembled, checked and written, its
   // slot freed, its report sent. Results go to files first; a slot is released only after they are
   // complete, so that a crash at any point leaves either the result or the slot to prove again. A
   // result file exists only for a proof that verified (crash repair takes files as a finished
@@ -547,7 +700,7 @@ class GpuWorker {
         // One more proof with fresh randomness: a passing fault does not repeat, while a witness
         // that does not satisfy the circuit fails every time.
         link_.event(tl::kProofUnverified, req.job, req.partition, req.slot, f.kv);
-        std::unique_ptr<Computed> again = compute(req, nullptr);
+        std::unique_ptr<Computed> again = compute_one(req);
         again->assemble();
         out.write(*again);
         if (!out.verified(*again)) throw Unverified(req.circuit);
@@ -612,7 +765,7 @@ class GpuWorker {
     } catch (const Unverified& e) {
       bool r1cs_checked;
       {
-        std::lock_guard<std::mutex> lock(device_mu_);  // the main thread may be learning circuits
+        std::lock_guard<std::mutex> lock(device_mu_);  // the prover thread may be learning circuits
         r1cs_checked = !cfg_.circuits.at(e.circuit).r1cs.empty();
       }
       if (!r1cs_checked) {
@@ -666,8 +819,13 @@ class GpuWorker {
   std::unique_ptr<gpuw::KeyCache> keys_;
   size_t budget_ = 0;                   // what the keys may take where they prove (0: no limit)
   const Msg* key_for_ = nullptr;        // the proof whose key is being made resident (under device_mu_)
-  std::mutex device_mu_;                // one compute at a time: the finisher's retries, the main thread's proofs
-  std::atomic<bool> restart_{false};    // the finisher met a device error
+  std::mutex device_mu_;                // one compute at a time: the finisher's retries, the prover thread's batches
+  std::atomic<bool> restart_{false};    // the finisher or the prover thread met a device error
+  std::mutex queue_mu_;                 // pending_ and stopping_
+  std::condition_variable queue_cv_;
+  std::deque<Msg> pending_;             // Prove requests not taken yet, in the supervisor's order
+  bool stopping_ = false;
+  std::thread prover_;                  // prove_loop
   std::unique_ptr<Finisher> finisher_;  // last: stopped before the keys and the ring go
 };
 

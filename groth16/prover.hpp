@@ -112,6 +112,19 @@ class ProverBackend {
   // of its own can start the next witness on the device meanwhile; last_spans() and
   // last_host_times() describe this call until the next one starts.
   virtual RawMsms<C> msms_synthesized(const SynthesizedView<C>& s) = 0;
+  // The compute of several proofs of this key at once, one RawMsms each, in order: at most
+  // batch_limit() of them. A device backend runs them in one pass (their MSMs share the bases, and
+  // each launch serves every proof); last_spans() and last_host_times() then describe the batch.
+  // The default computes them one after another.
+  virtual std::vector<RawMsms<C>> msms_synthesized_batch(const std::vector<SynthesizedView<C>>& s) {
+    std::vector<RawMsms<C>> out;
+    out.reserve(s.size());
+    for (const SynthesizedView<C>& v : s) out.push_back(msms_synthesized(v));
+    return out;
+  }
+  // How many proofs msms_synthesized_batch should take at once for this key: 1 where a batch is
+  // no faster than its proofs one by one.
+  virtual size_t batch_limit() const { return 1; }
   // The compute of the last proof, per stage, in ms from its start: where the backend's device
   // (the CPU, for the cpu backend) was executing it. Spans of concurrent stages may overlap; the
   // time the device was busy is their union (summarize_spans). Empty before the first proof.

@@ -107,9 +107,16 @@ class MsmEngine {
   // scalars' bit lengths (msm_auto_window_hist), so sparse witness scalars get narrower windows.
   // hist: the scalars' histogram() when the caller has it (else a plain plan with window 0 makes
   // it); a plain plan whose entries it bounds within the cap (msm_entries_bound) is one batch.
+  //
+  // Vectors: several scalar vectors of n each, laid end to end (vector v at d_scalars + v n), over
+  // the same points: several proofs of one key. Each vector gets buckets of its own, as if its
+  // windows were more windows of one MSM, so one launch of each kernel serves them all and a run
+  // gives one sum per vector (result(sc, v)). hist is then over all of them; the window is chosen
+  // for one vector's share. A plan of several vectors is one window batch: it throws GpuError where
+  // the entry cap would split it.
   template <class Fr>
   void plan(const Fr* d_scalars, size_t n, int window = 0, bool shared = false, int batch = 0,
-            const u64* hist = nullptr);
+            const u64* hist = nullptr, u32 vectors = 1);
   // plan() and body() for each window batch (one unless an entry cap splits the windows).
   template <class Fr, class Body>
   void each_batch(const Fr* d_scalars, size_t n, int window, bool shared, Body&& body) {
@@ -154,7 +161,7 @@ class MsmEngine {
   template <class C>
   void launch(const Affine<C>* d_points, u32 idx_offset, cudaStream_t s, RunScratch& sc);
   template <class C>
-  Jacobian<typename C::Host> result(const RunScratch& sc) const;
+  Jacobian<typename C::Host> result(const RunScratch& sc, u32 vector = 0) const;
   // Whether this plan's runs leave most of the device idle (fewer level-0 tasks than a few times
   // what it runs at once): such runs are chains of dependent additions, and runs over several point
   // sets go faster side by side on streams of their own.
@@ -162,6 +169,7 @@ class MsmEngine {
   // Recorded on stream() when plan() has queued its work.
   cudaEvent_t planned() const { return planned_.get(); }
   int window() const { return c_; }
+  u32 vectors() const { return nv_; }
   size_t entries() const { return m_; }
   u32 buckets() const { return nb_; }
   cudaStream_t stream() const { return s_; }
@@ -173,6 +181,8 @@ class MsmEngine {
   void launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32* order, XYZZ<C>* out, cudaStream_t s);
   // Buckets per reduction chunk of this plan (see run).
   u32 chunk_width() const;
+  // Windows summed apart: per vector, each window (a plain plan) or one (a shared plan).
+  u32 sum_windows() const { return nv_ * (shared_ ? 1u : (u32)nw_); }
 
   // Level-0 tasks by decreasing length, built at the first run of a plan.
   const u32* task_order();
@@ -183,7 +193,8 @@ class MsmEngine {
   int c_ = 0, nw_ = 0, levels_ = 0;
   int w0_ = 0, nbatch_ = 1;  // the plan's first window, and the batches that cover all windows
   bool shared_ = false;
-  u32 nb_ = 0, l0_ = 0, l1_ = 0;  // buckets; entries per level-0 task; partial sums per task above
+  u32 nv_ = 1;                    // scalar vectors of n_ each
+  u32 nb_ = 0, l0_ = 0, l1_ = 0;  // buckets (of every vector); entries per level-0 task; partial sums per task above
   u32 fill_ = 0;  // threads that keep every SM of the device busy with the accumulation kernels
   static constexpr u32 kL1 = 16;   // partial sums per task above level 0, for plans that fill the device
   static constexpr u32 kChunk = 32;  // buckets per reduction chunk, likewise

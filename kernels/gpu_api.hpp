@@ -103,6 +103,9 @@ struct GpuOptions {
   // 0: what is free after the key beside a 1 GiB headroom. When the windows do not all fit, the
   // plans run in window batches (PrecomputeInfo::msm_batches_*).
   size_t msm_scratch_bytes = 0;
+  // Proofs batch (GpuProver::run_batch) up to this many domain points per batch: 2^21 / 2^k proofs
+  // of a 2^k key (at most 256). 0: 2^21. A benchmark's tunable.
+  size_t batch_points = 0;
   // Throws std::invalid_argument naming the field that is out of range.
   void validate() const;
 };
@@ -157,6 +160,15 @@ class GpuProver {
   // is transformed as soon as it is on the device while the next one is still crossing the bus, and
   // the witness MSMs start once w is there. Throws std::invalid_argument when the sizes do not fit.
   RawMsms run_synthesized(const SynthesizedView& s);
+  // Several proofs of this key in one pass, one RawMsms each, in order (each view as
+  // run_synthesized takes it; all with a, b, c or all without). Their witness MSMs share one digit
+  // plan and their H MSMs another, with buckets of their own per proof, so one launch of each
+  // kernel serves the whole batch. At most batch_limit() views.
+  std::vector<RawMsms> run_batch(const std::vector<SynthesizedView>& s);
+  // The most proofs run_batch takes at once for this key on this device now: 1 where batching
+  // gains nothing (keys whose proofs fill the device, or whose plans already run in window
+  // batches), fewer where device memory is short.
+  size_t batch_limit() const;
   using Timings = ProverTimings;
   Timings last_timings() const;
   int device() const;

@@ -94,7 +94,9 @@ synth gen:LOG2 - - [WORKERS] [PARTITIONS]
     from circuit inputs (a `cuzk witness build` artefact and input JSON files under .devbundle),
     the second submits .wtns files of a gen-circuit. GPU_CORES (default 2) last cores go to the
     GPU worker. ABC (default "cpu"; "cpu gpu" for both) sets synthesis.abc: where a, b, c are
-    evaluated; runs with "gpu" are tagged -abcgpu.
+    evaluated; runs with "gpu" are tagged -abcgpu. PER_JOB (default 4) sets the partitions per
+    job, SLOTS (default WORKERS + 2) gpu.slots and BATCH (default 32) gpu.batch; SYNTH_CURVE
+    (default bls12381, or bn254) the gen-circuit's curve.
 keys [LOG2 [N [PARTITIONS]]]                                                                   GPU
     More keys than gpu.key_memory holds: N (default 4) gen-circuits of 2^LOG2 (default 22), each
     keyed, and a round-robin stream of PARTITIONS (default 96, jobs of 4, one circuit a job) over
@@ -612,7 +614,7 @@ cmd_devices() {
 
 cmd_synth() {
   [ $# -ge 3 ] || die "synth R1CS GENERATOR INPUTS_DIR [WORKERS] [PARTITIONS] (see: scripts/device.sh help)"
-  local r1cs="$1" gen="$2" inputs="$3" workers="${4:-1 2 4 8 12}" n="${5:-24}" per_job=4
+  local r1cs="$1" gen="$2" inputs="$3" workers="${4:-1 2 4 8 12}" n="${5:-24}" per_job="${PER_JOB:-4}"
   local gpu_cores="${GPU_CORES:-2}" overlap_w="${OVERLAP_W:-8}" work ncpu
   open_bundle
   work="$(scratch synth)" && TMPS+=("$work")
@@ -620,7 +622,7 @@ cmd_synth() {
   if [[ "$r1cs" == gen:* ]]; then
     inputs="$work/wtns" gen=-
     mkdir -p "$inputs"
-    run cuzk -q gen-circuit "${r1cs#gen:}" "$work/circuit.r1cs" "$inputs/w.wtns" --seed 7
+    run cuzk -q gen-circuit "${r1cs#gen:}" "$work/circuit.r1cs" "$inputs/w.wtns" --seed 7 --curve "${SYNTH_CURVE:-bls12381}"
     r1cs="$work/circuit.r1cs"
   else
     gen="$(cd "$gen" && pwd)" inputs="$(cd "$inputs" && pwd)" || die "no generator or inputs folder"
@@ -650,7 +652,8 @@ cmd_synth() {
       daemon_table "$work" "$tag"
       echo "input_dirs = [\"$inputs\"]"
       printf '[synthesis]\nworkers = %s\ncpus = [%s]\nabc = "%s"\n' "$w" "$sets" "$abc"
-      printf '[gpu]\nbackend = "%s"\ndevices = [%s]\nslots = %s\n' "$BACKEND" "$devs" $((w + 2))
+      printf '[gpu]\nbackend = "%s"\ndevices = [%s]\nslots = %s\nbatch = %s\n' "$BACKEND" "$devs" \
+        "${SLOTS:-$((w + 2))}" "${BATCH:-32}"
       [ -z "$gsets" ] || printf 'cpus = [%s]\n' "$gsets"
       printf '[[circuits]]\nname = "c"\nzkey = "%s/circuit.zkey"\nmax_partitions = %s\n' "$work" $per_job
       [ "$gen" = - ] || echo "witness_generator = \"$gen\""

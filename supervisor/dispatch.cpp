@@ -1,6 +1,7 @@
 // Scheduling: pairs queued partitions with idle synthesis workers and free slots, and READY slots
-// with their device's GPU worker, which holds up to kProofsInFlight of them. A partition is synthesized only into a free slot, which is
-// the backpressure that keeps synthesis from running ahead of the GPUs.
+// with their device's GPU worker, which holds up to proofs_in_flight of them. A
+// partition is synthesized only into a free slot, which is the backpressure that keeps synthesis
+// from running ahead of the GPUs.
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -188,14 +189,15 @@ void Supervisor::note_key(Worker& w, const shm::Msg& m) {
   }
 }
 
-// Hands the device's best READY slots to its GPU worker, until it holds kProofsInFlight: the
+// Hands the device's best READY slots to its GPU worker, until it holds proofs_in_flight: the
 // highest priority first; within one priority, slots of overdue circuits (key_order), then of warm
 // ones, then the others, each the oldest job first. A slot whose key would have to be loaded waits
 // while work as urgent for a warm circuit is still to come, until its circuit is overdue.
 void Supervisor::dispatch_proofs(Device& d) {
   Worker* g = d.gpu;
   if (state_.full()) return;  // its results could not be written; READY slots wait for space
-  while (g && (g->state == WorkerState::Idle || g->state == WorkerState::Busy) && g->tasks.size() < kProofsInFlight) {
+  const size_t in_flight = proofs_in_flight(cfg_.gpu);
+  while (g && (g->state == WorkerState::Idle || g->state == WorkerState::Busy) && g->tasks.size() < in_flight) {
     int best = -1;
     using Order = std::tuple<int, int, uint64_t, uint32_t>;  // priority, key rank, job id (age), partition
     Order best_key{};

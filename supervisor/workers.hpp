@@ -7,12 +7,15 @@
 #pragma once
 #include <uv.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "config/config.hpp"
 
 namespace cuzk::sup {
 
@@ -25,7 +28,7 @@ enum class WorkerKind { Synth, Gpu };
 enum class WorkerState {
   Starting,  // spawned; loading its keys or rings until its Hello
   Idle,      // running, without a task
-  Busy,      // running, with a task in flight (a GPU worker: one to kProofsInFlight; it may get more)
+  Busy,      // running, with a task in flight (a GPU worker: one to proofs_in_flight; it may get more)
   Exited,    // its process has just exited; the exit handler is putting back what it held
   Backoff,   // waiting for its next spawn
   Failed,    // not restarted: it exited 78 (configuration error) or restarted too often
@@ -46,11 +49,14 @@ struct Task {
   int device = 0;
 };
 
-// Proofs a GPU worker holds at once: the one on its device and the next, queued in the worker, which
-// starts the moment the device is done with the first while the worker's host side assembles,
-// verifies and writes that first one. The device never waits for the supervisor's round trip or
-// for a proof's host work.
-inline constexpr size_t kProofsInFlight = 2;
+// Proofs a GPU worker holds at once: two batches of gpu.batch, the one on its device and the next,
+// queued in the worker, which starts the moment the device is done with the first while the
+// worker's host side assembles, verifies and writes that first one. The device never waits for the
+// supervisor's round trip or for a proof's host work. The cpu backend proves one at a time (one
+// proving and one next), and so does gpu.batch = 1.
+inline size_t proofs_in_flight(const config::GpuConfig& gpu) {
+  return gpu.backend == "cpu" ? 2 : 2 * size_t(std::max<uint32_t>(gpu.batch, 1));
+}
 
 struct Worker {
   WorkerKind kind = WorkerKind::Synth;
@@ -72,7 +78,7 @@ struct Worker {
   uint64_t last_heard_ns = 0;
   uint64_t started_ns = 0;    // its last spawn (WORKER_START), for WORKER_READY's startup_ms
   uint64_t slot_wait_ns = 0;  // synthesis workers: idle with partitions queued and no free slot since then
-  std::vector<Task> tasks;    // in flight, oldest first: at most one (synthesis), kProofsInFlight (GPU)
+  std::vector<Task> tasks;    // in flight, oldest first: at most one (synthesis), proofs_in_flight (GPU)
   std::string hello;  // what the worker said about itself (cpus, threads, backend)
 };
 

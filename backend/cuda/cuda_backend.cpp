@@ -96,6 +96,15 @@ class CudaProver : public groth16::ProverBackend<C> {
     std::lock_guard<std::mutex> lock(mu_);
     return gpu_->run_synthesized(s);
   }
+  std::vector<RawMsms> msms_synthesized_batch(const std::vector<SynthesizedView>& s) override {
+    for (const SynthesizedView& v : s) check_synthesized(*zk_, v);
+    std::lock_guard<std::mutex> lock(mu_);
+    return gpu_->run_batch(s);
+  }
+  size_t batch_limit() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gpu_->batch_limit();
+  }
 
  private:
   std::shared_ptr<const ZKey<C>> zk_;

@@ -18,7 +18,9 @@
 // the size asked), so the 0/1/small-value mix is that of a real circuit. `prove` builds the
 // gen-circuit R1CS at 2^k constraints with random key points (the timing does not depend on the
 // points), keeps the key resident and times whole proofs through the `cuda` backend, then the proving
-// stage alone from synthesized w, a, b, c in pageable and in registered host memory (prove-synth).
+// stage alone from synthesized w, a, b, c in pageable and in registered host memory (prove-synth),
+// then batches of that slot up to the key's batch limit (prove-batch, per proof; --batch-points
+// moves the limit).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -105,6 +107,7 @@ Args parse(const std::vector<std::string>& argv) {
       else if (s == "--headroom-mb") a.gpu.precompute.headroom_bytes = (size_t)std::stoull(val()) << 20;
       else if (s == "--msm-window") a.gpu.msm_window = std::stoi(val());
       else if (s == "--ntt-passes") a.gpu.ntt_passes = std::stoi(val());
+      else if (s == "--batch-points") a.gpu.batch_points = (size_t)std::stoull(val());
       else if (s[0] != '-') a.what = s;
       else usage("unknown option " + s);
     } catch (const std::logic_error&) {  // std::stoi's invalid_argument / out_of_range, a bad set list
@@ -501,6 +504,28 @@ void run_prove(const Args& a, const std::vector<int>& sizes) {
     time_prove("pageable", [&] { be->prove_synthesized(v, opt); });
     register_host(slot.data(), slot.size() * sizeof(Fr));
     time_prove("registered", [&] { be->prove_synthesized(v, opt); });
+    // Batches of the same slot B times (the daemon's GPU worker proving B READY slots at once), up
+    // to the key's limit: the compute of B proofs, reported per proof (median_ms = batch / B).
+    for (size_t b = 2; b <= be->batch_limit(); b *= 2) {
+      std::vector<groth16::SynthesizedView<C>> views(b, v);
+      std::vector<double> ms;
+      ProverTimings tm{};
+      for (int i = 0; i < a.warmup + a.runs; i++) {
+        auto s = std::chrono::steady_clock::now();
+        be->msms_synthesized_batch(views);
+        double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+        if (i >= a.warmup) ms.push_back(t / double(b));
+        cuda_backend_timings(*be, tm);
+      }
+      BenchStats st = stats_of(ms);
+      st.bound_ms = bound[0].ms;
+      const StageBusy busy = summarize_spans(tm.spans);
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "batch of %zu: %.2f ms, kernels busy %.2f ms", b, st.median_ms * double(b),
+                    busy.total_ms);
+      st.detail = buf;
+      report("prove-batch", k, "x" + std::to_string(b), st);
+    }
     unregister_host(slot.data());
   }
 }

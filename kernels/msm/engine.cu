@@ -23,10 +23,13 @@ constexpr int kMaxLevels = 12;
 // (window, warp), and one atomic per block reserves them. (Writing each scalar's digits
 // consecutively instead puts a warp's 32 stores ~13 words apart: 32 sectors per store, where
 // this takes one or two.) The order of entries before the sort does not matter.
-// Windows [w0, w0 + nw) of the scalars; entries carry the window relative to w0.
+// Windows [w0, w0 + nw) of the scalars; entries carry the window relative to w0. The scalars are
+// vectors of n_vec each over the same points: scalar i is point i % n_vec of vector i / n_vec,
+// whose keys start at (i / n_vec) * vec_buckets.
 template <class Fr>
-__global__ void __launch_bounds__(kEmitThreads) k_emit(const Fr* scalars, size_t n, int c, int w0, int nw,
-                                                        u32 shared_stride, u32* keys, u32* vals, u32* counter) {
+__global__ void __launch_bounds__(kEmitThreads) k_emit(const Fr* scalars, size_t n, u32 n_vec, u32 vec_buckets,
+                                                        int c, int w0, int nw, u32 shared_stride, u32* keys,
+                                                        u32* vals, u32* counter) {
   constexpr int kWarps = kEmitThreads / 32;
   __shared__ u32 off[kMsmMaxWindows * kWarps];
   __shared__ u32 base;
@@ -60,7 +63,11 @@ __global__ void __launch_bounds__(kEmitThreads) k_emit(const Fr* scalars, size_t
     u32 m = __ballot_sync(~0u, d != 0);
     if (d == 0) continue;
     u32 p = base + off[w * kWarps + warp] + __popc(m & below);
-    msm_entry(w, d, (u32)i, neg, c, shared_stride, keys[p], vals[p]);
+    const u32 v = (u32)(i / n_vec);
+    u32 key, val;
+    msm_entry(w, d, (u32)(i - (size_t)v * n_vec), neg, c, shared_stride, key, val);
+    keys[p] = key + v * vec_buckets;
+    vals[p] = val;
   }
 }
 
@@ -282,22 +289,31 @@ template void MsmEngine::histogram(const Dev<Bls12_381>::Fr*, size_t, u64*);
 template void MsmEngine::histogram(const Dev<Bn254>::Fr*, size_t, u64*);
 
 template <class Fr>
-void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared, int batch, const u64* hist) {
+void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared, int batch, const u64* hist,
+                     u32 vectors) {
   order_ready_ = false;
-  if (n >= (size_t(1) << 31)) throw GpuError("GPU MSM of " + std::to_string(n) + " points: at most 2^31 - 1");
+  if (vectors == 0) throw GpuError("GPU MSM: a plan of no scalar vectors");
+  const size_t total = n * vectors;
+  if (total >= (size_t(1) << 31))
+    throw GpuError("GPU MSM of " + std::to_string(vectors) + " x " + std::to_string(n) + " scalars: at most 2^31 - 1");
   n_ = n;
+  nv_ = vectors;
   shared_ = shared;
   u64 own[kMsmHistBins];
   if (!shared && !hist && window == 0 && n) {
-    histogram(d_scalars, n, own);
+    histogram(d_scalars, total, own);
     hist = own;
   }
   if (window) {
     c_ = window;
   } else if (shared) {
     c_ = msm_auto_window_shared(n);
+  } else if (n) {
+    u64 one[kMsmHistBins];  // one vector's share: each has buckets of its own
+    for (int b = 0; b < kMsmHistBins; b++) one[b] = (hist[b] + vectors - 1) / vectors;
+    c_ = msm_auto_window_hist(one);
   } else {
-    c_ = n ? msm_auto_window_hist(hist) : msm_auto_window(n);
+    c_ = msm_auto_window(n);
   }
   if (c_ < 4 || c_ > 24) throw GpuError("MSM window width " + std::to_string(c_) + " is outside 4..24");
   int all = msm_windows(c_);
@@ -307,16 +323,21 @@ void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared, int
   // plan with the scalars' histogram). With those within the cap, and the buckets of every window
   // within what reserve() took for them (or a small part of the cap: a G2 bucket's sums take the
   // bytes of ~64 entries), there is one batch.
-  size_t bound = n * (size_t)all;
+  size_t bound = total * (size_t)all;
   if (!shared && hist && n) bound = std::min(bound, msm_entries_bound(hist, c_));
   const size_t bucket_room = std::max(nb_reserved_, cap_ / 64);
-  bool one = shared || cap_ == 0 || n == 0 || (bound <= cap_ && ((size_t)all << (c_ - 1)) <= bucket_room);
+  bool one = shared || cap_ == 0 || n == 0 ||
+             (bound <= cap_ && ((size_t)all * vectors << (c_ - 1)) <= bucket_room);
+  if (!one && vectors > 1)
+    throw GpuError("GPU MSM: a plan of " + std::to_string(vectors) + " scalar vectors does not fit the entry cap");
   int per = one ? all : (int)std::clamp<size_t>(cap_ / n, 1, (size_t)all);
   nbatch_ = (all + per - 1) / per;
   if (batch < 0 || batch >= nbatch_) throw GpuError("GPU MSM: window batch " + std::to_string(batch) + " of " + std::to_string(nbatch_));
   w0_ = batch * per;
   nw_ = std::min(per, all - w0_);
-  nb_ = shared ? 1u << (c_ - 1) : (u32)nw_ << (c_ - 1);
+  if (((size_t)vectors * (shared ? 1 : nw_) << (c_ - 1)) >= (size_t(1) << 31))
+    throw GpuError("GPU MSM: too many buckets for one plan");
+  nb_ = vectors * (shared ? 1u << (c_ - 1) : (u32)nw_ << (c_ - 1));
   m_ = 0;
   levels_ = 0;
   if (n == 0) {
@@ -332,13 +353,14 @@ void MsmEngine::plan(const Fr* d_scalars, size_t n, int window, bool shared, int
   }
   scalars_d_.reserve(2 + kMaxLevels);
   CUZK_CUDA_CHECK(cudaMemsetAsync(scalars_d_.get(), 0, sizeof(u32), s_));
-  k_emit<<<grid_for(n, kEmitThreads), kEmitThreads, 0, s_>>>(d_scalars, n, c_, w0_, nw_, shared ? (u32)n : 0u,
-                                                             keys_[0].get(), vals_[0].get(), scalars_d_.get());
+  k_emit<<<grid_for(total, kEmitThreads), kEmitThreads, 0, s_>>>(
+      d_scalars, total, (u32)n, nb_ / vectors, c_, w0_, nw_, shared ? (u32)n : 0u, keys_[0].get(), vals_[0].get(),
+      scalars_d_.get());
   CUZK_CUDA_LAUNCHED("k_emit");
-  plan_sorted(n);
+  plan_sorted(total);
 }
-template void MsmEngine::plan(const Dev<Bls12_381>::Fr*, size_t, int, bool, int, const u64*);
-template void MsmEngine::plan(const Dev<Bn254>::Fr*, size_t, int, bool, int, const u64*);
+template void MsmEngine::plan(const Dev<Bls12_381>::Fr*, size_t, int, bool, int, const u64*, u32);
+template void MsmEngine::plan(const Dev<Bn254>::Fr*, size_t, int, bool, int, const u64*, u32);
 
 void MsmEngine::plan_sorted(size_t n) {
   u32 m = 0;
@@ -471,12 +493,13 @@ void MsmEngine::launch_acc0(const Affine<C>* d_points, u32 idx_offset, const u32
 // device runs threads at once, 32; with fewer, 2, since there every addition in a row costs the
 // latency of one thread (a 32-bucket chunk took 1.9 ms at 2^13 on an H100, about 20 us an addition).
 u32 MsmEngine::chunk_width() const {
-  const u32 per_window_buckets = nb_ / (shared_ ? 1 : nw_);
+  const u32 per_window_buckets = nb_ / sum_windows();
   return std::min(nb_ < fill_ ? 2u : kChunk, per_window_buckets);
 }
 
 template <class C>
 Jacobian<typename C::Host> MsmEngine::run(const Affine<C>* d_points, u32 idx_offset) {
+  if (nv_ != 1) throw GpuError("GPU MSM: run() gives one sum; a plan of several vectors needs launch and result");
   launch(d_points, idx_offset, s_, own_);
   CUZK_CUDA_CHECK(cudaStreamSynchronize(s_));
   return result<C>(own_);
@@ -537,7 +560,7 @@ void MsmEngine::launch(const Affine<C>* d_points, u32 idx_offset, cudaStream_t s
 
   // Window sums: chunks of K buckets, then pairs of chunks until one per window (a single window of
   // shared buckets over precomputed bases).
-  int nw = shared_ ? 1 : nw_;
+  const u32 nw = sum_windows();
   u32 per_window_buckets = nb_ / nw;
   u32 K = chunk_width();
   u32 per_window = per_window_buckets / K;
@@ -576,13 +599,15 @@ void MsmEngine::launch(const Affine<C>* d_points, u32 idx_offset, cudaStream_t s
 }
 
 template <class C>
-Jacobian<typename C::Host> MsmEngine::result(const RunScratch& sc) const {
+Jacobian<typename C::Host> MsmEngine::result(const RunScratch& sc, u32 vector) const {
   using HC = typename C::Host;
   using P = XYZZ<C>;
   static_assert(sizeof(P) == sizeof(XYZZ<HC>), "device and host XYZZ points must share bytes");
+  if (vector >= nv_) throw GpuError("GPU MSM: no scalar vector " + std::to_string(vector) + " in this plan");
   if (m_ == 0) return host::infinity<HC>();
   const int nw = shared_ ? 1 : nw_;
-  return host::from_windows<HC>(reinterpret_cast<const P*>(sc.windows.get()), nw, c_, shared_ ? 0 : w0_);
+  return host::from_windows<HC>(reinterpret_cast<const P*>(sc.windows.get()) + (size_t)vector * nw, nw, c_,
+                                shared_ ? 0 : w0_);
 }
 
 template <class C>
@@ -601,8 +626,8 @@ void msm_precompute(const Affine<C>* d_points, size_t n, int c, Affine<C>* d_tab
   template C::G2 MsmEngine::run(const Dev<C>::G2Affine*, u32);                                              \
   template void MsmEngine::launch(const Dev<C>::G1Affine*, u32, cudaStream_t, RunScratch&);                 \
   template void MsmEngine::launch(const Dev<C>::G2Affine*, u32, cudaStream_t, RunScratch&);                 \
-  template C::G1 MsmEngine::result<Dev<C>::G1>(const RunScratch&) const;                                    \
-  template C::G2 MsmEngine::result<Dev<C>::G2>(const RunScratch&) const;
+  template C::G1 MsmEngine::result<Dev<C>::G1>(const RunScratch&, u32) const;                               \
+  template C::G2 MsmEngine::result<Dev<C>::G2>(const RunScratch&, u32) const;
 CUZK_INSTANTIATE(Bls12_381)
 CUZK_INSTANTIATE(Bn254)
 #undef CUZK_INSTANTIATE
