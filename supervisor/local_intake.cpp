@@ -192,7 +192,7 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
   }
   bool copies = false;
   for (const PreparedInput& in : inputs) copies = copies || in.source;
-  if (!copies) return store_or_refuse(sr, inputs, submitter, upload_dir);
+  if (!copies) return store_or_refuse(sr, inputs, submitter, upload_dir, r);
   // Clients' files are copied into the upload folder, and their inputs files read and checked, on
   // the thread pool (a large file would hold the loop); the job is stored back on the loop
   // (after_copies), and answered through r.
@@ -240,29 +240,48 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
   return later;
 }
 
+// A job stored already under the request id (one whose insert is still being committed is found
+// by the insert itself: store_job).
 std::optional<http::Response> LocalQueue::existing_job(const SubmitRequest& sr) {
-  const std::optional<uint64_t> id = store_->find_request(sr.request_id);
+  const std::optional<uint64_t> id = reader_->find_request(sr.request_id);
   if (!id) return std::nullopt;
-  const JobRec rec = s_.parts_.find(*id) ? s_.parts_.find(*id)->rec : *store_->load(*id);
-  check_same_request(rec, sr);
+  const ActiveJob* a = find_job(*id);
+  return twin_answer(a ? a->rec : *reader_->load(*id), sr.request_digest);
+}
+
+http::Response LocalQueue::twin_answer(const JobRec& job, const std::string& digest) {
+  SubmitRequest sr;
+  sr.request_digest = digest;
+  check_same_request(job, sr);
   return http::Response::json(
-      200, json{{"id", std::to_string(*id)}, {"state", to_string(rec.state)}, {"existing", true}}.dump());
+      200, json{{"id", std::to_string(job.id)}, {"state", to_string(job.state)}, {"existing", true}}.dump());
 }
 
 // A write that fails is the daemon's fault, never the job's: 503, the reason in the log only.
-http::Response LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
-                                           const std::string& submitter, const std::string& upload_dir) {
+void LocalQueue::refuse_write(std::exception_ptr e) {
   std::string why;
   bool space = true;
   try {
-    return store_job(sr, inputs, submitter, upload_dir);
-  } catch (const StoreFull& e) {
-    why = e.what(), space = !dynamic_cast<const StateUnwritable*>(&e);
-  } catch (const fs::filesystem_error& e) {
-    why = e.what(), space = no_space(e.code().value());
+    std::rethrow_exception(e);
+  } catch (const StoreFull& x) {
+    why = x.what(), space = !dynamic_cast<const StateUnwritable*>(&x);
+  } catch (const fs::filesystem_error& x) {
+    why = x.what(), space = no_space(x.code().value());
   }
   s_.state_.note_full(why, space);
   throw SubmitError(503, s_.state_.full_message());
+}
+
+http::Response LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                                           const std::string& submitter, const std::string& upload_dir,
+                                           const std::shared_ptr<http::Responder>& r) {
+  try {
+    return store_job(sr, inputs, submitter, upload_dir, r);
+  } catch (const SubmitError&) {
+    throw;
+  } catch (...) {
+    refuse_write(std::current_exception());
+  }
 }
 
 // Back on the loop after the copies: the job stored (unless the daemon began to drain, or a twin
@@ -275,15 +294,18 @@ void LocalQueue::after_copies(CopyWork& w) {
         for (size_t i = 0; i < w.inputs.size(); i++)
           if (!w.dest[i].empty()) w.inputs[i].path = w.dest[i], w.inputs[i].stored = true, w.inputs[i].source.reset();
         std::optional<http::Response> twin = w.sr.request_id.empty() ? std::nullopt : existing_job(w.sr);
-        return twin ? *twin : store_or_refuse(w.sr, w.inputs, w.submitter, w.dir);
+        return twin ? *twin : store_or_refuse(w.sr, w.inputs, w.submitter, w.dir, w.r);
       },
       w.dir, w.r);
 }
 
-// Stores an accepted submission: its uploads, then the job in one transaction; on any failure
-// nothing of it is left. upload_dir: the folder its streamed uploads are in already, or "".
+// Stores an accepted submission: its uploads, then the job in one transaction, on the journal's
+// thread; answered through r once it is committed (201, or the job a twin request stored first
+// under the same id), or refused with nothing of it left. upload_dir: the folder its streamed
+// uploads are in already, or "".
 http::Response LocalQueue::store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
-                                     const std::string& submitter, std::string upload_dir) {
+                                     const std::string& submitter, std::string upload_dir,
+                                     const std::shared_ptr<http::Responder>& r) {
   const config::CircuitConfig& cc = s_.cfg_.circuits[sr.circuit];
 
   JobRec rec = job_record(sr, cc.name, submitter);
@@ -302,29 +324,52 @@ http::Response LocalQueue::store_job(const SubmitRequest& sr, const std::vector<
       }
       rec.parts.push_back(std::move(p));
     }
-    store_->insert(rec);
   } catch (...) {
     std::error_code ec;
     if (!upload_dir.empty()) fs::remove_all(upload_dir, ec);
     throw;
   }
+  write(
+      [this, rec, circuit = sr.circuit, upload_dir, r](SqliteStore& st) mutable -> std::function<void()> {
+        std::optional<JobRec> twin;
+        if (!st.insert(rec)) twin = st.load(rec.id);
+        return [this, rec = std::move(rec), twin = std::move(twin), circuit, upload_dir, r]() mutable {
+          finish_submission(
+              [&] {
+                if (!twin) return accepted(std::move(rec), circuit, upload_dir);
+                const ActiveJob* a = find_job(twin->id);
+                return twin_answer(a ? a->rec : *twin, rec.request_digest);
+              },
+              upload_dir, r);
+        };
+      },
+      [this, upload_dir, r](std::exception_ptr e) {
+        finish_submission([&]() -> http::Response { refuse_write(e); }, upload_dir, r);
+      });
+  http::Response later;
+  later.status = 0;
+  return later;
+}
+
+http::Response LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::string& upload_dir) {
+  const uint64_t id = rec.id;
+  const size_t parts = rec.parts.size();
+  const std::string kind = to_string(rec.input), priority = to_string(rec.priority), name = rec.circuit;
   ActiveJob j;
-  j.rec = rec;
-  j.circuit = sr.circuit;
+  j.rec = std::move(rec);
+  j.circuit = circuit;
   j.upload_dir = upload_dir;
   s_.parts_.add(std::move(j));
-  s_.event(tl::kJobSubmit, rec.id,
-        tl::Kv()
-            .add(tl::kPartitions, rec.parts.size())
-            .add(tl::kPriority, to_string(sr.priority))
-            .add(tl::kCircuit, cc.name)
-            .add(tl::kInput, to_string(sr.kind))
-            .str());
-  spdlog::info("job {}: {} x {} ({}, {})", rec.id, rec.parts.size(), cc.name, to_string(sr.priority),
-               to_string(sr.kind));
+  s_.event(tl::kJobSubmit, id,
+           tl::Kv()
+               .add(tl::kPartitions, parts)
+               .add(tl::kPriority, priority)
+               .add(tl::kCircuit, name)
+               .add(tl::kInput, kind)
+               .str());
+  spdlog::info("job {}: {} x {} ({}, {})", id, parts, name, priority, kind);
   s_.schedule();
-  return http::Response::json(201,
-                              json{{"id", std::to_string(rec.id)}, {"state", "queued"}, {"existing", false}}.dump());
+  return http::Response::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump());
 }
 
 void LocalQueue::submit(const http::Request& req, std::shared_ptr<http::Responder> r) {

@@ -32,13 +32,72 @@ struct WaitCtx {
 
 }  // namespace
 
-LocalQueue::LocalQueue(Supervisor& s, const std::string& path) : s_(s), store_(std::make_unique<SqliteStore>(path)) {}
+LocalQueue::LocalQueue(Supervisor& s, const std::string& path)
+    : s_(s), writer_(std::make_unique<SqliteStore>(path)), reader_(std::make_unique<SqliteStore>(path)) {}
+
+SqliteJournal& LocalQueue::journal() {
+  if (!journal_) journal_ = std::make_unique<SqliteJournal>(s_.loop_, std::move(writer_));
+  return *journal_;
+}
+
+size_t LocalQueue::held() const { return journal_ ? journal_->held() : writer_->held(); }
+
+bool LocalQueue::flush_held() {
+  if (!journal_) return writer_->flush_held();
+  journal_->flush();  // written by the thread; the next call sees how it went
+  return journal_->held() == 0;
+}
+
+void LocalQueue::write(SqliteJournal::Work work, SqliteJournal::Failed failed) {
+  writing_++;
+  journal().run(
+      [this, work = std::move(work)](SqliteStore& st) -> std::function<void()> {
+        return [this, then = work(st)] {
+          writing_--;
+          if (then) then();
+          s_.maybe_finish_shutdown();
+        };
+      },
+      [this, failed = std::move(failed)](std::exception_ptr e) {
+        writing_--;
+        failed(e);
+        s_.maybe_finish_shutdown();
+      });
+}
+
+ActiveJob* LocalQueue::find_job(uint64_t id) {
+  if (ActiveJob* a = s_.parts_.find(id)) return a;
+  auto it = ended_.find(id);
+  return it == ended_.end() ? nullptr : &it->second.job;
+}
+
+bool LocalQueue::ending(uint64_t id) const {
+  auto it = ended_.find(id);
+  return it != ended_.end() && !it->second.answered;
+}
+
+nlohmann::ordered_json LocalQueue::job_json(const ActiveJob& a) const {
+  auto it = ended_.find(a.rec.id);
+  if (it == ended_.end() || it->second.answered) return s_.job_json(a.rec, &a);
+  JobRec shown = a.rec;
+  shown.state = it->second.before;
+  shown.error.clear();
+  shown.finished_ms = 0;
+  return s_.job_json(shown, &a);
+}
+
+void LocalQueue::forget_ended() {
+  if (!journal_) return;
+  const uint64_t written = journal_->committed();
+  for (auto it = ended_.begin(); it != ended_.end();)
+    it = it->second.answered && it->second.change <= written ? ended_.erase(it) : std::next(it);
+}
 
 // The jobs an earlier run left unfinished: their queued partitions queued again here (the stop
 // stored every unfinished partition as queued; a crash left the last states written, which the
 // store's recover() puts back to queued). A job whose circuit is gone fails, naming why.
 void LocalQueue::recover() {
-  for (JobRec& r : store_->recover()) {
+  for (JobRec& r : writer_->recover()) {
     ActiveJob j;
     j.rec = std::move(r);
     bool known = false;
@@ -57,7 +116,7 @@ void LocalQueue::recover() {
     else if (j.rec.input == InputKind::Inputs && !s_.generators_[j.circuit])
       gone = "circuit " + j.rec.circuit + " no longer has a witness_generator for the job's inputs";
     if (!gone.empty()) {
-      store_->set_job(id, JState::Failed, gone, wall_ms());
+      writer_->set_job(id, JState::Failed, gone, wall_ms());
       std::error_code ec;
       if (!j.upload_dir.empty()) fs::remove_all(j.upload_dir, ec);
       continue;
@@ -79,14 +138,15 @@ void LocalQueue::recover() {
 // Removed circuits whose jobs have all ended are forgotten first; the others are served again for
 // their jobs.
 std::vector<CircuitRec> LocalQueue::stored_circuits() {
-  if (const size_t n = store_->forget_removed_circuits())
+  if (const size_t n = writer_->forget_removed_circuits())
     spdlog::info("job store: {} removed circuits forgotten, their jobs all ended", n);
-  return store_->circuits();
+  return writer_->circuits();
 }
 
 void LocalQueue::progress(ActiveJob& j, uint32_t p, bool job_started) {
-  store_->set(j.rec.id, {j.rec.parts[p]},
-              job_started ? std::optional<SqliteStore::JobChange>({JState::Running, ""}) : std::nullopt);
+  // Not waited for: a restart queues every partition in flight again, whatever state it was stored in.
+  journal().set(j.rec.id, {j.rec.parts[p]},
+                job_started ? std::optional<SqliteStore::JobChange>({JState::Running, ""}) : std::nullopt);
 }
 
 void LocalQueue::requeue(ActiveJob& j, uint32_t p) {
@@ -107,9 +167,13 @@ void LocalQueue::fail(ActiveJob& j, uint32_t p, const std::string& why) {
   finish(j, JState::Failed, "partition " + std::to_string(p) + ": " + why, p);
 }
 
-// Final state: stored, remaining partitions stopped (their slots' cancel flags set), waiters answered.
-void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64_t ended) {
+// Final state: remaining partitions stopped (their slots' cancel flags set) now; once stored, the
+// job's files removed and its waiters answered (a restart before that finds it unfinished, its
+// inputs still there).
+void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64_t ended,
+                        std::function<void()> after) {
   const uint64_t id = j.rec.id;
+  const JState before = j.rec.state;
   std::vector<PartitionRec> changed;
   if (ended >= 0) changed.push_back(j.rec.parts[size_t(ended)]);
   for (auto& pr : j.rec.parts)
@@ -121,30 +185,48 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64
   j.rec.state = st;
   j.rec.error = error;
   j.rec.finished_ms = wall_ms();
-  store_->set(id, std::move(changed), SqliteStore::JobChange{st, error, j.rec.finished_ms});
+  const SqliteStore::JobChange change{st, error, j.rec.finished_ms};
   s_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
   spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
-  s_.remove_job_files(j);
-  notify_waiters(j);
   const uint32_t circuit = j.circuit;
+  Ended& e = ended_[id];
+  e.job = std::move(j);
+  e.before = before;
   s_.parts_.erase(id);
+  writing_++;
+  // Answered once written, or held for lack of space (as a change that could not be written always was).
+  e.change = journal().set(id, std::move(changed), change, [this, id, after = std::move(after)] {
+    writing_--;
+    if (auto it = ended_.find(id); it != ended_.end()) {
+      s_.remove_job_files(it->second.job);
+      notify_waiters(it->second.job);
+      it->second.answered = true;
+    }
+    if (after) after();
+    forget_ended();
+    s_.maybe_finish_shutdown();
+  });
   // The last job of a removed circuit: the store forgets the circuit now.
   if (s_.cfg_.circuits[circuit].removed) {
     bool more = false;
     for (const auto& [other, a] : s_.parts_.jobs()) more = more || a.circuit == circuit;
-    try {
-      if (!more) store_->forget_removed_circuits();
-    } catch (const std::exception& e) {  // kept until the next start or removal, which forget it then
-      spdlog::warn("circuit {}: its last job ended, but the store could not forget it yet: {}",
-                   s_.cfg_.circuits[circuit].name, e.what());
-    }
+    const std::string name = s_.cfg_.circuits[circuit].name;
+    if (!more)
+      write([](SqliteStore& st) -> std::function<void()> { st.forget_removed_circuits(); return nullptr; },
+            [name](std::exception_ptr e) {  // kept until the next start or removal, which forget it then
+              try {
+                std::rethrow_exception(e);
+              } catch (const std::exception& x) {
+                spdlog::warn("circuit {}: its last job ended, but the store could not forget it yet: {}", name, x.what());
+              }
+            });
   }
 }
 
 bool LocalQueue::find_visible(uint64_t id, const http::Request& req, ActiveJob*& active,
                               std::optional<JobRec>& stored) {
-  active = s_.parts_.find(id);
-  if (!active) stored = store_->load(id);
+  active = find_job(id);
+  if (!active) stored = reader_->load(id);
   const JobRec* rec = active ? &active->rec : stored ? &*stored : nullptr;
   return rec && may_access(rec->submitter, req, uint32_t(::geteuid()));
 }
@@ -154,8 +236,8 @@ void LocalQueue::get(uint64_t id, double wait_s, const http::Request& req, std::
   std::optional<JobRec> rec;
   if (!find_visible(id, req, j, rec)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
   if (!j) return r->send(http::Response::json(200, s_.job_json(*rec, nullptr).dump()));
-  if (wait_s <= 0) return r->send(http::Response::json(200, s_.job_json(j->rec, j).dump()));
-  // Long poll: answered when the job becomes final (notify_waiters) or when the timer fires.
+  if (wait_s <= 0 || (is_final(j->rec.state) && !ending(id))) return r->send(http::Response::json(200, job_json(*j).dump()));
+  // Long poll: answered when the job's end is stored (notify_waiters) or when the timer fires.
   auto* t = new uv_timer_t{};
   uv_timer_init(s_.loop_, t);
   t->data = new WaitCtx{this, id, r};
@@ -165,12 +247,12 @@ void LocalQueue::get(uint64_t id, double wait_s, const http::Request& req, std::
       [](uv_timer_t* h) {
         auto* c = static_cast<WaitCtx*>(h->data);
         Supervisor& s = c->self->s_;
-        if (ActiveJob* a = s.parts_.find(c->id)) {
+        if (ActiveJob* a = c->self->find_job(c->id)) {
           auto& ws = a->waiters;
           ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const ActiveJob::Waiter& w) { return w.timer == h; }),
                    ws.end());
-          c->r->send(http::Response::json(200, s.job_json(a->rec, a).dump()));
-        } else if (auto rec = c->self->store_->load(c->id)) {
+          c->r->send(http::Response::json(200, c->self->job_json(*a).dump()));
+        } else if (auto rec = c->self->reader_->load(c->id)) {
           c->r->send(http::Response::json(200, s.job_json(*rec, nullptr).dump()));
         }
         delete c;
@@ -183,11 +265,13 @@ void LocalQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<h
   ActiveJob* j = nullptr;
   std::optional<JobRec> rec;
   if (!find_visible(id, req, j, rec)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-  if (!j)
-    return r->send(http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(rec->state)));
-  finish(*j, JState::Cancelled, "cancelled by request");
+  if (const JState st = j ? j->rec.state : rec->state; !j || is_final(st))
+    return r->send(http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(st)));
+  // Answered once the cancel is stored.
+  finish(*j, JState::Cancelled, "cancelled by request", -1, [r, id] {
+    r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
+  });
   s_.schedule();
-  r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
 }
 
 void LocalQueue::notify_waiters(ActiveJob& j) {
@@ -201,30 +285,38 @@ void LocalQueue::notify_waiters(ActiveJob& j) {
   j.waiters.clear();
 }
 
+std::function<void(std::exception_ptr)> LocalQueue::circuit_refusal(
+    const std::string& name, std::function<void(int, const std::string&)> refused) {
+  return [this, name, refused = std::move(refused)](std::exception_ptr e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const StoreFull& x) {
+      s_.state_.note_full(x.what(), !dynamic_cast<const StateUnwritable*>(&x));
+      refused(503, "the job store cannot be written now (" + s_.state_.full_message() + ")");
+    } catch (const std::exception& x) {
+      spdlog::error("circuit {}: {}", name, x.what());
+      refused(500, std::string("the job store: ") + x.what());
+    }
+  };
+}
+
 void LocalQueue::add_circuit(const CircuitRec& rec, std::function<void(bool)> added,
                              std::function<void(int, const std::string&)> refused) {
-  bool fresh = false;
-  try {
-    fresh = store_->add_circuit(rec);
-  } catch (const StoreFull& e) {
-    s_.state_.note_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
-    return refused(503, "the job store cannot be written now (" + s_.state_.full_message() + ")");
-  } catch (const std::exception& e) {
-    spdlog::error("circuit {}: {}", rec.name, e.what());
-    return refused(500, std::string("the job store: ") + e.what());
-  }
-  added(fresh);
+  write(
+      [rec, added = std::move(added)](SqliteStore& st) -> std::function<void()> {
+        return [added, fresh = st.add_circuit(rec)] { added(fresh); };
+      },
+      circuit_refusal(rec.name, std::move(refused)));
 }
 
 void LocalQueue::remove_circuit(const std::string& name, std::function<void()> removed,
                                 std::function<void(int, const std::string&)> refused) {
-  try {
-    store_->remove_circuit(name);
-  } catch (const StoreFull& e) {
-    s_.state_.note_full(e.what(), !dynamic_cast<const StateUnwritable*>(&e));
-    return refused(503, "the job store cannot be written now (" + s_.state_.full_message() + ")");
-  }
-  removed();
+  write(
+      [name, removed = std::move(removed)](SqliteStore& st) -> std::function<void()> {
+        st.remove_circuit(name);
+        return removed;
+      },
+      circuit_refusal(name, std::move(refused)));
 }
 
 // What did not finish is stored as queued; the next start proves it.
@@ -236,16 +328,21 @@ void LocalQueue::stop() {
         pr.state = PState::Queued;
         queued.push_back(pr);
       }
-    if (!queued.empty()) store_->set(id, std::move(queued));
+    if (!queued.empty()) journal().set(id, std::move(queued));
   }
 }
 
 void LocalQueue::close() {
-  for (auto& [id, j] : s_.parts_.jobs())
+  auto close_waiters = [](ActiveJob& j) {
     for (auto& wt : j.waiters) {
       close_handle(wt.timer);
       wt.timer = nullptr;
     }
+  };
+  for (auto& [id, j] : s_.parts_.jobs()) close_waiters(j);
+  for (auto& [id, e] : ended_) close_waiters(e.job);
+  // What is still queued for the file is written now (the journal's thread ends).
+  if (journal_) journal_->stop(5000);
 }
 
 nlohmann::json LocalQueue::status() const { return {{"backend", "sqlite"}, {"node_id", s_.node_id_}}; }

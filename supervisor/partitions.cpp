@@ -48,7 +48,7 @@ ActiveJob* Partitions::synthesize(std::set<Key>::const_iterator it, Device& d, u
   pending_.erase(it);
   ActiveJob* j = find(id);
   if (!j || is_final(j->rec.state) || j->rec.parts[p].state != PState::Queued) return nullptr;
-  // Durable first: the store says synthesizing before the worker hears of it.
+  // Told to the store first; a restart queues it again whatever state the store has for it.
   set_state(*j, p, PState::Synthesizing);
   shm::SlotHeader& h = d.seg->slot(slot);
   h.owner_worker = w.id;

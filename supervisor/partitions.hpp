@@ -56,8 +56,8 @@ class Partitions {
   void enqueue(const ActiveJob& j, uint32_t p) { pending_.insert({int(j.rec.priority), j.rec.id, p}); }
   void dequeue(const ActiveJob& j, uint32_t p) { pending_.erase({int(j.rec.priority), j.rec.id, p}); }
 
-  // The queued partition at `it` goes to synthesis worker w through FREE slot `slot` of d: stored
-  // Synthesizing first (the job Running with its first), then the slot's header written for w and
+  // The queued partition at `it` goes to synthesis worker w through FREE slot `slot` of d: told to
+  // the queue as Synthesizing first (the job Running with its first), then the slot's header written for w and
   // the slot SYNTHESIZING. Null when its job ended meanwhile (the entry is dropped).
   ActiveJob* synthesize(std::set<Key>::const_iterator it, Device& d, uint32_t slot, const Worker& w);
   // The partition's state, told to the queue; the job's too, in the same write, when it starts

@@ -72,6 +72,8 @@ class Queue {
   virtual void tick() = 0;
   virtual size_t held() const = 0;
   virtual bool flush_held() = 0;
+  // Writes whose answers the loop still waits for: the loop is not stopped before them.
+  virtual bool busy() const { return false; }
   // Draining: partitions queued here and not started may go to other nodes now.
   virtual void drain() = 0;
   // Stopping: every unfinished partition of this node is queued again in the store.

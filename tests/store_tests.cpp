@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "supervisor/store/pg_store.hpp"
+#include "supervisor/store/sqlite_journal.hpp"
 #include "supervisor/store/sqlite_store.hpp"
 #include "supervisor/store/store_thread.hpp"
 
@@ -453,6 +454,126 @@ TEST(SqliteJournal, APartitionAndItsJobAreWrittenTogether) {
     EXPECT_EQ(got->parts[1].state, PState::Cancelled);
     EXPECT_TRUE(s.recover().empty());
   }
+  fs::remove_all(tmpl);
+}
+
+// The journal's thread: a commit that waits for a slow disk (the test hook holds each commit
+// 400 ms) never holds the loop, what queued up meanwhile goes into one commit, and each answer
+// comes back on the loop after the commit that wrote it.
+TEST(SqliteJournal, SlowCommitsHoldNeitherTheLoopNorEachOther) {
+  char tmpl[] = "/tmp/cuzk-journal-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/jobs.sqlite";
+  ::setenv("CUZK_TEST_STORE_COMMIT_DELAY_MS", "400", 1);
+  auto store = std::make_unique<SqliteStore>(path);
+  ::unsetenv("CUZK_TEST_STORE_COMMIT_DELAY_MS");
+  uv_loop_t loop;
+  ASSERT_EQ(uv_loop_init(&loop), 0);
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  auto since = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - t0).count(); };
+  {
+    SqliteJournal journal(&loop, std::move(store));
+    // A timer every 10 ms: the longest gap between its runs is how long the loop was held.
+    struct Ticks {
+      int64_t last = 0, longest = 0;
+      std::function<int64_t()> now;
+    } ticks{0, 0, since};
+    uv_timer_t timer;
+    uv_timer_init(&loop, &timer);
+    timer.data = &ticks;
+    uv_timer_start(
+        &timer,
+        [](uv_timer_t* t) {
+          auto* k = static_cast<Ticks*>(t->data);
+          const int64_t now = k->now();
+          k->longest = std::max(k->longest, now - k->last);
+          k->last = now;
+        },
+        10, 10);
+    constexpr int kJobs = 20;
+    std::vector<uint64_t> ids;
+    int answered = 0, changes_answered = 0;
+    int64_t first_answer_ms = -1;
+    for (int i = 0; i < kJobs; i++) {
+      JobRec j;
+      j.circuit = "c";
+      j.request_id = "r" + std::to_string(i);
+      j.parts.resize(1);
+      journal.run(
+          [&, j](SqliteStore& s) mutable -> std::function<void()> {
+            EXPECT_TRUE(s.insert(j));
+            return [&, id = j.id] {
+              if (first_answer_ms < 0) first_answer_ms = since();
+              ids.push_back(id);
+              PartitionRec p;
+              p.state = PState::Done;
+              journal.set(id, {p}, SqliteStore::JobChange{JState::Done, "", 7}, [&] { changes_answered++; });
+              if (++answered == kJobs) uv_stop(&loop);
+            };
+          },
+          [](std::exception_ptr) { ADD_FAILURE() << "an insert failed"; });
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    // Inserted by one or two commits of 400 ms each, the loop running all along.
+    EXPECT_GE(first_answer_ms, 400);
+    EXPECT_EQ(answered, kJobs);
+    EXPECT_LE(journal.stats().groups, 2u);
+    while (changes_answered < kJobs) uv_run(&loop, UV_RUN_ONCE);
+    EXPECT_LE(journal.stats().groups, 4u) << "the jobs' ends took more than two commits";
+    EXPECT_EQ(journal.committed(), uint64_t(kJobs));
+    EXPECT_EQ(journal.held(), 0u);
+    EXPECT_LT(ticks.longest, 150) << "the loop was held while a commit waited for the disk";
+    uv_close(reinterpret_cast<uv_handle_t*>(&timer), nullptr);
+    journal.stop(1000);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    // Everything answered is in the file.
+    SqliteStore again(path);
+    for (uint64_t id : ids) {
+      std::optional<JobRec> got = again.load(id);
+      ASSERT_TRUE(got);
+      EXPECT_EQ(got->state, JState::Done);
+      EXPECT_EQ(got->parts[0].state, PState::Done);
+    }
+    EXPECT_EQ(ids.size(), size_t(kJobs));
+  }
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+  fs::remove_all(tmpl);
+}
+
+// A call that fails inside a group is undone alone (a savepoint); the others of the group commit.
+TEST(SqliteJournal, ACallThatFailsLeavesTheRestOfItsGroup) {
+  char tmpl[] = "/tmp/cuzk-journal-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/jobs.sqlite";
+  uv_loop_t loop;
+  ASSERT_EQ(uv_loop_init(&loop), 0);
+  {
+    SqliteJournal journal(&loop, std::make_unique<SqliteStore>(path));
+    int ok = 0, failed = 0;
+    for (int i = 0; i < 3; i++)
+      journal.run(
+          [i](SqliteStore& s) -> std::function<void()> {
+            JobRec j;
+            j.circuit = "c" + std::to_string(i);
+            j.parts.resize(1);
+            s.insert(j);
+            if (i == 1) throw std::runtime_error("refused after its insert");
+            return nullptr;
+          },
+          [&](std::exception_ptr) { failed++; });
+    journal.run([&](SqliteStore&) -> std::function<void()> { return [&] { ok++; }; }, nullptr);
+    while (ok + failed < 2) uv_run(&loop, UV_RUN_ONCE);
+    journal.stop(1000);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    EXPECT_EQ(failed, 1);
+    SqliteStore again(path);
+    std::vector<JobRec> left = again.list({JState::Queued}, 10);
+    ASSERT_EQ(left.size(), 2u);
+    EXPECT_EQ(left[0].circuit, "c0");
+    EXPECT_EQ(left[1].circuit, "c2");
+  }
+  EXPECT_EQ(uv_loop_close(&loop), 0);
   fs::remove_all(tmpl);
 }
 

@@ -1,7 +1,7 @@
 // The job store: what the supervisor knows about jobs, behind one interface with two backends.
 // SQLite (sqlite_store.hpp, the default) serves one node: the supervisor keeps the queue in memory
-// and writes every change through before acting on it, so that a restarted supervisor requeues
-// whatever was unfinished. PostgreSQL (pg_store.hpp, [store] url) serves many nodes: the database is
+// and writes every change through (on the journal's thread, sqlite_journal.hpp), so that a
+// restarted supervisor requeues whatever was unfinished. PostgreSQL (pg_store.hpp, [store] url) serves many nodes: the database is
 // the queue, and each node claims partitions from it under a lease (see docs/ARCHITECTURE.md).
 #pragma once
 #include <cstdint>

@@ -5,8 +5,10 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 namespace cuzk::sup {
 
@@ -96,6 +98,7 @@ SqliteStore::SqliteStore(const std::string& path) : path_(path) {
   }
   sqlite3_extended_result_codes(db_, 0);
   sqlite3_busy_timeout(db_, 5000);
+  if (const char* d = std::getenv("CUZK_TEST_STORE_COMMIT_DELAY_MS")) commit_delay_ms_ = unsigned(std::strtoul(d, nullptr, 10));
   try {
     exec("PRAGMA journal_mode=WAL");
     // NORMAL in WAL mode: a committed change survives a process crash (kill -9); only a power loss
@@ -178,11 +181,34 @@ void SqliteStore::exec(const char* sql) {
   }
 }
 
-void SqliteStore::begin() { exec("BEGIN IMMEDIATE"); }
-void SqliteStore::commit() { exec("COMMIT"); }
+void SqliteStore::begin() {
+  // SQLite may have rolled the whole transaction back after an error (a full disk, an I/O error):
+  // a savepoint now would open a transaction of its own, which would commit by itself.
+  if (depth_ && sqlite3_get_autocommit(db_))
+    throw StateUnwritable("job store " + path_ + ": the transaction was rolled back after an error");
+  exec(depth_ ? "SAVEPOINT nested" : "BEGIN IMMEDIATE");
+  depth_++;
+}
+
+void SqliteStore::commit() {
+  if (depth_ == 1 && commit_delay_ms_) std::this_thread::sleep_for(std::chrono::milliseconds(commit_delay_ms_));
+  exec(depth_ > 1 ? "RELEASE nested" : "COMMIT");
+  if (--depth_ == 0) open_jobs_.clear(), open_parts_.clear();
+}
 
 void SqliteStore::rollback() {
+  if (depth_ > 1) {
+    sqlite3_exec(db_, "ROLLBACK TO nested; RELEASE nested", nullptr, nullptr, nullptr);
+    depth_--;
+    return;
+  }
   if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  depth_ = 0;
+  // The held changes this transaction wrote are held again, behind any newer change of the same row.
+  for (auto& [k, v] : open_jobs_) held_jobs_.try_emplace(k, std::move(v));
+  for (auto& [k, v] : open_parts_) held_parts_.try_emplace(k, std::move(v));
+  open_jobs_.clear();
+  open_parts_.clear();
 }
 
 bool SqliteStore::insert(JobRec& job) {
@@ -257,11 +283,16 @@ std::optional<JobRec> SqliteStore::load(uint64_t id) {
          path_);
   p.bind(1, int64_t(id));
   while (p.step()) j.parts.push_back(read_part(p));
-  // Changes still held for lack of space are newer than what the file has.
-  if (auto h = held_jobs_.find(id); h != held_jobs_.end())
-    j.state = h->second.state, j.error = h->second.error, j.finished_ms = h->second.finished_ms;
-  for (auto& part : j.parts)
-    if (auto h = held_parts_.find({id, part.index}); h != held_parts_.end()) part = h->second;
+  // Changes still held for lack of space, or written in a transaction still open, are newer than
+  // what the file has.
+  auto overlay = [&](const auto& jobs, const auto& parts) {
+    if (auto h = jobs.find(id); h != jobs.end())
+      j.state = h->second.state, j.error = h->second.error, j.finished_ms = h->second.finished_ms;
+    for (auto& part : j.parts)
+      if (auto h = parts.find({id, part.index}); h != parts.end()) part = h->second;
+  };
+  overlay(open_jobs_, open_parts_);
+  overlay(held_jobs_, held_parts_);
   return j;
 }
 
@@ -305,9 +336,13 @@ std::vector<JobRec> SqliteStore::recover() {
   return out;
 }
 
-void SqliteStore::set(uint64_t job, std::vector<PartitionRec> parts, std::optional<JobChange> state) {
+void SqliteStore::stage(uint64_t job, std::vector<PartitionRec> parts, std::optional<JobChange> state) {
   for (PartitionRec& p : parts) held_parts_[{job, p.index}] = std::move(p);
   if (state) held_jobs_[job] = std::move(*state);
+}
+
+void SqliteStore::set(uint64_t job, std::vector<PartitionRec> parts, std::optional<JobChange> state) {
+  stage(job, std::move(parts), std::move(state));
   flush_held();
 }
 
@@ -342,6 +377,10 @@ bool SqliteStore::flush_held() {
   } catch (...) {
     rollback();
     throw;
+  }
+  if (depth_) {  // inside a transaction still open: written once it commits
+    for (auto& [k, v] : held_jobs_) open_jobs_[k] = std::move(v);
+    for (auto& [k, v] : held_parts_) open_parts_[k] = std::move(v);
   }
   held_jobs_.clear();
   held_parts_.clear();

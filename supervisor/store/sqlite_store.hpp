@@ -1,6 +1,7 @@
 // The SQLite job store (WAL), for one node. The supervisor keeps the queue in memory and writes
-// every state change here before acting on it (set_job, set_partition), so that a restarted
-// supervisor requeues whatever was unfinished (recover) and loses nothing. The shared-queue calls of
+// every state change here (set_job, set_partition), through the journal's thread
+// (sqlite_journal.hpp), so that a restarted supervisor requeues whatever was unfinished (recover)
+// and loses nothing it answered for. The shared-queue calls of
 // JobStore work here too, for one process.
 #pragma once
 #include <map>
@@ -60,6 +61,8 @@ class SqliteStore final : public JobStore {
   };
   // Partitions of one job and, where given, the job's own state: one transaction.
   void set(uint64_t job, std::vector<PartitionRec> parts, std::optional<JobChange> state = std::nullopt);
+  // The same change taken in without writing it: the next flush_held() writes it with the others.
+  void stage(uint64_t job, std::vector<PartitionRec> parts, std::optional<JobChange> state = std::nullopt);
   void set_job(uint64_t id, JState s, const std::string& error, int64_t finished_ms) {
     set(id, {}, JobChange{s, error, finished_ms});
   }
@@ -69,17 +72,29 @@ class SqliteStore final : public JobStore {
   // Changes held for lack of space: while there are any, the store counts as full.
   size_t held() const { return held_jobs_.size() + held_parts_.size(); }
 
- private:
-  void exec(const char* sql);
+  // Transactions nest: inside an open one, begin() sets a savepoint, and commit() and rollback()
+  // end that savepoint only. The journal (sqlite_journal.hpp) opens one around many calls, so that
+  // one commit writes them all (a group commit). Changes flush_held() wrote inside it count as
+  // written once the outermost commit succeeds; its rollback holds them again.
   void begin();
   void commit();
   void rollback();  // ends an open transaction (SQLite may have rolled a failed one back already)
+
+ private:
+  void exec(const char* sql);
   void migrate();
   bool has_column(const char* table, const char* column);
   std::optional<JState> job_state(uint64_t id);
   void set_job_row(uint64_t id, JState s, const std::string& error, int64_t finished_ms);
   std::map<uint64_t, JobChange> held_jobs_;
   std::map<std::pair<uint64_t, uint32_t>, PartitionRec> held_parts_;
+  // Written by flush_held() inside a transaction still open: held again if it rolls back.
+  std::map<uint64_t, JobChange> open_jobs_;
+  std::map<std::pair<uint64_t, uint32_t>, PartitionRec> open_parts_;
+  int depth_ = 0;  // transactions open, the outermost included
+  // A test hook for a slow disk: every outermost commit waits this long first
+  // (CUZK_TEST_STORE_COMMIT_DELAY_MS; 0 unless set).
+  unsigned commit_delay_ms_ = 0;
   sqlite3* db_ = nullptr;
   std::string path_;
 };

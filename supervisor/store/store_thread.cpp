@@ -7,9 +7,7 @@
 
 namespace cuzk::sup {
 
-StoreThread::StoreThread(uv_loop_t* loop, std::unique_ptr<JobStore> store) : loop_(loop), store_(std::move(store)) {
-  async_.data = this;
-  uv_async_init(loop_, &async_, [](uv_async_t* a) { static_cast<StoreThread*>(a->data)->drain_completions(); });
+StoreThread::StoreThread(uv_loop_t* loop, std::unique_ptr<JobStore> store) : calls_(loop), store_(std::move(store)) {
   thread_ = std::thread([this] { main(); });
 }
 
@@ -34,32 +32,6 @@ size_t StoreThread::waiting() const {
   return n;
 }
 
-void StoreThread::post(std::function<void()> fn) {
-  if (!fn) return;
-  {
-    std::lock_guard lk(mu_);
-    if (closed_) return;
-    done_.push_back(std::move(fn));
-  }
-  uv_async_send(&async_);
-}
-
-void StoreThread::drain_completions() {
-  std::deque<std::function<void()>> batch;
-  {
-    std::lock_guard lk(mu_);
-    batch.swap(done_);
-  }
-  for (auto& fn : batch) {
-    try {
-      fn();
-    } catch (const std::exception& e) {
-      // A completion must never take the loop down; what it was doing is logged and dropped.
-      spdlog::error("job store: handling an answer: {}", e.what());
-    }
-  }
-}
-
 bool StoreThread::execute(Op& op) {
   std::function<void()> then;
   try {
@@ -68,18 +40,18 @@ bool StoreThread::execute(Op& op) {
     if (connected_.exchange(false)) spdlog::error("{}; retrying with backoff, in-flight work goes on", e.what());
     if (op.durable) return false;
     const std::string msg = e.what();
-    post([f = std::move(op.failed), msg] { f(msg); });
+    calls_.post([f = std::move(op.failed), msg] { f(msg); });
     return true;
   } catch (const std::exception& e) {
     const std::string msg = e.what();
-    post([f = std::move(op.failed), msg] { f(msg); });
+    calls_.post([f = std::move(op.failed), msg] { f(msg); });
     then = nullptr;
   }
   if (!connected_.exchange(true)) {
     reconnects_++;
     spdlog::info("job store reachable again");
   }
-  post(std::move(then));
+  calls_.post(std::move(then));
   return true;
 }
 
@@ -90,11 +62,9 @@ void StoreThread::fail_fast_ops() {
       ++it;
       continue;
     }
-    if (!closed_)
-      done_.push_back([f = std::move(it->failed)] { f("the job store cannot be reached now; retry later"); });
+    calls_.post([f = std::move(it->failed)] { f("the job store cannot be reached now; retry later"); });
     it = ops_.erase(it);
   }
-  if (!closed_) uv_async_send(&async_);
 }
 
 void StoreThread::main() {
@@ -143,11 +113,10 @@ void StoreThread::stop(uint32_t timeout_ms) {
       return true;
     });
     abandon_ = true;
-    closed_ = true;
     cv_.notify_all();
   }
+  calls_.close();
   thread_.join();
-  uv_close(reinterpret_cast<uv_handle_t*>(&async_), nullptr);
 }
 
 }  // namespace cuzk::sup

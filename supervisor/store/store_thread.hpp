@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "supervisor/store/job_store.hpp"
+#include "supervisor/store/loop_calls.hpp"
 
 namespace cuzk::sup {
 
@@ -51,18 +52,14 @@ class StoreThread {
   };
   void main();
   bool execute(Op& op);  // false: the store is unreachable and the durable op must wait
-  void post(std::function<void()> fn);
   void fail_fast_ops();  // called with mu_ held
-  void drain_completions();
 
-  uv_loop_t* loop_;
-  uv_async_t async_{};
+  LoopCalls calls_;
   std::unique_ptr<JobStore> store_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Op> ops_;
-  std::deque<std::function<void()>> done_;
-  bool stop_ = false, abandon_ = false, closed_ = false;
+  bool stop_ = false, abandon_ = false;
   std::atomic<bool> connected_{true};
   std::atomic<uint64_t> reconnects_{0};
   std::thread thread_;
