@@ -1,7 +1,9 @@
 // A small blocking HTTP/1.1 client for talking to the daemon: a unix socket or TCP (with a bearer
-// token), one connection per request, responses parsed with http-parser.
+// token), one connection per request or, for a client that sends many, one kept open (keep-alive);
+// responses parsed with http-parser.
 #pragma once
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -27,7 +29,11 @@ struct Endpoint {
 
 class HttpClient {
  public:
-  explicit HttpClient(Endpoint ep) : ep_(std::move(ep)) {}
+  // keep_alive: the connection stays open for the next request (one thread's client; copies share
+  // it). A kept connection that the daemon has closed in the meantime is replaced once, when no
+  // byte of the answer had arrived.
+  explicit HttpClient(Endpoint ep, bool keep_alive = false);
+  ~HttpClient();
   // Sends one request and waits up to timeout_s seconds for the whole answer.
   // Throws ConnectError when the daemon is unreachable or the answer is cut or malformed.
   HttpResponse request(const std::string& method, const std::string& target, const std::string& body = "",
@@ -35,7 +41,9 @@ class HttpClient {
   const Endpoint& endpoint() const { return ep_; }
 
  private:
+  struct Kept;  // the open connection of a keep-alive client
   Endpoint ep_;
+  std::shared_ptr<Kept> kept_;
 };
 
 // Percent-encodes one path segment or query value.

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "cli/http_client.hpp"
@@ -382,6 +383,23 @@ TEST_F(Fixture, IdleConnectionsAreClosedButLongPollsAreNot) {
   auto r = unix_client().request("GET", "/slow?ms=600");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, R"({"slow":true})");
+}
+
+// A keep-alive client sends its requests on one connection; when the server has closed it as idle,
+// the next request goes out once more on a new one.
+TEST_F(Fixture, KeptAliveClientReusesItsConnectionAndReconnects) {
+  opt.idle_timeout_ms = 200;
+  start();
+  cli::HttpClient c(cli::Endpoint{path, "", ""}, /*keep_alive=*/true);
+  for (int i = 0; i < 3; i++) EXPECT_EQ(c.request("GET", "/ping").status, 200);
+  EXPECT_EQ(open_now(), 1u);
+  for (int i = 0; i < 40 && open_now() != 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(open_now(), 0u);
+  auto r = c.request("POST", "/v1/proofs", R"({"circuit":"x"})");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body)["body"], R"({"circuit":"x"})");
+  EXPECT_EQ(handled.load(), 4);
+  EXPECT_EQ(open_now(), 1u);
 }
 
 // Connections beyond max_connections get 503 and are closed at once, so that they hold no
