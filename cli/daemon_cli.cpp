@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "daemon_client.hpp"
+#include "load.hpp"
 #include "timeline.hpp"
 #include "waterfall.hpp"
 
@@ -20,6 +21,7 @@ struct Opts {
   std::string cancel_job;
   CircuitArgs circuit;
   bool circuit_json = false;
+  LoadArgs load;
   std::string format = "chrome";
   std::string log;
   std::string out_file;
@@ -101,6 +103,31 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
   auto* c_remove = circuit->add_subcommand("remove", "take no new jobs for a circuit added at run time (operators)");
   add_endpoint(c_remove, *o);
   c_remove->add_option("name", o->circuit.name, "circuit name")->required();
+
+  auto* load = app.add_subcommand("load", "N clients each submitting single-partition jobs and awaiting them in turn: "
+                                          "jobs/s and latency percentiles");
+  add_endpoint(load, *o);
+  load->add_option("--circuit", o->load.circuit, "circuit name from the daemon's config")->required();
+  auto* l_wit = load->add_option("--witness", o->load.witnesses, "witness file (.wtns) of one job; several: used in turn")
+                    ->take_all();
+  auto* l_inp = load->add_option("--input", o->load.inputs, "circuit inputs (JSON) of one job; several: used in turn")
+                    ->take_all();
+  l_wit->excludes(l_inp);
+  load->add_flag("--upload", o->load.upload, "send the witness bytes instead of their paths")->excludes(l_inp);
+  load->add_option("--clients", o->load.clients, "concurrent clients (default 16)")->check(CLI::Range(1, 4096));
+  auto* l_jobs = load->add_option("--jobs", o->load.jobs, "counted jobs in all (default 1000 without --seconds)")->check(CLI::PositiveNumber);
+  auto* l_secs = load->add_option("--seconds", o->load.seconds, "or: submit new jobs for this long")
+                     ->check(CLI::PositiveNumber);
+  l_jobs->excludes(l_secs);
+  load->add_option("--warmup", o->load.warmup, "jobs run first and not counted")->check(CLI::NonNegativeNumber);
+  load->add_option("--job-timeout", o->load.job_timeout_s, "a job not final after SECONDS fails (default 600)")
+      ->check(CLI::PositiveNumber);
+  load->add_option("--out", o->load.out_dir, "keep each counted job's proof in DIR/<job id>/ (for snarkjs)");
+  load->add_option("--vk", o->load.vk,
+                   "verification_key.json: check every counted job's proof here too, after the run");
+  load->add_option("--timeline", o->load.timeline,
+                   "the daemon's <state_dir>/timeline.log: its JOB_SUBMIT to JOB_DONE time of the jobs done");
+  load->add_flag("--json", o->load.json, "print the summary as JSON");
 #endif
 
   auto* tl = app.add_subcommand("timeline", "timeline log tools");
@@ -155,6 +182,7 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
                      : *c_add  ? c_add
                      : *c_list ? c_list
                      : *c_remove ? c_remove
+                     : *load     ? load
                                  : nullptr;
     if (!used) return std::nullopt;
     if (int rc = check_endpoint(*o)) return rc;
@@ -171,6 +199,14 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
     if (used == c_add) return cmd_circuit_add(client, o->circuit);
     if (used == c_list) return cmd_circuit_list(client, o->circuit_json);
     if (used == c_remove) return cmd_circuit_remove(client, o->circuit.name);
+    if (used == load) {
+      if (o->load.witnesses.empty() && o->load.inputs.empty()) {
+        std::fprintf(stderr, "error: load needs --witness FILE or --input FILE\n");
+        return exit_status::kUsage;
+      }
+      if (!o->load.jobs && !(o->load.seconds > 0)) o->load.jobs = 1000;
+      return cmd_load(o->ep, o->load);
+    }
     return cmd_cancel(client, o->cancel_job);
 #else
     return std::nullopt;

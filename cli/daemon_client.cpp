@@ -108,51 +108,63 @@ std::string error_message(const HttpResponse& r) {
 
 std::string snarkjs_dump(const std::string& json_text) { return ojson::parse(json_text).dump(1); }
 
-int cmd_submit(const HttpClient& c, const SubmitArgs& a, std::ostream& out, std::ostream& err) {
+std::string submit_body(const SubmitArgs& a) {
   ojson body;
   body["circuit"] = a.circuit;
-  try {
-    if (!a.inputs.empty()) {
-      body["inputs"] = ojson::array();
-      for (const auto& f : a.inputs) body["inputs"].push_back(read_inputs(f));
-    } else {
-      body["witnesses"] = ojson::array();
-      for (const auto& w : a.witnesses) {
-        if (a.upload) body["witnesses"].push_back({{"base64", base64(read_file(w))}});
-        else body["witnesses"].push_back(fs::absolute(fs::path(w)).lexically_normal().string());
-      }
+  if (!a.inputs.empty()) {
+    body["inputs"] = ojson::array();
+    for (const auto& f : a.inputs) body["inputs"].push_back(read_inputs(f));
+  } else {
+    body["witnesses"] = ojson::array();
+    for (const auto& w : a.witnesses) {
+      if (a.upload) body["witnesses"].push_back({{"base64", base64(read_file(w))}});
+      else body["witnesses"].push_back(fs::absolute(fs::path(w)).lexically_normal().string());
     }
+  }
+  if (!a.priority.empty()) body["priority"] = a.priority;
+  if (!a.request_id.empty()) body["request_id"] = a.request_id;
+  return body.dump();
+}
+
+int post_job(const HttpClient& c, const std::string& body, std::string& id, std::string& error) {
+  HttpResponse r;
+  try {
+    r = c.request("POST", "/v1/proofs", body);
+  } catch (const ConnectError& e) {
+    error = e.what();
+    return exit_status::kIoError;
+  }
+  if (r.status != 200 && r.status != 201) {
+    error = error_message(r);
+    return exit_code_for_status(r.status);
+  }
+  try {
+    id = nlohmann::json::parse(r.body).at("id").get<std::string>();
+  } catch (const std::exception&) {
+    error = "unexpected answer from the daemon: " + r.body.substr(0, 200);
+    return exit_status::kIoError;
+  }
+  return 0;
+}
+
+int cmd_submit(const HttpClient& c, const SubmitArgs& a, std::ostream& out, std::ostream& err) {
+  std::string body, id, error;
+  try {
+    body = submit_body(a);
   } catch (const std::invalid_argument& e) {
     err << "error: " << e.what() << "\n";
     return exit_status::kBadInput;
   }
-  if (!a.priority.empty()) body["priority"] = a.priority;
-  if (!a.request_id.empty()) body["request_id"] = a.request_id;
-  HttpResponse r;
-  try {
-    r = c.request("POST", "/v1/proofs", body.dump());
-  } catch (const ConnectError& e) {
-    err << "error: " << e.what() << "\n";
-    return exit_status::kIoError;
-  }
-  if (r.status != 200 && r.status != 201) {
-    err << "error: " << error_message(r) << "\n";
-    return exit_code_for_status(r.status);
-  }
-  std::string id;
-  try {
-    auto j = nlohmann::json::parse(r.body);
-    id = j.at("id").get<std::string>();
-  } catch (const std::exception& e) {
-    err << "error: unexpected answer from the daemon: " << r.body.substr(0, 200) << "\n";
-    return exit_status::kIoError;
+  if (int rc = post_job(c, body, id, error)) {
+    err << "error: " << error << "\n";
+    return rc;
   }
   out << id << "\n";
   out.flush();
   return 0;
 }
 
-int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
+AwaitResult await_final(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const bool has_deadline = a.timeout_s >= 0;
@@ -162,20 +174,18 @@ int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
   double backoff = 0.2;
   bool warned = false;
   std::string last_state = "unknown";
-  std::error_code ec;
-  fs::create_directories(a.out_dir, ec);
-  if (ec) {
-    err << "error: " << a.out_dir << ": " << ec.message() << "\n";
-    return exit_status::kIoError;
-  }
+  AwaitResult res;
+  auto fail = [&](int rc, std::string why) {
+    res.rc = rc;
+    res.error = std::move(why);
+    return res;
+  };
   const std::string target_base = "/v1/proofs/" + url_encode(a.job) + "?wait=";
   for (bool first = true;; first = false) {
     long wait = (long)a.max_poll_s;
     if (has_deadline) wait = std::min<long>(wait, (long)std::floor(std::max(0.0, left_s())));
-    if (has_deadline && !first && left_s() <= 0) {
-      err << "error: timed out waiting for job " << a.job << " (state " << last_state << ")\n";
-      return kTimedOut;
-    }
+    if (has_deadline && !first && left_s() <= 0)
+      return fail(kTimedOut, "timed out waiting for job " + a.job + " (state " + last_state + ")");
     auto sent = clock::now();
     HttpResponse r;
     bool retry = false;
@@ -192,14 +202,8 @@ int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
     }
     if (retry) {
       double down = std::chrono::duration<double>(clock::now() - last_contact).count();
-      if (has_deadline && left_s() <= 0) {
-        err << "error: timed out waiting for job " << a.job << " (" << why << ")\n";
-        return kTimedOut;
-      }
-      if (down >= a.reconnect_s) {
-        err << "error: " << why << "\n";
-        return exit_status::kIoError;
-      }
+      if (has_deadline && left_s() <= 0) return fail(kTimedOut, "timed out waiting for job " + a.job + " (" + why + ")");
+      if (down >= a.reconnect_s) return fail(exit_status::kIoError, why);
       if (!warned) {
         err << "cuzk await: " << why << "; retrying\n";
         warned = true;
@@ -213,54 +217,66 @@ int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
     last_contact = clock::now();
     backoff = 0.2;
     warned = false;
-    if (r.status != 200) {
-      err << "error: " << error_message(r) << "\n";
-      return exit_code_for_status(r.status);
-    }
+    if (r.status != 200) return fail(exit_code_for_status(r.status), error_message(r));
     ojson job;
     try {
       job = ojson::parse(r.body);
     } catch (const std::exception& e) {
-      err << "error: unexpected answer from the daemon: " << e.what() << "\n";
-      return exit_status::kIoError;
+      return fail(exit_status::kIoError, std::string("unexpected answer from the daemon: ") + e.what());
     }
     last_state = str_or(job, "state", "unknown");
-    if (!is_final(last_state)) {
-      // A daemon that answers a long poll early must not turn this into a busy loop.
-      auto took = std::chrono::duration<double>(clock::now() - sent).count();
-      if (took < 0.25) std::this_thread::sleep_for(std::chrono::milliseconds(250));
-      continue;
+    if (is_final(last_state)) {
+      res.job = std::move(job);
+      break;
     }
-    // Final: write every partition that has a proof.
-    size_t written = 0, parts = 0;
-    try {
-      if (job.contains("partitions") && job["partitions"].is_array()) {
-        for (const auto& p : job["partitions"]) {
-          parts++;
-          if (str_or(p, "state") != "done" || !p.contains("proof") || !p.contains("public")) continue;
-          long idx = p.value("index", (long)(parts - 1));
-          fs::path dir(a.out_dir);
-          write_atomic(dir / ("proof_" + std::to_string(idx) + ".json"), p["proof"].dump(1));
-          write_atomic(dir / ("public_" + std::to_string(idx) + ".json"), p["public"].dump(1));
-          written++;
-        }
-      }
-    } catch (const std::exception& e) {
-      err << "error: writing the proofs to " << a.out_dir << ": " << e.what() << "\n";
-      return exit_status::kIoError;
-    }
-    if (last_state == "done") {
-      if (written != parts || parts == 0) {
-        err << "error: job " << a.job << " is done but only " << written << " of " << parts
-            << " partitions carry a proof\n";
-        return kJobFailed;
-      }
-      return 0;
-    }
-    std::string msg = str_or(job, "error", "");
-    err << "error: job " << a.job << " " << last_state << (msg.empty() ? "" : ": " + msg) << "\n";
-    return kJobFailed;
+    // A daemon that answers a long poll early must not turn this into a busy loop.
+    auto took = std::chrono::duration<double>(clock::now() - sent).count();
+    if (took < 0.25) std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
+  // Final: done with a proof for every partition, or failed (cancelled) and why.
+  size_t proved = 0, parts = 0;
+  if (res.job.contains("partitions") && res.job["partitions"].is_array())
+    for (const auto& p : res.job["partitions"]) {
+      parts++;
+      if (str_or(p, "state") == "done" && p.contains("proof") && p.contains("public")) proved++;
+    }
+  if (last_state == "done") {
+    if (proved == parts && parts != 0) return res;
+    return fail(kJobFailed, "job " + a.job + " is done but only " + std::to_string(proved) + " of " +
+                                std::to_string(parts) + " partitions carry a proof");
+  }
+  std::string msg = str_or(res.job, "error", "");
+  return fail(kJobFailed, "job " + a.job + " " + last_state + (msg.empty() ? "" : ": " + msg));
+}
+
+void write_proofs(const nlohmann::ordered_json& job, const std::string& dir) {
+  if (!job.contains("partitions") || !job["partitions"].is_array()) return;
+  long n = 0;
+  for (const auto& p : job["partitions"]) {
+    long idx = p.value("index", n++);
+    if (str_or(p, "state") != "done" || !p.contains("proof") || !p.contains("public")) continue;
+    write_atomic(fs::path(dir) / ("proof_" + std::to_string(idx) + ".json"), p["proof"].dump(1));
+    write_atomic(fs::path(dir) / ("public_" + std::to_string(idx) + ".json"), p["public"].dump(1));
+  }
+}
+
+int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err) {
+  std::error_code ec;
+  fs::create_directories(a.out_dir, ec);
+  if (ec) {
+    err << "error: " << a.out_dir << ": " << ec.message() << "\n";
+    return exit_status::kIoError;
+  }
+  AwaitResult res = await_final(c, a, err);
+  // Every partition that has a proof is written, also for a job that failed.
+  try {
+    write_proofs(res.job, a.out_dir);
+  } catch (const std::exception& e) {
+    err << "error: writing the proofs to " << a.out_dir << ": " << e.what() << "\n";
+    return exit_status::kIoError;
+  }
+  if (res.rc) err << "error: " << res.error << "\n";
+  return res.rc;
 }
 
 int cmd_status(const HttpClient& c, bool json, std::ostream& out, std::ostream& err) {

@@ -43,6 +43,10 @@ struct SubmitArgs {
 };
 int cmd_submit(const HttpClient& c, const SubmitArgs& a, std::ostream& out = std::cout,
                std::ostream& err = std::cerr);
+// The body of POST /v1/proofs for `a`; throws std::invalid_argument for a file it cannot use.
+std::string submit_body(const SubmitArgs& a);
+// POST /v1/proofs with `body`: 0 and the job's id, or an exit code and why (the daemon's message).
+int post_job(const HttpClient& c, const std::string& body, std::string& id, std::string& error);
 
 struct AwaitArgs {
   std::string job;
@@ -52,6 +56,19 @@ struct AwaitArgs {
   double max_poll_s = 600;    // longest single long poll
 };
 int cmd_await(const HttpClient& c, const AwaitArgs& a, std::ostream& err = std::cerr);
+// A job waited for: rc 0 when it is done with a proof for every partition, else an exit code and
+// why. `job` is the final job with its partitions' proofs, null when it was not seen final.
+struct AwaitResult {
+  int rc = 0;
+  nlohmann::ordered_json job;
+  std::string error;
+};
+// Long-polls the job of `a` until it is final, a.timeout_s passes, or the daemon stays unreachable
+// for a.reconnect_s; a notice goes to `err` when it starts retrying. a.out_dir is not used.
+AwaitResult await_final(const HttpClient& c, const AwaitArgs& a, std::ostream& err);
+// Writes DIR/proof_<i>.json and DIR/public_<i>.json of each partition of `job` that has a proof
+// (DIR exists); throws std::runtime_error when a file cannot be written.
+void write_proofs(const nlohmann::ordered_json& job, const std::string& dir);
 int cmd_status(const HttpClient& c, bool json, std::ostream& out = std::cout, std::ostream& err = std::cerr);
 int cmd_cancel(const HttpClient& c, const std::string& job, std::ostream& out = std::cout,
                std::ostream& err = std::cerr);
@@ -73,7 +90,7 @@ std::string str_or(const nlohmann::ordered_json& j, const char* key, const std::
 // Writes one JSON value the way snarkjs writes proof.json / public.json (JSON.stringify(x, null, 1)).
 std::string snarkjs_dump(const std::string& json_text);
 
-// Adds submit, await, status, cancel, timeline export and waterfall to `app`. After parsing, the
+// Adds submit, await, status, cancel, circuit, load, timeline export and waterfall to `app`. After parsing, the
 // returned function runs the selected one and gives its exit code, or nullopt if none was selected.
 std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app);
 

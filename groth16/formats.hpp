@@ -255,6 +255,11 @@ template <class C>
 void write_public_json(const std::string& path, const std::vector<typename C::Fr>& pub);
 template <class C>
 std::vector<typename C::Fr> read_public_json(const std::string& path);
+// The same from JSON text already in memory (a daemon's answer); `what` names it in errors.
+template <class C>
+Proof<C> parse_proof_json(const std::string& what, const std::string& text);
+template <class C>
+std::vector<typename C::Fr> parse_public_json(const std::string& what, const std::string& text);
 template <class C>
 void write_vk_json(const std::string& path, const VerificationKey<C>& vk);  // includes vk_alphabeta_12
 template <class C>

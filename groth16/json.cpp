@@ -77,14 +77,10 @@ void write_text(const std::string& path, const std::string& text) {
   throw FormatError(path + ": " + field + ": " + what);
 }
 
-json parse_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FormatError(path + ": open: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw FormatError(path + ": read: " + std::strerror(errno));
+// `text` parsed as JSON; `path` names it in errors.
+json parse_text(const std::string& path, const std::string& text) {
   try {
-    return json::parse(ss.str());
+    return json::parse(text);
   } catch (const json::exception& e) {
     // A syntax error (parse_error), or a number the parser cannot hold such as 1e400 (out_of_range).
     std::string what = e.what();
@@ -93,6 +89,17 @@ json parse_file(const std::string& path) {
     jfail(path, "JSON syntax", what);
   }
 }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FormatError(path + ": open: " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw FormatError(path + ": read: " + std::strerror(errno));
+  return ss.str();
+}
+
+json parse_file(const std::string& path) { return parse_text(path, read_text(path)); }
 
 const json& member(const std::string& path, const json& obj, const std::string& field, const char* key) {
   auto it = obj.find(key);
@@ -212,7 +219,12 @@ void write_proof_json(const std::string& path, const Proof<C>& p) {
 
 template <class C>
 Proof<C> read_proof_json(const std::string& path) {
-  json j = parse_file(path);
+  return parse_proof_json<C>(path, read_text(path));
+}
+
+template <class C>
+Proof<C> parse_proof_json(const std::string& path, const std::string& text) {
+  json j = parse_text(path, text);
   expect_object(path, j);
   expect_string(path, j, "protocol", "groth16");
   curve_field(path, j, C::id);
@@ -232,8 +244,13 @@ void write_public_json(const std::string& path, const std::vector<typename C::Fr
 
 template <class C>
 std::vector<typename C::Fr> read_public_json(const std::string& path) {
+  return parse_public_json<C>(path, read_text(path));
+}
+
+template <class C>
+std::vector<typename C::Fr> parse_public_json(const std::string& path, const std::string& text) {
   using Fr = typename C::Fr;
-  json j = parse_file(path);
+  json j = parse_text(path, text);
   if (!j.is_array()) jfail(path, "top level", "not a JSON array of decimal strings");
   std::vector<Fr> out;
   out.reserve(j.size());
@@ -316,8 +333,10 @@ VerificationKey<C> read_vk_json(const std::string& path) {
 #define CUZK_JSON_IO(C)                                                                  \
   template void write_proof_json<C>(const std::string&, const Proof<C>&);                \
   template Proof<C> read_proof_json<C>(const std::string&);                              \
+  template Proof<C> parse_proof_json<C>(const std::string&, const std::string&);         \
   template void write_public_json<C>(const std::string&, const std::vector<C::Fr>&);     \
   template std::vector<C::Fr> read_public_json<C>(const std::string&);                   \
+  template std::vector<C::Fr> parse_public_json<C>(const std::string&, const std::string&);\
   template VerificationKey<C> vk_from_zkey<C>(const ZKey<C>&);                           \
   template void write_vk_json<C>(const std::string&, const VerificationKey<C>&);         \
   template VerificationKey<C> read_vk_json<C>(const std::string&);
