@@ -20,6 +20,7 @@
 #   GPU     scripts/device.sh witness ARTEFACT INPUT.json [RUNS]
 #   GPU     scripts/device.sh keys [LOG2 [N [PARTITIONS]]]
 #   GPU     scripts/device.sh devices [WORKERS] [PARTITIONS]      (two GPUs)
+#   GPU     scripts/device.sh clients [LOG2 [CLIENTS [JOBS]]]
 #   here    scripts/device.sh soak payload [--e2e-work DIR]
 #   GPU     scripts/device.sh soak MINUTES
 #   here    bash scripts/soak.sh verify soak-proofs.tgz
@@ -33,7 +34,7 @@ TARBALL="$DEV/bundle.tar.xz"
 OUT="${OUT:-$ROOT/gpu-out}"
 B="${CUZK_BUNDLE_DIR:-/tmp/cuzk-bundle}"  # the unpacked bundle on the GPU host
 CUDA_BINS=(cuzk_gpu_tests cuzk-bench)
-BACKEND="${CUZK_DEVICE_BACKEND:-cuda}"    # cpu: a dry run of e2e/daemon/synth without a GPU
+BACKEND="${CUZK_DEVICE_BACKEND:-cuda}"    # cpu: a dry run of e2e/daemon/synth/clients without a GPU
 
 SUP=""   # a supervisor this script started
 TMPS=()  # scratch folders of this script
@@ -117,6 +118,14 @@ devices [WORKERS] [PARTITIONS]                                                  
     gpu1 after a third of the proofs. Each GPU worker has its own GPU_CORES (default 4) of the last
     cores. Every proof of the kill run comes back in proofs.tgz (`e2e verify proofs.tgz` here).
     SYNTH_DEVICES="1 2 2k" is the same for any synth form.
+clients [LOG2 [CLIENTS [JOBS]]]                                                               GPU
+    What a proving service sees from many clients: a gen-circuit of 2^LOG2 (default 13), the daemon
+    (SQLite store) with 4 synthesis workers and synthesis.abc = "gpu", and `cuzk load` with
+    single-partition jobs: one client for CLIENTS_LATENCY_JOBS (default 200) jobs, the latency,
+    then CLIENTS (default 16) clients for JOBS (default 4000) jobs, the throughput; each after a
+    warm-up, each proof checked against the key by the client. Jobs/s, client latency
+    p50/p90/p99/max and the daemon's JOB_SUBMIT to JOB_DONE p50/p99 into summary.txt (after the
+    config), the timeline and waterfall beside it, four of the latency run's proofs into proofs.tgz.
 soak payload [--e2e-work DIR]                                                                 here
     The kill-soak's circuits and witnesses (poseidon_merkle, chain_pow2, multiplier from the e2e
     ceremony in DIR, default build/e2e) into .devbundle/soak.
@@ -124,8 +133,8 @@ soak MINUTES                                                                    
     scripts/soak.sh on the cuda backend with the bundle's executables; the proofs come back as
     soak-proofs.tgz, for `bash scripts/soak.sh verify soak-proofs.tgz` here (snarkjs).
 
-CUZK_DEVICE_BACKEND=cpu makes e2e prove, daemon and synth a dry run on the cpu backend, for a
-machine without a GPU. The GPU host runs these from the repository root with .devbundle carried:
+CUZK_DEVICE_BACKEND=cpu makes e2e prove, daemon, synth and clients a dry run on the cpu backend,
+for a machine without a GPU. The GPU host runs these from the repository root with .devbundle carried:
     scripts/device.sh bundle --build build-cuda cuzk cuzk-bench cuzk_gpu_tests    # here
     scripts/device.sh check && scripts/device.sh bench                  # GPU host
 EOF
@@ -716,6 +725,50 @@ cmd_synth() {
   return 0
 }
 
+# clients [LOG2 [CLIENTS [JOBS]]]: `cuzk load` on a gen-circuit of 2^LOG2, one job a partition: one
+# client's latency, then CLIENTS clients' throughput, each proof checked against the key by the
+# client too, with the daemon's own submit-to-done times from its timeline.
+cmd_clients() {
+  local k="${1:-13}" nc="${2:-16}" jobs="${3:-4000}" lat_jobs="${CLIENTS_LATENCY_JOBS:-200}" work g status=0
+  open_bundle
+  work="$(scratch clients)" && TMPS+=("$work")
+  g="$work/gen"  # also the input folder: apart from the daemon's state
+  mkdir -p "$g"
+  local t0=$SECONDS
+  run cuzk -q gen-circuit "$k" "$g/gen.r1cs" "$g/gen.wtns" --seed 7 || die "gen-circuit failed"
+  run cuzk -q setup "$g/gen.r1cs" "$g/gen.zkey" --seed gpu-clients >/dev/null 2>&1 || die "setup failed"
+  run cuzk -q export vk "$g/gen.zkey" "$g/vk.json" || die "export vk failed"
+  echo "setup: $(since $t0)"
+  # At most CLIENTS jobs are in flight (each client waits for its job): a slot for each and a few to spare.
+  {
+    daemon_table "$work" c
+    echo "input_dirs = [\"$g\"]"
+    printf '[synthesis]\nworkers = 4\nabc = "gpu"\n'
+    printf '[gpu]\nbackend = "%s"\ndevices = [0]\nslots = %s\n' "$BACKEND" $((nc + 4))
+    printf '[[circuits]]\nname = "gen"\nzkey = "%s/gen.zkey"\n' "$g"
+  } >"$work/cuzk.toml"
+  { say "config"; cat "$work/cuzk.toml"; } >>"$OUT/summary.txt"
+  start_daemon "$work/cuzk.toml" "$OUT/supervisor.log"
+  local load=(run cuzk load --socket "$work/c.sock" --circuit gen --witness "$g/gen.wtns" --vk "$g/vk.json"
+    --timeline "$work/state-c/timeline.log")
+  say "2^$k: one client, $lat_jobs jobs (latency)" | tee -a "$OUT/summary.txt"
+  "${load[@]}" --clients 1 --jobs "$lat_jobs" --warmup 20 --out "$work/out" 2>&1 | tee -a "$OUT/summary.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  say "2^$k: $nc clients, $jobs jobs (throughput)" | tee -a "$OUT/summary.txt"
+  "${load[@]}" --clients "$nc" --jobs "$jobs" --warmup $((nc * 4)) 2>&1 | tee -a "$OUT/summary.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  stop_daemon "$work/state-c" "$OUT" || status=1
+  # Four of the latency run's proofs for snarkjs.
+  local d
+  for d in $(ls -d "$work/out"/*/ 2>/dev/null | head -4); do
+    mkdir -p "$OUT/proofs/gen_$(basename "$d")"
+    cp "$d"/proof_0.json "$d"/public_0.json "$g/vk.json" "$OUT/proofs/gen_$(basename "$d")/"
+  done
+  [ -d "$OUT/proofs" ] && tar -C "$OUT" -czf "$OUT/proofs.tgz" proofs && rm -rf "$OUT/proofs"
+  echo "proofs: $OUT/proofs.tgz (here: scripts/device.sh e2e verify proofs.tgz)"
+  return $status
+}
+
 # More keys than a budget holds: N gen-circuits of 2^LOG2 (each its own key), a round-robin stream
 # of jobs over them, proved with every key resident and with gpu.key_memory at a fraction of what
 # the keys take.
@@ -1016,6 +1069,7 @@ main() {
     witness) cmd_witness "$@"; rc=$? ;;
     keys) cmd_keys "$@"; rc=$? ;;
     devices) cmd_devices "$@"; rc=$? ;;
+    clients) cmd_clients "$@"; rc=$? ;;
     soak)
       case "${1:-}" in
         payload) shift; cmd_soak_payload "$@"; return ;;
