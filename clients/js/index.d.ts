@@ -83,8 +83,15 @@ export interface ConnectOptions {
   url?: string;
   /** The bearer token TCP requests need (daemon.token). */
   token?: string;
-  /** Default timeout in ms of every call; none when unset. */
+  /** Default timeout in ms of every call; none when unset (each request is still bounded by
+   *  requestTimeout, and a long poll by its wait plus 30 s). */
   timeout?: number;
+  /** The most one request may take, in ms, where its call has no timeout: 30000. A long poll is
+   *  bounded by its wait instead. */
+  requestTimeout?: number;
+  /** The most bytes of one answer the client holds: 64 MiB. A larger answer is cut off as it
+   *  arrives and rejects with code "EMSGSIZE". */
+  maxAnswerBytes?: number;
   /** While waiting for a job, how long in ms an unreachable daemon (or a 502/503/504) is retried: 30000. */
   reconnect?: number;
 }
@@ -110,7 +117,8 @@ export declare class CuzkError extends Error {
   /** The daemon's HTTP status (400, 401, 404, 409, 429, 503...); undefined when no error status came. */
   status?: number;
   /** The daemon's error code (its HTTP status), or "ETIMEDOUT", "ECANCELLED" (the job was
-   *  cancelled), "EJOBFAILED" (the job failed), "EPROTO" (an answer the client cannot read), or a
+   *  cancelled), "EJOBFAILED" (the job failed), "EPROTO" (an answer the client cannot read: not a JSON
+   *  object, or not a job where one was asked for), "EMSGSIZE" (an answer over maxAnswerBytes), or a
    *  system error code such as "ECONNREFUSED" or "ENOENT" when the daemon cannot be reached. */
   code?: number | string;
   /** The job concerned, where there is one. With ETIMEDOUT the job goes on: wait for it again

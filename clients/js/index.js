@@ -14,6 +14,15 @@ const RECONNECT_MS = 30_000;
 // Failures of a request worth retrying while waiting for a job: the job is still there.
 const TRANSIENT_STATUS = new Set([502, 503, 504]);
 const TRANSIENT_CODE = new Set(["ECONNREFUSED", "ECONNRESET", "ENOENT", "EPIPE", "ESTALLED"]);
+// A request other than a long poll, when the call has no timeout of its own, gets no longer than
+// this for its whole answer: a daemon that stops answering must not hold a caller forever.
+const REQUEST_TIMEOUT_MS = 30_000;
+// The most of one answer the client holds. A job's JSON is its partitions' proofs and public
+// signals, a few KiB each; an answer past this is refused as it arrives, never buffered whole.
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+// What a daemon's error may put into a CuzkError's message.
+const MAX_MESSAGE_CHARS = 1024;
+const JOB_STATES = new Set(["queued", "running", ...FINAL]);
 
 export class CuzkError extends Error {
   constructor(message, { status, code, jobId, job, partition, cause } = {}) {
@@ -42,8 +51,11 @@ class Client {
   #headers;
   #timeout;
   #reconnect;
+  #requestTimeout;
+  #maxAnswerBytes;
 
-  constructor({ socket, url, token, timeout, reconnect = RECONNECT_MS } = {}) {
+  constructor({ socket, url, token, timeout, reconnect = RECONNECT_MS, requestTimeout = REQUEST_TIMEOUT_MS,
+                maxAnswerBytes = MAX_ANSWER_BYTES } = {}) {
     if (!socket === !url) throw new TypeError("connect: give either socket (a unix socket path) or url");
     this.#headers = token ? { authorization: `Bearer ${token}` } : {};
     if (socket) {
@@ -57,8 +69,12 @@ class Client {
       this.#prefix = u.pathname.replace(/\/+$/, "");
       this.where = u.origin;
     }
+    for (const [name, v] of [["requestTimeout", requestTimeout], ["maxAnswerBytes", maxAnswerBytes]])
+      if (!(Number.isFinite(v) && v > 0)) throw new TypeError(`connect: ${name} must be a positive number, not ${v}`);
     this.#timeout = timeout;
     this.#reconnect = reconnect;
+    this.#requestTimeout = requestTimeout;
+    this.#maxAnswerBytes = maxAnswerBytes;
   }
 
   // The daemon's state: workers, devices, queues (GET /v1/status).
@@ -76,7 +92,9 @@ class Client {
     const wait = Math.min(opts.wait ?? 0, 3_600_000);  // the daemon's cap: an hour
     const path = `/v1/proofs/${encodeURIComponent(id)}` + (wait > 0 ? `?wait=${(wait / 1000).toFixed(3)}` : "");
     const stallAt = wait > 0 ? Date.now() + wait + POLL_GRACE_MS : Infinity;
-    return this.#request("GET", path, undefined, deadlineOf(opts.timeout ?? this.#timeout), { jobId: String(id), stallAt });
+    const job = await this.#request("GET", path, undefined, deadlineOf(opts.timeout ?? this.#timeout),
+                                    { jobId: String(id), stallAt });
+    return checkJob(job, `GET ${path}`, String(id));
   }
 
   // Cancels a job that is not final (DELETE /v1/proofs/{id}); 409 if it already is.
@@ -120,7 +138,7 @@ class Client {
     } catch (e) {
       if (e.code !== "ETIMEDOUT") throw e;
       // The daemon may have made the job before the answer was lost; only a request id finds it.
-      throw new CuzkError(`timed out after ${timeout} ms submitting a job of circuit '${circuit}'` +
+      throw new CuzkError(`timed out after ${timeout ?? this.#requestTimeout} ms submitting a job of circuit '${circuit}'` +
                           (opts.requestId === undefined ? "" : ` (request id '${opts.requestId}' names it if it was made)`),
                           { code: "ETIMEDOUT" });
     }
@@ -154,15 +172,18 @@ class Client {
         backoff = Math.min(backoff * 2, 2000);
         continue;
       }
-      if (FINAL.has(job.state)) return job;
+      if (FINAL.has(checkJob(job, `GET /v1/proofs/${id}`, id).state)) return job;
       // A daemon that answers long polls early must not turn this loop into a busy one.
       if (Date.now() - sent < 250) await sleep(Math.min(250, deadline - Date.now()));
     }
   }
 
-  // One HTTP request; resolves to the parsed JSON answer, rejects with a CuzkError: at deadline
-  // with code ETIMEDOUT (the caller's timeout), or at stallAt, if that is earlier, with ESTALLED (a
-  // long poll whose answer is overdue: a lost connection). Each request has its own connection:
+  // One HTTP request; resolves to the answer, a JSON object, and rejects with a CuzkError for
+  // anything else: EPROTO for an answer that is not a JSON object, EMSGSIZE for one larger than
+  // maxAnswerBytes (cut off as it arrives), ETIMEDOUT at deadline (the caller's timeout, or
+  // requestTimeout from now where the call has none and this is not a long poll), ESTALLED at
+  // stallAt, if that is earlier (a long poll whose answer is overdue: a lost connection). Each
+  // request has its own connection:
   // the daemon closes idle ones, and a kept one could be closed just as it is reused, failing a
   // request the daemon never saw.
   #request(method, path, body, deadline, { jobId, stallAt = Infinity } = {}) {
@@ -182,9 +203,22 @@ class Client {
         if (jobId !== undefined && e.jobId === undefined) e.jobId = jobId;
         reject(e);
       };
-      const req = http.request({ ...this.#target, method, path: this.#prefix + path, headers, agent: false }, (res) => {
+      const tooBig = () => {
+        settle(new CuzkError(`${method} ${path}: the daemon's answer is larger than ${this.#maxAnswerBytes} bytes ` +
+                             "(maxAnswerBytes)", { status: res.statusCode, code: "EMSGSIZE" }));
+        req.destroy();
+      };
+      let res;
+      const req = http.request({ ...this.#target, method, path: this.#prefix + path, headers, agent: false }, (r) => {
+        res = r;
+        if (Number(res.headers["content-length"]) > this.#maxAnswerBytes) return tooBig();
         const chunks = [];
-        res.on("data", (c) => chunks.push(c));
+        let size = 0;
+        res.on("data", (c) => {
+          size += c.length;
+          if (size > this.#maxAnswerBytes) return tooBig();
+          chunks.push(c);
+        });
         res.on("error", (e) => settle(new CuzkError(`${method} ${path}: ${e.message}`, { code: e.code, cause: e })));
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
@@ -197,35 +231,49 @@ class Client {
           if (res.statusCode >= 400) {
             // The daemon's errors are {"error": {"code": <status>, "message": ...}}; anything else
             // (a proxy's page) is passed on as text.
-            const err = json && typeof json.error === "object" && json.error ? json.error : {};
-            return settle(new CuzkError(err.message ?? (text.trim() || `${method} ${path}: HTTP ${res.statusCode}`),
-                                        { status: res.statusCode, code: err.code ?? res.statusCode }));
+            const err = isObject(json) && isObject(json.error) ? json.error : {};
+            const message = typeof err.message === "string" ? err.message : text.trim();
+            const code = typeof err.code === "number" || typeof err.code === "string" ? err.code : res.statusCode;
+            return settle(new CuzkError(message.slice(0, MAX_MESSAGE_CHARS) || `${method} ${path}: HTTP ${res.statusCode}`,
+                                        { status: res.statusCode, code }));
           }
-          if (json === undefined)
-            return settle(new CuzkError(`${method} ${path}: the daemon's answer is not JSON`,
+          if (!isObject(json))
+            return settle(new CuzkError(`${method} ${path}: the daemon's answer is not a JSON object`,
                                         { status: res.statusCode, code: "EPROTO" }));
           settle(null, json);
         });
       });
       req.on("error", (e) =>
         settle(new CuzkError(`cannot reach the daemon at ${this.where}: ${e.message}`, { code: e.code, cause: e })));
+      if (deadline === Infinity && stallAt === Infinity) deadline = Date.now() + this.#requestTimeout;
       const until = Math.min(deadline, stallAt);
-      if (until !== Infinity) {
-        const code = stallAt < deadline ? "ESTALLED" : "ETIMEDOUT";
-        timer = setTimeout(() => {
-          settle(new CuzkError(`${method} ${path}: no answer from the daemon at ${this.where} in time`, { code }));
-          req.destroy();
-        }, Math.max(0, until - Date.now()));
-      }
+      const code = stallAt < deadline ? "ESTALLED" : "ETIMEDOUT";
+      timer = setTimeout(() => {
+        settle(new CuzkError(`${method} ${path}: no answer from the daemon at ${this.where} in time`, { code }));
+        req.destroy();
+      }, Math.max(0, until - Date.now()));
       req.end(body);
     });
   }
 }
 
+const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+
+// A job's JSON as GET /v1/proofs/{id} answers it, or an EPROTO CuzkError: a known state, and
+// partitions (where present) an array of objects with an index.
+function checkJob(job, what, jobId) {
+  const bad = (why) => new CuzkError(`${what}: the daemon's answer is not a job (${why})`, { code: "EPROTO", jobId });
+  if (!JOB_STATES.has(job.state)) throw bad(`state ${JSON.stringify(job.state)?.slice(0, 40)}`);
+  const parts = job.partitions ?? [];
+  if (!Array.isArray(parts)) throw bad("partitions is not an array");
+  if (!parts.every((p) => isObject(p) && Number.isInteger(p.index))) throw bad("a partition is not an object with an index");
+  return job;
+}
+
 function resultsOf(job) {
   const parts = [...(job.partitions ?? [])].sort((a, b) => a.index - b.index);
   if (job.state === "done") {
-    const missing = parts.find((p) => p.state !== "done" || !p.proof || !p.public);
+    const missing = parts.find((p) => p.state !== "done" || !isObject(p.proof) || !Array.isArray(p.public));
     if (parts.length === 0 || missing)
       throw new CuzkError(`job ${job.id} is done but partition ${missing?.index ?? 0} carries no proof`,
                           { code: "EPROTO", jobId: job.id, job });
