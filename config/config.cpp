@@ -132,6 +132,13 @@ class Section {
     out = n->as_string()->get();
   }
 
+  // A string that must be one of `choices`.
+  void choice(const std::string& k, std::string& out, const std::vector<std::string>& choices) const {
+    str(k, out);
+    if (std::find(choices.begin(), choices.end(), out) == choices.end())
+      fail(key(k), "must be one of " + join(choices) + ", got " + quote(out), node(k));
+  }
+
   void boolean(const std::string& k, bool& out) const {
     const toml::node* n = node(k);
     if (!n) return;
@@ -347,7 +354,7 @@ const std::vector<std::string> kDaemonKeys = {"instance",   "state_dir",        
                                               "tcp",        "tcp_allow_remote", "token",            "token_file",
                                               "log_level",  "heartbeat_interval_ms", "heartbeat_timeout_ms",
                                               "shutdown_grace_ms", "input_dirs", "key_dirs",
-                                              "admin_token",      "admin_token_file"};
+                                              "admin_token",      "admin_token_file", "max_client_priority"};
 const std::vector<std::string> kSynthesisKeys = {"workers", "cpus", "threads", "witness_timeout_s", "witness_engine",
                                                   "abc"};
 const std::vector<std::string> kGpuKeys = {"backend",    "devices",    "slots",      "batch",
@@ -417,10 +424,8 @@ void parse_daemon(const toml::table& root, const std::string& base_dir, DaemonCo
       fail("daemon.tcp", "TCP needs a bearer token: set daemon.token or daemon.token_file", s.node("tcp"));
   }
 
-  s.str("log_level", d.log_level);
-  static const std::vector<std::string> levels = {"trace", "debug", "info", "warn", "error"};
-  if (std::find(levels.begin(), levels.end(), d.log_level) == levels.end())
-    fail("daemon.log_level", "must be one of " + join(levels) + ", got " + quote(d.log_level), s.node("log_level"));
+  s.choice("max_client_priority", d.max_client_priority, {"critical", "high", "normal", "low"});
+  s.choice("log_level", d.log_level, {"trace", "debug", "info", "warn", "error"});
 
   s.integer("heartbeat_interval_ms", d.heartbeat_interval_ms, 10, 3600000);
   s.integer("heartbeat_timeout_ms", d.heartbeat_timeout_ms, 1, 86400000);

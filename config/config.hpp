@@ -49,6 +49,9 @@ struct DaemonConfig {
   // Bearer token that makes a TCP client an operator (adding and removing circuits), or a file
   // holding it; "" = no operator over TCP (root and the daemon's own user on the socket are).
   std::string admin_token, admin_token_file;
+  // The highest priority a client that is not an operator may give a job: "critical", "high",
+  // "normal" or "low". Operators may give any; a client asking for more gets 403.
+  std::string max_client_priority = "high";
 };
 
 struct SynthesisConfig {

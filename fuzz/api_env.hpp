@@ -74,7 +74,7 @@ struct ApiEnv {
     sup::SubmitRequest r;
     std::vector<sup::PreparedInput> prepared;
     try {
-      r = validator->parse(body);
+      r = validator->parse(body, sup::Priority::High);
       prepared = validator->prepare(r, operator_);
     } catch (const sup::SubmitError& e) {
       FUZZ_CHECK(e.status >= 400 && e.status < 500, "a refusal that is not a client error");
@@ -128,9 +128,9 @@ struct ApiEnv {
         if (streamed) {
           std::ofstream(file, std::ios::binary) << body;
           const sup::StreamedBody sb = sup::stream_uploads(file, dir, 1 << 20, 4);
-          prepared = validator->prepare(validator->parse(sb.json), operator_, &sb);
+          prepared = validator->prepare(validator->parse(sb.json, sup::Priority::High), operator_, &sb);
         } else {
-          prepared = validator->prepare(validator->parse(body), operator_);
+          prepared = validator->prepare(validator->parse(body, sup::Priority::High), operator_);
         }
         for (const auto& p : prepared)
           o.parts.push_back(p.stored ? read(p.path) : p.source ? p.source->path() : p.content);

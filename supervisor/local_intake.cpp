@@ -93,6 +93,7 @@ struct SpoolWork {
   std::shared_ptr<const http::SpooledBody> body;
   std::string dir, submitter;
   FileReader reader;
+  Priority highest;
   uint64_t max_json;
   size_t max_witnesses;
   StreamedBody out;
@@ -109,6 +110,7 @@ void LocalQueue::submit_spooled(const http::Request& req, std::shared_ptr<http::
   w->body = req.body_file;
   w->submitter = submitter_of(req);
   w->reader = reader_of(req);
+  w->highest = highest_priority(req, s_.cfg_.daemon.max_client_priority);
   w->dir = new_upload_dir();
   w->max_json = s_.cfg_.limits.upload_memory;
   w->max_witnesses = 0;
@@ -133,7 +135,7 @@ void LocalQueue::after_spooled(SpoolWork& w) {
       [&] {
         throw_work_failure(w.failed);
         // An answer of status 0 comes after the copies of clients' files (after_copies).
-        return submit_body(w.out.json, w.submitter, w.reader, &w.out, w.dir, w.r);
+        return submit_body(w.out.json, w.submitter, w.reader, w.highest, &w.out, w.dir, w.r);
       },
       w.dir, w.r);
 }
@@ -172,10 +174,10 @@ std::string LocalQueue::new_upload_dir() {
 }
 
 http::Response LocalQueue::submit_body(const std::string& body, const std::string& submitter, const FileReader& reader,
-                                  const StreamedBody* streamed, const std::string& upload_dir,
-                                  std::shared_ptr<http::Responder> r) {
+                                       Priority highest, const StreamedBody* streamed, const std::string& upload_dir,
+                                       std::shared_ptr<http::Responder> r) {
   if (s_.draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
-  SubmitRequest sr = s_.validator_->parse(body);
+  SubmitRequest sr = s_.validator_->parse(body, highest);
   auto room = [&] {
     const size_t unfinished = s_.parts_.jobs().size();
     if (unfinished >= s_.cfg_.limits.max_queued_jobs)
@@ -374,7 +376,9 @@ http::Response LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::str
 
 void LocalQueue::submit(const http::Request& req, std::shared_ptr<http::Responder> r) {
   if (req.body_file) return submit_spooled(req, r);
-  if (http::Response resp = submit_body(req.body, submitter_of(req), reader_of(req), nullptr, "", r); resp.status)
+  if (http::Response resp = submit_body(req.body, submitter_of(req), reader_of(req),
+                                        highest_priority(req, s_.cfg_.daemon.max_client_priority), nullptr, "", r);
+      resp.status)
     r->send(std::move(resp));
 }
 

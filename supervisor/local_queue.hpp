@@ -97,12 +97,12 @@ class LocalQueue final : public Queue {
   std::function<void(std::exception_ptr)> circuit_refusal(const std::string& name,
                                                            std::function<void(int, const std::string&)> refused);
   void notify_waiters(ActiveJob& j);
-  // The submission (local_intake.cpp). submitter: job_access.hpp's; streamed and upload_dir: a
-  // spooled body's uploads (or null, ""). r: where an answer given later goes; the Response
-  // returned has status 0 then (clients' files are being copied on the thread pool, after_copies
-  // answers).
+  // The submission (local_intake.cpp). submitter, highest: job_access.hpp's; streamed and
+  // upload_dir: a spooled body's uploads (or null, ""). r: where an answer given later goes; the
+  // Response returned has status 0 then (clients' files are being copied on the thread pool,
+  // after_copies answers).
   http::Response submit_body(const std::string& body, const std::string& submitter, const FileReader& reader,
-                             const StreamedBody* streamed, const std::string& upload_dir,
+                             Priority highest, const StreamedBody* streamed, const std::string& upload_dir,
                              std::shared_ptr<http::Responder> r);
   void submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r);
   void after_spooled(SpoolWork& w);

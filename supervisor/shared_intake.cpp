@@ -48,7 +48,8 @@ void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Respond
     spooled.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     if (!f && !f.eof()) throw std::runtime_error("cannot read the spooled request body " + req.body_file->path);
   }
-  SubmitRequest sr = s_.validator_->parse(req.body_file ? spooled : req.body);
+  SubmitRequest sr = s_.validator_->parse(req.body_file ? spooled : req.body,
+                                          highest_priority(req, s_.cfg_.daemon.max_client_priority));
   const std::string submitter = submitter_of(req);
   const FileReader reader = reader_of(req);
   const JobStore::Counts& c = counts_;

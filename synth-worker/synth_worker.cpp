@@ -2,6 +2,7 @@
 // worker evaluates the rest: synthesis.abc = "gpu"), written straight into a shared-memory slot, for
 // the device's GPU worker to prove from in place. Its main() and message
 // loop are worker/worker_main.hpp's; this file holds its work.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,8 +37,9 @@ using cuzk::worker::current_affinity;
 
 namespace {
 
-// Errors that retrying cannot fix: the job's input, or its circuit's files (a malformed or
-// mismatched zkey, r1cs or witness generator). Reported as kBadInput: the job fails at once with
+// Errors that retrying cannot fix: the job's input (one on which the witness generator runs past
+// synthesis.witness_timeout_s included), or its circuit's files (a malformed or mismatched zkey,
+// r1cs or witness generator). Reported as kBadInput: the job fails at once with
 // the message.
 struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -51,12 +53,32 @@ struct WitnessRun {
   std::string note;
 };
 
-// A circuit as the worker loaded it on first use: its sizes, and behind the virtual functions its
-// curve's witness engine, compiled evaluator and optional r1cs, working on a slot's vectors as that
-// curve's field elements.
+// Which version of a file a circuit was loaded from: a file written again, or replaced by a
+// rename, has another inode, size or modification time. All zero for a file that cannot be stat'ed.
+struct FileStamp {
+  uint64_t dev = 0, ino = 0, size = 0;
+  int64_t mtime_s = 0, mtime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+FileStamp stamp_of(const std::string& path) {
+  struct stat st{};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return {};
+  return {uint64_t(st.st_dev), uint64_t(st.st_ino), uint64_t(st.st_size), int64_t(st.st_mtim.tv_sec),
+          int64_t(st.st_mtim.tv_nsec)};
+}
+
+// The circuit's files whose content its loaded form depends on: the zkey (sizes, evaluator) and the
+// r1cs.
+std::vector<FileStamp> stamps_of(const config::CircuitConfig& cc) { return {stamp_of(cc.zkey), stamp_of(cc.r1cs)}; }
+
+// A circuit as the worker loaded it on first use, and again whenever its files change: its sizes,
+// and behind the virtual functions its curve's witness engine, compiled evaluator and optional
+// r1cs, working on a slot's vectors as that curve's field elements.
 struct Circuit {
   std::string name;
   uint32_t n_vars = 0, n_public = 0, domain_size = 0;
+  std::vector<FileStamp> stamps;  // of its files, taken before they were read (stamps_of)
   virtual ~Circuit() = default;
   // The witness engine for jobs that bring inputs: the compiled program where it can be used, the
   // native generator otherwise (its process started on the first job).
@@ -208,13 +230,23 @@ class SynthWorker {
   }
 
  private:
-  // Loads (once) the circuit's CSR matrices from its zkey, and its r1cs when configured.
+  // Loads the circuit's CSR matrices from its zkey, and its r1cs when configured: on first use, and
+  // again when one of those files has changed since (an operator replaced a key, or put a file
+  // back that had been replaced for a while), so that what was read from another version of the
+  // files is not kept for the worker's lifetime.
   Circuit& circuit(uint32_t idx) {
-    auto it = circuits_.find(idx);
-    if (it != circuits_.end()) return *it->second;
     if (idx >= cfg_.circuits.size()) config::load_runtime_circuits(cfg_);  // one added at run time
     if (idx >= cfg_.circuits.size()) throw std::runtime_error("no circuit " + std::to_string(idx) + " in the config");
     const config::CircuitConfig& cc = cfg_.circuits[idx];
+    // Taken before the files are read: a change while they are read is seen at the next use.
+    std::vector<FileStamp> stamps = stamps_of(cc);
+    auto it = circuits_.find(idx);
+    if (it != circuits_.end()) {
+      if (it->second->stamps == stamps) return *it->second;
+      std::fprintf(stderr, "cuzk-synth-worker: circuit %s: its zkey or r1cs changed since it was loaded; loading it again\n",
+                   cc.name.c_str());
+      circuits_.erase(it);
+    }
     // A file of the circuit that cannot be read as what it should be fails every job alike: not
     // retried. Other errors (memory, a full disk while caching the evaluator) may pass.
     try {
@@ -228,6 +260,7 @@ class SynthWorker {
                          " values, its zkey has nVars=" + std::to_string(c->n_vars));
         c->set_engine(std::move(m), *witness::parse_engine(cfg_.synthesis.witness_engine));
       }
+      c->stamps = std::move(stamps);
       return *circuits_.emplace(idx, std::move(c)).first->second;
     } catch (const FormatError& e) {
       throw BadInput("circuit " + cc.name + " cannot be used: " + e.what());
@@ -262,8 +295,10 @@ class SynthWorker {
       case witness::GenResult::Cancelled: throw Cancelled{};
       case witness::GenResult::Assert: throw BadInput("inputs " + path + " do not satisfy circuit " + c.name + ": " + r.message);
       case witness::GenResult::Timeout:
-        throw std::runtime_error("witness generator of circuit " + c.name + ": " + r.message +
-                                 " (synthesis.witness_timeout_s)");
+        // The generator is deterministic: on these inputs it would run as long again, so another
+        // attempt only holds a worker for the same time once more.
+        throw BadInput("inputs " + path + " of circuit " + c.name + ": " + r.message +
+                       " (synthesis.witness_timeout_s); not retried");
       case witness::GenResult::Crashed:
         throw std::runtime_error("witness generator of circuit " + c.name + " crashed: " + r.message);
     }
@@ -305,8 +340,13 @@ class SynthWorker {
       const uint64_t tw = monotonic_ns();  // after the circuit's first-use loading
       const std::string path = req.text;
       const auto& hdr = seg->header();
+      // The rings are sized at start from the zkeys then: a key replaced since by a larger one
+      // cannot be proved by any attempt until the daemon starts again.
       if (c.n_vars > hdr.max_vars || c.domain_size > hdr.max_domain)
-        throw std::runtime_error("circuit " + c.name + " does not fit the slot ring");
+        throw BadInput("circuit " + c.name + ": its zkey " + cfg_.circuits[req.circuit].zkey + " (nVars=" +
+                       std::to_string(c.n_vars) + ", domain " + std::to_string(c.domain_size) +
+                       ") does not fit the slot ring (sized at start for nVars=" + std::to_string(hdr.max_vars) +
+                       ", domain " + std::to_string(hdr.max_domain) + ")");
       // The witness goes straight into the slot.
       if (from_inputs) {
         wrun = witness_from_inputs(c, path, *seg, req.slot, h);

@@ -131,7 +131,7 @@ struct Api : ::testing::Test {
 
   // As the daemon does: the inputs files are read (on the thread pool) after prepare.
   std::vector<PreparedInput> submit(const json& body) {
-    std::vector<PreparedInput> p = v->prepare(v->parse(body.dump()), reader);
+    std::vector<PreparedInput> p = v->prepare(v->parse(body.dump(), Priority::Critical), reader);
     for (PreparedInput& in : p)
       if (in.signals) read_inputs_file(in);
     return p;
@@ -191,7 +191,7 @@ TEST_F(Api, RequestFieldsAreChecked) {
   EXPECT_REFUSED((json{{"circuit", "plain"}, {"witnesses", x}, {"request_id", ""}}), 400, "request_id");
   EXPECT_REFUSED(json::array(), 400, "body must be a JSON object");
   try {
-    v->parse("{oops");
+    v->parse("{oops", Priority::Critical);
     ADD_FAILURE();
   } catch (const SubmitError& e) {
     EXPECT_EQ(e.status, 400);
@@ -203,11 +203,41 @@ TEST_F(Api, RequestFieldsAreChecked) {
   json body = inputs({json::object()});
   body["priority"] = "high";
   body["request_id"] = "r-1";
-  SubmitRequest r = v->parse(body.dump());
+  SubmitRequest r = v->parse(body.dump(), Priority::Critical);
   EXPECT_EQ(r.circuit, 1u);
   EXPECT_EQ(r.kind, InputKind::Inputs);
   EXPECT_EQ(r.priority, Priority::High);
   EXPECT_EQ(r.request_id, "r-1");
+}
+
+// A client that is not an operator may ask for at most daemon.max_client_priority (its highest):
+// above it is a 403 naming the field and the key; at or below it the job is taken as asked.
+TEST_F(Api, PrioritiesAboveWhatTheClientMayAskForAre403NamingTheField) {
+  const json body = witnesses({(in / "ok.wtns").string()});
+  auto with = [&](const char* p) {
+    json b = body;
+    b["priority"] = p;
+    return b.dump();
+  };
+  try {
+    v->parse(with("critical"), Priority::High);
+    ADD_FAILURE() << "critical accepted from a client whose highest is high";
+  } catch (const SubmitError& e) {
+    EXPECT_EQ(e.status, 403);
+    EXPECT_STREQ(e.what(), "priority: 'critical' is for operators; other clients may ask for at most 'high' "
+                           "(daemon.max_client_priority)");
+  }
+  try {
+    v->parse(with("high"), Priority::Normal);
+    ADD_FAILURE() << "high accepted from a client whose highest is normal";
+  } catch (const SubmitError& e) {
+    EXPECT_EQ(e.status, 403);
+    EXPECT_NE(std::string(e.what()).find("priority: 'high'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(v->parse(with("high"), Priority::High).priority, Priority::High);
+  EXPECT_EQ(v->parse(with("low"), Priority::High).priority, Priority::Low);
+  EXPECT_EQ(v->parse(body.dump(), Priority::Normal).priority, Priority::Normal);  // the default
+  EXPECT_EQ(v->parse(with("critical"), Priority::Critical).priority, Priority::Critical);
 }
 
 TEST_F(Api, InputsNeedAWitnessGenerator) {
@@ -289,7 +319,7 @@ TEST_F(Api, InputsFilesAreReadInsideInputDirs) {
 // prepare only opens an inputs file (the event loop runs it); read_inputs_file reads and checks
 // it later, on the thread pool, from the file opened at submission.
 TEST_F(Api, InputsFilesAreReadAfterPrepare) {
-  auto p = v->prepare(v->parse(inputs({json{{"path", (in / "bad_inputs.json").string()}}}).dump()), reader);
+  auto p = v->prepare(v->parse(inputs({json{{"path", (in / "bad_inputs.json").string()}}}).dump(), Priority::Critical), reader);
   ASSERT_EQ(p.size(), 1u);
   ASSERT_TRUE(p[0].source && p[0].signals);
   EXPECT_EQ(p[0].content, "");
@@ -301,7 +331,7 @@ TEST_F(Api, InputsFilesAreReadAfterPrepare) {
     EXPECT_EQ(std::string(e.what()).rfind("inputs[0]: " + (in / "bad_inputs.json").string() + ": ", 0), 0u) << e.what();
   }
   const std::string original = slurp(in / "inputs.json");
-  p = v->prepare(v->parse(inputs({json{{"path", (in / "inputs.json").string()}}}).dump()), reader);
+  p = v->prepare(v->parse(inputs({json{{"path", (in / "inputs.json").string()}}}).dump(), Priority::Critical), reader);
   fs::remove(in / "inputs.json");
   write_file(in / "inputs.json", R"({"alpha": 4, "vec": [1, 2, 3, 4]})");
   read_inputs_file(p[0]);
@@ -352,7 +382,7 @@ TEST_F(Api, PathsWithANulAreRefusedNamingTheField) {
   // Parsed from the request's JSON text, as the daemon receives it.
   const std::string body = R"({"circuit": "plain", "witnesses": [")" + (in / "ok.wtns").string() + R"(\u0000x"]})";
   try {
-    v->prepare(v->parse(body), reader);
+    v->prepare(v->parse(body, Priority::Critical), reader);
     ADD_FAILURE() << "accepted";
   } catch (const SubmitError& e) {
     EXPECT_EQ(e.status, 400);
@@ -695,7 +725,7 @@ struct Streamed : Api {
   Outcome in_memory(const std::string& body) {
     Outcome o;
     try {
-      for (auto& p : v->prepare(v->parse(body), reader)) o.parts.push_back(bytes_of(p));
+      for (auto& p : v->prepare(v->parse(body, Priority::Critical), reader)) o.parts.push_back(bytes_of(p));
     } catch (const SubmitError& e) {
       o.status = e.status, o.message = e.what();
     }
@@ -709,7 +739,7 @@ struct Streamed : Api {
     Outcome o;
     try {
       StreamedBody sb = stream_uploads((root / "body").string(), dir.string(), max_json, 2);
-      for (auto& p : v->prepare(v->parse(sb.json), reader, &sb)) {
+      for (auto& p : v->prepare(v->parse(sb.json, Priority::Critical), reader, &sb)) {
         EXPECT_EQ(p.stored, p.path.rfind(dir.string(), 0) == 0) << p.path;
         o.parts.push_back(bytes_of(p));
       }
@@ -782,13 +812,13 @@ TEST_F(Streamed, RequestDigestsTellBodiesApart) {
   EXPECT_EQ(request_id_of("legacy-id"), "legacy-id");
   auto digest_of = [&](const std::string& body, bool spooled) {
     if (!spooled) {
-      const SubmitRequest sr = v->parse(body);
+      const SubmitRequest sr = v->parse(body, Priority::Critical);
       return request_digest(sr, v->prepare(sr, reader), nullptr);
     }
     write_file(root / "body", body);
     fs::remove_all(root / "up");
     StreamedBody sb = stream_uploads((root / "body").string(), (root / "up").string(), 1 << 20, 2);
-    const SubmitRequest sr = v->parse(sb.json);
+    const SubmitRequest sr = v->parse(sb.json, Priority::Critical);
     return request_digest(sr, v->prepare(sr, reader, &sb), &sb);
   };
   std::string other = slurp(in / "ok.wtns");
@@ -887,4 +917,21 @@ TEST(JobAccess, SubmitterClasses) {
   EXPECT_FALSE(is_operator(forged, daemon));
   EXPECT_TRUE(may_access("unix:1000", admin, daemon));
   EXPECT_FALSE(may_access("unix:0", unknown, daemon));
+}
+
+// Operators may give any priority; other clients at most daemon.max_client_priority.
+TEST(JobAccess, OnlyOperatorsMayGoAboveTheClientsHighestPriority) {
+  http::Request self, other, tcp;
+  self.peer.unix_creds = other.peer.unix_creds = true;
+  self.peer.uid = uint32_t(::geteuid());
+  other.peer.uid = self.peer.uid + 1;
+  tcp.via_tcp = true;
+  http::Request admin = tcp;
+  admin.admin = true;
+  EXPECT_EQ(highest_priority(self, "high"), Priority::Critical);
+  EXPECT_EQ(highest_priority(admin, "low"), Priority::Critical);
+  EXPECT_EQ(highest_priority(other, "high"), Priority::High);
+  EXPECT_EQ(highest_priority(tcp, "high"), Priority::High);
+  EXPECT_EQ(highest_priority(tcp, "normal"), Priority::Normal);
+  EXPECT_EQ(highest_priority(tcp, "critical"), Priority::Critical);
 }

@@ -100,6 +100,7 @@ TEST_F(ConfigTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_EQ(c.circuits[0].witness_generator, "");
   EXPECT_TRUE(c.daemon.input_dirs.empty());  // no path submissions unless configured
   EXPECT_EQ(c.synthesis.witness_timeout_s, 600u);
+  EXPECT_EQ(c.daemon.max_client_priority, "high");  // critical is for operators
   EXPECT_EQ(c.synthesis.witness_engine, "program");
   EXPECT_EQ(c.synthesis.abc, "gpu");
   EXPECT_TRUE(c.gpu.verify);  // never report a proof that does not verify
@@ -117,6 +118,7 @@ tcp = "127.0.0.1:9820"
 tcp_allow_remote = false
 token_file = "token.txt"
 log_level = "debug"
+max_client_priority = "critical"
 heartbeat_interval_ms = 500
 heartbeat_timeout_ms = 2000
 shutdown_grace_ms = 5000
@@ -184,6 +186,7 @@ also_stderr = true
   EXPECT_EQ(c.daemon.token_file, path("token.txt"));
   EXPECT_EQ(c.daemon.token, "s3cret-token");  // read at load, newline stripped
   EXPECT_EQ(c.daemon.log_level, "debug");
+  EXPECT_EQ(c.daemon.max_client_priority, "critical");
   EXPECT_EQ(c.daemon.heartbeat_interval_ms, 500u);
   EXPECT_EQ(c.daemon.heartbeat_timeout_ms, 2000u);
   EXPECT_EQ(c.daemon.shutdown_grace_ms, 5000u);
@@ -307,6 +310,8 @@ TEST_F(ConfigTest, DaemonValuesAreChecked) {
   EXPECT_EQ(parse(minimal("[daemon]\nsocket_mode = 0o640\n")).daemon.socket_mode, 0640u);
   EXPECT_EQ(parse(minimal("[daemon]\nsocket_mode = \"600\"\n")).daemon.socket_mode, 0600u);
   EXPECT_CONFIG_ERROR(minimal("[daemon]\nlog_level = \"verbose\"\n"), "daemon.log_level", "one of");
+  EXPECT_CONFIG_ERROR(minimal("[daemon]\nmax_client_priority = \"urgent\"\n"), "daemon.max_client_priority",
+                      "one of critical, high, normal, low");
   EXPECT_CONFIG_ERROR(minimal("[daemon]\nheartbeat_interval_ms = 1000\nheartbeat_timeout_ms = 1000\n"),
                       "daemon.heartbeat_timeout_ms", "greater than daemon.heartbeat_interval_ms");
   EXPECT_CONFIG_ERROR(minimal("[daemon]\nheartbeat_interval_ms = 20000\n"), "daemon.heartbeat_timeout_ms",
@@ -704,6 +709,7 @@ TEST(ExampleConfig, ParsesAndDocumentsEveryKey) {
   EXPECT_EQ(c.daemon.heartbeat_interval_ms, d.daemon.heartbeat_interval_ms);
   EXPECT_EQ(c.daemon.heartbeat_timeout_ms, d.daemon.heartbeat_timeout_ms);
   EXPECT_EQ(c.daemon.shutdown_grace_ms, d.daemon.shutdown_grace_ms);
+  EXPECT_EQ(c.daemon.max_client_priority, d.daemon.max_client_priority);
   EXPECT_EQ(c.synthesis.workers, d.synthesis.workers);
   EXPECT_EQ(c.gpu.backend, d.gpu.backend);
   EXPECT_EQ(c.gpu.devices, d.gpu.devices);

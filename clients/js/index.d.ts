@@ -102,6 +102,8 @@ export interface CallOptions {
 }
 
 export interface SubmitOptions extends CallOptions {
+  /** "normal" when unset. Above the daemon's daemon.max_client_priority ("high" by default) only
+   *  operators may ask for: a 403 CuzkError for other clients. */
   priority?: Priority;
   /** Idempotency key: the same request with the same id returns the same job. */
   requestId?: string;

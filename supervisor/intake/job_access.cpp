@@ -16,6 +16,11 @@ bool is_operator(const http::Request& req, uint32_t daemon_uid) {
   return req.peer.unix_creds && (req.peer.uid == 0 || req.peer.uid == daemon_uid);
 }
 
+Priority highest_priority(const http::Request& req, const std::string& max_client_priority) {
+  if (is_operator(req, uint32_t(::geteuid()))) return Priority::Critical;
+  return parse_priority(max_client_priority).value_or(Priority::Normal);
+}
+
 bool may_access(const std::string& owner, const http::Request& req, uint32_t daemon_uid) {
   if (owner.empty() || is_operator(req, daemon_uid)) return true;
   return owner == submitter_of(req) && owner != "unix:?";

@@ -10,6 +10,7 @@
 
 #include "supervisor/http/http_server.hpp"
 #include "supervisor/intake/input_access.hpp"
+#include "supervisor/store/job_store.hpp"
 
 namespace cuzk::sup {
 
@@ -21,6 +22,10 @@ std::string submitter_of(const http::Request& req);
 // unix socket, and TCP clients with daemon.admin_token. They see every job and alone may add and
 // remove circuits.
 bool is_operator(const http::Request& req, uint32_t daemon_uid);
+
+// The highest priority the client of req may give a job: any for an operator, for another client
+// `max_client_priority` (daemon.max_client_priority, checked by the config). Uses this process's uid.
+Priority highest_priority(const http::Request& req, const std::string& max_client_priority);
 
 // Whether the client of req may see and cancel a job whose stored submitter is `owner`.
 // daemon_uid: the supervisor's effective uid.

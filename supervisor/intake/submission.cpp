@@ -66,7 +66,7 @@ SubmitValidator::SubmitValidator(const config::Config& cfg, std::vector<ZKeyHead
                                  const std::vector<std::optional<witness::Manifest>>& generators)
     : cfg_(cfg), keys_(std::move(keys)), generators_(generators), access_(cfg.daemon.input_dirs) {}
 
-SubmitRequest SubmitValidator::parse(const std::string& text) const {
+SubmitRequest SubmitValidator::parse(const std::string& text, Priority highest) const {
   json body;
   try {
     body = json::parse(text);
@@ -92,6 +92,10 @@ SubmitRequest SubmitValidator::parse(const std::string& text) const {
     auto p = body["priority"].is_string() ? parse_priority(body["priority"]) : std::nullopt;
     if (!p) bad("priority: must be one of critical, high, normal, low");
     r.priority = *p;
+    if (r.priority < highest)  // Critical is 0: a smaller value goes first
+      throw SubmitError(403, std::string("priority: '") + to_string(r.priority) +
+                                 "' is for operators; other clients may ask for at most '" + to_string(highest) +
+                                 "' (daemon.max_client_priority)");
   }
   if (body.contains("request_id")) {
     const json& id = body["request_id"];

@@ -65,8 +65,9 @@ class SubmitValidator {
   SubmitValidator(const config::Config& cfg, std::vector<ZKeyHeader> keys,
                   const std::vector<std::optional<witness::Manifest>>& generators);
 
-  // The request's fields; throws SubmitError(400) naming the field. Touches no file.
-  SubmitRequest parse(const std::string& body) const;
+  // The request's fields; throws SubmitError(400) naming the field, or SubmitError(403) for a
+  // priority above `highest`, what this client may ask for (highest_priority). Touches no file.
+  SubmitRequest parse(const std::string& body, Priority highest) const;
   // Every partition's input, in order; throws SubmitError naming the entry ("inputs[1]: ...").
   // A client's inputs file is opened and its size checked (413 over limits.max_input_bytes), but
   // read later, by read_inputs_file.

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Priorities: with one synthesis worker and one slot, a critical job submitted last overtakes the
-# queued normal ones. Cancel: a queued job and a running job are both really cancelled, their
-# slots come back, and the daemon goes on proving the rest.
+# queued normal ones; a client that is not an operator may not ask for more than
+# daemon.max_client_priority. Cancel: a queued job and a running job are both really cancelled,
+# their slots come back, and the daemon goes on proving the rest.
 source "$(dirname "$0")/lib.sh"
 require_tools
+PORT=$((20000 + $$ % 20000))
+TOKEN="prio-client-$$" ADMIN="prio-admin-$$"
 write_config 1 1
+sed -i "/^\[daemon\]/a tcp = \"127.0.0.1:$PORT\"\ntoken = \"$TOKEN\"\nadmin_token = \"$ADMIN\"" "$CONFIG"
+tcp() { "$CUZK_BIN" "${@:2}" --tcp "127.0.0.1:$PORT" --token "$1"; }  # tcp TOKEN ARGS...
 export CUZK_TEST_SYNTH_DELAY_MS=400
 start_daemon
 
@@ -43,4 +48,20 @@ wait_until 20 "slots free and workers idle" "jstat \"s.devices[0].free===1 && s.
 e=$(submit mult "$W_MULT")
 await_ok "$e" "$WORK/oute" "$VK_MULT" 1
 ! grep -q ",GPU_START,$queued," "$tl" || die "the cancelled queued job was proved"
+
+# critical is the operators' (daemon.max_client_priority = "high" by default): the daemon's own
+# user on the socket was one above; a TCP client with the clients' token is refused naming the
+# field, and may ask for high; the admin token may ask for critical.
+set +e
+tcp "$TOKEN" submit --circuit mult --witness "$W_MULT" --upload --priority critical >"$WORK/prio.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 77 ] || die "critical from a client that is not an operator: exit $rc, not 77: $(cat "$WORK/prio.log")"
+grep -qF "priority: 'critical' is for operators; other clients may ask for at most 'high' (daemon.max_client_priority)" "$WORK/prio.log" ||
+  die "critical from a client: the refusal does not name the field: $(cat "$WORK/prio.log")"
+h=$(tcp "$TOKEN" submit --circuit mult --witness "$W_MULT" --upload --priority high) || die "high from a client was refused"
+k=$(tcp "$ADMIN" submit --circuit mult --witness "$W_MULT" --upload --priority critical) ||
+  die "critical with the admin token was refused"
+await_ok "$h" "$WORK/outh" "$VK_MULT" 1
+await_ok "$k" "$WORK/outk" "$VK_MULT" 1
 log "ok"

@@ -3,7 +3,8 @@
 # unused private inputs (nWires below 1 + nPubOut + nPubIn + nPrvIn) checks every job's constraints
 # like any other, and its proofs verify. An r1cs of another circuit is refused by --check-config and
 # at start, naming circuits[i].r1cs. A circuit file damaged while the daemon runs fails each job at
-# once with the reason, without retries.
+# once with the reason, without retries. A zkey replaced for a while by a larger circuit's fails its
+# jobs at once meanwhile, and once it is back its jobs are proved again, without a restart.
 source "$(dirname "$0")/lib.sh"
 require_tools
 PTAU="$E2E_WORK/ptau/pot10_final.ptau"
@@ -98,4 +99,32 @@ sleep 0.6
 [ "$(grep -c ",SYNTH_START,$job," "$WORK/state/timeline.log")" -eq 1 ] || die "a damaged r1cs: more than one synthesis"
 no_restarts "a damaged r1cs"
 stop_daemon
+rm -rf "$WORK/state"
+log "a damaged r1cs: the job failed at once"
+
+# 4. mult's zkey replaced, after the start and before a synthesis worker first loads it, by
+# poseidon's, larger than the slot rings (sized for chain and mult alone): its job fails at once
+# naming the file; put back, the workers read it again and prove.
+cp "$CIRC/multiplier/circuit.zkey" "$WORK/mult.zkey"
+write_config 1 2
+sed -i '/^\[\[circuits\]\]$/{N;/name = "poseidon"/{N;N;d}}' "$CONFIG"
+sed -i "s#$CIRC/multiplier/circuit.zkey#$WORK/mult.zkey#" "$CONFIG"
+! grep -q poseidon "$CONFIG" || die "poseidon is still in the config"
+start_daemon
+mv "$WORK/mult.zkey" "$WORK/mult.zkey.orig"
+cp "$CIRC/poseidon_merkle/circuit.zkey" "$WORK/mult.zkey.new" && mv "$WORK/mult.zkey.new" "$WORK/mult.zkey"
+job=$(submit mult "$W_MULT")
+rc=0
+cz await --socket "$SOCK" --out "$WORK/out_swapped" --timeout 60 "$job" >"$WORK/await_swapped.log" 2>&1 || rc=$?
+[ $rc -eq 1 ] && grep -qF "$WORK/mult.zkey" "$WORK/await_swapped.log" && grep -qF "does not fit the slot ring" "$WORK/await_swapped.log" ||
+  die "a zkey replaced by a larger one: await exited $rc: $(cat "$WORK/await_swapped.log")"
+! grep -qF "gave up" "$WORK/await_swapped.log" || die "a zkey too large for the rings was retried: $(cat "$WORK/await_swapped.log")"
+sleep 0.6
+[ "$(grep -c ",SYNTH_START,$job," "$WORK/state/timeline.log")" -eq 1 ] || die "a zkey too large for the rings: more than one synthesis"
+mv "$WORK/mult.zkey.orig" "$WORK/mult.zkey"
+job=$(submit mult "$W_MULT")
+await_ok "$job" "$WORK/out_restored" "$VK_MULT" 1
+no_restarts "a zkey replaced and put back"
+stop_daemon
+log "a zkey replaced for a while: its jobs failed at once meanwhile, and were proved once it was back"
 log "ok"

@@ -123,8 +123,9 @@ job_field "$jw" error | grep -Eq "Failed assert in template/function PoseidonMer
   die "wrong root: error does not name the assert: $(job_field "$jw" error)"
 log "inputs the circuit rejects: job failed naming the assert"
 
-# 4. Generated code that segfaults, and code that never ends: the job fails with the reason after its
-#    attempts, the synthesis workers are never restarted, and a good job submitted meanwhile succeeds.
+# 4. Generated code that segfaults, and code that never ends: the job fails with the reason (the
+#    crash after its attempts, the hang at its first timeout), the synthesis workers are never
+#    restarted, and a good job submitted meanwhile succeeds.
 jc=$(inputs_job mult_crash "$WORK/m0.json")
 jh=$(inputs_job mult_hang "$WORK/m0.json")
 jg=$(inputs_job mult_in "$WORK/m1.json")
@@ -133,6 +134,10 @@ wait_until 120 "the crashing and hanging jobs to fail" \
   "[ \"\$(job_field $jc state)\" = failed ] && [ \"\$(job_field $jh state)\" = failed ]"
 job_field "$jc" error | grep -q "Segmentation fault" || die "crash: error lacks the signal: $(job_field "$jc" error)"
 job_field "$jh" error | grep -q "witness_timeout_s" || die "hang: error lacks the timeout: $(job_field "$jh" error)"
+# A generator that runs out of time on an input would on every attempt: the input's fault, not retried.
+job_field "$jh" error | grep -q "gave up after" && die "hang: the input was retried: $(job_field "$jh" error)"
+[ "$(job_field "$jh" 'partitions[0].attempts')" -le 1 ] ||
+  die "hang: $(job_field "$jh" 'partitions[0].attempts') attempts counted (retried)"
 [ "$(pid_of synth0) $(pid_of synth1)" = "$synth_pids" ] || die "a synthesis worker was restarted"
 log "crashing and hanging generators contained"
 
