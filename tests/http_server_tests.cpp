@@ -489,6 +489,65 @@ TEST_F(Fixture, UnauthenticatedTcpConnectionsHaveALimitOfTheirOwn) {
   for (int fd : socket_clients) ::close(fd);
 }
 
+// TCP connections sending their headers a byte at a time never look idle: at the limit of those
+// without the token the oldest of them makes room, so that they cannot keep out a client with the
+// token, which sends its headers at once.
+TEST_F(Fixture, TricklingHeadersCannotKeepAClientWithTheTokenOut) {
+  opt.max_connections = 2;
+  opt.max_unauthenticated = 3;
+  start();
+  std::vector<int> trickling;
+  for (int i = 0; i < 3; i++) {
+    trickling.push_back(connect_tcp4(server->tcp_port()));
+    send_all(trickling.back(), "GET /ping HTTP/1.1\r\nHost: x\r\nX-Slow: ");
+    ASSERT_TRUE(eventually([&] { return open_now() == size_t(i) + 1; }));
+  }
+  for (int fd : trickling) send_all(fd, "a");
+  // Time for the server to read them: a connection whose bytes it has not read yet looks idle.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(tcp_client("s3cret-token").request("GET", "/ping").status, 200);
+  // The oldest was closed for it, without an answer; the others are still open.
+  EXPECT_EQ(read_until_close(trickling[0], 2000), "");
+  EXPECT_EQ(open_now(), 2u);
+  for (int fd : trickling) ::close(fd);
+}
+
+// At max_connections, a client whose class (a socket peer's uid, TCP clients with the token) holds
+// fewer connections than another gets in, the other's longest waiting one (a long poll) closed for
+// it: one client holding every place with long polls cannot keep the others out. A client whose
+// class holds the most is refused as before.
+TEST_F(Fixture, OneClientHoldingEveryConnectionCannotKeepAnotherOut) {
+  opt.max_connections = 2;
+  start();
+  std::vector<int> polls;
+  for (int i = 0; i < 2; i++) {
+    polls.push_back(connect_unix(path));
+    send_all(polls.back(), "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n");
+    ASSERT_TRUE(eventually([&] { return handled.load() == i + 1; }));
+  }
+  // The socket's uid holds both places; the TCP clients hold none.
+  EXPECT_EQ(tcp_client("s3cret-token").request("GET", "/ping").status, 200);
+  EXPECT_EQ(read_until_close(polls[0], 2000), "");  // the first long poll, closed for it
+  bool alive = false;
+  lt.run_on_loop([&] { alive = held.at(1)->alive(); });
+  EXPECT_TRUE(alive);
+  // The uid holding the most is refused at the limit, even against a class holding one place.
+  ASSERT_TRUE(eventually([&] { return open_now() == 1; }));  // the TCP client has gone
+  std::vector<int> tcp_polls;
+  tcp_polls.push_back(connect_tcp4(server->tcp_port()));
+  send_all(tcp_polls.back(), "GET /hold HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-token\r\n\r\n");
+  ASSERT_TRUE(eventually([&] { return handled.load() == 4; }));
+  int more = connect_unix(path);
+  const std::string refused = read_until_close(more, 2000);
+  EXPECT_EQ(status_of(refused), 503) << refused;
+  EXPECT_NE(refused.find("limits.max_connections = 2"), std::string::npos) << refused;
+  lt.run_on_loop([&] { alive = held.at(1)->alive() && held.at(2)->alive(); });
+  EXPECT_TRUE(alive);
+  ::close(more);
+  for (int fd : polls) ::close(fd);
+  for (int fd : tcp_polls) ::close(fd);
+}
+
 // A body trickling in never looks idle, but must arrive at body_min_rate on average after the
 // header_timeout_ms grace: 408 and close.
 TEST_F(Fixture, BodiesTricklingInGet408) {

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace cuzk::http::detail {
@@ -343,6 +344,92 @@ void fail_connection(Conn* c, int status, const std::string& msg) {
   flush(c);
 }
 
+// The 503 of a connection refused at a limit.
+std::string busy_answer(const Core* impl, bool unauthenticated) {
+  return serialize(
+      Response::error(503, unauthenticated ? "too many TCP connections that have not presented the bearer token (" +
+                                                 std::to_string(impl->opt.max_unauthenticated) + "); retry later"
+                                           : "too many connections (limits.max_connections = " +
+                                                 std::to_string(impl->opt.max_connections) + "); retry later"),
+      false, false);
+}
+
+// Counts a refused connection. The first refusal of a burst is logged; the count when connections
+// are accepted again (on_connection).
+void count_refusal(Core* impl, bool unauthenticated) {
+  impl->refused++;
+  if (impl->refused_in_burst++ == 0 && impl->opt.warn)
+    impl->opt.warn(unauthenticated ? "connection limit reached: " + std::to_string(impl->unauthenticated) +
+                                         " TCP connections without the bearer token; refusing new ones with 503 "
+                                         "until some close"
+                                   : "connection limit reached: " + std::to_string(impl->conns.size()) +
+                                         " connections open (limits.max_connections); refusing new ones with 503 "
+                                         "until some close");
+}
+
+// An accepted connection refused at max_connections: told 503 and closed at once, holding no
+// descriptor.
+void refuse_accepted(Conn* c) {
+  Core* impl = c->srv;
+  const std::string busy = busy_answer(impl, false);
+  uv_buf_t b = uv_buf_init(const_cast<char*>(busy.data()), (unsigned)busy.size());
+  uv_try_write(&c->h.stream, &b, 1);  // a fresh socket's buffer takes it; if not, the client sees the close
+  conn_close(c);
+  count_refusal(impl, false);
+}
+
+// Whose share of max_connections a connection counts in: a socket peer's uid, TCP clients with
+// the token as one class (the classes jobs are answered to).
+std::string class_of(const Conn* c) {
+  if (c->via_tcp) return "tcp";
+  return c->peer.unix_creds ? "unix:" + std::to_string(c->peer.uid) : "unix:?";
+}
+
+// At max_connections, whether `c` gets in: when another class holds at least two more connections
+// than c's, that class's connection that has waited longest for its next request or its answer (an
+// idle keep-alive, a long poll; never one whose request is still arriving) is returned, to be
+// closed for it. So one client holding every place (hundreds of long polls) cannot keep another
+// out: each class gets in down to an even share. Null: no room (c's class holds the most).
+Conn* room_for(Core* impl, const Conn* c) {
+  std::unordered_map<std::string, size_t> held;
+  for (const Conn* o : impl->conns)
+    if (o != c && o->authenticated && !o->closed()) held[class_of(o)]++;
+  const size_t mine = held[class_of(c)];
+  Conn* victim = nullptr;
+  size_t victim_held = 0;
+  for (Conn* o : impl->conns) {
+    if (o == c || !o->authenticated || o->phase != Phase::Open || o->parser->in_message()) continue;
+    const size_t n = held[class_of(o)];
+    if (n < mine + 2) continue;
+    if (!victim || n > victim_held ||
+        (n == victim_held && (o->last_read_ms < victim->last_read_ms ||
+                              (o->last_read_ms == victim->last_read_ms && o->accepted < victim->accepted))))
+      victim = o, victim_held = n;
+  }
+  return victim;
+}
+
+// At max_unauthenticated, the TCP connection without the token to close for a new one: the one that
+// has waited longest without sending anything, else the oldest of those still sending their
+// request's line and headers (however steadily they trickle in: a client with the token sends its
+// headers at once, so trickling ones cannot keep it out). Never one sending a body (its headers
+// carried the token). Null: none.
+Conn* room_among_unauthenticated(Core* impl) {
+  Conn* idle = nullptr;
+  Conn* in_headers = nullptr;
+  for (Conn* o : impl->conns) {
+    if (o->authenticated || o->phase != Phase::Open) continue;
+    if (!o->parser->in_message()) {
+      if (!idle || o->last_read_ms < idle->last_read_ms ||
+          (o->last_read_ms == idle->last_read_ms && o->accepted < idle->accepted))
+        idle = o;
+    } else if (o->parser->in_headers() && (!in_headers || o->accepted < in_headers->accepted)) {
+      in_headers = o;
+    }
+  }
+  return idle ? idle : in_headers;
+}
+
 // A complete request: queued for its answer in request order and handed to the handler. Returns
 // false when no further request is to be parsed on this connection.
 bool on_request(Conn* c, RequestParser::Complete& done) {
@@ -357,8 +444,10 @@ bool on_request(Conn* c, RequestParser::Complete& done) {
   c->body_start_ms = 0, c->body_bytes = 0;
   if (done.authorized && !c->authenticated) {
     // A TCP connection that presented the token joins the socket clients' limit, if it has room.
-    const Core* srv = c->srv;
-    if (srv->opt.max_connections && srv->conns.size() - srv->unauthenticated >= srv->opt.max_connections) {
+    Core* srv = c->srv;
+    Conn* victim = nullptr;
+    if (srv->opt.max_connections && srv->conns.size() - srv->unauthenticated >= srv->opt.max_connections &&
+        !(victim = room_for(srv, c))) {
       done.authorized = false;
       c->phase = Phase::Finishing;
       responder->send(Response::error(503, "too many connections (limits.max_connections = " +
@@ -366,6 +455,7 @@ bool on_request(Conn* c, RequestParser::Complete& done) {
       responder.reset();
       return false;
     }
+    if (victim) conn_close(victim);
     c->authenticated = true;
     c->srv->unauthenticated--;
   }
@@ -502,32 +592,19 @@ Peer peer_of(uv_pipe_t* p) {
   return peer;
 }
 
-// A connection over opt.max_connections: accepted only to be told 503 and closed at once, so that it
-// holds no descriptor. The first refusal of a burst is logged; the count when connections are
-// accepted again.
+// A connection over a limit: accepted only to be told 503 and closed at once, so that it holds no
+// descriptor.
 void refuse_connection(Core* impl, uv_stream_t* server, bool tcp, bool unauthenticated) {
   uv_stream_t* s = tcp ? reinterpret_cast<uv_stream_t*>(new uv_tcp_t) : reinterpret_cast<uv_stream_t*>(new uv_pipe_t);
   if (tcp) uv_tcp_init(impl->loop, reinterpret_cast<uv_tcp_t*>(s));
   else uv_pipe_init(impl->loop, reinterpret_cast<uv_pipe_t*>(s), 0);
   if (uv_accept(server, s) == 0) {
-    const std::string busy = serialize(
-        Response::error(503, unauthenticated ? "too many TCP connections that have not presented the bearer token (" +
-                                                   std::to_string(impl->opt.max_unauthenticated) + "); retry later"
-                                             : "too many connections (limits.max_connections = " +
-                                                   std::to_string(impl->opt.max_connections) + "); retry later"),
-        false, false);
+    const std::string busy = busy_answer(impl, unauthenticated);
     uv_buf_t b = uv_buf_init(const_cast<char*>(busy.data()), (unsigned)busy.size());
     uv_try_write(s, &b, 1);  // a fresh socket's buffer takes it; if not, the client sees the close
   }
   uv_close(reinterpret_cast<uv_handle_t*>(s), free_handle);
-  impl->refused++;
-  if (impl->refused_in_burst++ == 0 && impl->opt.warn)
-    impl->opt.warn(unauthenticated ? "connection limit reached: " + std::to_string(impl->unauthenticated) +
-                                         " TCP connections without the bearer token; refusing new ones with 503 "
-                                         "until some close"
-                                   : "connection limit reached: " + std::to_string(impl->conns.size()) +
-                                         " connections open (limits.max_connections); refusing new ones with 503 "
-                                         "until some close");
+  count_refusal(impl, unauthenticated);
 }
 
 void on_connection(uv_stream_t* server, int status) {
@@ -539,32 +616,15 @@ void on_connection(uv_stream_t* server, int status) {
     return;
   }
   // A TCP connection counts as unauthenticated until it presents the token; only then against
-  // max_connections (on_request). When they are at their limit, the one that has waited longest
-  // without sending anything makes room (a client with the token gets through idle ones); if every
-  // one is in the middle of a request, the new one is refused.
+  // max_connections (on_request). When they are at their limit, one of them makes room
+  // (room_among_unauthenticated); if every one is sending a body, the new one is refused.
   if (tcp && impl->opt.max_unauthenticated && impl->unauthenticated >= impl->opt.max_unauthenticated) {
-    Conn* oldest = nullptr;
-    for (Conn* o : impl->conns)
-      if (!o->authenticated && o->phase == Phase::Open && !o->parser->in_message() &&
-          (!oldest || o->last_read_ms < oldest->last_read_ms ||
-           (o->last_read_ms == oldest->last_read_ms && o->accepted < oldest->accepted)))
-        oldest = o;
-    if (!oldest) {
+    Conn* victim = room_among_unauthenticated(impl);
+    if (!victim) {
       refuse_connection(impl, server, tcp, true);
       return;
     }
-    conn_close(oldest);
-  }
-  if (!tcp && impl->opt.max_connections && impl->conns.size() - impl->unauthenticated >= impl->opt.max_connections) {
-    refuse_connection(impl, server, tcp, false);
-    return;
-  }
-  if (impl->refused_in_burst) {
-    if (impl->opt.warn)
-      impl->opt.warn("accepting connections again; " + std::to_string(impl->refused_in_burst) +
-                     " were refused at the connection limit (limits.max_connections = " +
-                     std::to_string(impl->opt.max_connections) + ")");
-    impl->refused_in_burst = 0;
+    conn_close(victim);
   }
   Conn* c = new Conn;
   int rc = tcp ? uv_tcp_init(impl->loop, &c->h.tcp) : uv_pipe_init(impl->loop, &c->h.pipe, 0);
@@ -587,6 +647,23 @@ void on_connection(uv_stream_t* server, int status) {
   }
   if (tcp) uv_tcp_nodelay(&c->h.tcp, 1);
   else c->peer = peer_of(&c->h.pipe);
+  // A socket client over max_connections gets in only by its class's fair share (room_for), which
+  // needs its credentials: known once it is accepted.
+  if (!tcp && impl->opt.max_connections && impl->conns.size() - impl->unauthenticated > impl->opt.max_connections) {
+    Conn* victim = room_for(impl, c);
+    if (!victim) {
+      refuse_accepted(c);
+      return;
+    }
+    conn_close(victim);
+  }
+  if (impl->refused_in_burst) {
+    if (impl->opt.warn)
+      impl->opt.warn("accepting connections again; " + std::to_string(impl->refused_in_burst) +
+                     " were refused at the connection limit (limits.max_connections = " +
+                     std::to_string(impl->opt.max_connections) + ")");
+    impl->refused_in_burst = 0;
+  }
   c->body = std::make_unique<BodyBuffer>(impl->bodies);
   c->parser = std::make_unique<RequestParser>(
       RequestLimits{impl->opt.max_body, impl->opt.max_header, impl->opt.token, impl->opt.admin_token}, tcp,
