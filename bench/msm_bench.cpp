@@ -1,8 +1,8 @@
 // Microbenchmarks of the CPU prover's kernels: G1/G2 MSM, NTT and the H stage, at 2^12..2^16
 // (NTT up to 2^18), plus the field multiply they are built on; and of proof verification, one by
-// one against batched, on both curves.
+// one against batched, and of a proof's assembly from its MSM sums, on both curves.
 //   cuzk_microbench --benchmark_filter=Msm   (threads follow CUZK_THREADS, default all CPUs)
-//   cuzk_microbench --benchmark_filter=Verify (single-threaded; us_per_proof is the figure)
+//   cuzk_microbench --benchmark_filter='Verify|Assemble' (single-threaded; us_per_proof is the figure)
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -167,8 +167,27 @@ void BM_Verify(benchmark::State& st) {
       benchmark::Counter(double(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+// A proof's assembly on the host from its five MSM sums (groth16::assemble_proof: fresh r and s,
+// four G1 and one G2 multiplications, affine output): what the GPU worker's finisher does per proof
+// before its check.
+template <class C>
+void BM_Assemble(benchmark::State& st) {
+  std::mt19937_64 rng(5);
+  auto g1 = [&] { return C::G1::from_affine(C::g1_generator()).mul(random_fr<typename C::Fr>(rng).to_plain()); };
+  auto g2 = [&] { return C::G2::from_affine(C::g2_generator()).mul(random_fr<typename C::Fr>(rng).to_plain()); };
+  groth16::ZKey<C> zk;
+  zk.alpha1 = g1().to_affine(), zk.beta1 = g1().to_affine(), zk.delta1 = g1().to_affine();
+  zk.beta2 = g2().to_affine(), zk.delta2 = g2().to_affine();
+  const groth16::RawMsms<C> m{g1(), g1(), g1(), g1(), g2()};
+  for (auto _ : st) benchmark::DoNotOptimize(groth16::assemble_proof(zk, m, {}));
+  st.counters["us_per_proof"] =
+      benchmark::Counter(1e-6, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 }  // namespace
 
+BENCHMARK(BM_Assemble<Bls12_381>)->Name("BM_AssembleBls12_381")->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Assemble<Bn254>)->Name("BM_AssembleBn254")->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MsmG1)->ArgsProduct({{12, 14, 16}, {0, 1}})->ArgNames({"log_n", "witness"})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MsmG2)->ArgsProduct({{12, 14, 16}, {0, 1}})->ArgNames({"log_n", "witness"})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ntt)->DenseRange(12, 18, 2)->ArgName("log_n")->Unit(benchmark::kMillisecond);

@@ -97,7 +97,8 @@ synth gen:LOG2 - - [WORKERS] [PARTITIONS]
     GPU worker. ABC (default "cpu"; "cpu gpu" for both) sets synthesis.abc: where a, b, c are
     evaluated; runs with "gpu" are tagged -abcgpu. PER_JOB (default 4) sets the partitions per
     job, SLOTS (default WORKERS + 2) gpu.slots and BATCH (default 32) gpu.batch; SYNTH_CURVE
-    (default bls12381, or bn254) the gen-circuit's curve.
+    (default bls12381, or bn254) the gen-circuit's curve, SYNTH_CORES (default: every core not
+    the GPU worker's) how many of the first cores the synthesis workers share.
 keys [LOG2 [N [PARTITIONS]]]                                                                   GPU
     More keys than gpu.key_memory holds: N (default 4) gen-circuits of 2^LOG2 (default 22), each
     keyed, and a round-robin stream of PARTITIONS (default 96, jobs of 4, one circuit a job) over
@@ -711,6 +712,7 @@ cmd_synth() {
       local nd="${d%k}" kill=0
       [ "$d" != "$nd" ] && kill=1
       avail=$((ncpu - nd * gpu_cores))
+      [ -n "${SYNTH_CORES:-}" ] && [ "$SYNTH_CORES" -lt "$avail" ] && avail="$SYNTH_CORES"
       for w in $workers; do
         [ "$w" -le "$avail" ] || { echo "w$w: skipped ($avail CPUs for synthesis)"; continue; }
         local tag="w$w"
