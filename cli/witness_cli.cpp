@@ -223,7 +223,7 @@ std::function<std::optional<int>()> add_witness_subcommands(CLI::App& app) {
     const bool quiet = app.get_option("--quiet")->as<bool>();
     if (*build) {
       try {
-        witness::Manifest m = witness::build_generator(o->src, o->out, progress(quiet));
+        witness::Manifest m = witness::build_generator(o->src, o->out, cache_root(), progress(quiet));
         if (!quiet)
           std::printf("%s: circuit %s, %u witness values, %u inputs%s, %s\n", m.dir.c_str(), m.circuit.c_str(),
                       m.n_witness, m.n_inputs, m.names_known ? "" : " (names unknown: no .sym beside the folder)",

@@ -101,6 +101,12 @@ cuzk_e2e_test(e2e.witness_bad 600 witness_bad.sh)
 set_tests_properties(e2e.witness_bad PROPERTIES FIXTURES_REQUIRED
   "e2e_circuit_poseidon_merkle;e2e_case_poseidon_merkle;e2e_circuit_multiplier;e2e_case_multiplier")
 
+# Generators of different circuits sharing one compile of circom's runtime, and that compile redone
+# for changed sources or another compiler.
+cuzk_e2e_test(e2e.witness_runtime 600 witness_runtime.sh)
+set_tests_properties(e2e.witness_runtime PROPERTIES FIXTURES_REQUIRED
+  "e2e_circuit_multiplier;e2e_case_multiplier;e2e_circuit_no_public;e2e_case_no_public;e2e_circuit_many_public;e2e_case_many_public")
+
 # The compiled witness program on every operation of circom's runtime, and on inputs that take
 # other paths through the circuit's code than the one it was traced on.
 cuzk_e2e_test(e2e.witness_program 600 witness_program.sh)

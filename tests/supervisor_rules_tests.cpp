@@ -133,7 +133,8 @@ TEST(SupervisorChildren, BuildingAGeneratorLeavesAnotherChildsExitToItsParent) {
   if (other == 0) ::_exit(7);
   siginfo_t si{};
   ASSERT_EQ(::waitid(P_PID, id_t(other), &si, WEXITED | WNOWAIT), 0);  // exited, not collected
-  EXPECT_THROW(cuzk::witness::build_generator(src.string(), (dir / "out").string()), cuzk::witness::WitnessError);
+  EXPECT_THROW(cuzk::witness::build_generator(src.string(), (dir / "out").string(), (dir / "cache").string()),
+               cuzk::witness::WitnessError);
   int st = 0;
   EXPECT_EQ(::waitpid(other, &st, WNOHANG), other) << "the build collected the exit of a process it did not start";
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 7);

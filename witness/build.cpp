@@ -1,5 +1,6 @@
 // Builds circom's C++ witness generator into an artefact, and keeps a cache of them keyed by a hash
-// of everything that goes into the executable.
+// of everything that goes into the executable, beside a cache of the objects that every circuit on
+// the same prime shares (circom's runtime, cuzk's driver and tracer).
 #include "witness/build.hpp"
 
 #include <fcntl.h>
@@ -157,45 +158,71 @@ Sources find_sources(const std::string& src) {
   return s;
 }
 
-std::string key_of(const Sources& s, const fs::path& scratch) {
-  XXH3_state_t* st = XXH3_createState();
-  XXH3_128bits_reset(st);
-  auto add = [&](const std::string& part) {
+// The versions of the tools that make the objects, for the cache keys.
+struct Tools {
+  std::string gxx, nasm, binutils;  // binutils: nm and objcopy, which make the tracer's copy of the runtime
+};
+Tools toolchain(const fs::path& scratch) {
+  return {command_output({"g++", "--version"}, scratch), command_output({"nasm", "-v"}, scratch),
+          command_output({"objcopy", "--version"}, scratch)};
+}
+
+// An XXH3-128 hash of length-prefixed parts and files, as 32 hex digits.
+class Hasher {
+ public:
+  Hasher() : st_(XXH3_createState()) { XXH3_128bits_reset(st_); }
+  ~Hasher() { XXH3_freeState(st_); }
+  Hasher(const Hasher&) = delete;
+  Hasher& operator=(const Hasher&) = delete;
+  void add(const std::string& part) {
     uint64_t n = part.size();
-    XXH3_128bits_update(st, &n, sizeof n);
-    XXH3_128bits_update(st, part.data(), part.size());
-  };
-  for (const char* src : {kDriverSource, kTracerSource, kDriverIoSource, kOpsSource}) add(src);
-  for (const std::string& f : kCxxFlags) add(f);
-  add(command_output({"g++", "--version"}, scratch));
-  add(command_output({"nasm", "-v"}, scratch));
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(s.dir))
-    if (e.is_regular_file()) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+    XXH3_128bits_update(st_, &n, sizeof n);
+    XXH3_128bits_update(st_, part.data(), part.size());
+  }
   // Files are hashed in blocks: a large circuit's .sym alone is hundreds of MB.
-  auto add_file = [&](const fs::path& f) {
+  void add_file(const fs::path& f) {
     std::ifstream in(f, std::ios::binary);
     if (!in) throw WitnessError(f.string() + ": cannot read");
     uint64_t n = fs::file_size(f);
-    XXH3_128bits_update(st, &n, sizeof n);
+    XXH3_128bits_update(st_, &n, sizeof n);
     std::vector<char> buf(1 << 20);
     while (in.read(buf.data(), std::streamsize(buf.size())) || in.gcount() > 0)
-      XXH3_128bits_update(st, buf.data(), size_t(in.gcount()));
-  };
-  for (const fs::path& f : files) {
-    if (f.filename() == "Makefile") continue;
-    add(f.filename().string());
-    add_file(f);
+      XXH3_128bits_update(st_, buf.data(), size_t(in.gcount()));
   }
-  if (s.sym.empty()) add(std::string());
-  else add_file(s.sym);
-  XXH128_hash_t h = XXH3_128bits_digest(st);
-  XXH3_freeState(st);
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
-                static_cast<unsigned long long>(h.low64));
-  return buf;
+  std::string hex() const {
+    XXH128_hash_t h = XXH3_128bits_digest(st_);
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                  static_cast<unsigned long long>(h.low64));
+    return buf;
+  }
+
+ private:
+  XXH3_state_t* st_;
+};
+
+// The regular files of the source folder, sorted, but for circom's Makefile (unused).
+std::vector<fs::path> source_files(const Sources& s) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(s.dir))
+    if (e.is_regular_file() && e.path().filename() != "Makefile") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string key_of(const Sources& s, const Tools& tools) {
+  Hasher h;
+  for (const char* src : {kDriverSource, kTracerSource, kDriverIoSource, kOpsSource}) h.add(src);
+  for (const std::string& f : kCxxFlags) h.add(f);
+  h.add(tools.gxx);
+  h.add(tools.nasm);
+  for (const fs::path& f : source_files(s)) {
+    h.add(f.filename().string());
+    h.add_file(f);
+  }
+  if (s.sym.empty()) h.add(std::string());
+  else h.add_file(s.sym);
+  return h.hex();
 }
 
 // Signal names of the main inputs from circom's .sym ("id,witness,component,main.name[i]...").
@@ -224,27 +251,47 @@ std::map<uint64_t, std::string> sym_names(const fs::path& sym, uint64_t lo, uint
   return names;
 }
 
-// The tracer: the same circuit objects linked with cuzk's tracer in place of circom's runtime, whose
-// own functions stay in, renamed Fr_* -> Rl_* (same length, so C++ names stay well-formed), for the
-// tracer's concrete values. A tracer that cannot be made leaves the generator usable: the reason is
-// kept in tracer.failed, and the circuit runs on the native generator.
-void link_tracer(const Sources& s, const fs::path& work, const Log& log) {
-  const std::string logf = (work / "tracer.log").string();
-  auto fail = [&](const std::string& why) {
-    std::ofstream(work / "tracer.failed") << why << "\n";
-    if (log) log("witness tracer: " + why);
-  };
-  std::vector<std::string> cc = {"g++"};
-  cc.insert(cc.end(), kCxxFlags.begin(), kCxxFlags.end());
-  cc.insert(cc.end(), {"-I" + s.dir.string(), "-I" + work.string(), "-c", (work / "tracer.cpp").string(), "-o",
-                       (work / "tracer.o").string()});
-  if (log) log("witness tracer " + s.name + ": g++ tracer.cpp");
-  if (wait_for(spawn(cc, logf)) != 0)
-    return fail("compiling the tracer against " + s.dir.string() + " failed: " + tail_of(read_file(logf), 1000));
-  const std::string syms = (work / "fr_symbols.txt").string();
-  if (wait_for(spawn({"nm", "-g", "--defined-only", (work / "fr.o").string(), (work / "fr_asm.o").string()}, syms)) != 0)
-    return fail("nm failed: " + tail_of(read_file(syms), 500));
-  std::ofstream map(work / "fr_rename.txt");
+// The objects that every generator links beside its circuit.o: circom's runtime and cuzk's driver.
+const char* const kRuntimeObjects[] = {"fr_asm.o", "calcwit.o", "fr.o", "circom_main.o", "driver.o"};
+// The tracer's: cuzk's tracer, and circom's runtime again with its own functions renamed Fr_* -> Rl_*.
+const char* const kTracerObjects[] = {"tracer.o", "rl_fr.o", "rl_fr_asm.o"};
+// What the steps below make of the same sources with the same tools; changed whenever they change.
+const char* const kRuntimeRecipe = "runtime 1: main.cpp -Dmain=cuzk_circom_generated_main, objcopy Fr_* Rl_*";
+
+// The key of the runtime objects: every file of the source folder but the circuit's own <name>.cpp
+// and <name>.dat (circom writes the same runtime files for every circuit on the same prime; any other
+// file there could be a header they include), cuzk's driver and tracer, the flags and the tools.
+std::string runtime_key(const Sources& s, const Tools& tools) {
+  Hasher h;
+  h.add(kRuntimeRecipe);
+  for (const char* src : {kDriverSource, kTracerSource, kDriverIoSource, kOpsSource}) h.add(src);
+  for (const std::string& f : kCxxFlags) h.add(f);
+  for (const std::string* t : {&tools.gxx, &tools.nasm, &tools.binutils}) h.add(*t);
+  for (const fs::path& f : source_files(s)) {
+    const std::string n = f.filename().string();
+    if (n == s.name + ".cpp" || n == s.name + ".dat") continue;
+    h.add(n);
+    h.add_file(f);
+  }
+  return h.hex();
+}
+
+bool complete_runtime(const fs::path& dir) {
+  for (const char* o : kRuntimeObjects)
+    if (!fs::is_regular_file(dir / o)) return false;
+  for (const char* o : kTracerObjects)
+    if (!fs::is_regular_file(dir / o)) return false;
+  return true;
+}
+
+// The tracer's copy of circom's runtime in dir, from fr.o and fr_asm.o there: its own functions
+// renamed Fr_* -> Rl_* (same length, so C++ names stay well-formed). Returns "" or why it failed.
+std::string rename_runtime(const fs::path& dir) {
+  const std::string logf = (dir / "tracer.log").string();
+  const std::string syms = (dir / "fr_symbols.txt").string();
+  if (wait_for(spawn({"nm", "-g", "--defined-only", (dir / "fr.o").string(), (dir / "fr_asm.o").string()}, syms)) != 0)
+    return "nm failed: " + tail_of(read_file(syms), 500);
+  std::ofstream map(dir / "fr_rename.txt");
   std::istringstream in(read_file(syms));
   std::string line;
   while (std::getline(in, line)) {
@@ -259,54 +306,101 @@ void link_tracer(const Sources& s, const fs::path& work, const Log& log) {
   }
   map.close();
   for (const char* o : {"fr.o", "fr_asm.o"})
-    if (wait_for(spawn({"objcopy", "--redefine-syms=" + (work / "fr_rename.txt").string(), (work / o).string(),
-                        (work / (std::string("rl_") + o)).string()},
+    if (wait_for(spawn({"objcopy", "--redefine-syms=" + (dir / "fr_rename.txt").string(), (dir / o).string(),
+                        (dir / (std::string("rl_") + o)).string()},
                        logf)) != 0)
-      return fail("objcopy failed: " + tail_of(read_file(logf), 500));
-  std::vector<std::string> link = {"g++", "-no-pie", "-o", (work / "tracer").string()};
-  for (const char* o : {"circuit.o", "calcwit.o", "circom_main.o", "tracer.o", "rl_fr.o", "rl_fr_asm.o"})
-    link.push_back((work / o).string());
-  for (const char* a : {"-static-libstdc++", "-static-libgcc", "-Wl,-Bstatic", "-lgmp", "-Wl,-Bdynamic", "-pthread"})
-    link.push_back(a);
-  if (log) log("witness tracer: linking");
-  if (wait_for(spawn(link, logf)) != 0) return fail("linking the tracer failed: " + tail_of(read_file(logf), 1000));
-  for (const char* f : {"rl_fr.o", "rl_fr_asm.o", "fr_symbols.txt", "fr_rename.txt", "tracer.log"}) fs::remove(work / f);
+      return "objcopy failed: " + tail_of(read_file(logf), 500);
+  return "";
 }
 
-// Runs the compile steps, at most `jobs` at a time, then the link.
-void compile(const Sources& s, const fs::path& work, const Log& log) {
+// The tracer: the same circuit objects linked with cuzk's tracer in place of circom's runtime, whose
+// own functions stay in, renamed, for the tracer's concrete values. A tracer that cannot be made
+// leaves the generator usable: the reason is kept in tracer.failed, and the circuit runs on the
+// native generator.
+void link_tracer(const Sources& s, const fs::path& work, const fs::path& rt, const std::string& not_made,
+                 const Log& log) {
+  const std::string logf = (work / "tracer.log").string();
+  auto fail = [&](const std::string& why) {
+    std::ofstream(work / "tracer.failed") << why << "\n";
+    if (log) log("witness tracer: " + why);
+  };
+  if (!not_made.empty()) return fail(not_made);
+  std::vector<std::string> link = {"g++", "-no-pie", "-o", (work / "tracer").string(), (work / "circuit.o").string()};
+  for (const char* o : {"calcwit.o", "circom_main.o", "tracer.o", "rl_fr.o", "rl_fr_asm.o"})
+    link.push_back((rt / o).string());
+  for (const char* a : {"-static-libstdc++", "-static-libgcc", "-Wl,-Bstatic", "-lgmp", "-Wl,-Bdynamic", "-pthread"})
+    link.push_back(a);
+  if (log) log("witness tracer " + s.name + ": linking");
+  if (wait_for(spawn(link, logf)) != 0) return fail("linking the tracer failed: " + tail_of(read_file(logf), 1000));
+  fs::remove(work / "tracer.log");
+}
+
+// Compiles the circuit into work, and the runtime objects into <runtime_cache>/<key> unless they are
+// there already (at most `jobs` steps at a time), then links the generator and the tracer. Runtime
+// objects are made in a folder of this process's own and renamed into place once complete, so a
+// concurrent build never sees half of them; of two concurrent builds of the same key, the second
+// rename fails and that build links its own copy, then removes it. A runtime whose tracer could not
+// be made is not kept: the next build tries again.
+void compile(const Sources& s, const fs::path& work, const fs::path& runtime_cache, const Tools& tools,
+             const Log& log) {
   const std::string logf = (work / "build.log").string();
   const std::string inc = "-I" + s.dir.string();
-  auto cxx = [&](const std::string& src, const std::string& obj, std::vector<std::string> extra = {}) {
+  const fs::path cached = runtime_cache / runtime_key(s, tools);
+  const bool hit = complete_runtime(cached);
+  fs::path rt = cached;
+  struct Scratch {  // the runtime folder of this build alone, removed on every way out
+    fs::path dir;
+    ~Scratch() {
+      std::error_code ec;
+      if (!dir.empty()) fs::remove_all(dir, ec);
+    }
+  } scratch;
+  auto cxx = [&](const std::string& src, const fs::path& obj, std::vector<std::string> extra = {}) {
     std::vector<std::string> a = {"g++"};
     a.insert(a.end(), kCxxFlags.begin(), kCxxFlags.end());
     a.insert(a.end(), extra.begin(), extra.end());
-    a.insert(a.end(), {inc, "-c", src, "-o", (work / obj).string()});
+    a.insert(a.end(), {inc, "-c", src, "-o", obj.string()});
     return a;
   };
-  std::vector<std::vector<std::string>> steps = {
-      cxx((s.dir / (s.name + ".cpp")).string(), "circuit.o"),
-      {"nasm", "-felf64", (s.dir / "fr.asm").string(), "-o", (work / "fr_asm.o").string()},
-      cxx((s.dir / "calcwit.cpp").string(), "calcwit.o"),
-      cxx((s.dir / "fr.cpp").string(), "fr.o"),
-      cxx((s.dir / "main.cpp").string(), "circom_main.o", {"-Dmain=cuzk_circom_generated_main"}),
-      cxx((work / "driver.cpp").string(), "driver.o", {"-I" + work.string()}),
+  struct Step {
+    std::vector<std::string> argv;
+    std::string log;
   };
-  for (const auto& [name, text] : {std::pair{"driver.cpp", kDriverSource}, std::pair{"tracer.cpp", kTracerSource},
-                                   std::pair{"cuzk_driver_io.hpp", kDriverIoSource},
-                                   std::pair{"cuzk_ops.hpp", kOpsSource}}) {
-    std::ofstream d(work / name);
-    d << text;
+  std::vector<Step> steps = {{cxx((s.dir / (s.name + ".cpp")).string(), work / "circuit.o"), logf}};
+  const size_t tracer_step = 6;
+  if (hit) {
+    if (log) log("witness generator " + s.name + ": circom's runtime and cuzk's driver from " + cached.string());
+  } else {
+    std::error_code ec;
+    rt = scratch.dir = runtime_cache / ("." + cached.filename().string() + ".tmp" + std::to_string(getpid()));
+    fs::remove_all(rt, ec);
+    fs::create_directories(rt, ec);
+    if (ec) throw WitnessError(rt.string() + ": " + ec.message());
+    for (const auto& [name, text] : {std::pair{"driver.cpp", kDriverSource}, std::pair{"tracer.cpp", kTracerSource},
+                                     std::pair{"cuzk_driver_io.hpp", kDriverIoSource},
+                                     std::pair{"cuzk_ops.hpp", kOpsSource}}) {
+      std::ofstream d(rt / name);
+      d << text;
+    }
+    const std::string own = "-I" + rt.string();
+    steps.push_back({{"nasm", "-felf64", (s.dir / "fr.asm").string(), "-o", (rt / "fr_asm.o").string()}, logf});
+    steps.push_back({cxx((s.dir / "calcwit.cpp").string(), rt / "calcwit.o"), logf});
+    steps.push_back({cxx((s.dir / "fr.cpp").string(), rt / "fr.o"), logf});
+    steps.push_back({cxx((s.dir / "main.cpp").string(), rt / "circom_main.o", {"-Dmain=cuzk_circom_generated_main"}),
+                     logf});
+    steps.push_back({cxx((rt / "driver.cpp").string(), rt / "driver.o", {own}), logf});
+    steps.push_back({cxx((rt / "tracer.cpp").string(), rt / "tracer.o", {own}), (rt / "tracer.log").string()});
   }
   const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
   Children running;
-  std::string failed;
+  std::string failed, tracer_failed;
   size_t next = 0;
   while (next < steps.size() || !running.empty()) {
     while (failed.empty() && next < steps.size() && running.size() < jobs) {
-      if (log) log("witness generator " + s.name + ": " + steps[next][0] + " " + steps[next][steps[next].size() - 3]);
+      const std::vector<std::string>& a = steps[next].argv;
+      if (log) log("witness generator " + s.name + ": " + a[0] + " " + a[a.size() - 3]);
       try {
-        running.start(spawn(steps[next], logf), next);
+        running.start(spawn(a, steps[next].log), next);
       } catch (const WitnessError& e) {
         failed = e.what();  // the steps already running are still waited for, and none more started
       }
@@ -314,24 +408,38 @@ void compile(const Sources& s, const fs::path& work, const Log& log) {
     }
     if (running.empty()) break;
     const auto [step, status] = running.wait_one();
-    if (status != 0 && failed.empty()) failed = steps[step][0] + " failed";
+    if (status == 0) continue;
+    if (step == tracer_step)  // the generator is still made without it
+      tracer_failed = "compiling the tracer against " + s.dir.string() + " failed: " +
+                      tail_of(read_file(steps[step].log), 1000);
+    else if (failed.empty())
+      failed = steps[step].argv[0] + " failed";
   }
   if (!failed.empty())
     throw WitnessError("building the witness generator of " + s.dir.string() + ": " + failed + ": " +
                        tail_of(read_file(logf), 1500));
-  std::vector<std::string> link = {"g++", "-no-pie", "-o", (work / "generator").string()};
-  for (const char* o : {"circuit.o", "fr_asm.o", "calcwit.o", "fr.o", "circom_main.o", "driver.o"})
-    link.push_back((work / o).string());
+  if (!hit) {
+    if (tracer_failed.empty()) tracer_failed = rename_runtime(rt);
+    for (const char* f : {"driver.cpp", "tracer.cpp", "cuzk_driver_io.hpp", "cuzk_ops.hpp", "tracer.log",
+                          "fr_symbols.txt", "fr_rename.txt"})
+      fs::remove(rt / f);
+    if (tracer_failed.empty()) {
+      std::error_code ec;
+      if (fs::exists(cached, ec) && !complete_runtime(cached)) fs::remove_all(cached, ec);  // a damaged entry
+      fs::rename(rt, cached, ec);
+      if (!ec) rt = cached, scratch.dir.clear();
+    }
+  }
+  std::vector<std::string> link = {"g++", "-no-pie", "-o", (work / "generator").string(), (work / "circuit.o").string()};
+  for (const char* o : kRuntimeObjects) link.push_back((rt / o).string());
   for (const char* a : {"-static-libstdc++", "-static-libgcc", "-Wl,-Bstatic", "-lgmp", "-Wl,-Bdynamic", "-pthread"})
     link.push_back(a);
   if (log) log("witness generator " + s.name + ": linking");
   if (wait_for(spawn(link, logf)) != 0)
     throw WitnessError("linking the witness generator of " + s.dir.string() + " failed: " +
                        tail_of(read_file(logf), 1500));
-  link_tracer(s, work, log);
-  for (const char* o : {"circuit.o", "fr_asm.o", "calcwit.o", "fr.o", "circom_main.o", "driver.o", "tracer.o"})
-    fs::remove(work / o);
-  for (const char* f : {"driver.cpp", "tracer.cpp", "cuzk_driver_io.hpp", "cuzk_ops.hpp"}) fs::remove(work / f);
+  link_tracer(s, work, rt, tracer_failed, log);
+  fs::remove(work / "circuit.o");
 }
 
 // Asks the new executable for its sizes and input table, and names the inputs from the .sym file.
@@ -376,14 +484,18 @@ Manifest describe(const Sources& s, const fs::path& work, const std::string& key
 }
 
 
-Manifest build_into(const Sources& s, const fs::path& out, const std::string& key, const Log& log) {
+// The runtime objects' cache under a generator cache.
+fs::path runtime_cache_of(const std::string& cache_root) { return fs::path(cache_root) / "runtime"; }
+
+Manifest build_into(const Sources& s, const fs::path& out, const std::string& key, const std::string& cache_root,
+                    const Tools& tools, const Log& log) {
   const fs::path work = out.parent_path() / ("." + out.filename().string() + ".tmp" + std::to_string(getpid()));
   std::error_code ec;
   fs::remove_all(work, ec);
   fs::create_directories(work, ec);
   if (ec) throw WitnessError(work.string() + ": " + ec.message());
   try {
-    compile(s, work, log);
+    compile(s, work, runtime_cache_of(cache_root), tools, log);
     fs::copy_file(s.dir / (s.name + ".dat"), work / "circuit.dat");
     Manifest m = describe(s, work, key);
     write_manifest(work.string(), m);
@@ -398,13 +510,15 @@ Manifest build_into(const Sources& s, const fs::path& out, const std::string& ke
 
 }  // namespace
 
-Manifest build_generator(const std::string& src, const std::string& out, const Log& log) {
+Manifest build_generator(const std::string& src, const std::string& out, const std::string& cache_root,
+                         const Log& log) {
   Sources s = find_sources(src);
   fs::path o = fs::absolute(out).lexically_normal();
   if (o.filename().empty()) o = o.parent_path();
   std::error_code ec;
   fs::create_directories(o.parent_path(), ec);
-  return build_into(s, o, key_of(s, o.parent_path()), log);
+  const Tools tools = toolchain(o.parent_path());
+  return build_into(s, o, key_of(s, tools), cache_root, tools, log);
 }
 
 Manifest open_generator(const std::string& path, const std::string& cache_root, const Log& log) {
@@ -418,7 +532,8 @@ Manifest open_generator(const std::string& path, const std::string& cache_root, 
   std::error_code ec;
   fs::create_directories(cache_root, ec);
   if (ec) throw WitnessError(cache_root + ": " + ec.message());
-  const std::string key = key_of(s, cache_root);
+  const Tools tools = toolchain(cache_root);
+  const std::string key = key_of(s, tools);
   const fs::path out = fs::path(cache_root) / (s.name + "-" + key.substr(0, 16));
   auto cached = [&]() -> std::optional<Manifest> {
     if (!is_artefact(out.string())) return std::nullopt;
@@ -433,7 +548,7 @@ Manifest open_generator(const std::string& path, const std::string& cache_root, 
   FileLock lock((fs::path(cache_root) / ("." + out.filename().string() + ".lock")).string());
   if (auto m = cached()) return *m;  // another process built it while this one waited
   if (log) log("compiling the witness generator " + s.dir.string() + " into " + out.string());
-  return build_into(s, out, key, log);
+  return build_into(s, out, key, cache_root, tools, log);
 }
 
 }  // namespace cuzk::witness

@@ -11,12 +11,16 @@ namespace cuzk::witness {
 using Log = std::function<void(const std::string&)>;
 
 // Builds the artefact of the source folder src into out (replacing it). Throws WitnessError with the
-// compiler's output tail when a step fails.
-Manifest build_generator(const std::string& src, const std::string& out, const Log& log = {});
+// compiler's output tail when a step fails. The objects every circuit on the same prime shares
+// (circom's runtime, cuzk's driver and tracer) are compiled once into <cache_root>/runtime/<key>/,
+// keyed by those sources, the flags and the tools' versions, and linked from there by later builds.
+Manifest build_generator(const std::string& src, const std::string& out, const std::string& cache_root,
+                         const Log& log = {});
 
 // The artefact for `path`: path itself when it is an artefact; otherwise the cached build of the
-// source folder under cache_root (<cache_root>/<name>-<key>), built first when missing. Concurrent
-// callers (several workers, the supervisor) build it once: the cache is locked while building.
+// source folder under cache_root (<cache_root>/<name>-<key>), built first when missing (its runtime
+// objects from <cache_root>/runtime/ as build_generator's). Concurrent callers (several workers, the
+// supervisor) build it once: the cache is locked while building.
 Manifest open_generator(const std::string& path, const std::string& cache_root, const Log& log = {});
 
 }  // namespace cuzk::witness
