@@ -122,7 +122,12 @@ void Server::start() {
     close();
     throw ListenError("daemon.socket", "daemon.socket " + m.opt.unix_path + ": chmod: " + std::strerror(e));
   }
-  rc = uv_listen(reinterpret_cast<uv_stream_t*>(m.pipe), 128, on_connection);
+  // The longest queue of connections not yet accepted that the kernel allows (net.core.somaxconn
+  // caps SOMAXCONN): with 128, a burst of a few hundred clients connecting while the loop is busy
+  // had the ones past the queue refused (EAGAIN on the unix socket) instead of answered, though
+  // limits.max_connections (512) admits them, and those over it are answered 503.
+  constexpr int kBacklog = SOMAXCONN;
+  rc = uv_listen(reinterpret_cast<uv_stream_t*>(m.pipe), kBacklog, on_connection);
   if (rc < 0) fail("daemon.socket " + m.opt.unix_path + ": cannot listen", rc);
 
   if (!m.opt.tcp.empty()) {
@@ -131,7 +136,7 @@ void Server::start() {
     m.tcp->data = static_cast<Core*>(&m);
     unsigned flags = tcp_addr.ss_family == AF_INET6 ? UV_TCP_IPV6ONLY : 0;
     rc = uv_tcp_bind(m.tcp, reinterpret_cast<sockaddr*>(&tcp_addr), flags);
-    if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(m.tcp), 128, on_connection);
+    if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(m.tcp), kBacklog, on_connection);
     if (rc < 0) fail("daemon.tcp " + m.opt.tcp + ": cannot listen", rc);
     sockaddr_storage bound{};
     int len = sizeof bound;
