@@ -127,6 +127,7 @@ clients [LOG2 [CLIENTS [JOBS]]]                                                 
     warm-up, each proof checked against the key by the client. Jobs/s, client latency
     p50/p90/p99/max and the daemon's JOB_SUBMIT to JOB_DONE p50/p99 into summary.txt (after the
     config), the timeline and waterfall beside it, four of the latency run's proofs into proofs.tgz.
+    CLIENTS_CURVE (default bls12381, or bn254) sets the gen-circuit's curve.
 soak payload [--e2e-work DIR]                                                                 here
     The kill-soak's circuits and witnesses (poseidon_merkle, chain_pow2, multiplier from the e2e
     ceremony in DIR, default build/e2e) into .devbundle/soak.
@@ -737,7 +738,8 @@ cmd_clients() {
   g="$work/gen"  # also the input folder: apart from the daemon's state
   mkdir -p "$g"
   local t0=$SECONDS
-  run cuzk -q gen-circuit "$k" "$g/gen.r1cs" "$g/gen.wtns" --seed 7 || die "gen-circuit failed"
+  run cuzk -q gen-circuit "$k" "$g/gen.r1cs" "$g/gen.wtns" --seed 7 --curve "${CLIENTS_CURVE:-bls12381}" ||
+    die "gen-circuit failed"
   run cuzk -q setup "$g/gen.r1cs" "$g/gen.zkey" --seed gpu-clients >/dev/null 2>&1 || die "setup failed"
   run cuzk -q export vk "$g/gen.zkey" "$g/vk.json" || die "export vk failed"
   echo "setup: $(since $t0)"
