@@ -73,7 +73,7 @@ struct Computed {
 struct Key : gpuw::CachedKey {
   // Throws std::invalid_argument unless the slot's vectors fit this key (checked before a slot
   // joins a batch, so that one slot's fault fails that slot alone).
-  virtual void check(const Segment& seg, uint32_t slot, const SlotHeader& h) const = 0;
+  virtual void check(const Segment& seg, uint32_t slot) const = 0;
   // The compute of several slots' proofs in one pass on the resident key, one each, in order.
   virtual std::vector<std::unique_ptr<Computed>> compute(const Segment& seg, const std::vector<uint32_t>& slots) = 0;
   // How many slots compute takes at once for this key (ProverBackend::batch_limit).
@@ -92,7 +92,7 @@ struct RefusedKey : Key {
   void evict() override {}
   void drop_host() override {}
   bool has_host() const override { return false; }
-  void check(const Segment&, uint32_t, const SlotHeader&) const override { throw std::invalid_argument(why); }
+  void check(const Segment&, uint32_t) const override { throw std::invalid_argument(why); }
   std::vector<std::unique_ptr<Computed>> compute(const Segment&, const std::vector<uint32_t>&) override {
     throw std::invalid_argument(why);
   }
@@ -160,7 +160,7 @@ struct KeyOn : Key {
     return {seg.w<Fr>(slot), h.n_vars, abc ? seg.a<Fr>(slot) : nullptr, abc ? seg.b<Fr>(slot) : nullptr,
             abc ? seg.c<Fr>(slot) : nullptr, h.domain_size};
   }
-  void check(const Segment& seg, uint32_t slot, const SlotHeader&) const override {
+  void check(const Segment& seg, uint32_t slot) const override {
     groth16::check_synthesized(*zk, view(seg, slot));
   }
   std::vector<std::unique_ptr<Computed>> compute(const Segment& seg, const std::vector<uint32_t>& slots) override {
@@ -563,7 +563,7 @@ class GpuWorker {
         ~Clear() { p = nullptr; }
       } clear{key_for_};
       key = &static_cast<Key&>(keys_->use(first.circuit));
-      key->check(*seg_, first.slot, seg_->slot(first.slot));
+      key->check(*seg_, first.slot);
     } catch (...) {
       device_lock.unlock();
       return fail_one(batch.front(), std::current_exception());
@@ -586,7 +586,7 @@ class GpuWorker {
       std::optional<Taken> t = pick_up(m);
       if (!t) continue;
       try {
-        key->check(*seg_, m.slot, seg_->slot(m.slot));
+        key->check(*seg_, m.slot);
       } catch (...) {
         healthy = fail_one(*t, std::current_exception()) && healthy;
         continue;
@@ -632,7 +632,7 @@ class GpuWorker {
     std::lock_guard<std::mutex> lock(device_mu_);  // the prover thread may be adding keys
     if (req.circuit >= keys_->size()) throw std::invalid_argument("no circuit " + std::to_string(req.circuit));
     Key& k = static_cast<Key&>(keys_->use(req.circuit));
-    k.check(*seg_, req.slot, seg_->slot(req.slot));
+    k.check(*seg_, req.slot);
     return std::move(k.compute(*seg_, {req.slot}).front());
   }
 
