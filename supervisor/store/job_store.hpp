@@ -27,13 +27,13 @@ inline bool is_final(PState s) { return s == PState::Done || s == PState::Failed
 // What a job's partitions were submitted as: .wtns witnesses, or circuit inputs (JSON) that a
 // synthesis worker runs the circuit's witness generator on. Stored as its integer value.
 enum class InputKind : int { Witnesses = 0, Inputs = 1 };
-const char* to_string(InputKind k);
+const char* to_string(InputKind k);       // "witnesses", "inputs": the request field they came in
+const char* file_extension(InputKind k);  // ".wtns", ".json"
 
 // A partition that failed this often for reasons other than its input fails its job. A lease that
 // expired (the node holding the partition stopped renewing it) counts as a failed attempt, so that a
 // partition that kills every node proving it stops circulating.
-constexpr uint32_t kMaxAttempts = 3;  // "witnesses", "inputs": the request field they came in
-const char* file_extension(InputKind k);  // ".wtns", ".json"
+constexpr uint32_t kMaxAttempts = 3;
 
 // The store could not be written because the filesystem under it is full (SQLITE_FULL, ENOSPC).
 // Nothing half-written is left behind: the change was rolled back, or is held (see SqliteStore).
