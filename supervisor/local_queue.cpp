@@ -290,8 +290,8 @@ std::function<void(std::exception_ptr)> LocalQueue::circuit_refusal(
   return [this, name, refused = std::move(refused)](std::exception_ptr e) {
     try {
       std::rethrow_exception(e);
-    } catch (const StoreFull& x) {
-      s_.state_.note_full(x.what(), !dynamic_cast<const StateUnwritable*>(&x));
+    } catch (const StateWriteFailed& x) {
+      s_.state_.note_full(x.what(), x.space);
       refused(503, "the job store cannot be written now (" + s_.state_.full_message() + ")");
     } catch (const std::exception& x) {
       spdlog::error("circuit {}: {}", name, x.what());

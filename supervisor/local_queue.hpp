@@ -29,7 +29,7 @@ struct WorkFailure;
 
 class LocalQueue final : public Queue {
  public:
-  // Opens (or creates) the store; throws StoreFull when the disk has no room for it.
+  // Opens (or creates) the store; throws StateWriteFailed when the disk has no room for it.
   LocalQueue(Supervisor& s, const std::string& path);
 
   std::vector<CircuitRec> stored_circuits() override;

@@ -35,15 +35,14 @@ const char* file_extension(InputKind k);  // ".wtns", ".json"
 // partition that kills every node proving it stops circulating.
 constexpr uint32_t kMaxAttempts = 3;
 
-// The store could not be written because the filesystem under it is full (SQLITE_FULL, ENOSPC).
-// Nothing half-written is left behind: the change was rolled back, or is held (see SqliteStore).
-struct StoreFull : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-// A write under daemon.state_dir failed for another reason than space, which no request caused (a
-// read-only or unwritable folder, an I/O error: state_writes.hpp): handled as a full disk is.
-struct StateUnwritable : StoreFull {
-  using StoreFull::StoreFull;
+// A write under daemon.state_dir (the store's file, results, uploads) failed for a reason no
+// request caused (state_writes.hpp): the filesystem is full (SQLITE_FULL, ENOSPC, EDQUOT: space), or
+// it cannot be written otherwise (read-only, permissions, an I/O error). Both are handled as a full
+// disk is; space says which, for the log. Nothing half-written is left behind: the change was
+// rolled back, or is held (see SqliteStore).
+struct StateWriteFailed : std::runtime_error {
+  StateWriteFailed(const std::string& what, bool space) : std::runtime_error(what), space(space) {}
+  bool space;
 };
 
 // The store cannot be reached now (a database server down or restarting, the connection lost).
