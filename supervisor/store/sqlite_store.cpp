@@ -393,11 +393,11 @@ SqliteStore::Counts SqliteStore::counts() {
   {
     Stmt s(db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state", path_);
     while (s.step())
-      if (s.i64(0) >= 0 && s.i64(0) < 5) c.jobs[s.i64(0)] = uint64_t(s.i64(1));
+      if (s.i64(0) >= 0 && uint64_t(s.i64(0)) < kJStates) c.jobs[s.i64(0)] = uint64_t(s.i64(1));
   }
   Stmt s(db_, "SELECT state, COUNT(*) FROM partitions GROUP BY state", path_);
   while (s.step())
-    if (s.i64(0) >= 0 && s.i64(0) < 7) c.parts[s.i64(0)] = uint64_t(s.i64(1));
+    if (s.i64(0) >= 0 && uint64_t(s.i64(0)) < kPStates) c.parts[s.i64(0)] = uint64_t(s.i64(1));
   return c;
 }
 
