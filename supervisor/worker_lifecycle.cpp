@@ -197,7 +197,7 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
     if (Device* d = device(w.device))
       for (DeviceKey& k : d->keys) k.resident = false;
   // What the dead worker held goes back where it can be redone (crash_repair.cpp).
-  for (const Task& held : std::exchange(w.tasks, {})) repair_task(w, held);
+  for (const Task& held : std::exchange(w.tasks, {})) parts_.repair(w, held);
   if (stopping_) {
     Workers::set_state(w, WorkerState::Stopped, "the daemon is stopping");
     maybe_finish_shutdown();
@@ -211,7 +211,7 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
     restart_later(w);
   }
   if (w.kind == WorkerKind::Gpu && w.state == WorkerState::Failed) {
-    if (Device* d = device(w.device)) resynthesize_device_slots(*d);
+    if (Device* d = device(w.device)) parts_.resynthesize_device(*d);
   }
   schedule();
 }
