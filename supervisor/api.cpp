@@ -190,15 +190,7 @@ json Supervisor::status_json() {
 std::string Supervisor::metrics_text() {
   std::string out;
   auto line = [&](const std::string& s) { out += s + "\n"; };
-  const JobStore::Counts c = queue_->counts();
-  line("# HELP cuzk_jobs_total Jobs in the store by state.");
-  line("# TYPE cuzk_jobs_total gauge");
-  for (int s = 0; s < 5; s++)
-    line(std::string("cuzk_jobs_total{state=\"") + to_string(JState(s)) + "\"} " + std::to_string(c.jobs[s]));
-  line("# HELP cuzk_partitions_total Partitions in the store by state.");
-  line("# TYPE cuzk_partitions_total gauge");
-  for (int s = 0; s < 7; s++)
-    line(std::string("cuzk_partitions_total{state=\"") + to_string(PState(s)) + "\"} " + std::to_string(c.parts[s]));
+  out += counts_metrics(queue_->counts());
   line("# HELP cuzk_worker_restarts_total Restarts of each worker since the supervisor started.");
   line("# TYPE cuzk_worker_restarts_total counter");
   for (auto& w : workers_) line("cuzk_worker_restarts_total{worker=\"" + w->name + "\"} " + std::to_string(w->restarts));

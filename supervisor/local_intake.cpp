@@ -26,7 +26,7 @@ namespace cuzk::sup {
 
 namespace {
 
-// Writes content the request carried; a failure is StoreFull or StateUnwritable, like the job store's.
+// Writes content the request carried; a failure is StateWriteFailed, like the job store's.
 void store_upload(const std::string& path, const std::string& content, const std::string& what) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   int err = fd < 0 ? errno : 0;
@@ -65,8 +65,8 @@ struct WorkFailure {
       f();
     } catch (const SubmitError& e) {
       status = e.status, error = e.what();
-    } catch (const StoreFull& e) {
-      status = 503, error = e.what(), space = !dynamic_cast<const StateUnwritable*>(&e);
+    } catch (const StateWriteFailed& e) {
+      status = 503, error = e.what(), space = e.space;
     } catch (const std::exception& e) {
       status = 500, error = e.what();
     }
@@ -265,8 +265,8 @@ void LocalQueue::refuse_write(std::exception_ptr e) {
   bool space = true;
   try {
     std::rethrow_exception(e);
-  } catch (const StoreFull& x) {
-    why = x.what(), space = !dynamic_cast<const StateUnwritable*>(&x);
+  } catch (const StateWriteFailed& x) {
+    why = x.what(), space = x.space;
   } catch (const fs::filesystem_error& x) {
     why = x.what(), space = no_space(x.code().value());
   }

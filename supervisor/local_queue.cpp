@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
@@ -21,19 +20,8 @@ using nlohmann::json;
 
 namespace cuzk::sup {
 
-namespace {
-
-// What a long-poll timer needs when it fires.
-struct WaitCtx {
-  LocalQueue* self;
-  uint64_t id;
-  std::shared_ptr<http::Responder> r;
-};
-
-}  // namespace
-
 LocalQueue::LocalQueue(Supervisor& s, const std::string& path)
-    : s_(s), writer_(std::make_unique<SqliteStore>(path)), reader_(std::make_unique<SqliteStore>(path)) {}
+    : s_(s), writer_(std::make_unique<SqliteStore>(path)), reader_(std::make_unique<SqliteStore>(path)), polls_(s.loop_) {}
 
 SqliteJournal& LocalQueue::journal() {
   if (!journal_) journal_ = std::make_unique<SqliteJournal>(s_.loop_, std::move(writer_));
@@ -238,27 +226,10 @@ void LocalQueue::get(uint64_t id, double wait_s, const http::Request& req, std::
   if (!j) return r->send(http::Response::json(200, s_.job_json(*rec, nullptr).dump()));
   if (wait_s <= 0 || (is_final(j->rec.state) && !ending(id))) return r->send(http::Response::json(200, job_json(*j).dump()));
   // Long poll: answered when the job's end is stored (notify_waiters) or when the timer fires.
-  auto* t = new uv_timer_t{};
-  uv_timer_init(s_.loop_, t);
-  t->data = new WaitCtx{this, id, r};
-  j->waiters.push_back({r, t});
-  uv_timer_start(
-      t,
-      [](uv_timer_t* h) {
-        auto* c = static_cast<WaitCtx*>(h->data);
-        Supervisor& s = c->self->s_;
-        if (ActiveJob* a = c->self->find_job(c->id)) {
-          auto& ws = a->waiters;
-          ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const ActiveJob::Waiter& w) { return w.timer == h; }),
-                   ws.end());
-          c->r->send(http::Response::json(200, c->self->job_json(*a).dump()));
-        } else if (auto rec = c->self->reader_->load(c->id)) {
-          c->r->send(http::Response::json(200, s.job_json(*rec, nullptr).dump()));
-        }
-        delete c;
-        close_handle(h);
-      },
-      uint64_t(wait_s * 1000), 0);
+  polls_.wait(id, uint64_t(wait_s * 1000), std::move(r), [this, id](const std::shared_ptr<http::Responder>& r) {
+    if (ActiveJob* a = find_job(id)) r->send(http::Response::json(200, job_json(*a).dump()));
+    else if (auto rec = reader_->load(id)) r->send(http::Response::json(200, s_.job_json(*rec, nullptr).dump()));
+  });
 }
 
 void LocalQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) {
@@ -275,14 +246,7 @@ void LocalQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<h
 }
 
 void LocalQueue::notify_waiters(ActiveJob& j) {
-  const std::string body = s_.job_json(j.rec, &j).dump();
-  for (auto& w : j.waiters) {
-    w.r->send(http::Response::json(200, body));
-    uv_timer_stop(w.timer);
-    delete static_cast<WaitCtx*>(w.timer->data);
-    uv_close(reinterpret_cast<uv_handle_t*>(w.timer), [](uv_handle_t* x) { delete reinterpret_cast<uv_timer_t*>(x); });
-  }
-  j.waiters.clear();
+  polls_.answer(j.rec.id, [&] { return http::Response::json(200, s_.job_json(j.rec, &j).dump()); });
 }
 
 std::function<void(std::exception_ptr)> LocalQueue::circuit_refusal(
@@ -290,8 +254,8 @@ std::function<void(std::exception_ptr)> LocalQueue::circuit_refusal(
   return [this, name, refused = std::move(refused)](std::exception_ptr e) {
     try {
       std::rethrow_exception(e);
-    } catch (const StoreFull& x) {
-      s_.state_.note_full(x.what(), !dynamic_cast<const StateUnwritable*>(&x));
+    } catch (const StateWriteFailed& x) {
+      s_.state_.note_full(x.what(), x.space);
       refused(503, "the job store cannot be written now (" + s_.state_.full_message() + ")");
     } catch (const std::exception& x) {
       spdlog::error("circuit {}: {}", name, x.what());
@@ -333,14 +297,7 @@ void LocalQueue::stop() {
 }
 
 void LocalQueue::close() {
-  auto close_waiters = [](ActiveJob& j) {
-    for (auto& wt : j.waiters) {
-      close_handle(wt.timer);
-      wt.timer = nullptr;
-    }
-  };
-  for (auto& [id, j] : s_.parts_.jobs()) close_waiters(j);
-  for (auto& [id, e] : ended_) close_waiters(e.job);
+  polls_.close();
   // What is still queued for the file is written now (the journal's thread ends).
   if (journal_) journal_->stop(5000);
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "supervisor/intake/submission.hpp"
+#include "supervisor/long_polls.hpp"
 #include "supervisor/queue.hpp"
 #include "supervisor/store/sqlite_journal.hpp"
 #include "supervisor/store/sqlite_store.hpp"
@@ -29,7 +30,7 @@ struct WorkFailure;
 
 class LocalQueue final : public Queue {
  public:
-  // Opens (or creates) the store; throws StoreFull when the disk has no room for it.
+  // Opens (or creates) the store; throws StateWriteFailed when the disk has no room for it.
   LocalQueue(Supervisor& s, const std::string& path);
 
   std::vector<CircuitRec> stored_circuits() override;
@@ -142,6 +143,7 @@ class LocalQueue final : public Queue {
   std::map<uint64_t, Ended> ended_;
   size_t writing_ = 0;  // writes whose answers have not come back to the loop
   uint64_t upload_seq_ = 0;
+  LongPolls polls_;  // GET /v1/proofs/{id}?wait=S, answered once the job's end is stored
 };
 
 }  // namespace cuzk::sup

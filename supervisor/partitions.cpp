@@ -123,18 +123,17 @@ void Partitions::proved(const Worker& w, const Task& t, const shm::Msg& m,
   }
   if (m.status == shm::kFailed && d && d->seg->state(t.slot) == shm::SlotState::Ready) {
     // Prove again from the same slot (the worker restarts itself after a device error).
-    d->slots[t.slot].phase = SlotUse::Ready;
     PartitionRec& p = j->rec.parts[m.partition];
     if (const std::string why = state_.write_problem(); !why.empty()) {
       // The results could not be written (no space, a read-only or unwritable folder): not the
       // partition's fault. Its slot stays READY, and proving waits until writes succeed again
       // (Supervisor::check_disk_space).
       state_.note_full("a proof's result files could not be written (" + why + ")", state_.low_space());
-      return;
+      return prove_again(*j, *d, m.partition, t.slot);
     }
     p.attempts++;
     p.error = m.text;
-    if (p.attempts < kMaxAttempts) return set_state(*j, m.partition, PState::Ready);
+    if (p.attempts < kMaxAttempts) return prove_again(*j, *d, m.partition, t.slot);
     release_slot(d->id, t.slot);
     return fail(*j, m.partition, "proving failed " + std::to_string(p.attempts) + " times: " + m.text);
   }
@@ -149,6 +148,12 @@ void Partitions::ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uin
   j.times[p].ready = shm::monotonic_ns();
   event(tl::kSlotReady, j.rec.id,
         tl::Kv().add(tl::kPartition, p).add(tl::kWorker, w.name).add(tl::kSlot, slot).add(tl::kDevice, d.id).str());
+}
+
+void Partitions::prove_again(ActiveJob& j, Device& d, uint32_t p, uint32_t slot) {
+  d.seg->force(slot, shm::SlotState::Ready);
+  d.slots[slot].phase = SlotUse::Ready;
+  set_state(j, p, PState::Ready);
 }
 
 void Partitions::requeue(uint64_t job, uint32_t p, const std::string& why, bool count_attempt) {

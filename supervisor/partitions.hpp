@@ -74,6 +74,9 @@ class Partitions {
 
   // The partition's synthesis is complete in its READY slot: it waits for its device's GPU worker.
   void ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uint32_t slot);
+  // Its proof is to be made again from the same slot, whose a, b, c are intact: the slot READY
+  // again (whatever its word said) for its device's GPU worker, the partition Ready.
+  void prove_again(ActiveJob& j, Device& d, uint32_t p, uint32_t slot);
   // Back to synthesis (count_attempt: the attempt failed), or the job fails once kMaxAttempts
   // attempts have. Nothing for a job that ended or a partition this node does not hold.
   void requeue(uint64_t job, uint32_t p, const std::string& why, bool count_attempt);
@@ -85,6 +88,14 @@ class Partitions {
   void recover_proof(const Task& t, const std::string& result_dir, const std::string& why_lost);
   // The partition failed for good, and with it the job.
   void fail(ActiveJob& j, uint32_t p, const std::string& why);
+
+  // Crash repair (crash_repair.cpp): task t of worker w, whose process ended before it reported
+  // t, put back by the row of the repair table for w's kind and the state of t's slot, with the
+  // verbs above. Every row leaves the slot either FREE or READY for its partition.
+  void repair(const Worker& w, const Task& t);
+  // Nobody proves d's READY slots while its GPU worker is failed: their partitions go back to
+  // synthesis, for the devices that still have one.
+  void resynthesize_device(Device& d);
 
   // A slot back to FREE and unused, whatever it held.
   void release_slot(int device, uint32_t slot);

@@ -16,6 +16,21 @@ JobRec job_record(const SubmitRequest& sr, const std::string& circuit, const std
   return rec;
 }
 
+std::string counts_metrics(const JobStore::Counts& c) {
+  std::string out =
+      "# HELP cuzk_jobs_total Jobs in the store by state.\n"
+      "# TYPE cuzk_jobs_total gauge\n";
+  for (size_t s = 0; s < kJStates; s++)
+    out += std::string("cuzk_jobs_total{state=\"") + to_string(JState(s)) + "\"} " + std::to_string(c.jobs[s]) + "\n";
+  out +=
+      "# HELP cuzk_partitions_total Partitions in the store by state.\n"
+      "# TYPE cuzk_partitions_total gauge\n";
+  for (size_t s = 0; s < kPStates; s++)
+    out += std::string("cuzk_partitions_total{state=\"") + to_string(PState(s)) + "\"} " + std::to_string(c.parts[s]) +
+           "\n";
+  return out;
+}
+
 std::string store_metrics(const StoreMetrics& m) {
   std::string out;
   auto metric = [&](const char* name, const char* type, const char* help, uint64_t v) {

@@ -97,5 +97,7 @@ struct StoreMetrics {
   uint64_t claims = 0, taken_over = 0, lost = 0, conflicts = 0, reconnects = 0, waiting = 0;
 };
 std::string store_metrics(const StoreMetrics& m);
+// cuzk_jobs_total and cuzk_partitions_total: the store's jobs and partitions by state, every state.
+std::string counts_metrics(const JobStore::Counts& c);
 
 }  // namespace cuzk::sup

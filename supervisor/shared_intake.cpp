@@ -29,14 +29,6 @@ http::Response existing(uint64_t id, JState st) {
   return http::Response::json(200, json{{"id", std::to_string(id)}, {"state", to_string(st)}, {"existing", true}}.dump());
 }
 
-// What a long poll's timer needs when it fires.
-struct PollCtx {
-  SharedQueue* self;
-  uint64_t id, deadline_ns;
-  std::shared_ptr<http::Responder> r;
-  Viewer viewer;
-};
-
 }  // namespace
 
 void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Responder> r) {
@@ -139,20 +131,10 @@ void SharedQueue::poll(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::
           const uint64_t now = shm::monotonic_ns();
           if (is_final((*rec)->state) || now >= deadline_ns || !r->alive() || s_.stopping_)
             return r->send(http::Response::json(200, s_.job_json(**rec, nullptr).dump()));
-          auto* t = new uv_timer_t{};
-          uv_timer_init(s_.loop_, t);
-          t->data = new PollCtx{this, id, deadline_ns, r, viewer};
-          polls_.insert(t);
-          uv_timer_start(
-              t,
-              [](uv_timer_t* h) {
-                auto* c = static_cast<PollCtx*>(h->data);
-                c->self->polls_.erase(h);
-                c->self->poll(c->id, c->deadline_ns, c->r, c->viewer);
-                delete c;
-                close_handle(h);
-              },
-              std::min(kPollNs, deadline_ns - now) / 1000000, 0);
+          polls_.wait(id, std::min(kPollNs, deadline_ns - now) / 1000000, r,
+                      [this, id, deadline_ns, viewer](const std::shared_ptr<http::Responder>& r) {
+                        poll(id, deadline_ns, r, viewer);
+                      });
         };
       },
       [r](const std::string& why) { r->send(unreachable(why)); });

@@ -24,7 +24,7 @@ constexpr uint64_t kMs = 1000000ull;
 
 }  // namespace
 
-SharedQueue::SharedQueue(Supervisor& s) : s_(s) {
+SharedQueue::SharedQueue(Supervisor& s) : s_(s), polls_(s.loop_) {
   std::unique_ptr<PgStore> pg;
   for (bool said = false; !pg; said = true) {
     try {
@@ -356,8 +356,7 @@ bool SharedQueue::watch_circuits(std::function<void(std::vector<CircuitRec>)> go
 // The loop ends: long polls' timers closed; results and released leases reach the database before
 // the process ends, if it is there.
 void SharedQueue::close() {
-  for (uv_timer_t* t : polls_) close_handle(t);
-  polls_.clear();
+  polls_.close();
   store_->stop(5000);
 }
 

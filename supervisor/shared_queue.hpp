@@ -8,12 +8,12 @@
 #include <uv.h>
 
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "supervisor/intake/job_access.hpp"
 #include "supervisor/intake/submission.hpp"
+#include "supervisor/long_polls.hpp"
 #include "supervisor/queue.hpp"
 #include "supervisor/store/store_thread.hpp"
 
@@ -84,7 +84,7 @@ class SharedQueue final : public Queue {
   uint64_t claims_ = 0, taken_over_ = 0, lost_ = 0, conflicts_ = 0;
   uint64_t stays_ = 0;  // jobs taken up here (each stay's uploads in a folder of its own)
   JobStore::Counts counts_;      // the whole queue's, as of the last renewal
-  std::set<uv_timer_t*> polls_;  // long polls waiting for their next look at the store
+  LongPolls polls_;  // long polls waiting for their next look at the store
 };
 
 }  // namespace cuzk::sup

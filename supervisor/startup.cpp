@@ -73,7 +73,7 @@ void Supervisor::open_store() {
       for (const fs::path& d : {dir, shm::results_root(dir), dir / "uploads", dir / "spool"}) {
         std::error_code ec;
         fs::create_directories(d, ec);
-        if (ec && no_space(ec)) throw StoreFull("cannot create " + d.string() + ": " + ec.message());
+        if (ec && no_space(ec)) throw StateWriteFailed("cannot create " + d.string() + ": " + ec.message(), true);
         if (ec) throw config::ConfigError("daemon.state_dir", "cannot create " + d.string() + ": " + ec.message());
         if (::access(d.c_str(), W_OK | X_OK) != 0)
           throw config::ConfigError("daemon.state_dir", d.string() + " is not writable by the daemon's user: " +
@@ -83,7 +83,7 @@ void Supervisor::open_store() {
       else queue_ = std::make_unique<SharedQueue>(*this);
       if (said) spdlog::info("space under daemon.state_dir ({}) is back: starting", dir.string());
       return;
-    } catch (const StoreFull& e) {
+    } catch (const StateWriteFailed& e) {
       if (!said)
         spdlog::error("the disk under daemon.state_dir ({}) is full ({}): waiting for space before starting",
                       dir.string(), e.what());

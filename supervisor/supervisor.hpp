@@ -105,9 +105,6 @@ class Supervisor {
   void signal_worker(Worker& w, int sig);
   void restart_later(Worker& w);
   void check_heartbeats();
-  // crash repair (crash_repair.cpp)
-  void repair_task(const Worker& w, const Task& t);
-  void resynthesize_device_slots(Device& d);
   // scheduling (dispatch.cpp)
   void schedule();
   bool dispatch_synth();

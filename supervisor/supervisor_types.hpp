@@ -65,11 +65,6 @@ struct ActiveJob {
   uint32_t circuit = 0;
   std::vector<PartTimes> times;
   std::string upload_dir;  // uploaded witnesses and inline inputs, removed when the job is final
-  struct Waiter {
-    std::shared_ptr<http::Responder> r;
-    uv_timer_t* timer;
-  };
-  std::vector<Waiter> waiters;
   // A shared queue: the partitions this node holds, each with its lease's epoch. Only these are the
   // node's; the other entries of rec.parts stand for partitions it does not hold (Cancelled).
   std::map<uint32_t, uint64_t> leases;

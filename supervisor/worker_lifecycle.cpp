@@ -100,27 +100,8 @@ void Supervisor::spawn(Worker& w) {
 }
 
 void Supervisor::on_readable(Worker& w) {
-  alignas(8) char buf[sizeof(shm::Msg) + 16];
-  for (;;) {
-    ssize_t n = ::recv(w.fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (n <= 0) {  // EOF: the worker is gone; its exit callback does the repair
-      if (w.poll) uv_poll_stop(w.poll);
-      return;
-    }
-    shm::Msg m;
-    if (!shm::decode_msg(buf, size_t(n), m)) {
-      spdlog::warn("{}: dropped a malformed control message ({} bytes)", w.name, n);
-      continue;
-    }
-    if (m.worker != w.id || m.epoch != w.epoch) {
-      spdlog::warn("{}: dropped a message of epoch {} (current {})", w.name, m.epoch, w.epoch);
-      continue;
-    }
-    w.last_heard_ns = shm::monotonic_ns();
-    on_message(w, m);
-  }
+  // At EOF the worker is gone: its exit callback reads nothing more and repairs what it held.
+  if (!Workers::read(w, [&](const shm::Msg& m) { on_message(w, m); }) && w.poll) uv_poll_stop(w.poll);
 }
 
 void Supervisor::on_message(Worker& w, const shm::Msg& m) {
@@ -167,28 +148,23 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
 
 void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
   end_slot_wait(w, 0, "");
+  close_handle(w.proc);
+  w.proc = nullptr;
+  // Its reports and events sent before the exit are read first: only what it still held then is
+  // crash repair's.
+  const std::vector<Task> held = Workers::exited(w, [&](const shm::Msg& m) { on_message(w, m); });
   // The task it held, if any, so that the timeline shows which partition the exit interrupted (a
   // GPU worker's oldest, the one on its device, and how many it held).
   tl::Kv kv;
   kv.add(tl::kWorker, w.name).add(tl::kPid, w.pid).add(tl::kStatus, status).add(tl::kSignal, sig);
-  const Task* t = w.tasks.empty() ? nullptr : &w.tasks.front();
+  const Task* t = held.empty() ? nullptr : &held.front();
   if (t) kv.add(tl::kPartition, t->partition).add(tl::kSlot, t->slot).add(tl::kDevice, t->device);
   kv.add(tl::kKind, kind_name(w));
   if (!t && w.kind == WorkerKind::Gpu) kv.add(tl::kDevice, w.device);
-  if (w.tasks.size() > 1) kv.add(tl::kTasks, w.tasks.size());
+  if (held.size() > 1) kv.add(tl::kTasks, held.size());
   event(tl::kWorkerExit, t ? t->job : 0, kv.str());
   spdlog::log(stopping_ ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
               w.name, w.pid, status, sig);
-  close_handle(w.proc);
-  w.proc = nullptr;
-  Workers::set_state(w, WorkerState::Exited, "its process exited");  // never dispatched to until respawned
-  if (w.poll) {
-    uv_poll_stop(w.poll);
-    close_handle(w.poll);
-    w.poll = nullptr;
-  }
-  if (w.fd >= 0) ::close(w.fd);
-  w.fd = -1;
   if (w.pidfd >= 0) ::close(w.pidfd);
   w.pidfd = -1;
   w.pid = 0;
@@ -197,7 +173,7 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
     if (Device* d = device(w.device))
       for (DeviceKey& k : d->keys) k.resident = false;
   // What the dead worker held goes back where it can be redone (crash_repair.cpp).
-  for (const Task& held : std::exchange(w.tasks, {})) repair_task(w, held);
+  for (const Task& h : held) parts_.repair(w, h);
   if (stopping_) {
     Workers::set_state(w, WorkerState::Stopped, "the daemon is stopping");
     maybe_finish_shutdown();
@@ -211,7 +187,7 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
     restart_later(w);
   }
   if (w.kind == WorkerKind::Gpu && w.state == WorkerState::Failed) {
-    if (Device* d = device(w.device)) resynthesize_device_slots(*d);
+    if (Device* d = device(w.device)) parts_.resynthesize_device(*d);
   }
   schedule();
 }

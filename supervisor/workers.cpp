@@ -1,10 +1,17 @@
 // The worker table, and the table of the state changes the supervisor makes and when it makes each.
 #include "supervisor/workers.hpp"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cassert>
+#include <cerrno>
+#include <utility>
 
 #include <spdlog/spdlog.h>
+
+#include "supervisor/helpers.hpp"
 
 namespace cuzk::sup {
 
@@ -106,6 +113,41 @@ std::optional<Task> Workers::end_task(Worker& w, uint64_t job, uint32_t partitio
   w.tasks.erase(it);
   if (w.tasks.empty() && w.state == WorkerState::Busy) set_state(w, WorkerState::Idle, why);
   return t;
+}
+
+bool Workers::read(Worker& w, const Got& got) {
+  alignas(8) char buf[sizeof(shm::Msg) + 16];
+  while (w.fd >= 0) {
+    const ssize_t n = ::recv(w.fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n <= 0) return false;  // EOF: the process is gone (its exit callback repairs what it held)
+    shm::Msg m;
+    if (!shm::decode_msg(buf, size_t(n), m)) {
+      spdlog::warn("{}: dropped a malformed control message ({} bytes)", w.name, n);
+      continue;
+    }
+    if (m.worker != w.id || m.epoch != w.epoch) {
+      spdlog::warn("{}: dropped a message of epoch {} (current {})", w.name, m.epoch, w.epoch);
+      continue;
+    }
+    w.last_heard_ns = shm::monotonic_ns();
+    got(m);
+  }
+  return false;
+}
+
+std::vector<Task> Workers::exited(Worker& w, const Got& got) {
+  set_state(w, WorkerState::Exited, "its process exited");
+  if (w.poll) {
+    uv_poll_stop(w.poll);
+    close_handle(w.poll);
+    w.poll = nullptr;
+  }
+  read(w, got);
+  if (w.fd >= 0) ::close(w.fd);
+  w.fd = -1;
+  return std::exchange(w.tasks, {});
 }
 
 }  // namespace cuzk::sup

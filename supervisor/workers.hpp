@@ -10,12 +10,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
+#include "shm/messages.hpp"
 
 namespace cuzk::sup {
 
@@ -104,6 +106,17 @@ class Workers {
   // The task of w on (job, partition), removed from w (busy w with no task left is idle again);
   // nullopt for a stale report, one of a task w no longer holds.
   static std::optional<Task> end_task(Worker& w, uint64_t job, uint32_t partition, const char* why);
+
+  using Got = std::function<void(const shm::Msg&)>;
+  // Reads what w's process has sent so far and hands each message of its current epoch to got, in
+  // order (a malformed one or one of an older epoch is dropped and logged); false once the process
+  // has closed its end of the channel.
+  static bool read(Worker& w, const Got& got);
+  // w's process ended: w is Exited (no dispatch reaches it until it is spawned again), what it sent
+  // before its end is handed to got as if it had come in time (a report made just before an exit
+  // is a report, not a crash), and its channel is closed. Returns the tasks it still held: those
+  // are crash repair's.
+  static std::vector<Task> exited(Worker& w, const Got& got);
 
  private:
   List list_;

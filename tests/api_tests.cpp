@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "groth16/formats.hpp"
@@ -21,6 +22,7 @@
 #include "supervisor/timeline.hpp"
 #include "supervisor/intake/upload_stream.hpp"
 #include "supervisor/intake/wtns_header.hpp"
+#include "supervisor/queue.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -666,6 +668,26 @@ TEST(JobStoreMigration, OpensAStoreOfSchemaVersion1) {
 
 // Only the canonical spelling of a job id reaches the job: no sign, leading zero, whitespace,
 // embedded NUL or wrap-around.
+// /metrics lists every job and partition state the store counts, each once under its own name:
+// the lists come from the enumerations, so a state added there cannot be left out.
+TEST(Metrics, EveryJobAndPartitionStateHasItsLine) {
+  JobStore::Counts c;
+  for (size_t s = 0; s < kJStates; s++) c.jobs[s] = 200 + s;
+  for (size_t s = 0; s < kPStates; s++) c.parts[s] = 100 + s;
+  const std::string text = counts_metrics(c);
+  std::set<std::string> names;
+  auto expect_line = [&](const std::string& metric, const std::string& state, uint64_t n) {
+    names.insert(metric + " " + state);
+    EXPECT_NE(text.find(metric + "{state=\"" + state + "\"} " + std::to_string(n) + "\n"), std::string::npos) << state;
+  };
+  for (size_t s = 0; s < kJStates; s++) expect_line("cuzk_jobs_total", to_string(JState(s)), 200 + s);
+  for (size_t s = 0; s < kPStates; s++) expect_line("cuzk_partitions_total", to_string(PState(s)), 100 + s);
+  EXPECT_EQ(names.size(), kJStates + kPStates);  // no two states share a name
+  EXPECT_EQ(names.count("cuzk_jobs_total unknown") + names.count("cuzk_partitions_total unknown"), 0u);
+  EXPECT_EQ(kJStates, size_t(JState::Cancelled) + 1);
+  EXPECT_EQ(kPStates, size_t(PState::Cancelled) + 1);
+}
+
 TEST(JobIds, ParseStrictly) {
   EXPECT_EQ(parse_job_id("1"), std::optional<uint64_t>(1));
   EXPECT_EQ(parse_job_id("18446744073709551615"), std::optional<uint64_t>(UINT64_MAX));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "shm/results.hpp"
+#include "supervisor/crash_repair.hpp"
 #include "supervisor/partitions.hpp"
 
 using namespace cuzk::sup;
@@ -393,4 +394,99 @@ TEST_F(PartitionsTest, StoppingOnePartitionLeavesTheOthers) {
   parts_->stop(24, 1);
   EXPECT_TRUE(parts_->pending().empty());
   EXPECT_EQ(seg().slot(a.slot).cancel.load(), 0u);
+}
+
+// Crash repair, row by row: the code that applies each row of the table (Partitions::repair), on a
+// task whose worker died with its slot in that row's state. Whatever the row, the slot ends FREE
+// (and dispatch can use it again) or READY for the task's partition, never anything else.
+class CrashRepairTest : public PartitionsTest {
+ protected:
+  // The task of a worker of `kind` that died with its slot's word at `word`, its partition's
+  // result files written when `results`.
+  Task died(WorkerKind kind, uint32_t word, bool results) {
+    Task t;
+    if (kind == WorkerKind::Synth) {
+      add_job(next_job_++, 1);
+      t = synthesize(0);
+    } else {
+      t = proving(next_job_++);
+      if (results) proof_written(t);
+    }
+    seg().slot(t.slot).state.store(word);
+    return t;
+  }
+  const Worker& worker(WorkerKind kind) const { return kind == WorkerKind::Synth ? synth_ : gpu_; }
+  // The slot after a repair: READY and used for t's partition, Ready; or FREE, unused and taken by
+  // the next synthesis.
+  void expect_slot_kept_or_free(const Task& t) {
+    const SlotUse& u = devices_[0].slots[t.slot];
+    if (u.used) {
+      EXPECT_EQ(seg().state(t.slot), SlotState::Ready);
+      EXPECT_EQ(u.phase, SlotUse::Ready);
+      EXPECT_TRUE(Partitions::holds_slot(devices_[0], t));
+      EXPECT_EQ(parts_->find(t.job)->rec.parts[t.partition].state, PState::Ready);
+      parts_->release_slot(0, t.slot);
+    }
+    expect_slot_reused(t.slot);
+    parts_->release_slot(0, t.slot);
+  }
+};
+
+TEST_F(CrashRepairTest, EveryRowLeavesTheSlotFreeOrReadyAndThePartitionWhereTheRowSays) {
+  for (const RepairRule& row : repair_table()) {
+    for (const bool results : {false, true}) {
+      SCOPED_TRACE(std::string(row.kind == WorkerKind::Synth ? "synthesis" : "GPU") + " worker, slot " +
+                   shm::to_string(row.slot) + (results ? ", results written" : ""));
+      const Task t = died(row.kind, uint32_t(row.slot), results);
+      parts_->repair(worker(row.kind), t);
+      const PartitionRec& p = parts_->find(t.job)->rec.parts[t.partition];
+      switch (row.action) {
+        case Repair::Resynthesize: EXPECT_EQ(p.state, PState::Queued); break;
+        case Repair::AdoptSynthesis:
+        case Repair::ProveAgain: EXPECT_EQ(p.state, PState::Ready); break;
+        case Repair::CompleteFromResults: EXPECT_EQ(p.state, results ? PState::Done : PState::Queued); break;
+        default: ADD_FAILURE() << "the table has a row that does nothing";
+      }
+      EXPECT_EQ(p.attempts, 0u) << "a crash counts no attempt";
+      if (p.state == PState::Queued) {
+        EXPECT_EQ(parts_->pending().size(), 1u);
+        parts_->stop(t.job);
+      }
+      expect_slot_kept_or_free(t);
+    }
+  }
+}
+
+TEST_F(CrashRepairTest, ADamagedSlotWordIsRepairedLikeAWordOfNoUse) {
+  for (const WorkerKind kind : {WorkerKind::Synth, WorkerKind::Gpu}) {
+    SCOPED_TRACE(kind == WorkerKind::Synth ? "synthesis" : "GPU");
+    const Task t = died(kind, 0x5a5a5a5au, true);
+    parts_->repair(worker(kind), t);
+    EXPECT_EQ(parts_->find(t.job)->rec.parts[t.partition].state, kind == WorkerKind::Synth ? PState::Queued : PState::Done);
+    parts_->stop(t.job);
+    expect_slot_kept_or_free(t);
+  }
+}
+
+TEST_F(CrashRepairTest, AnEndedJobsSlotIsFreedAndAnotherTasksSlotLeftAlone) {
+  const Task ended = died(WorkerKind::Gpu, uint32_t(SlotState::Proving), false);
+  parts_->find(ended.job)->rec.state = JState::Cancelled;
+  parts_->repair(gpu_, ended);
+  expect_slot_kept_or_free(ended);
+  const Task other = died(WorkerKind::Gpu, uint32_t(SlotState::Proving), false);
+  devices_[0].slots[other.slot].job = 999;  // the slot was given to another task meanwhile
+  parts_->repair(gpu_, other);
+  EXPECT_EQ(seg().state(other.slot), SlotState::Proving);
+  EXPECT_TRUE(devices_[0].slots[other.slot].used);
+}
+
+TEST_F(CrashRepairTest, AFailedGpuWorkersReadySlotsGoBackToSynthesis) {
+  const Task t = proving(next_job_++);
+  seg().force(t.slot, SlotState::Ready);
+  devices_[0].slots[t.slot].phase = SlotUse::Ready;
+  parts_->resynthesize_device(devices_[0]);
+  EXPECT_EQ(parts_->find(t.job)->rec.parts[t.partition].state, PState::Queued);
+  EXPECT_EQ(parts_->find(t.job)->rec.parts[t.partition].attempts, 0u);
+  parts_->stop(t.job);
+  expect_slot_kept_or_free(t);
 }
