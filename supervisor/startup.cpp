@@ -20,6 +20,7 @@
 #include "supervisor/shared_queue.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
+#include "witness/build.hpp"
 
 namespace fs = std::filesystem;
 
@@ -106,6 +107,7 @@ void Supervisor::setup_state() {
   parts_.attach(*queue_, timeline_.get());
   dims_ = read_keys(cfg_);
   ring_ = ring_size(cfg_, dims_);
+  witness::sweep_cache(cfg_.daemon.state_dir + "/witness");  // what a build killed with an earlier run left
   generators_ = open_generators(cfg_, dims_);
   restore_circuits(queue_->stored_circuits());
   validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
