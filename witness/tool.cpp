@@ -70,6 +70,7 @@ struct Prepared {
   int out_fd, null_fd;
   const char* exec_failed;  // written to the tool's output when exec fails
   size_t exec_failed_len;
+  rlim_t cpu_seconds;       // 0: no limit
 };
 
 // The keeper: in the child of fork(), with every signal blocked.
@@ -89,6 +90,10 @@ struct Prepared {
     sigset_t none;
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (p.cpu_seconds) {
+      const rlimit cpu{p.cpu_seconds, p.cpu_seconds + 5};
+      ::setrlimit(RLIMIT_CPU, &cpu);
+    }
     ::execve(p.path, p.argv, environ);
     if (::write(2, p.exec_failed, p.exec_failed_len) < 0) {
     }
@@ -117,7 +122,7 @@ struct Prepared {
 
 }  // namespace
 
-pid_t start_tool(const std::vector<std::string>& argv, int out_fd) {
+pid_t start_tool(const std::vector<std::string>& argv, int out_fd, rlim_t cpu_seconds) {
   const std::string path = find_program(argv.at(0));
   if (path.empty()) throw WitnessError("cannot run " + argv[0] + ": " + std::strerror(ENOENT));
   const std::string failed = "cannot run " + path + "\n";
@@ -126,7 +131,7 @@ pid_t start_tool(const std::vector<std::string>& argv, int out_fd) {
   av.push_back(nullptr);
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd < 0) throw WitnessError(std::string("/dev/null: ") + std::strerror(errno));
-  const Prepared p{::getpid(), path.c_str(), av.data(), out_fd, null_fd, failed.c_str(), failed.size()};
+  const Prepared p{::getpid(), path.c_str(), av.data(), out_fd, null_fd, failed.c_str(), failed.size(), cpu_seconds};
   // Every signal blocked across the fork: none may run this process's handlers in the keeper.
   sigset_t all, old;
   ::sigfillset(&all);

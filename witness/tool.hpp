@@ -4,6 +4,7 @@
 // ended at any point), kills the whole group: the compiler driver, the compiler proper and the
 // assembler it started, before their outputs land in a folder that nothing will clean.
 #pragma once
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <string>
@@ -15,7 +16,8 @@ namespace cuzk::witness {
 // Returns the keeper's pid: a child of this process, to be waited for by that pid alone; its exit
 // status is the tool's, or 128 + the number of the signal that ended the tool. The calling thread
 // must wait for it before it ends (the keeper takes a thread's end for its parent's death).
-// Throws WitnessError when argv[0] cannot be found or the keeper cannot be started.
-pid_t start_tool(const std::vector<std::string>& argv, int out_fd);
+// cpu_seconds, when not 0, is the tool's limit of CPU time (RLIMIT_CPU: SIGXCPU, then SIGKILL 5 s
+// later). Throws WitnessError when argv[0] cannot be found or the keeper cannot be started.
+pid_t start_tool(const std::vector<std::string>& argv, int out_fd, rlim_t cpu_seconds = 0);
 
 }  // namespace cuzk::witness
