@@ -140,7 +140,7 @@ json Supervisor::status_json() {
                {"epoch", w->epoch},
                {"job", w->tasks.empty() ? json(nullptr) : json(std::to_string(w->tasks.front().job))},
                {"partition", w->tasks.empty() ? json(nullptr) : json(w->tasks.front().partition)},
-               {"reported", w->hello}};
+               {"reported", hello_text(*w)}};
     if (w->kind == WorkerKind::Gpu) {
       json held = json::array();
       for (const Task& t : w->tasks) held.push_back({{"job", std::to_string(t.job)}, {"partition", t.partition}, {"slot", t.slot}});

@@ -214,7 +214,7 @@ uint64_t Supervisor::key_budget() const {
   if (cfg_.gpu.key_memory) return cfg_.gpu.key_memory;
   uint64_t least = 0;
   for (const auto& w : workers_) {
-    const uint64_t b = w->kind == WorkerKind::Gpu ? uint64_t(kv_number(w->hello, "key_budget")) : 0;
+    const uint64_t b = w->kind == WorkerKind::Gpu ? w->hello.key_budget : 0;
     if (b && (!least || b < least)) least = b;
   }
   return least;

@@ -2,12 +2,8 @@
 // with their device's GPU worker, which holds up to proofs_in_flight of them. A
 // partition is synthesized only into a free slot, which is the backpressure that keeps synthesis
 // from running ahead of the GPUs.
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <tuple>
 
 #include <spdlog/spdlog.h>
@@ -157,32 +153,26 @@ bool Supervisor::dispatch_synth() {
   }
   ActiveJob* j = parts_.synthesize(pick, *best, best_slot, *sw);
   if (!j) return true;
-  const uint64_t job_id = j->rec.id;
-  const uint32_t p = best->slots[best_slot].partition;
-  end_slot_wait(*sw, job_id,
-                tl::Kv().add(tl::kPartition, p).add(tl::kSlot, best_slot).add(tl::kDevice, best->id).str());
-  Workers::assign(*sw, {job_id, p, best_slot, best->id}, "a partition to synthesize");
-  shm::Msg m{};
-  m.type = uint16_t(shm::MsgType::Synthesize);
-  m.worker = sw->id, m.epoch = sw->epoch, m.job = job_id, m.partition = p, m.slot = best_slot;
-  m.circuit = j->circuit, m.device = best->id, m.t_ns = shm::monotonic_ns();
-  m.flags = j->rec.input == InputKind::Inputs ? shm::kMsgFromInputs : 0;
-  m.set_text(j->rec.parts[p].witness);
-  if (::send(sw->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
-    spdlog::warn("{}: could not send work (its exit will requeue it)", sw->name);
+  const shm::SlotWork work{j->rec.id, best->slots[best_slot].partition, best_slot, j->circuit, best->id};
+  end_slot_wait(*sw, work.job,
+                tl::Kv().add(tl::kPartition, work.partition).add(tl::kSlot, best_slot).add(tl::kDevice, best->id).str());
+  Workers::assign(*sw, {work.job, work.partition, best_slot, best->id}, "a partition to synthesize");
+  const shm::Msg m =
+      shm::Msg::synthesize(work, j->rec.input == InputKind::Inputs, j->rec.parts[work.partition].witness);
+  if (!Workers::send(*sw, m)) spdlog::warn("{}: could not send work (its exit will requeue it)", sw->name);
   return true;
 }
 
-void Supervisor::note_key(Worker& w, const shm::Msg& m) {
+void Supervisor::note_key(Worker& w, const shm::Key& m) {
   Device* d = device(w.device);
   if (!d || m.circuit >= cfg_.circuits.size()) return;
   if (d->keys.size() < cfg_.circuits.size()) d->keys.resize(cfg_.circuits.size());
   DeviceKey& k = d->keys[m.circuit];
-  k.bytes = uint64_t(kv_number(m.text, tl::kBytes));
-  if (!std::strcmp(m.name, tl::kKeyLoad)) {
+  k.bytes = m.bytes;
+  if (m.resident) {
     k.resident = true;
     k.loads++;
-    k.load_ms = kv_number(m.text, tl::kLoadMs);
+    k.load_ms = m.load_ms;
   } else {
     k.resident = false;
     k.evictions++;
@@ -218,22 +208,13 @@ void Supervisor::dispatch_proofs(Device& d) {
       if (best < 0 || k < best_key) best = int(s), best_key = k;
     }
     if (best < 0) return;
-    SlotUse& u = d.slots[best];
-    ActiveJob& j = *parts_.find(u.job);
-    shm::SlotHeader& h = d.seg->slot(uint32_t(best));
-    h.owner_worker = g->id;
-    h.owner_epoch = g->epoch;
-    u.phase = SlotUse::Proving;
-    Workers::assign(*g, {u.job, u.partition, uint32_t(best), d.id}, "a slot to prove");
-    j.times[u.partition].prove_start = shm::monotonic_ns();
-    shm::Msg m{};
-    m.type = uint16_t(shm::MsgType::Prove);
-    m.worker = g->id, m.epoch = g->epoch, m.job = u.job, m.partition = u.partition, m.slot = uint32_t(best);
-    m.circuit = j.circuit, m.device = d.id, m.t_ns = shm::monotonic_ns();
-    if (::send(g->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
+    ActiveJob& j = *parts_.find(d.slots[best].job);
+    const shm::SlotWork work = parts_.hand_over(j, d, uint32_t(best), *g);
+    Workers::assign(*g, {work.job, work.partition, work.slot, d.id}, "a slot to prove");
+    if (!Workers::send(*g, shm::Msg::prove(work)))
       spdlog::warn("{}: could not send work (its exit will repair the slot)", g->name);
     // Stored after the GPU has its work: a restart requeues READY and PROVING partitions alike.
-    parts_.set_state(j, u.partition, PState::Proving);
+    parts_.set_state(j, work.partition, PState::Proving);
   }
 }
 

@@ -60,17 +60,20 @@ class Partitions {
   // the queue as Synthesizing first (the job Running with its first), then the slot's header written for w and
   // the slot SYNTHESIZING. Null when its job ended meanwhile (the entry is dropped).
   ActiveJob* synthesize(std::set<Key>::const_iterator it, Device& d, uint32_t slot, const Worker& w);
+  // j's partition in READY slot `slot` of d goes to GPU worker g: the slot handed over to it, its
+  // proof's clock started. The work to send g.
+  shm::SlotWork hand_over(ActiveJob& j, Device& d, uint32_t slot, const Worker& g);
   // The partition's state, told to the queue; the job's too, in the same write, when it starts
   // running.
   void set_state(ActiveJob& j, uint32_t p, PState s);
 
   // The reports of task t, which worker w held (Workers::end_task): SynthDone and ProveDone. A
   // report on a partition this node no longer works on frees the slot and does nothing else.
-  void synthesized(const Worker& w, const Task& t, const shm::Msg& m);
+  void synthesized(const Worker& w, const Task& t, const shm::SynthDone& m);
   // prove_next(d): called the moment a proved partition's slot is free again, so that the device's
   // next READY slot goes out first and the bookkeeping after it (the store, reading the result
   // files, a finished job's clean-up) runs while the GPU proves.
-  void proved(const Worker& w, const Task& t, const shm::Msg& m, const std::function<void(Device&)>& prove_next);
+  void proved(const Worker& w, const Task& t, const shm::ProveDone& m, const std::function<void(Device&)>& prove_next);
 
   // The partition's synthesis is complete in its READY slot: it waits for its device's GPU worker.
   void ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uint32_t slot);

@@ -4,7 +4,6 @@
 // configuration file, and main() then starts the program again with it; a SIGTERM or SIGINT
 // during that drain makes it a plain stop.
 #include <signal.h>
-#include <sys/socket.h>
 #include <uv.h>
 #include <systemd/sd-daemon.h>
 
@@ -118,10 +117,7 @@ void Supervisor::maybe_finish_shutdown() {
     for (auto& w : workers_) {
       if (w->timer) uv_timer_stop(w->timer);
       if (w->pid > 0) {
-        shm::Msg m{};
-        m.type = uint16_t(shm::MsgType::Shutdown);
-        m.worker = w->id, m.epoch = w->epoch;
-        ::send(w->fd, &m, sizeof m, MSG_NOSIGNAL);
+        Workers::send(*w, shm::Msg(shm::MsgType::Shutdown));
         signal_worker(*w, SIGTERM);
       } else {
         Workers::set_state(*w, WorkerState::Stopped, "the daemon is stopping");

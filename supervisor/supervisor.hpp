@@ -109,7 +109,7 @@ class Supervisor {
   void schedule();
   bool dispatch_synth();
   void dispatch_proofs(Device& d);
-  void note_key(Worker& w, const shm::Msg& m);  // a GPU worker's KEY_LOAD or KEY_EVICT
+  void note_key(Worker& w, const shm::Key& m);  // a GPU worker's key loaded or evicted
   void key_order(Device& d);                    // d.key_warm and d.key_overdue, from now
   void track_slot_waits();
   void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);

@@ -84,10 +84,10 @@ void Supervisor::spawn(Worker& w) {
   // Not collected yet (that happens only in libuv's exit callback, on this thread): the descriptor
   // is of this process, and signals sent through it never reach another process that reuses the pid.
   w.pidfd = open_pidfd(w.pid);
-  w.fd = fds[0];
-  fcntl(w.fd, F_SETFL, fcntl(w.fd, F_GETFL) | O_NONBLOCK);
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  w.channel = std::make_unique<shm::Channel>(fds[0], true);
   w.poll = new uv_poll_t{};
-  uv_poll_init(loop_, w.poll, w.fd);
+  uv_poll_init(loop_, w.poll, fds[0]);
   w.poll->data = &w;
   uv_poll_start(w.poll, UV_READABLE, [](uv_poll_t* h, int status, int) {
     auto* self = static_cast<Supervisor*>(h->loop->data);
@@ -105,9 +105,9 @@ void Supervisor::on_readable(Worker& w) {
 }
 
 void Supervisor::on_message(Worker& w, const shm::Msg& m) {
-  switch (shm::MsgType(m.type)) {
+  switch (m.kind()) {
     case shm::MsgType::Hello:
-      w.hello = m.text;
+      w.hello = m.body.hello;
       if (w.state == WorkerState::Starting) {
         Workers::set_state(w, w.tasks.empty() ? WorkerState::Idle : WorkerState::Busy, "its Hello");
         // From spawn to here a GPU worker was loading its keys (and building its tables).
@@ -118,30 +118,35 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
                   .ms(tl::kStartupMs, double(shm::monotonic_ns() - w.started_ns) / 1e6)
                   .str());
       }
-      spdlog::info("{}: ready ({})", w.name, m.text);
+      spdlog::info("{}: ready ({})", w.name, hello_text(w));
       schedule();
       break;
     case shm::MsgType::Heartbeat: break;
     case shm::MsgType::Event:
-      if (timeline_) timeline_->add(m.t_ns, m.name, m.job, m.text);
-      if (w.kind == WorkerKind::Gpu && (!std::strcmp(m.name, tl::kKeyLoad) || !std::strcmp(m.name, tl::kKeyEvict)))
-        note_key(w, m);
+      if (timeline_) timeline_->add(m.t_ns, m.body.event.name, m.body.event.job, m.body.event.kv);
       break;
-    case shm::MsgType::SynthDone:
-      if (const std::optional<Task> t = Workers::end_task(w, m.job, m.partition, "synthesis reported")) {
-        parts_.synthesized(w, *t, m);
+    case shm::MsgType::Key:
+      if (w.kind == WorkerKind::Gpu) note_key(w, m.body.key);
+      break;
+    case shm::MsgType::SynthDone: {
+      const shm::SynthDone& r = m.body.synth_done;
+      if (const std::optional<Task> t = Workers::end_task(w, r.work.job, r.work.partition, "synthesis reported")) {
+        parts_.synthesized(w, *t, r);
         schedule();
       }
       break;
-    case shm::MsgType::ProveDone:
-      if (const std::optional<Task> t = Workers::end_task(w, m.job, m.partition, "proof reported")) {
-        parts_.proved(w, *t, m, [this](Device& d) {
+    }
+    case shm::MsgType::ProveDone: {
+      const shm::ProveDone& r = m.body.prove_done;
+      if (const std::optional<Task> t = Workers::end_task(w, r.work.job, r.work.partition, "proof reported")) {
+        parts_.proved(w, *t, r, [this](Device& d) {
           key_order(d);
           dispatch_proofs(d);
         });
         schedule();
       }
       break;
+    }
     default: spdlog::warn("{}: unexpected message {}", w.name, shm::to_string(shm::MsgType(m.type)));
   }
 }
@@ -235,7 +240,7 @@ void Supervisor::check_heartbeats() {
     if (w->pid > 0 && now - w->last_heard_ns > limit) {
       // Read what the worker already sent before judging it: after a stall of this loop (a stopped
       // or starved supervisor) its heartbeats are queued on the socket, not missing.
-      if (w->fd >= 0) on_readable(*w);
+      if (w->channel) on_readable(*w);
       if (shm::monotonic_ns() - w->last_heard_ns <= limit) continue;
       spdlog::error("{}: no heartbeat for {} ms, killing pid {}", w->name, (now - w->last_heard_ns) / 1000000, w->pid);
       event(tl::kHeartbeatMissed, 0, tl::Kv().add(tl::kWorker, w->name).add(tl::kPid, w->pid).str());
