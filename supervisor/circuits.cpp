@@ -195,7 +195,7 @@ bool Supervisor::publish_circuit(CircuitCheck& c) {
     return false;
   }
   claimable();
-  event(tl::kCircuitAdd, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, cfg_.circuits.size() - 1).str());
+  timeline_.event(tl::kCircuitAdd, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, cfg_.circuits.size() - 1).str());
   return true;
 }
 
@@ -346,7 +346,7 @@ void Supervisor::remove_circuit(const std::string& name, std::shared_ptr<http::R
       c.removed = true;
       runtime_added_ms_.erase(name);
       for (const auto& [id, j] : parts_.jobs()) unfinished += j.circuit == i;
-      event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, i).str());
+      timeline_.event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, i).str());
       spdlog::info("circuit {}: removed; {} of its jobs here finish first", name, unfinished);
     }
     r->send(http::Response::json(200, json{{"name", name}, {"removed", true}, {"unfinished_jobs", unfinished}}
@@ -378,7 +378,7 @@ void Supervisor::sync_circuits() {
           if (it != in_store.end() && served != runtime_added_ms_.end() && served->second == it->second) continue;
           c.removed = true;
           runtime_added_ms_.erase(c.name);
-          event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, c.name).add(tl::kIndex, i).str());
+          timeline_.event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, c.name).add(tl::kIndex, i).str());
           spdlog::info("circuit {}: removed (or replaced) by another node; its jobs here finish first", c.name);
         }
         for (auto it = unserved_.begin(); it != unserved_.end();)

@@ -43,7 +43,7 @@ void Supervisor::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
   if (!w.slot_wait_ns) return;
   const double ms = double(shm::monotonic_ns() - w.slot_wait_ns) / 1e6;
   w.slot_wait_ns = 0;
-  event(tl::kSlotWait, job, tl::Kv().add(tl::kWorker, w.name).ms(tl::kWaitMs, ms).raw(kv).str());
+  timeline_.event(tl::kSlotWait, job, tl::Kv().add(tl::kWorker, w.name).ms(tl::kWaitMs, ms).raw(kv).str());
 }
 
 // Where keys do not all fit a device (gpu.key_memory), loading one costs seconds at 2^22, so work

@@ -362,13 +362,13 @@ http::Response LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::str
   j.circuit = circuit;
   j.upload_dir = upload_dir;
   s_.parts_.add(std::move(j));
-  s_.event(tl::kJobSubmit, id,
-           tl::Kv()
-               .add(tl::kPartitions, parts)
-               .add(tl::kPriority, priority)
-               .add(tl::kCircuit, name)
-               .add(tl::kInput, kind)
-               .str());
+  s_.timeline_.event(tl::kJobSubmit, id,
+                     tl::Kv()
+                         .add(tl::kPartitions, parts)
+                         .add(tl::kPriority, priority)
+                         .add(tl::kCircuit, name)
+                         .add(tl::kInput, kind)
+                         .str());
   spdlog::info("job {}: {} x {} ({}, {})", id, parts, name, priority, kind);
   s_.schedule();
   return http::Response::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump());

@@ -111,12 +111,12 @@ void LocalQueue::recover() {
     }
     size_t left = 0;
     for (auto& p : j.rec.parts) left += p.state == PState::Queued;
-    s_.event(tl::kJobRecovered, id,
-             tl::Kv()
-                 .add(tl::kPartitions, left)
-                 .add(tl::kPriority, to_string(j.rec.priority))
-                 .add(tl::kCircuit, j.rec.circuit)
-                 .str());
+    s_.timeline_.event(tl::kJobRecovered, id,
+                       tl::Kv()
+                           .add(tl::kPartitions, left)
+                           .add(tl::kPriority, to_string(j.rec.priority))
+                           .add(tl::kCircuit, j.rec.circuit)
+                           .str());
     spdlog::info("job {}: recovered with {} partitions to prove", id, left);
     s_.parts_.add(std::move(j));
   }
@@ -147,7 +147,7 @@ void LocalQueue::done(ActiveJob& j, uint32_t p, const std::string& done_kv) {
   for (auto& q : j.rec.parts) all = all && q.state == PState::Done;
   if (!all) progress(j, p, false);  // the last one is stored with the job's end
   s_.proofs_done_++;
-  s_.event(tl::kProofDone, j.rec.id, done_kv);
+  s_.timeline_.event(tl::kProofDone, j.rec.id, done_kv);
   if (all) finish(j, JState::Done, "", p);
 }
 
@@ -174,7 +174,7 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64
   j.rec.error = error;
   j.rec.finished_ms = wall_ms();
   const SqliteStore::JobChange change{st, error, j.rec.finished_ms};
-  s_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
+  s_.timeline_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
   spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
   const uint32_t circuit = j.circuit;
   Ended& e = ended_[id];

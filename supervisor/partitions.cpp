@@ -29,10 +29,6 @@ std::string read_file(const fs::path& p) {
 
 }  // namespace
 
-void Partitions::event(const std::string& name, uint64_t job, const std::string& kv) {
-  if (timeline_) timeline_->add(shm::monotonic_ns(), name, job, kv);
-}
-
 ActiveJob& Partitions::add(ActiveJob j) {
   const uint64_t id = j.rec.id;
   j.times.resize(j.rec.parts.size());
@@ -143,8 +139,9 @@ void Partitions::ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uin
   set_state(j, p, PState::Ready);
   d.slots[slot].phase = SlotUse::Ready;
   j.times[p].ready = shm::monotonic_ns();
-  event(tl::kSlotReady, j.rec.id,
-        tl::Kv().add(tl::kPartition, p).add(tl::kWorker, w.name).add(tl::kSlot, slot).add(tl::kDevice, d.id).str());
+  timeline_.event(
+      tl::kSlotReady, j.rec.id,
+      tl::Kv().add(tl::kPartition, p).add(tl::kWorker, w.name).add(tl::kSlot, slot).add(tl::kDevice, d.id).str());
 }
 
 void Partitions::prove_again(ActiveJob& j, Device& d, uint32_t p, uint32_t slot) {
@@ -199,7 +196,7 @@ void Partitions::recover_proof(const Task& t, const std::string& result_dir, con
 
 void Partitions::fail(ActiveJob& j, uint32_t p, const std::string& why) {
   j.rec.parts[p].error = why;
-  event(tl::kPartitionFailed, j.rec.id, tl::Kv().add(tl::kPartition, p).add(tl::kReason, why).str());
+  timeline_.event(tl::kPartitionFailed, j.rec.id, tl::Kv().add(tl::kPartition, p).add(tl::kReason, why).str());
   spdlog::warn("job {} partition {} failed: {}", j.rec.id, p, why);
   j.rec.parts[p].state = PState::Failed;
   queue_->fail(j, p, why);

@@ -34,9 +34,10 @@ class Partitions {
     uint64_t witness_program = 0, witness_native = 0, witness_fallback = 0;  // partitions by witness engine
   };
 
-  Partitions(std::vector<Device>& devices, StateFolder& state) : devices_(devices), state_(state) {}
-  // Before any job: where state changes are told, and where events go (null: nowhere).
-  void attach(Queue& q, Timeline* timeline) { queue_ = &q, timeline_ = timeline; }
+  Partitions(std::vector<Device>& devices, StateFolder& state, Timeline& timeline)
+      : devices_(devices), state_(state), timeline_(timeline) {}
+  // Before any job: where state changes are told.
+  void attach(Queue& q) { queue_ = &q; }
   const Stats& stats() const { return stats_; }
 
   // The jobs this node works on, by id.
@@ -110,12 +111,11 @@ class Partitions {
 
  private:
   Device* device(int id) { return find_device(devices_, id); }
-  void event(const std::string& name, uint64_t job, const std::string& kv);
 
   std::vector<Device>& devices_;
   StateFolder& state_;
+  Timeline& timeline_;
   Queue* queue_ = nullptr;
-  Timeline* timeline_ = nullptr;
   std::map<uint64_t, ActiveJob> jobs_;
   std::set<Key> pending_;
   Stats stats_;

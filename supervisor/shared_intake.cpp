@@ -97,13 +97,13 @@ void SharedQueue::store_job(const SubmitRequest& sr, const std::string& submitte
         return [this, id = rec.id, st = rec.state, n = rec.parts.size(), circuit = rec.circuit, prio = rec.priority,
                 kind = rec.input, fresh, r] {
           if (!fresh) return r->send(existing(id, st));
-          s_.event(tl::kJobSubmit, id,
-                tl::Kv()
-                    .add(tl::kPartitions, n)
-                    .add(tl::kPriority, to_string(prio))
-                    .add(tl::kCircuit, circuit)
-                    .add(tl::kInput, to_string(kind))
-                    .str());
+          s_.timeline_.event(tl::kJobSubmit, id,
+                             tl::Kv()
+                                 .add(tl::kPartitions, n)
+                                 .add(tl::kPriority, to_string(prio))
+                                 .add(tl::kCircuit, circuit)
+                                 .add(tl::kInput, to_string(kind))
+                                 .str());
           spdlog::info("job {}: {} x {} ({}, {}) into the shared queue", id, n, circuit, to_string(prio),
                        to_string(kind));
           counts_.jobs[int(JState::Queued)]++;
@@ -156,7 +156,7 @@ void SharedQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<
                 http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(o.state)));
           // This node stops its part now; the others when they next renew their leases.
           if (ActiveJob* j = s_.parts_.find(id)) drop_job(*j);
-          s_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(JState::Cancelled)).str());
+          s_.timeline_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(JState::Cancelled)).str());
           spdlog::info("job {}: cancelled", id);
           r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
           s_.schedule();

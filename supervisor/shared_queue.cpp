@@ -114,8 +114,9 @@ void SharedQueue::adopt(Claimed& c) {
   j.leases[p] = c.lease.epoch;
   claims_++;
   taken_over_ += c.taken_over;
-  s_.event(tl::kPartitionClaimed, id,
-        tl::Kv().add(tl::kPartition, p).add(tl::kEpoch, c.lease.epoch).add(tl::kTakenOver, int(c.taken_over)).str());
+  s_.timeline_.event(
+      tl::kPartitionClaimed, id,
+      tl::Kv().add(tl::kPartition, p).add(tl::kEpoch, c.lease.epoch).add(tl::kTakenOver, int(c.taken_over)).str());
   if (c.taken_over) spdlog::info("job {} partition {}: claimed after another node's lease expired", id, p);
   if (c.taken_over && part.attempts >= kMaxAttempts) {
     const uint32_t n = part.attempts;
@@ -186,7 +187,8 @@ void SharedQueue::renew_leases() {
             auto it = j->leases.find(l.index);
             if (it == j->leases.end() || it->second != l.epoch) continue;  // reported meanwhile
             lost_++;
-            s_.event(tl::kLeaseLost, l.job, tl::Kv().add(tl::kPartition, l.index).add(tl::kEpoch, l.epoch).str());
+            s_.timeline_.event(tl::kLeaseLost, l.job,
+                               tl::Kv().add(tl::kPartition, l.index).add(tl::kEpoch, l.epoch).str());
             spdlog::warn("job {} partition {}: this node's lease is gone (expired and claimed elsewhere, or the job "
                          "ended); its work here stops",
                          l.job, l.index);
@@ -236,8 +238,12 @@ void SharedQueue::on_reported(const Lease& lease, PState sent, const ReportOutco
     const bool end = sent == PState::Queued || is_final(sent);
     if (end) {
       conflicts_++;
-      s_.event(tl::kReportRejected, lease.job,
-            tl::Kv().add(tl::kPartition, lease.index).add(tl::kEpoch, lease.epoch).add(tl::kState, to_string(sent)).str());
+      s_.timeline_.event(tl::kReportRejected, lease.job,
+                         tl::Kv()
+                             .add(tl::kPartition, lease.index)
+                             .add(tl::kEpoch, lease.epoch)
+                             .add(tl::kState, to_string(sent))
+                             .str());
       spdlog::warn("job {} partition {}: {} not recorded: this node no longer holds the partition's lease", lease.job,
                    lease.index, to_string(sent));
     }
@@ -247,13 +253,13 @@ void SharedQueue::on_reported(const Lease& lease, PState sent, const ReportOutco
   }
   if (sent == PState::Done) {
     s_.proofs_done_++;
-    s_.event(tl::kProofDone, lease.job, done_kv);
+    s_.timeline_.event(tl::kProofDone, lease.job, done_kv);
     forget_partition(lease);
   }
   // A result recorded by an earlier try whose answer was lost (o.again) cannot tell whether it ended
   // the job or another node's did: JOB_DONE is left to the node that saw it happen.
   if (is_final(sent) && is_final(o.job) && !o.again) {
-    s_.event(tl::kJobDone, lease.job, tl::Kv().add(tl::kState, to_string(o.job)).str());
+    s_.timeline_.event(tl::kJobDone, lease.job, tl::Kv().add(tl::kState, to_string(o.job)).str());
     spdlog::info("job {}: {}", lease.job, to_string(o.job));
   }
   s_.schedule();

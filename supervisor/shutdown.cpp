@@ -132,8 +132,8 @@ void Supervisor::maybe_finish_shutdown() {
   if (queue_->busy()) return;  // and for the store's answers that remove them and answer clients
   if (reload_checking_) return;  // and for a reload's check, which uses this object when it ends
   if (circuit_checks_) return;   // and for circuits being checked (answered when done)
-  event(tl::kDaemonStop, 0, "");
-  if (timeline_) timeline_->flush(0, 0);
+  timeline_.event(tl::kDaemonStop, 0, "");
+  timeline_.flush(0, 0);
   uv_stop(loop_);
 }
 

@@ -101,9 +101,9 @@ void Supervisor::setup_state() {
   if (cfg_.timeline.enabled) {
     std::string path = cfg_.timeline.path.empty() ? (fs::path(cfg_.daemon.state_dir) / "timeline.log").string()
                                                   : cfg_.timeline.path;
-    timeline_ = std::make_unique<Timeline>(path, t0_ns_, cfg_.timeline.also_stderr);
+    timeline_.open(path, cfg_.timeline.also_stderr);
   }
-  parts_.attach(*queue_, timeline_.get());
+  parts_.attach(*queue_);
   dims_ = read_keys(cfg_);
   ring_ = ring_size(cfg_, dims_);
   generators_ = open_generators(cfg_, dims_);

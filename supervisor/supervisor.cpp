@@ -40,7 +40,6 @@ Supervisor::Supervisor(config::Config cfg, std::string config_path)
   const char* wd = std::getenv("CUZK_WORKER_DIR");
   worker_dir_ = wd ? wd : self_dir();
   loop_ = uv_default_loop();
-  t0_ns_ = shm::monotonic_ns();
 }
 
 // A start that failed after creating its rings (the socket or port taken, ...) leaves no segment
@@ -54,10 +53,6 @@ std::optional<uint32_t> Supervisor::circuit_index(const std::string& name) const
   for (size_t i = cfg_.circuits.size(); i-- > 0;)
     if (cfg_.circuits[i].name == name) return uint32_t(i);
   return std::nullopt;
-}
-
-void Supervisor::event(const std::string& name, uint64_t job, const std::string& kv) {
-  if (timeline_) timeline_->add(shm::monotonic_ns(), name, job, kv);
 }
 
 // While the state folder is full, once a second: the held changes written and the folder probed;
@@ -108,7 +103,7 @@ void Supervisor::tick() {
   check_disk_space();
   queue_->tick();
   sync_circuits();
-  if (timeline_) timeline_->flush(now, 300000000ull);
+  timeline_.flush(now, 300000000ull);
   // A circuit waiting for its key becomes overdue (gpu.key_wait_ms) with time alone.
   for (const auto& d : devices_)
     if (std::any_of(d.key_cold_since.begin(), d.key_cold_since.end(), [](uint64_t t) { return t != 0; })) {
@@ -170,8 +165,9 @@ int Supervisor::run() {
   reserve_descriptors(cfg_, true);
 
   setup_state();
-  event(tl::kDaemonStart, 0,
-        tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());
+  timeline_.event(
+      tl::kDaemonStart, 0,
+      tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());
   setup_rings();
   warn_if_few_slots();
   queue_->recover();

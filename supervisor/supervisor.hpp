@@ -145,7 +145,6 @@ class Supervisor {
   void tick();
   void check_disk_space();  // the tick: writes held changes once the state folder takes them
   void remove_job_files(const ActiveJob& j);  // its results and uploads, on the thread pool
-  void event(const std::string& name, uint64_t job, const std::string& kv);
   Device* device(int id) { return find_device(devices_, id); }
 
   InstanceLock lock_;  // first member: released last, after the rings are removed
@@ -155,14 +154,14 @@ class Supervisor {
 
   std::string worker_dir_;
   uv_loop_t* loop_ = nullptr;
-  uint64_t t0_ns_ = 0;
+  uint64_t t0_ns_ = shm::monotonic_ns();
+  Timeline timeline_{t0_ns_};           // opened at start when timeline.enabled
   std::string node_id_;                 // store.node_id, or <hostname>/<instance>
-  std::unique_ptr<Queue> queue_;         // LocalQueue (SQLite) or SharedQueue (PostgreSQL)
-  std::unique_ptr<Timeline> timeline_;
+  std::unique_ptr<Queue> queue_;        // LocalQueue (SQLite) or SharedQueue (PostgreSQL)
   std::unique_ptr<http::Server> server_;
   Workers workers_;
   std::vector<Device> devices_;
-  Partitions parts_{devices_, state_};  // the jobs here, their queued partitions, the slots their work is in
+  Partitions parts_{devices_, state_, timeline_};  // the jobs here, their queued partitions, the slots their work is in
   std::vector<ZKeyHeader> dims_;  // per circuit: nVars, nPublic, domain size
   RingSize ring_;                 // the slot rings' size, from the configured circuits
   std::string ring_prefix_;       // the rings' names less ".dev<N>" (shm::ring_prefix), new at each start

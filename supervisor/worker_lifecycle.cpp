@@ -95,7 +95,7 @@ void Supervisor::spawn(Worker& w) {
   });
   Workers::set_state(w, WorkerState::Starting, "spawned");
   w.last_heard_ns = w.started_ns = shm::monotonic_ns();
-  event(tl::kWorkerStart, 0, worker_kv(w).add(tl::kPid, w.pid).add(tl::kEpoch, w.epoch).str());
+  timeline_.event(tl::kWorkerStart, 0, worker_kv(w).add(tl::kPid, w.pid).add(tl::kEpoch, w.epoch).str());
   spdlog::info("{}: started pid {} epoch {}", w.name, w.pid, w.epoch);
 }
 
@@ -111,19 +111,19 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
       if (w.state == WorkerState::Starting) {
         Workers::set_state(w, w.tasks.empty() ? WorkerState::Idle : WorkerState::Busy, "its Hello");
         // From spawn to here a GPU worker was loading its keys (and building its tables).
-        event(tl::kWorkerReady, 0,
-              worker_kv(w)
-                  .add(tl::kPid, w.pid)
-                  .add(tl::kEpoch, w.epoch)
-                  .ms(tl::kStartupMs, double(shm::monotonic_ns() - w.started_ns) / 1e6)
-                  .str());
+        timeline_.event(tl::kWorkerReady, 0,
+                        worker_kv(w)
+                            .add(tl::kPid, w.pid)
+                            .add(tl::kEpoch, w.epoch)
+                            .ms(tl::kStartupMs, double(shm::monotonic_ns() - w.started_ns) / 1e6)
+                            .str());
       }
       spdlog::info("{}: ready ({})", w.name, hello_text(w));
       schedule();
       break;
     case shm::MsgType::Heartbeat: break;
     case shm::MsgType::Event:
-      if (timeline_) timeline_->add(m.t_ns, m.body.event.name, m.body.event.job, m.body.event.kv);
+      timeline_.add(m.t_ns, m.body.event.name, m.body.event.job, m.body.event.kv);
       break;
     case shm::MsgType::Key:
       if (w.kind == WorkerKind::Gpu) note_key(w, m.body.key);
@@ -167,7 +167,7 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
   kv.add(tl::kKind, kind_name(w));
   if (!t && w.kind == WorkerKind::Gpu) kv.add(tl::kDevice, w.device);
   if (held.size() > 1) kv.add(tl::kTasks, held.size());
-  event(tl::kWorkerExit, t ? t->job : 0, kv.str());
+  timeline_.event(tl::kWorkerExit, t ? t->job : 0, kv.str());
   spdlog::log(stopping_ ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
               w.name, w.pid, status, sig);
   if (w.pidfd >= 0) ::close(w.pidfd);
@@ -208,7 +208,7 @@ void Supervisor::restart_later(Worker& w) {
     w.failure = std::to_string(w.recent_restarts.size()) + " restarts within " +
                 std::to_string(cfg_.limits.restart_period_s) + " s";
     spdlog::error("{}: marked failed ({})", w.name, w.failure);
-    event(tl::kWorkerFailed, 0, tl::Kv().add(tl::kWorker, w.name).add(tl::kRestarts, w.restarts).str());
+    timeline_.event(tl::kWorkerFailed, 0, tl::Kv().add(tl::kWorker, w.name).add(tl::kRestarts, w.restarts).str());
     return;
   }
   uint64_t delay = cfg_.limits.restart_backoff_initial_ms;
@@ -243,7 +243,7 @@ void Supervisor::check_heartbeats() {
       if (w->channel) on_readable(*w);
       if (shm::monotonic_ns() - w->last_heard_ns <= limit) continue;
       spdlog::error("{}: no heartbeat for {} ms, killing pid {}", w->name, (now - w->last_heard_ns) / 1000000, w->pid);
-      event(tl::kHeartbeatMissed, 0, tl::Kv().add(tl::kWorker, w->name).add(tl::kPid, w->pid).str());
+      timeline_.event(tl::kHeartbeatMissed, 0, tl::Kv().add(tl::kWorker, w->name).add(tl::kPid, w->pid).str());
       signal_worker(*w, SIGKILL);
       w->last_heard_ns = now;  // one kill per timeout; the exit callback repairs
     }

@@ -78,9 +78,9 @@ class PartitionsTest : public ::testing::Test {
     d.seg = shm::Segment::create("ptest" + std::to_string(::getpid()), 0, 3, 16, 16);
     d.slots.resize(3);
     devices_.push_back(std::move(d));
-    parts_ = std::make_unique<Partitions>(devices_, *state_);
+    parts_ = std::make_unique<Partitions>(devices_, *state_, timeline_);
     queue_.parts = parts_.get();
-    parts_->attach(queue_, nullptr);
+    parts_->attach(queue_);
     synth_.kind = WorkerKind::Synth, synth_.id = 1, synth_.epoch = 4, synth_.name = "synth0";
     gpu_.kind = WorkerKind::Gpu, gpu_.id = 2, gpu_.epoch = 7, gpu_.name = "gpu0";
   }
@@ -158,6 +158,7 @@ class PartitionsTest : public ::testing::Test {
   fs::path state_dir_;
   std::unique_ptr<StateFolder> state_;
   std::vector<Device> devices_;
+  Timeline timeline_{0};  // opened nowhere
   std::unique_ptr<Partitions> parts_;
   RecordingQueue queue_;
   Worker synth_, gpu_;
