@@ -34,7 +34,8 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
     const std::string& p = req.path;
     if (p == "/v1/proofs") {
       if (req.method != "POST") return r->send(http::Response::error(405, "use POST for " + p));
-      if (draining_) return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
+      if (phase_.draining)
+        return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
       return queue_->submit(req, r);
     }
     if (p.rfind("/v1/proofs/", 0) == 0) {
@@ -54,7 +55,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
       }
       return queue_->get(id, wait, req, r);
     }
-    if (p == "/v1/circuits" || p.rfind("/v1/circuits/", 0) == 0) return handle_circuits(req, r);
+    if (p == "/v1/circuits" || p.rfind("/v1/circuits/", 0) == 0) return circuits_.handle(req, r);
     if (p == "/v1/status") {
       if (req.method != "GET") return r->send(http::Response::error(405, "use GET for " + p));
       return r->send(http::Response::json(200, status_json().dump()));
@@ -174,17 +175,18 @@ json Supervisor::status_json() {
   }
   size_t queued = 0, running = 0;
   for (auto& [id, j] : parts_.jobs()) (j.rec.state == JState::Queued ? queued : running)++;
-  return json{{"instance", cfg_.daemon.instance},
-              {"pid", getpid()},
-              {"state", draining_ ? "draining" : "running"},
-              {"uptime_s", double(shm::monotonic_ns() - t0_ns_) / 1e9},
-              {"backend", cfg_.gpu.backend},
-              {"store", queue_->status()},
-              {"workers", workers},
-              {"devices", devices},
-              {"queues", {{"jobs_queued", queued}, {"jobs_running", running}, {"partitions_queued", parts_.pending().size()}}},
-              {"slots", slots},
-              {"proofs_done", proofs_done_}};
+  return json{
+      {"instance", cfg_.daemon.instance},
+      {"pid", getpid()},
+      {"state", phase_.draining ? "draining" : "running"},
+      {"uptime_s", double(shm::monotonic_ns() - t0_ns_) / 1e9},
+      {"backend", cfg_.gpu.backend},
+      {"store", queue_->status()},
+      {"workers", workers},
+      {"devices", devices},
+      {"queues", {{"jobs_queued", queued}, {"jobs_running", running}, {"partitions_queued", parts_.pending().size()}}},
+      {"slots", slots},
+      {"proofs_done", proofs_done_}};
 }
 
 std::string Supervisor::metrics_text() {

@@ -15,21 +15,21 @@
 namespace cuzk::sup {
 
 void Supervisor::schedule() {
-  if (stopping_) return;
+  if (phase_.stopping) return;
   for (auto& d : devices_) key_order(d);
-  while (!draining_ && dispatch_synth()) {
+  while (!phase_.draining && dispatch_synth()) {
   }
   for (auto& d : devices_) dispatch_proofs(d);
   track_slot_waits();
   queue_->want_work();
-  if (draining_) maybe_finish_shutdown();
+  if (phase_.draining) maybe_finish_shutdown();
 }
 
 // Called once dispatch_synth has placed what it could: a synthesis worker that is still idle while
 // partitions are queued has no free slot to write into. Its wait is written as one SLOT_WAIT when
 // it ends: at its next dispatch (with the job it takes), or when the queue empties or it stops.
 void Supervisor::track_slot_waits() {
-  const bool queued = !parts_.pending().empty() && !draining_;
+  const bool queued = !parts_.pending().empty() && !phase_.draining;
   const uint64_t now = shm::monotonic_ns();
   for (auto& w : workers_) {
     if (w->kind != WorkerKind::Synth) continue;

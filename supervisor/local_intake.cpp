@@ -176,15 +176,15 @@ std::string LocalQueue::new_upload_dir() {
 http::Response LocalQueue::submit_body(const std::string& body, const std::string& submitter, const FileReader& reader,
                                        Priority highest, const StreamedBody* streamed, const std::string& upload_dir,
                                        std::shared_ptr<http::Responder> r) {
-  if (s_.draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
-  SubmitRequest sr = s_.validator_->parse(body, highest);
+  if (s_.phase_.draining) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
+  SubmitRequest sr = s_.circuits_.validator().parse(body, highest);
   auto room = [&] {
     const size_t unfinished = s_.parts_.jobs().size();
     if (unfinished >= s_.cfg_.limits.max_queued_jobs)
       throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
   };
   if (sr.request_id.empty()) room();
-  const std::vector<PreparedInput> inputs = s_.validator_->prepare(sr, reader, streamed);
+  const std::vector<PreparedInput> inputs = s_.circuits_.validator().prepare(sr, reader, streamed);
   if (!sr.request_id.empty()) {
     // The client's own id only (request_key.hpp); the same request gets its job back.
     sr.request_id = request_key(submitter, sr.request_id);
@@ -291,7 +291,7 @@ http::Response LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::v
 void LocalQueue::after_copies(CopyWork& w) {
   finish_submission(
       [&] {
-        if (s_.draining_) throw SubmitError(503, "the daemon is shutting down; not accepting jobs");
+        if (s_.phase_.draining) throw SubmitError(503, "the daemon is shutting down; not accepting jobs");
         throw_work_failure(w.failed);
         for (size_t i = 0; i < w.inputs.size(); i++)
           if (!w.dest[i].empty()) w.inputs[i].path = w.dest[i], w.inputs[i].stored = true, w.inputs[i].source.reset();

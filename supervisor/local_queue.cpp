@@ -89,7 +89,7 @@ void LocalQueue::recover() {
     ActiveJob j;
     j.rec = std::move(r);
     bool known = false;
-    if (std::optional<uint32_t> i = s_.circuit_index(j.rec.circuit)) j.circuit = *i, known = true;
+    if (std::optional<uint32_t> i = s_.circuits_.index(j.rec.circuit)) j.circuit = *i, known = true;
     const uint64_t id = j.rec.id;
     // Content the request carried lives in <state_dir>/uploads/<folder>/: removed with the job.
     const fs::path uploads = fs::path(s_.cfg_.daemon.state_dir) / "uploads";
@@ -98,10 +98,10 @@ void LocalQueue::recover() {
       if (folder.parent_path() == uploads) j.upload_dir = folder.string();
     }
     std::string gone;
-    if (auto r = s_.removed_unserved_.find(j.rec.circuit); r != s_.removed_unserved_.end())
-      gone = "circuit " + j.rec.circuit + " was removed, and cannot be served again for its unfinished jobs: " + r->second;
+    if (const std::string* why = s_.circuits_.removed_unserved(j.rec.circuit))
+      gone = "circuit " + j.rec.circuit + " was removed, and cannot be served again for its unfinished jobs: " + *why;
     else if (!known) gone = "circuit " + j.rec.circuit + " is no longer configured";
-    else if (j.rec.input == InputKind::Inputs && !s_.generators_[j.circuit])
+    else if (j.rec.input == InputKind::Inputs && !s_.circuits_.has_generator(j.circuit))
       gone = "circuit " + j.rec.circuit + " no longer has a witness_generator for the job's inputs";
     if (!gone.empty()) {
       writer_->set_job(id, JState::Failed, gone, wall_ms());

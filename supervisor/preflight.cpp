@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "shm/results.hpp"
+#include "supervisor/circuits.hpp"
 #include "supervisor/generators.hpp"
 #include "supervisor/supervisor.hpp"
 

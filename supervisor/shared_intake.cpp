@@ -40,8 +40,8 @@ void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Respond
     spooled.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     if (!f && !f.eof()) throw std::runtime_error("cannot read the spooled request body " + req.body_file->path);
   }
-  SubmitRequest sr = s_.validator_->parse(req.body_file ? spooled : req.body,
-                                          highest_priority(req, s_.cfg_.daemon.max_client_priority));
+  SubmitRequest sr = s_.circuits_.validator().parse(req.body_file ? spooled : req.body,
+                                                    highest_priority(req, s_.cfg_.daemon.max_client_priority));
   const std::string submitter = submitter_of(req);
   const FileReader reader = reader_of(req);
   const JobStore::Counts& c = counts_;
@@ -49,7 +49,7 @@ void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Respond
   if (unfinished >= s_.cfg_.limits.max_queued_jobs)
     throw SubmitError(429, std::to_string(unfinished) +
                                " jobs are unfinished in the shared queue (limits.max_queued_jobs); retry later");
-  std::vector<PreparedInput> inputs = s_.validator_->prepare(sr, reader);
+  std::vector<PreparedInput> inputs = s_.circuits_.validator().prepare(sr, reader);
   // A client's file goes into the database whole: no node opens its path again. (Read here, on the
   // loop: an inputs file is within limits.max_input_bytes.)
   for (PreparedInput& in : inputs) {
@@ -129,7 +129,7 @@ void SharedQueue::poll(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::
         return [this, id, deadline_ns, r, rec, viewer] {
           if (!*rec) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
           const uint64_t now = shm::monotonic_ns();
-          if (is_final((*rec)->state) || now >= deadline_ns || !r->alive() || s_.stopping_)
+          if (is_final((*rec)->state) || now >= deadline_ns || !r->alive() || s_.phase_.stopping)
             return r->send(http::Response::json(200, s_.job_json(**rec, nullptr).dump()));
           polls_.wait(id, std::min(kPollNs, deadline_ns - now) / 1000000, r,
                       [this, id, deadline_ns, viewer](const std::shared_ptr<http::Responder>& r) {

@@ -67,7 +67,7 @@ size_t SharedQueue::claim_room() const {
 }
 
 void SharedQueue::want_work() {
-  if (claiming_ || s_.draining_ || s_.stopping_ || s_.state_.full()) return;
+  if (claiming_ || s_.phase_.draining || s_.phase_.stopping || s_.state_.full()) return;
   if (shm::monotonic_ns() < next_claim_ns_) return;
   const size_t want = claim_room();
   if (!want) return;
@@ -93,7 +93,7 @@ void SharedQueue::want_work() {
 // A claimed partition becomes this node's: its job is made known here (once), its input written out
 // when the store kept the request's bytes, and it is queued for synthesis.
 void SharedQueue::adopt(Claimed& c) {
-  const std::optional<uint32_t> ci = s_.circuit_index(c.job.circuit);
+  const std::optional<uint32_t> ci = s_.circuits_.index(c.job.circuit);
   const config::CircuitConfig* cc = ci ? &s_.cfg_.circuits[*ci] : nullptr;
   const uint64_t id = c.job.id;
   PartitionRec part = std::move(c.job.parts.at(0));
@@ -152,7 +152,7 @@ void SharedQueue::adopt(Claimed& c) {
     }
     part.witness = file.string();
   }
-  if (j.rec.input == InputKind::Inputs && !s_.generators_[j.circuit]) {
+  if (j.rec.input == InputKind::Inputs && !s_.circuits_.has_generator(j.circuit)) {
     part.state = PState::Queued;
     j.rec.parts[p] = std::move(part);
     spdlog::warn("job {} partition {}: circuit {} has no witness_generator on this node; back to the queue", id, p,

@@ -28,7 +28,7 @@ struct ReloadCheck {
 };
 
 void Supervisor::on_sighup() {
-  if (draining_) {
+  if (phase_.draining) {
     spdlog::warn("SIGHUP: the daemon is stopping; not reloading");
     return;
   }
@@ -62,7 +62,7 @@ void Supervisor::on_sighup() {
 
 void Supervisor::after_reload_check(const ReloadCheck& w) {
   reload_checking_ = false;
-  if (draining_) {  // SIGTERM or SIGINT came meanwhile: they win
+  if (phase_.draining) {  // SIGTERM or SIGINT came meanwhile: they win
     spdlog::info("SIGHUP: the daemon is stopping; the reload is dropped");
     maybe_finish_shutdown();
     return;
@@ -79,7 +79,7 @@ void Supervisor::after_reload_check(const ReloadCheck& w) {
 }
 
 void Supervisor::begin_shutdown(const char* why) {
-  if (draining_ && reload_) {
+  if (phase_.draining && reload_) {
     // SIGTERM or SIGINT while a reload drains: the daemon stops when drained, as for a first
     // SIGTERM, and does not start again.
     reload_ = false;
@@ -87,7 +87,7 @@ void Supervisor::begin_shutdown(const char* why) {
     sd_notify(0, "STOPPING=1\nSTATUS=draining");
     return;
   }
-  if (draining_) {
+  if (phase_.draining) {
     // A second signal: stop now; unfinished work stays queued in the store.
     spdlog::warn("second {}: stopping without draining", why);
     drain_deadline_ns_ = shm::monotonic_ns();
@@ -96,7 +96,7 @@ void Supervisor::begin_shutdown(const char* why) {
   }
   spdlog::info("{}: draining (no new work; in-flight work gets {} ms)", why, cfg_.daemon.shutdown_grace_ms);
   sd_notify(0, "STOPPING=1\nSTATUS=draining");
-  draining_ = true;
+  phase_.draining = true;
   track_slot_waits();  // no more synthesis: nobody waits for a slot any longer
   drain_deadline_ns_ = shm::monotonic_ns() + uint64_t(cfg_.daemon.shutdown_grace_ms) * 1000000ull;
   queue_->drain();
@@ -104,13 +104,13 @@ void Supervisor::begin_shutdown(const char* why) {
 }
 
 void Supervisor::maybe_finish_shutdown() {
-  if (!draining_) return;
-  if (!stopping_) {
+  if (!phase_.draining) return;
+  if (!phase_.stopping) {
     bool busy = false;
     for (auto& d : devices_)
       for (auto& u : d.slots) busy = busy || u.used;
     if (busy && shm::monotonic_ns() < drain_deadline_ns_) return;
-    stopping_ = true;
+    phase_.stopping = true;
     // What did not finish is queued again in the store; the next start (or, with a shared store,
     // any node) proves it.
     queue_->stop();
@@ -131,7 +131,7 @@ void Supervisor::maybe_finish_shutdown() {
   if (removals_) return;     // and for finished jobs' files being removed
   if (queue_->busy()) return;  // and for the store's answers that remove them and answer clients
   if (reload_checking_) return;  // and for a reload's check, which uses this object when it ends
-  if (circuit_checks_) return;   // and for circuits being checked (answered when done)
+  if (circuits_.checking()) return;  // and for circuits being checked (answered when done)
   timeline_.event(tl::kDaemonStop, 0, "");
   timeline_.flush(0, 0);
   uv_stop(loop_);

@@ -25,34 +25,6 @@ namespace fs = std::filesystem;
 
 namespace cuzk::sup {
 
-std::vector<ZKeyHeader> Supervisor::read_keys(const config::Config& cfg) {
-  std::vector<ZKeyHeader> dims;
-  for (size_t i = 0; i < cfg.circuits.size(); i++) {
-    try {
-      dims.push_back(read_zkey_header(cfg.circuits[i].zkey));
-    } catch (const std::exception& e) {
-      throw config::ConfigError("circuits[" + std::to_string(i) + "].zkey",
-                                cfg.circuits[i].zkey + " is not a usable proving key: " + e.what());
-    }
-    // A key larger than the whole gpu.key_memory could never be loaded. (With the default, each GPU
-    // worker checks against its device's memory and exits 78 the same way.)
-    if (std::string why = key_over_budget(dims.back(), cfg.circuits[i].name, cfg.gpu.key_memory); !why.empty())
-      throw config::ConfigError("gpu.key_memory", why);
-    if (std::string why = r1cs_problem(cfg.circuits[i], dims.back()); !why.empty())
-      throw config::ConfigError("circuits[" + std::to_string(i) + "].r1cs", why);
-  }
-  return dims;
-}
-
-std::string Supervisor::r1cs_problem(const config::CircuitConfig& c, const ZKeyHeader& key) {
-  if (c.r1cs.empty()) return "";
-  try {
-    return r1cs_key_mismatch(read_r1cs_header(c.r1cs), c.r1cs, key, c.zkey);
-  } catch (const std::exception& e) {
-    return c.r1cs + " is not a usable r1cs: " + e.what();
-  }
-}
-
 namespace {
 
 bool no_space(const std::error_code& ec) {
@@ -104,11 +76,9 @@ void Supervisor::setup_state() {
     timeline_.open(path, cfg_.timeline.also_stderr);
   }
   parts_.attach(*queue_);
-  dims_ = read_keys(cfg_);
-  ring_ = ring_size(cfg_, dims_);
-  generators_ = open_generators(cfg_, dims_);
-  restore_circuits(queue_->stored_circuits());
-  validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
+  circuits_.open_configured();
+  ring_ = ring_size(cfg_, circuits_.keys());
+  circuits_.restore(*queue_, queue_->stored_circuits(), ring_.max_vars, ring_.max_domain);
 }
 
 Supervisor::RingSize Supervisor::ring_size(const config::Config& cfg, const std::vector<ZKeyHeader>& dims) {

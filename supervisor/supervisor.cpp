@@ -39,7 +39,6 @@ Supervisor::Supervisor(config::Config cfg, std::string config_path)
     : cfg_(std::move(cfg)), config_path_(std::move(config_path)) {
   const char* wd = std::getenv("CUZK_WORKER_DIR");
   worker_dir_ = wd ? wd : self_dir();
-  loop_ = uv_default_loop();
 }
 
 // A start that failed after creating its rings (the socket or port taken, ...) leaves no segment
@@ -47,12 +46,6 @@ Supervisor::Supervisor(config::Config cfg, std::string config_path)
 Supervisor::~Supervisor() {
   for (auto& d : devices_)
     if (d.seg) shm::Segment::remove(ring_prefix_, d.id);
-}
-
-std::optional<uint32_t> Supervisor::circuit_index(const std::string& name) const {
-  for (size_t i = cfg_.circuits.size(); i-- > 0;)
-    if (cfg_.circuits[i].name == name) return uint32_t(i);
-  return std::nullopt;
 }
 
 // While the state folder is full, once a second: the held changes written and the folder probed;
@@ -102,7 +95,7 @@ void Supervisor::tick() {
   check_heartbeats();
   check_disk_space();
   queue_->tick();
-  sync_circuits();
+  circuits_.sync();
   timeline_.flush(now, 300000000ull);
   // A circuit waiting for its key becomes overdue (gpu.key_wait_ms) with time alone.
   for (const auto& d : devices_)
@@ -110,8 +103,8 @@ void Supervisor::tick() {
       schedule();
       break;
     }
-  if (draining_) maybe_finish_shutdown();
-  if (stopping_) {
+  if (phase_.draining) maybe_finish_shutdown();
+  if (phase_.stopping) {
     // Workers that ignore SIGTERM for 5 s are killed.
     if (now > drain_deadline_ns_ + 5000000000ull)
       for (auto& w : workers_)
@@ -125,10 +118,11 @@ void Supervisor::tick() {
     last_status_ns_ = now;
     size_t busy = 0, failed = 0;
     for (auto& w : workers_) busy += w->state == WorkerState::Busy, failed += w->state == WorkerState::Failed;
-    std::string st = std::string("STATUS=") + (draining_ ? "draining; " : "") + std::to_string(parts_.jobs().size()) +
-                     " jobs active, " + std::to_string(parts_.pending().size()) + " partitions queued, " +
-                     std::to_string(busy) + " workers busy" + (failed ? ", " + std::to_string(failed) + " failed" : "") +
-                     ", " + std::to_string(proofs_done_) + " proofs done";
+    std::string st = std::string("STATUS=") + (phase_.draining ? "draining; " : "") +
+                     std::to_string(parts_.jobs().size()) + " jobs active, " + std::to_string(parts_.pending().size()) +
+                     " partitions queued, " + std::to_string(busy) + " workers busy" +
+                     (failed ? ", " + std::to_string(failed) + " failed" : "") + ", " + std::to_string(proofs_done_) +
+                     " proofs done";
     sd_notify(0, st.c_str());
   }
 }

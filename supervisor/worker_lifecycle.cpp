@@ -108,6 +108,7 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
   switch (m.kind()) {
     case shm::MsgType::Hello:
       w.hello = m.body.hello;
+      if (w.kind == WorkerKind::Gpu) circuits_.note_key_budget(w.device, w.hello.key_budget);
       if (w.state == WorkerState::Starting) {
         Workers::set_state(w, w.tasks.empty() ? WorkerState::Idle : WorkerState::Busy, "its Hello");
         // From spawn to here a GPU worker was loading its keys (and building its tables).
@@ -168,7 +169,7 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
   if (!t && w.kind == WorkerKind::Gpu) kv.add(tl::kDevice, w.device);
   if (held.size() > 1) kv.add(tl::kTasks, held.size());
   timeline_.event(tl::kWorkerExit, t ? t->job : 0, kv.str());
-  spdlog::log(stopping_ ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
+  spdlog::log(phase_.stopping ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
               w.name, w.pid, status, sig);
   if (w.pidfd >= 0) ::close(w.pidfd);
   w.pidfd = -1;
@@ -179,7 +180,7 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
       for (DeviceKey& k : d->keys) k.resident = false;
   // What the dead worker held goes back where it can be redone (crash_repair.cpp).
   for (const Task& h : held) parts_.repair(w, h);
-  if (stopping_) {
+  if (phase_.stopping) {
     Workers::set_state(w, WorkerState::Stopped, "the daemon is stopping");
     maybe_finish_shutdown();
     return;
@@ -228,7 +229,7 @@ void Supervisor::restart_later(Worker& w) {
       [](uv_timer_t* t) {
         auto* self = static_cast<Supervisor*>(t->loop->data);
         Worker& w = *static_cast<Worker*>(t->data);
-        if (!self->stopping_ && w.state == WorkerState::Backoff) self->spawn(w);
+        if (!self->phase_.stopping && w.state == WorkerState::Backoff) self->spawn(w);
       },
       delay, 0);
 }
