@@ -1,20 +1,17 @@
-// Scheduling: pairs queued partitions with idle synthesis workers and free slots, and READY slots
-// with their device's GPU worker, which holds up to proofs_in_flight of them. A
-// partition is synthesized only into a free slot, which is the backpressure that keeps synthesis
-// from running ahead of the GPUs.
+// Scheduling (scheduler.hpp): pairs queued partitions with idle synthesis workers and free slots,
+// and READY slots with their device's GPU worker, which holds up to proofs_in_flight of them.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <climits>
 #include <tuple>
 
-#include <spdlog/spdlog.h>
-
-#include "supervisor/helpers.hpp"
-#include "supervisor/supervisor.hpp"
+#include "supervisor/scheduler.hpp"
 #include "timeline/events.hpp"
 
 namespace cuzk::sup {
 
-void Supervisor::schedule() {
+void Scheduler::schedule() {
   if (phase_.stopping) return;
   for (auto& d : devices_) key_order(d);
   while (!phase_.draining && dispatch_synth()) {
@@ -22,13 +19,24 @@ void Supervisor::schedule() {
   for (auto& d : devices_) dispatch_proofs(d);
   track_slot_waits();
   queue_->want_work();
-  if (phase_.draining) maybe_finish_shutdown();
+  if (phase_.draining) draining_();
+}
+
+void Scheduler::prove_next(Device& d) {
+  key_order(d);
+  dispatch_proofs(d);
+}
+
+void Scheduler::tick() {
+  for (const auto& d : devices_)
+    if (std::any_of(d.key_cold_since.begin(), d.key_cold_since.end(), [](uint64_t t) { return t != 0; }))
+      return schedule();
 }
 
 // Called once dispatch_synth has placed what it could: a synthesis worker that is still idle while
 // partitions are queued has no free slot to write into. Its wait is written as one SLOT_WAIT when
 // it ends: at its next dispatch (with the job it takes), or when the queue empties or it stops.
-void Supervisor::track_slot_waits() {
+void Scheduler::track_slot_waits() {
   const bool queued = !parts_.pending().empty() && !phase_.draining;
   const uint64_t now = shm::monotonic_ns();
   for (auto& w : workers_) {
@@ -39,7 +47,7 @@ void Supervisor::track_slot_waits() {
   }
 }
 
-void Supervisor::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
+void Scheduler::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
   if (!w.slot_wait_ns) return;
   const double ms = double(shm::monotonic_ns() - w.slot_wait_ns) / 1e6;
   w.slot_wait_ns = 0;
@@ -55,8 +63,8 @@ void Supervisor::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
 // that every circuit is served within that bound; and each key, once loaded, serves a run of
 // partitions rather than one. With gpu.key_wait_ms = 0 there is no waiting: every circuit counts
 // as warm and the oldest work goes first.
-void Supervisor::key_order(Device& d) {
-  const size_t n = cfg_.circuits.size();
+void Scheduler::key_order(Device& d) {
+  const size_t n = circuits_.size();
   d.key_warm.assign(n, false);
   d.key_overdue.assign(n, false);
   d.key_cold_since.resize(n, 0);
@@ -107,7 +115,7 @@ void Supervisor::key_order(Device& d) {
 // Assigns the best pending partition to an idle synthesis worker and a free slot: the first of
 // the highest priority whose circuit is overdue on the device (key_order), else the first whose
 // circuit is warm, else the first of that priority. Backpressure: nothing is synthesized without a free slot to put it in.
-bool Supervisor::dispatch_synth() {
+bool Scheduler::dispatch_synth() {
   const auto& pending = parts_.pending();
   if (pending.empty()) return false;
   Worker* sw = workers_.idle_synth();
@@ -163,10 +171,10 @@ bool Supervisor::dispatch_synth() {
   return true;
 }
 
-void Supervisor::note_key(Worker& w, const shm::Key& m) {
-  Device* d = device(w.device);
-  if (!d || m.circuit >= cfg_.circuits.size()) return;
-  if (d->keys.size() < cfg_.circuits.size()) d->keys.resize(cfg_.circuits.size());
+void Scheduler::note_key(int device, const shm::Key& m) {
+  Device* d = find_device(devices_, device);
+  if (!d || m.circuit >= circuits_.size()) return;
+  if (d->keys.size() < circuits_.size()) d->keys.resize(circuits_.size());
   DeviceKey& k = d->keys[m.circuit];
   k.bytes = m.bytes;
   if (m.resident) {
@@ -183,7 +191,7 @@ void Supervisor::note_key(Worker& w, const shm::Key& m) {
 // highest priority first; within one priority, slots of overdue circuits (key_order), then of warm
 // ones, then the others, each the oldest job first. A slot whose key would have to be loaded waits
 // while work as urgent for a warm circuit is still to come, until its circuit is overdue.
-void Supervisor::dispatch_proofs(Device& d) {
+void Scheduler::dispatch_proofs(Device& d) {
   Worker* g = d.gpu;
   if (state_.full()) return;  // its results could not be written; READY slots wait for space
   const size_t in_flight = proofs_in_flight(cfg_.gpu);

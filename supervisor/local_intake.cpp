@@ -370,7 +370,7 @@ http::Response LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::str
                          .add(tl::kInput, kind)
                          .str());
   spdlog::info("job {}: {} x {} ({}, {})", id, parts, name, priority, kind);
-  s_.schedule();
+  s_.scheduler_.schedule();
   return http::Response::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump());
 }
 

@@ -242,7 +242,7 @@ void LocalQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<h
   finish(*j, JState::Cancelled, "cancelled by request", -1, [r, id] {
     r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
   });
-  s_.schedule();
+  s_.scheduler_.schedule();
 }
 
 void LocalQueue::notify_waiters(ActiveJob& j) {

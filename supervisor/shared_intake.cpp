@@ -109,7 +109,7 @@ void SharedQueue::store_job(const SubmitRequest& sr, const std::string& submitte
           counts_.jobs[int(JState::Queued)]++;
           next_claim_ns_ = 0;  // this node may have room for it
           r->send(http::Response::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump()));
-          s_.schedule();
+          s_.scheduler_.schedule();
         };
       },
       [r](const std::string& why) { r->send(unreachable(why)); });
@@ -159,7 +159,7 @@ void SharedQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<
           s_.timeline_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(JState::Cancelled)).str());
           spdlog::info("job {}: cancelled", id);
           r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
-          s_.schedule();
+          s_.scheduler_.schedule();
         };
       },
       [r](const std::string& why) { r->send(unreachable(why)); });

@@ -80,7 +80,7 @@ void SharedQueue::want_work() {
           // Fewer than asked for: the queue is empty for now; look again after poll_ms.
           next_claim_ns_ = got->size() < want ? shm::monotonic_ns() + s_.cfg_.store.poll_ms * kMs : 0;
           for (Claimed& c : *got) adopt(c);
-          s_.schedule();
+          s_.scheduler_.schedule();
         };
       },
       [this](const std::string& why) {
@@ -194,7 +194,7 @@ void SharedQueue::renew_leases() {
                          l.job, l.index);
             forget_partition(l);
           }
-          s_.schedule();
+          s_.scheduler_.schedule();
         };
       },
       [this](const std::string& why) {
@@ -248,7 +248,7 @@ void SharedQueue::on_reported(const Lease& lease, PState sent, const ReportOutco
                    lease.index, to_string(sent));
     }
     forget_partition(lease);
-    s_.schedule();
+    s_.scheduler_.schedule();
     return;
   }
   if (sent == PState::Done) {
@@ -262,7 +262,7 @@ void SharedQueue::on_reported(const Lease& lease, PState sent, const ReportOutco
     s_.timeline_.event(tl::kJobDone, lease.job, tl::Kv().add(tl::kState, to_string(o.job)).str());
     spdlog::info("job {}: {}", lease.job, to_string(o.job));
   }
-  s_.schedule();
+  s_.scheduler_.schedule();
 }
 
 // The partition is not this node's any more: its queued entry goes, a READY slot is freed, and a

@@ -97,7 +97,7 @@ void Supervisor::begin_shutdown(const char* why) {
   spdlog::info("{}: draining (no new work; in-flight work gets {} ms)", why, cfg_.daemon.shutdown_grace_ms);
   sd_notify(0, "STOPPING=1\nSTATUS=draining");
   phase_.draining = true;
-  track_slot_waits();  // no more synthesis: nobody waits for a slot any longer
+  scheduler_.track_slot_waits();  // no more synthesis: nobody waits for a slot any longer
   drain_deadline_ns_ = shm::monotonic_ns() + uint64_t(cfg_.daemon.shutdown_grace_ms) * 1000000ull;
   queue_->drain();
   maybe_finish_shutdown();

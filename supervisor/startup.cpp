@@ -76,6 +76,7 @@ void Supervisor::setup_state() {
     timeline_.open(path, cfg_.timeline.also_stderr);
   }
   parts_.attach(*queue_);
+  scheduler_.attach(*queue_);
   circuits_.open_configured();
   ring_ = ring_size(cfg_, circuits_.keys());
   circuits_.restore(*queue_, queue_->stored_circuits(), ring_.max_vars, ring_.max_domain);

@@ -56,7 +56,7 @@ void Supervisor::check_disk_space() {
   if (!queue_->flush_held() || !state_.write_problem().empty()) return;
   // Room for the store's changes; a submission's uploads may still find none, and say so again.
   state_.clear();
-  schedule();
+  scheduler_.schedule();
 }
 
 // Removing a job's copies of its witnesses (hundreds of MB at 2^22) can block for hundreds of ms
@@ -97,12 +97,7 @@ void Supervisor::tick() {
   queue_->tick();
   circuits_.sync();
   timeline_.flush(now, 300000000ull);
-  // A circuit waiting for its key becomes overdue (gpu.key_wait_ms) with time alone.
-  for (const auto& d : devices_)
-    if (std::any_of(d.key_cold_since.begin(), d.key_cold_since.end(), [](uint64_t t) { return t != 0; })) {
-      schedule();
-      break;
-    }
+  scheduler_.tick();  // a circuit waiting for its key becomes overdue (gpu.key_wait_ms) with time alone
   if (phase_.draining) maybe_finish_shutdown();
   if (phase_.stopping) {
     // Workers that ignore SIGTERM for 5 s are killed.
@@ -212,7 +207,7 @@ int Supervisor::run() {
                cfg_.daemon.tcp.empty() ? "" : " and " + cfg_.daemon.tcp, cfg_.synthesis.workers,
                cfg_.gpu.devices.size(), cfg_.gpu.backend);
   sd_notify(0, "READY=1\nSTATUS=running");
-  schedule();
+  scheduler_.schedule();
   uv_run(loop_, UV_RUN_DEFAULT);
 
   // Tear down: handles closed, rings and socket removed.

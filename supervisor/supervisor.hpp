@@ -29,6 +29,7 @@
 #include "supervisor/intake/submission.hpp"
 #include "supervisor/partitions.hpp"
 #include "supervisor/queue.hpp"
+#include "supervisor/scheduler.hpp"
 #include "supervisor/state_folder.hpp"
 #include "supervisor/store/job_store.hpp"
 #include "supervisor/supervisor_types.hpp"
@@ -97,14 +98,6 @@ class Supervisor {
   void signal_worker(Worker& w, int sig);
   void restart_later(Worker& w);
   void check_heartbeats();
-  // scheduling (dispatch.cpp)
-  void schedule();
-  bool dispatch_synth();
-  void dispatch_proofs(Device& d);
-  void note_key(Worker& w, const shm::Key& m);  // a GPU worker's key loaded or evicted
-  void key_order(Device& d);                    // d.key_warm and d.key_overdue, from now
-  void track_slot_waits();
-  void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
   nlohmann::ordered_json job_json(const JobRec& j, const ActiveJob* active) const;
@@ -136,6 +129,8 @@ class Supervisor {
   Partitions parts_{devices_, state_, timeline_};  // the jobs here, their queued partitions, the slots their work is in
   Phase phase_;
   Circuits circuits_{cfg_, loop_, timeline_, parts_, phase_, [this] { maybe_finish_shutdown(); }};
+  Scheduler scheduler_{
+      cfg_, circuits_, devices_, workers_, parts_, state_, phase_, timeline_, [this] { maybe_finish_shutdown(); }};
   RingSize ring_;                 // the slot rings' size, from the configured circuits
   std::string ring_prefix_;       // the rings' names less ".dev<N>" (shm::ring_prefix), new at each start
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};

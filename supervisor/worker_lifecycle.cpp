@@ -120,31 +120,28 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
                             .str());
       }
       spdlog::info("{}: ready ({})", w.name, hello_text(w));
-      schedule();
+      scheduler_.schedule();
       break;
     case shm::MsgType::Heartbeat: break;
     case shm::MsgType::Event:
       timeline_.add(m.t_ns, m.body.event.name, m.body.event.job, m.body.event.kv);
       break;
     case shm::MsgType::Key:
-      if (w.kind == WorkerKind::Gpu) note_key(w, m.body.key);
+      if (w.kind == WorkerKind::Gpu) scheduler_.note_key(w.device, m.body.key);
       break;
     case shm::MsgType::SynthDone: {
       const shm::SynthDone& r = m.body.synth_done;
       if (const std::optional<Task> t = Workers::end_task(w, r.work.job, r.work.partition, "synthesis reported")) {
         parts_.synthesized(w, *t, r);
-        schedule();
+        scheduler_.schedule();
       }
       break;
     }
     case shm::MsgType::ProveDone: {
       const shm::ProveDone& r = m.body.prove_done;
       if (const std::optional<Task> t = Workers::end_task(w, r.work.job, r.work.partition, "proof reported")) {
-        parts_.proved(w, *t, r, [this](Device& d) {
-          key_order(d);
-          dispatch_proofs(d);
-        });
-        schedule();
+        parts_.proved(w, *t, r, [this](Device& d) { scheduler_.prove_next(d); });
+        scheduler_.schedule();
       }
       break;
     }
@@ -153,7 +150,7 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
 }
 
 void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
-  end_slot_wait(w, 0, "");
+  scheduler_.end_slot_wait(w, 0, "");
   close_handle(w.proc);
   w.proc = nullptr;
   // Its reports and events sent before the exit are read first: only what it still held then is
@@ -195,7 +192,7 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
   if (w.kind == WorkerKind::Gpu && w.state == WorkerState::Failed) {
     if (Device* d = device(w.device)) parts_.resynthesize_device(*d);
   }
-  schedule();
+  scheduler_.schedule();
 }
 
 // Exponential backoff from restart_backoff_initial_ms, doubling per recent restart, capped at
