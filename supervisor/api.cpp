@@ -76,42 +76,6 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
   }
 }
 
-nlohmann::ordered_json Supervisor::job_json(const JobRec& j, const ActiveJob* a) const {
-  using ojson = nlohmann::ordered_json;
-  ojson parts = ojson::array();
-  for (const auto& p : j.parts) {
-    ojson pj = {{"index", p.index},
-               {"state", to_string(p.state)},
-               {"attempts", p.attempts},
-               {"error", p.error.empty() ? ojson(nullptr) : ojson(p.error)}};
-    if (!p.timings.empty()) {
-      try {
-        pj["timings"] = ojson::parse(p.timings);
-      } catch (...) {
-      }
-    }
-    if (p.state == PState::Done) {
-      try {
-        pj["proof"] = ojson::parse(p.proof);
-        pj["public"] = ojson::parse(p.pub);
-      } catch (const std::exception& e) {
-        pj["error"] = std::string("stored result unreadable: ") + e.what();
-      }
-    }
-    parts.push_back(std::move(pj));
-  }
-  return ojson{{"id", std::to_string(j.id)},
-              {"circuit", j.circuit},
-              {"priority", to_string(j.priority)},
-              {"input_kind", to_string(j.input)},
-              {"request_id", j.request_id.empty() ? ojson(nullptr) : ojson(request_id_of(j.request_id))},
-              {"state", to_string(j.state)},
-              {"error", j.error.empty() ? ojson(nullptr) : ojson(j.error)},
-              {"created_ms", j.created_ms},
-              {"finished_ms", j.finished_ms ? ojson(j.finished_ms) : ojson(nullptr)},
-              {"partitions", parts}};
-}
-
 // Each circuit's key on a device: resident or not, its bytes there as last loaded, its loads and
 // evictions, and the last load's time.
 static json device_keys_json(const Device& d, const config::Config& cfg) {
@@ -186,7 +150,7 @@ json Supervisor::status_json() {
       {"devices", devices},
       {"queues", {{"jobs_queued", queued}, {"jobs_running", running}, {"partitions_queued", parts_.pending().size()}}},
       {"slots", slots},
-      {"proofs_done", proofs_done_}};
+      {"proofs_done", parts_.stats().proofs_done}};
 }
 
 std::string Supervisor::metrics_text() {
@@ -215,7 +179,7 @@ std::string Supervisor::metrics_text() {
   line("# HELP cuzk_prove_seconds Time in the proving stage.");
   line("# TYPE cuzk_prove_seconds summary");
   line("cuzk_prove_seconds_sum " + std::to_string(parts_.stats().prove_sum_s));
-  line("cuzk_prove_seconds_count " + std::to_string(proofs_done_));
+  line("cuzk_prove_seconds_count " + std::to_string(parts_.stats().proofs_done));
   line("# HELP cuzk_synth_seconds Time in synthesis.");
   line("# TYPE cuzk_synth_seconds summary");
   line("cuzk_synth_seconds_sum " + std::to_string(parts_.stats().synth_sum_s));

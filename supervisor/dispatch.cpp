@@ -22,6 +22,16 @@ void Scheduler::schedule() {
   if (phase_.draining) draining_();
 }
 
+size_t Scheduler::room() const {
+  size_t free_slots = 0;
+  for (const Device& d : devices_) {
+    if (!d.gpu || d.gpu->state == WorkerState::Failed) continue;
+    for (uint32_t s = 0; s < d.slots.size(); s++)
+      free_slots += !d.slots[s].used && d.seg->state(s) == shm::SlotState::Free;
+  }
+  return std::min(workers_.idle_synth_count(), free_slots);
+}
+
 void Scheduler::prove_next(Device& d) {
   key_order(d);
   dispatch_proofs(d);

@@ -31,6 +31,7 @@ class Partitions {
   struct Stats {
     double synth_sum_s = 0, prove_sum_s = 0;
     uint64_t synth_count = 0;
+    uint64_t proofs_done = 0;  // as the queue counts them: stored (one node), accepted by the store (many)
     uint64_t witness_program = 0, witness_native = 0, witness_fallback = 0;  // partitions by witness engine
   };
 
@@ -39,6 +40,7 @@ class Partitions {
   // Before any job: where state changes are told.
   void attach(Queue& q) { queue_ = &q; }
   const Stats& stats() const { return stats_; }
+  void count_proof() { stats_.proofs_done++; }
 
   // The jobs this node works on, by id.
   ActiveJob* find(uint64_t id) {

@@ -53,6 +53,9 @@ class Scheduler {
   // (SLOT_WAIT, written when one ends: at w's next dispatch, with the job it takes, or otherwise).
   void track_slot_waits();
   void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);
+  // Partitions this node could start synthesizing now: idle synthesis workers, as far as free slots
+  // of devices with a working GPU worker go.
+  size_t room() const;
 
  private:
   bool dispatch_synth();

@@ -127,7 +127,6 @@ void Supervisor::maybe_finish_shutdown() {
   }
   for (auto& w : workers_)
     if (w->pid > 0) return;  // wait for every exit callback
-  if (spool_works_) return;  // and for spooled submissions being decoded (answered 503)
   if (removals_) return;     // and for finished jobs' files being removed
   if (queue_->busy()) return;  // and for the store's answers that remove them and answer clients
   if (reload_checking_) return;  // and for a reload's check, which uses this object when it ends

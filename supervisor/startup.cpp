@@ -51,8 +51,19 @@ void Supervisor::open_store() {
           throw config::ConfigError("daemon.state_dir", d.string() + " is not writable by the daemon's user: " +
                                                             std::strerror(errno));
       }
-      if (cfg_.store.url.empty()) queue_ = std::make_unique<LocalQueue>(*this, (dir / "jobs.sqlite").string());
-      else queue_ = std::make_unique<SharedQueue>(*this);
+      const QueueContext c{loop_,
+                           cfg_,
+                           node_id_,
+                           parts_,
+                           circuits_,
+                           scheduler_,
+                           state_,
+                           timeline_,
+                           phase_,
+                           [this] { maybe_finish_shutdown(); },
+                           [this](const ActiveJob& j) { remove_job_files(j); }};
+      if (cfg_.store.url.empty()) queue_ = std::make_unique<LocalQueue>(c, (dir / "jobs.sqlite").string());
+      else queue_ = std::make_unique<SharedQueue>(c);
       if (said) spdlog::info("space under daemon.state_dir ({}) is back: starting", dir.string());
       return;
     } catch (const StateWriteFailed& e) {
@@ -220,23 +231,6 @@ void Supervisor::warn_if_few_slots() const {
       "per slot, {:.1f} MiB more in all)",
       cfg_.gpu.slots, cfg_.synthesis.workers, devices_.size(), need.minimum - 1, need.recommended, need.minimum,
       slot_mib, double(need.recommended - cfg_.gpu.slots) * slot_mib * double(devices_.size()));
-}
-
-// What a supervisor killed in the middle of a request left: bodies being received (spool/), and
-// upload folders of submissions not stored, or of jobs that ended before their folder was removed.
-void Supervisor::remove_orphan_uploads() {
-  const fs::path state = cfg_.daemon.state_dir;
-  std::set<std::string> kept;
-  for (const auto& [id, j] : parts_.jobs())
-    if (!j.upload_dir.empty()) kept.insert(j.upload_dir);
-  std::error_code ec;
-  for (const char* sub : {"spool", "uploads"})
-    for (const auto& e : fs::directory_iterator(state / sub, ec)) {
-      if (kept.count(e.path().string())) continue;
-      spdlog::info("removing {}, left by an earlier run", e.path().string());
-      std::error_code rm;
-      fs::remove_all(e.path(), rm);
-    }
 }
 
 // One record per synthesis worker, then one per device's GPU worker; ids are unique across kinds.

@@ -116,8 +116,8 @@ void Supervisor::tick() {
     std::string st = std::string("STATUS=") + (phase_.draining ? "draining; " : "") +
                      std::to_string(parts_.jobs().size()) + " jobs active, " + std::to_string(parts_.pending().size()) +
                      " partitions queued, " + std::to_string(busy) + " workers busy" +
-                     (failed ? ", " + std::to_string(failed) + " failed" : "") + ", " + std::to_string(proofs_done_) +
-                     " proofs done";
+                     (failed ? ", " + std::to_string(failed) + " failed" : "") + ", " +
+                     std::to_string(parts_.stats().proofs_done) + " proofs done";
     sd_notify(0, st.c_str());
   }
 }

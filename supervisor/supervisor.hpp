@@ -42,11 +42,6 @@ namespace cuzk::sup {
 struct ReloadCheck;
 
 class Supervisor {
-  // The queues reach the job table, the workers' scheduling and the API's answers through the
-  // supervisor: they are its two halves for one node and for many.
-  friend class LocalQueue;
-  friend class SharedQueue;
-
  public:
   Supervisor(config::Config cfg, std::string config_path);
   ~Supervisor();
@@ -86,7 +81,6 @@ class Supervisor {
   void remove_stale_rings();
   void record_ring_prefix();
   void warn_if_few_slots() const;
-  void remove_orphan_uploads();
   void create_workers();
   // worker processes (worker_lifecycle.cpp)
   void spawn(Worker& w);
@@ -100,7 +94,6 @@ class Supervisor {
   void check_heartbeats();
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
-  nlohmann::ordered_json job_json(const JobRec& j, const ActiveJob* active) const;
   nlohmann::json status_json();
   std::string metrics_text();
   // draining and stopping (shutdown.cpp)
@@ -142,10 +135,7 @@ class Supervisor {
   uint64_t last_tick_ns_ = 0;  // monotonic: when tick() last ran
   uint64_t drain_deadline_ns_ = 0;
   int exit_status_ = exit_status::kOk;
-  size_t removals_ = 0;     // remove_job_files on the thread pool
-  size_t spool_works_ = 0;  // submissions on the thread pool: spooled bodies decoded, clients' files copied
-  // metrics
-  uint64_t proofs_done_ = 0;  // the partitions' own figures are parts_.stats()
+  size_t removals_ = 0;  // remove_job_files on the thread pool
   bool watchdog_ = false;
   uint64_t watchdog_usec_ = 0, last_watchdog_ns_ = 0, last_status_ns_ = 0;
 };
