@@ -4,12 +4,12 @@
 // configuration file, and main() then starts the program again with it; a SIGTERM or SIGINT
 // during that drain makes it a plain stop.
 #include <signal.h>
-#include <uv.h>
-#include <systemd/sd-daemon.h>
-
 #include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+#include <uv.h>
 
 #include "config/config.hpp"
+#include "supervisor/preflight.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 

@@ -6,6 +6,7 @@
 #include "supervisor/supervisor.hpp"
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -15,10 +16,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include <spdlog/spdlog.h>
-
 #include "shm/results.hpp"
 #include "supervisor/helpers.hpp"
+#include "supervisor/preflight.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
@@ -42,11 +42,8 @@ Supervisor::Supervisor(config::Config cfg, std::string config_path)
 }
 
 // A start that failed after creating its rings (the socket or port taken, ...) leaves no segment
-// in /dev/shm; after a normal run they are gone already.
-Supervisor::~Supervisor() {
-  for (auto& d : devices_)
-    if (d.seg) shm::Segment::remove(ring_prefix_, d.id);
-}
+// in /dev/shm (SlotRings removes them); after a normal run they are gone already.
+Supervisor::~Supervisor() = default;
 
 // While the state folder is full, once a second: the held changes written and the folder probed;
 // both succeeding, the daemon accepts work again.
@@ -122,30 +119,6 @@ void Supervisor::tick() {
   }
 }
 
-// Every API connection holds a descriptor: the soft limit is raised towards the hard one (systemd's
-// LimitNOFILE=) as far as limits.max_connections needs, and a hard limit too small for it is a
-// configuration error, rather than "Too many open files" for some later submission.
-void Supervisor::reserve_descriptors(const config::Config& cfg, bool apply) {
-  // The supervisor's own: job store, timeline, listeners, and a control socket and a process
-  // descriptor (pidfd) per worker, with room to spare.
-  const uint64_t own = 64 + 4 * (uint64_t(cfg.synthesis.workers) + cfg.gpu.devices.size());
-  // TCP connections that have not presented the token have a limit of their own.
-  const uint64_t need = own + cfg.limits.max_connections + http::ServerOptions{}.max_unauthenticated;
-  rlimit rl{};
-  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return;
-  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
-    throw config::ConfigError(
-        "limits.max_connections",
-        std::to_string(cfg.limits.max_connections) + " connections and the daemon's own " + std::to_string(own) +
-            " descriptors need " + std::to_string(need) + ", but the descriptor limit (RLIMIT_NOFILE) is " +
-            std::to_string(rl.rlim_max) + "; lower max_connections or raise LimitNOFILE= in the unit");
-  if (!apply) return;
-  rl.rlim_cur = need;
-  if (::setrlimit(RLIMIT_NOFILE, &rl) != 0)
-    throw config::ConfigError("limits.max_connections", "cannot raise the descriptor limit to " + std::to_string(need) +
-                                                            ": " + std::strerror(errno));
-}
-
 int Supervisor::run() {
   loop_->data = this;
   // Before anything of the state is touched: a second daemon on the same state_dir, instance or
@@ -157,8 +130,7 @@ int Supervisor::run() {
   timeline_.event(
       tl::kDaemonStart, 0,
       tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());
-  setup_rings();
-  warn_if_few_slots();
+  devices_ = rings_.create(ring_);
   queue_->recover();
   create_workers();
   http::ServerOptions so;
@@ -222,7 +194,7 @@ int Supervisor::run() {
   server_.reset();
   queue_->close();
   uv_run(loop_, UV_RUN_NOWAIT);
-  for (auto& d : devices_) shm::Segment::remove(ring_prefix_, d.id);
+  rings_.remove();
   spdlog::info("stopped");
   return exit_status_;
 }

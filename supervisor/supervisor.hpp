@@ -29,6 +29,7 @@
 #include "supervisor/intake/submission.hpp"
 #include "supervisor/partitions.hpp"
 #include "supervisor/queue.hpp"
+#include "supervisor/rings.hpp"
 #include "supervisor/scheduler.hpp"
 #include "supervisor/state_folder.hpp"
 #include "supervisor/store/job_store.hpp"
@@ -52,35 +53,11 @@ class Supervisor {
   // as for SIGTERM (unfinished partitions stay queued in the store), and the caller starts the
   // program again in this process (same pid for systemd) so that it runs with the new file.
   bool reload_requested() const { return reload_; }
-  // Everything start-up would refuse with exit 78, checked without starting and without changing
-  // anything a running daemon uses (preflight.cpp): the CPU lists, the keys' headers, the witness
-  // generators against their keys (built into the state folder's cache if need be), the slot rings
-  // against limits.memory_budget and /dev/shm, the descriptor limit, and that the state folder
-  // and the socket's folder can be written. Throws config::ConfigError naming the key. A SIGHUP
-  // reload runs it whole, in the daemon (in_daemon). `--check-config`, run by an operator in
-  // another process, leaves out what depends on the daemon's user and limits (the folders, the
-  // descriptor limit) and checks only the generators that are artefacts already (compiling circom's
-  // sources into the state folder is left to the daemon's own user).
-  static void preflight(const config::Config& cfg, bool in_daemon);
 
  private:
   // start-up (startup.cpp)
   void setup_state();
   void open_store();
-  // Raises RLIMIT_NOFILE to what cfg needs (apply), or only checks that it can be (preflight).
-  static void reserve_descriptors(const config::Config& cfg, bool apply);
-  struct RingSize {
-    uint64_t max_vars = 1, max_domain = 1, per_ring = 0;
-  };
-  // The slot ring each device gets, checked against limits.memory_budget.
-  static RingSize ring_size(const config::Config& cfg, const std::vector<ZKeyHeader>& dims);
-  void setup_rings();
-  std::unique_ptr<shm::Segment> create_ring(int device, uint64_t max_vars, uint64_t max_domain, bool abc);
-  // The rings an earlier run left (their names in <state_dir>/rings): removed where they are this
-  // user's. Then a new name, recorded there before any ring of that name exists.
-  void remove_stale_rings();
-  void record_ring_prefix();
-  void warn_if_few_slots() const;
   void create_workers();
   // worker processes (worker_lifecycle.cpp)
   void spawn(Worker& w);
@@ -124,8 +101,8 @@ class Supervisor {
   Circuits circuits_{cfg_, loop_, timeline_, parts_, phase_, [this] { maybe_finish_shutdown(); }};
   Scheduler scheduler_{
       cfg_, circuits_, devices_, workers_, parts_, state_, phase_, timeline_, [this] { maybe_finish_shutdown(); }};
-  RingSize ring_;                 // the slot rings' size, from the configured circuits
-  std::string ring_prefix_;       // the rings' names less ".dev<N>" (shm::ring_prefix), new at each start
+  SlotRings rings_{cfg_};
+  RingSize ring_;  // the slot rings' size, from the configured circuits
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};
   bool reload_ = false;
   bool reload_checking_ = false;  // a SIGHUP's preflight is running on the thread pool

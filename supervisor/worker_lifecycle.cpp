@@ -44,9 +44,19 @@ void Supervisor::spawn(Worker& w) {
   w.epoch++;
   const std::string exe =
       worker_dir_ + (w.kind == WorkerKind::Synth ? "/cuzk-synth-worker" : "/cuzk-gpu-worker");
-  std::vector<std::string> args = {exe,         "--config", config_path_, "--index", std::to_string(w.index),
-                                   "--worker-id", std::to_string(w.id), "--epoch", std::to_string(w.epoch),
-                                   "--fd",        "3",          "--ring", ring_prefix_};
+  std::vector<std::string> args = {exe,
+                                   "--config",
+                                   config_path_,
+                                   "--index",
+                                   std::to_string(w.index),
+                                   "--worker-id",
+                                   std::to_string(w.id),
+                                   "--epoch",
+                                   std::to_string(w.epoch),
+                                   "--fd",
+                                   "3",
+                                   "--ring",
+                                   rings_.prefix()};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
