@@ -52,9 +52,44 @@ struct Unverified : std::exception {
   const char* what() const noexcept override { return "the proof does not verify"; }
 };
 
+// Host work of a proof that needs its public signals and the key alone, done while the device
+// computes the proof: its blinding and the public part of its check (prepared in KeyOn). Whoever
+// comes first runs it: a finisher thread that took it off the queue, or the proof's own finish,
+// which then waits for nothing that is not running.
+class Ahead {
+ public:
+  virtual ~Ahead() = default;
+  void run() {
+    if (claimed_.exchange(true)) return;
+    work();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+  }
+  // Runs it, or waits for the thread that does.
+  void wait() {
+    run();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return done_; });
+  }
+
+ protected:
+  virtual void work() = 0;  // must not throw
+
+ private:
+  std::atomic<bool> claimed_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+
 // A proof whose compute is done (H and the MSMs, on the device): what is left is host work, the
 // proof from the raw MSMs with fresh blinding, its check and its files.
 struct Computed {
+  // Its blinding and public part, when they were prepared during the compute.
+  std::shared_ptr<Ahead> ahead;
   virtual ~Computed() = default;
   virtual void assemble() = 0;
   virtual bool verify() const = 0;
@@ -74,6 +109,8 @@ struct Key : gpuw::CachedKey {
   // Throws std::invalid_argument unless the slot's vectors fit this key (checked before a slot
   // joins a batch, so that one slot's fault fails that slot alone).
   virtual void check(const Segment& seg, uint32_t slot) const = 0;
+  // The host work of slot's proof that can be done before its compute (Ahead::run, on another thread).
+  virtual std::shared_ptr<Ahead> ahead(const Segment& seg, uint32_t slot) const = 0;
   // The compute of several slots' proofs in one pass on the resident key, one each, in order.
   virtual std::vector<std::unique_ptr<Computed>> compute(const Segment& seg, const std::vector<uint32_t>& slots) = 0;
   // How many slots compute takes at once for this key (ProverBackend::batch_limit).
@@ -93,6 +130,7 @@ struct RefusedKey : Key {
   void drop_host() override {}
   bool has_host() const override { return false; }
   void check(const Segment&, uint32_t) const override { throw std::invalid_argument(why); }
+  std::shared_ptr<Ahead> ahead(const Segment&, uint32_t) const override { throw std::invalid_argument(why); }
   std::vector<std::unique_ptr<Computed>> compute(const Segment&, const std::vector<uint32_t>&) override {
     throw std::invalid_argument(why);
   }
@@ -112,6 +150,22 @@ struct KeyOn : Key {
   std::shared_ptr<const groth16::PreparedKey<C>> pk;
   std::unique_ptr<groth16::ProverBackend<C>> prover;          // the resident key, while it is
 
+  struct AheadOn : Ahead {
+    std::shared_ptr<const groth16::ZKey<C>> zk;
+    std::shared_ptr<const groth16::PreparedKey<C>> pk;
+    std::vector<Fr> pub;
+    groth16::Blinding<C> blinding;
+    std::optional<groth16::PublicPart<C>> part;  // none when the signals do not fit the key
+    void work() override {
+      blinding = groth16::draw_blinding(*zk, {});
+      try {
+        part = groth16::prepare_public(*pk, pub);
+      } catch (const std::exception&) {
+        // Left empty: the proof's own check says why.
+      }
+    }
+  };
+
   // A proof holds the key's host parts itself: the key may be given back while it is finished.
   struct Proof : Computed {
     std::shared_ptr<const groth16::ZKey<C>> zk;
@@ -119,13 +173,30 @@ struct KeyOn : Key {
     groth16::RawMsms<C> raw;
     std::vector<Fr> pub;
     groth16::Proof<C> proof;
-    void assemble() override { proof = groth16::assemble_proof(*zk, raw, {}); }
+    AheadOn* prepared() const {
+      if (!ahead) return nullptr;
+      ahead->wait();
+      return static_cast<AheadOn*>(ahead.get());
+    }
+    void assemble() override {
+      const AheadOn* a = prepared();
+      proof = a ? groth16::assemble_proof(raw, a->blinding) : groth16::assemble_proof(*zk, raw, {});
+    }
     bool verify() const override { return groth16::verify_proof(*pk, pub, proof); }
     bool same_key(const Computed& o) const override {
       const auto* p = dynamic_cast<const Proof*>(&o);
       return p && p->pk == pk;
     }
     std::vector<bool> verify_together(const std::vector<const Computed*>& all) const override {
+      // A proof alone, its public part ready: the check that waits least.
+      const AheadOn* a = all.size() == 1 && all.front() == this ? prepared() : nullptr;
+      if (a && a->part) {
+        try {
+          return {groth16::verify_proof(*pk, *a->part, proof)};
+        } catch (const std::invalid_argument&) {
+          return {false};
+        }
+      }
       std::vector<groth16::ProofRef<C>> refs;
       for (const Computed* c : all) {
         if (!same_key(*c)) throw std::logic_error("verify_together: proofs of different keys");
@@ -162,6 +233,13 @@ struct KeyOn : Key {
   }
   void check(const Segment& seg, uint32_t slot) const override {
     groth16::check_synthesized(*zk, view(seg, slot));
+  }
+  std::shared_ptr<Ahead> ahead(const Segment& seg, uint32_t slot) const override {
+    auto a = std::make_shared<AheadOn>();
+    a->zk = zk, a->pk = pk;
+    const Fr* w = seg.w<Fr>(slot);
+    a->pub.assign(w + 1, w + 1 + zk->n_public);  // check() has checked n_vars
+    return a;
   }
   std::vector<std::unique_ptr<Computed>> compute(const Segment& seg, const std::vector<uint32_t>& slots) override {
     std::vector<groth16::SynthesizedView<C>> views;
@@ -296,13 +374,31 @@ class Finisher {
     }
     cv_.notify_one();
   }
+  // Work ahead of a proof's compute, taken before any proof waiting to be finished. It must not
+  // throw; what is still queued when the finisher stops is dropped.
+  void aside(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
 
  private:
   void loop() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       idle_++;
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty() || !tasks_.empty(); });
+      if (!tasks_.empty()) {
+        idle_--;
+        std::function<void()> task = std::move(tasks_.front());
+        tasks_.pop_front();
+        lock.unlock();
+        task();
+        lock.lock();
+        continue;
+      }
       // This thread's share of what waits: an even part for each idle thread (itself included).
       const size_t share = std::min(kMaxBatch, (queue_.size() + idle_ - 1) / idle_);
       idle_--;
@@ -324,6 +420,7 @@ class Finisher {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Finishing> queue_;
+  std::deque<std::function<void()>> tasks_;
   size_t idle_ = 0;  // threads waiting for work
   bool stop_ = false;
   std::vector<std::thread> threads_;
@@ -596,12 +693,24 @@ class GpuWorker {
       slots.push_back(t.req.slot);
       link_.event(tl::kGpuStart, t.req.job, tl::Kv().raw(t.kv).add(tl::kBatch, n).str());
     }
+    // A proof alone is waited for: its blinding and the public part of its check are prepared on a
+    // finisher thread while the device computes it (a batch's proofs are checked together instead).
+    std::shared_ptr<Ahead> ahead;
+    if (n == 1) {
+      try {
+        ahead = key->ahead(*seg_, slots.front());
+        finisher_->aside([ahead] { ahead->run(); });
+      } catch (const std::exception&) {
+        // Prepared after the compute then, by the proof's finish (Ahead::wait) or without it.
+      }
+    }
     const uint64_t start = monotonic_ns();
     std::vector<std::unique_ptr<Computed>> proofs;
     tl::Kv busy;
     try {
       proofs = key->compute(*seg_, slots);
       if (proofs.size() != n) throw std::logic_error("a batch's compute gave another number of proofs");
+      if (ahead) proofs.front()->ahead = ahead;
       add_busy(busy, key->last_spans(), n);
       if (auto ht = key->last_host_times())  // host-side wall times of the stages (the batch's)
         busy.ms(tl::kHMs, ht->h_ms).ms(tl::kMsmMs, ht->msm_ms).ms(tl::kUploadMs, ht->upload_ms);

@@ -20,6 +20,7 @@
 #include "supervisor/shared_queue.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
+#include "witness/build.hpp"
 
 namespace fs = std::filesystem;
 
@@ -88,6 +89,7 @@ void Supervisor::setup_state() {
   }
   parts_.attach(*queue_);
   scheduler_.attach(*queue_);
+  witness::sweep_cache(cfg_.daemon.state_dir + "/witness");  // what a build killed with an earlier run left
   circuits_.open_configured();
   ring_ = ring_size(cfg_, circuits_.keys());
   circuits_.restore(*queue_, queue_->stored_circuits(), ring_.max_vars, ring_.max_domain);

@@ -5,9 +5,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
-#include <sys/file.h>
-#include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -28,8 +26,8 @@
 #include "common/pidfd.hpp"
 #include "witness/driver_source.hpp"
 #include "witness/file_lock.hpp"
-
-extern char** environ;
+#include "witness/scratch.hpp"
+#include "witness/tool.hpp"
 
 namespace cuzk::witness {
 
@@ -51,21 +49,23 @@ std::string read_file(const fs::path& p) {
 
 std::string tail_of(const std::string& s, size_t n) { return s.size() > n ? "..." + s.substr(s.size() - n) : s; }
 
-// Runs argv with stdout and stderr appended to log; returns the child's pid (or throws).
+// Runs argv with stdout and stderr appended to log (witness/tool.hpp: it dies with this process);
+// returns its keeper's pid (or throws).
+pid_t spawn(const std::vector<std::string>& argv, int log_fd) {
+  try {
+    return start_tool(argv, log_fd);
+  } catch (const WitnessError& e) {
+    throw WitnessError(std::string(e.what()) + " (run scripts/setup.sh, which installs g++, nasm and GMP)");
+  }
+}
 pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> av;
-  for (const std::string& a : argv) av.push_back(const_cast<char*>(a.c_str()));
-  av.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, av[0], &fa, nullptr, av.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw WitnessError("cannot run " + argv[0] + ": " + std::strerror(rc) + " (run scripts/setup.sh, which installs g++, nasm and GMP)");
-  return pid;
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw WitnessError(log + ": cannot open: " + std::strerror(errno));
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close{fd};
+  return spawn(argv, fd);
 }
 
 int wait_for(pid_t pid) {
@@ -116,16 +116,21 @@ class Children {
   std::vector<Child> list_;
 };
 
-// Output of a short command (compiler versions for the cache key); "" when it cannot run.
-std::string command_output(const std::vector<std::string>& argv, const fs::path& scratch) {
-  const std::string log = (scratch / ("version-" + std::to_string(getpid()) + ".txt")).string();
+// Output of a short command (compiler versions for the cache key); "" when it cannot run. It goes
+// to a file in memory, which no folder keeps if this process is killed.
+std::string command_output(const std::vector<std::string>& argv) {
+  const int fd = ::memfd_create("cuzk-tool-output", MFD_CLOEXEC);
+  if (fd < 0) return "";
   std::string out;
   try {
-    if (wait_for(spawn(argv, log)) == 0) out = read_file(log);
+    if (wait_for(spawn(argv, fd)) == 0) {
+      char buf[4096];
+      ssize_t n;
+      for (off_t at = 0; (n = ::pread(fd, buf, sizeof buf, at)) > 0; at += n) out.append(buf, size_t(n));
+    }
   } catch (const WitnessError&) {
   }
-  std::error_code ec;
-  fs::remove(log, ec);
+  ::close(fd);
   return out;
 }
 
@@ -162,9 +167,8 @@ Sources find_sources(const std::string& src) {
 struct Tools {
   std::string gxx, nasm, binutils;  // binutils: nm and objcopy, which make the tracer's copy of the runtime
 };
-Tools toolchain(const fs::path& scratch) {
-  return {command_output({"g++", "--version"}, scratch), command_output({"nasm", "-v"}, scratch),
-          command_output({"objcopy", "--version"}, scratch)};
+Tools toolchain() {
+  return {command_output({"g++", "--version"}), command_output({"nasm", "-v"}), command_output({"objcopy", "--version"})};
 }
 
 // An XXH3-128 hash of length-prefixed parts and files, as 32 hex digits.
@@ -348,13 +352,7 @@ void compile(const Sources& s, const fs::path& work, const fs::path& runtime_cac
   const fs::path cached = runtime_cache / runtime_key(s, tools);
   const bool hit = complete_runtime(cached);
   fs::path rt = cached;
-  struct Scratch {  // the runtime folder of this build alone, removed on every way out
-    fs::path dir;
-    ~Scratch() {
-      std::error_code ec;
-      if (!dir.empty()) fs::remove_all(dir, ec);
-    }
-  } scratch;
+  std::optional<ScratchDir> scratch;  // the runtime folder of this build alone, removed on every way out
   auto cxx = [&](const std::string& src, const fs::path& obj, std::vector<std::string> extra = {}) {
     std::vector<std::string> a = {"g++"};
     a.insert(a.end(), kCxxFlags.begin(), kCxxFlags.end());
@@ -371,11 +369,7 @@ void compile(const Sources& s, const fs::path& work, const fs::path& runtime_cac
   if (hit) {
     if (log) log("witness generator " + s.name + ": circom's runtime and cuzk's driver from " + cached.string());
   } else {
-    std::error_code ec;
-    rt = scratch.dir = runtime_cache / ("." + cached.filename().string() + ".tmp" + std::to_string(getpid()));
-    fs::remove_all(rt, ec);
-    fs::create_directories(rt, ec);
-    if (ec) throw WitnessError(rt.string() + ": " + ec.message());
+    rt = scratch.emplace(runtime_cache, cached.filename().string()).path();
     for (const auto& [name, text] : {std::pair{"driver.cpp", kDriverSource}, std::pair{"tracer.cpp", kTracerSource},
                                      std::pair{"cuzk_driver_io.hpp", kDriverIoSource},
                                      std::pair{"cuzk_ops.hpp", kOpsSource}}) {
@@ -427,7 +421,7 @@ void compile(const Sources& s, const fs::path& work, const fs::path& runtime_cac
       std::error_code ec;
       if (fs::exists(cached, ec) && !complete_runtime(cached)) fs::remove_all(cached, ec);  // a damaged entry
       fs::rename(rt, cached, ec);
-      if (!ec) rt = cached, scratch.dir.clear();
+      if (!ec) rt = cached, scratch->keep();
     }
   }
   std::vector<std::string> link = {"g++", "-no-pie", "-o", (work / "generator").string(), (work / "circuit.o").string()};
@@ -489,26 +483,26 @@ fs::path runtime_cache_of(const std::string& cache_root) { return fs::path(cache
 
 Manifest build_into(const Sources& s, const fs::path& out, const std::string& key, const std::string& cache_root,
                     const Tools& tools, const Log& log) {
-  const fs::path work = out.parent_path() / ("." + out.filename().string() + ".tmp" + std::to_string(getpid()));
+  ScratchDir scratch(out.parent_path(), out.filename().string());
+  const fs::path& work = scratch.path();
+  compile(s, work, runtime_cache_of(cache_root), tools, log);
+  fs::copy_file(s.dir / (s.name + ".dat"), work / "circuit.dat");
+  Manifest m = describe(s, work, key);
+  write_manifest(work.string(), m);
   std::error_code ec;
-  fs::remove_all(work, ec);
-  fs::create_directories(work, ec);
-  if (ec) throw WitnessError(work.string() + ": " + ec.message());
-  try {
-    compile(s, work, runtime_cache_of(cache_root), tools, log);
-    fs::copy_file(s.dir / (s.name + ".dat"), work / "circuit.dat");
-    Manifest m = describe(s, work, key);
-    write_manifest(work.string(), m);
-    fs::remove_all(out, ec);
-    fs::rename(work, out);
-    return read_manifest(out.string());
-  } catch (...) {
-    fs::remove_all(work, ec);
-    throw;
-  }
+  fs::remove_all(out, ec);
+  fs::rename(work, out);
+  scratch.keep();
+  return read_manifest(out.string());
 }
 
+
 }  // namespace
+
+void sweep_cache(const std::string& cache_root) {
+  sweep_scratch(cache_root);
+  sweep_scratch(runtime_cache_of(cache_root));
+}
 
 Manifest build_generator(const std::string& src, const std::string& out, const std::string& cache_root,
                          const Log& log) {
@@ -517,7 +511,9 @@ Manifest build_generator(const std::string& src, const std::string& out, const s
   if (o.filename().empty()) o = o.parent_path();
   std::error_code ec;
   fs::create_directories(o.parent_path(), ec);
-  const Tools tools = toolchain(o.parent_path());
+  sweep_scratch(o.parent_path());
+  sweep_cache(cache_root);
+  const Tools tools = toolchain();
   return build_into(s, o, key_of(s, tools), cache_root, tools, log);
 }
 
@@ -532,7 +528,8 @@ Manifest open_generator(const std::string& path, const std::string& cache_root, 
   std::error_code ec;
   fs::create_directories(cache_root, ec);
   if (ec) throw WitnessError(cache_root + ": " + ec.message());
-  const Tools tools = toolchain(cache_root);
+  sweep_cache(cache_root);
+  const Tools tools = toolchain();
   const std::string key = key_of(s, tools);
   const fs::path out = fs::path(cache_root) / (s.name + "-" + key.substr(0, 16));
   auto cached = [&]() -> std::optional<Manifest> {

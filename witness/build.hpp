@@ -1,5 +1,7 @@
 // Compiling circom's C++ witness generator (`circom --c` output: <name>_cpp/) into an artefact: the
-// generated sources plus cuzk's driver, built with g++ and nasm and linked statically with GMP.
+// generated sources plus cuzk's driver, built with g++ and nasm and linked statically with GMP. A
+// build killed midway leaves nothing running (witness/tool.hpp) and nothing that the next build or
+// start does not remove (witness/scratch.hpp).
 #pragma once
 #include <functional>
 #include <string>
@@ -22,5 +24,10 @@ Manifest build_generator(const std::string& src, const std::string& out, const s
 // objects from <cache_root>/runtime/ as build_generator's). Concurrent callers (several workers, the
 // supervisor) build it once: the cache is locked while building.
 Manifest open_generator(const std::string& path, const std::string& cache_root, const Log& log = {});
+
+// Removes what builds killed midway left under cache_root: their scratch folders, once the process
+// that filled each is gone (witness/scratch.hpp). Both functions above do it first (build_generator
+// in out's folder too); a daemon does it at start, whether or not it has a generator to open.
+void sweep_cache(const std::string& cache_root);
 
 }  // namespace cuzk::witness

@@ -1,7 +1,6 @@
 // Building a compiled witness program: the artefact's tracer runs circom's code once on a sample,
 // the trace is optimised here, and the result must reproduce circom before it is kept.
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -22,8 +21,8 @@
 #include "witness/program.hpp"
 #include "witness/program/ops.hpp"
 #include "witness/program_runner.hpp"
-
-extern char** environ;
+#include "witness/scratch.hpp"
+#include "witness/tool.hpp"
 
 namespace cuzk::witness {
 
@@ -53,22 +52,19 @@ std::string slurp(const std::string& p) {
 
 std::string tail(const std::string& s, size_t n) { return s.size() > n ? "..." + s.substr(s.size() - n) : s; }
 
-// Runs the tracer with output to log; its exit status, 128 + signal when killed.
+// Runs the tracer with output to log, under a keeper (witness/tool.hpp): if this process dies, the
+// tracer dies with it. Its exit status, 128 + signal when killed.
 int run_tracer(const std::vector<std::string>& argv, const std::string& log, rlim_t cpu_seconds) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> av;
-  for (const std::string& a : argv) av.push_back(const_cast<char*>(a.c_str()));
-  av.push_back(nullptr);
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw WitnessError(log + ": " + std::strerror(errno));
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, av[0], &fa, nullptr, av.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw WitnessError(argv[0] + ": cannot run: " + std::strerror(rc));
-  const rlimit cpu{cpu_seconds, cpu_seconds + 5};
-  ::prlimit(pid, RLIMIT_CPU, &cpu, nullptr);
+  try {
+    pid = start_tool(argv, fd, cpu_seconds);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
   int st = 0;
   while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
@@ -270,18 +266,10 @@ Program build_program(const Manifest& m, const std::vector<Value>& sample, const
                                    : "the artefact's tracer could not be built: " + why);
   }
   if (sample.size() != m.n_inputs) throw WitnessError("the sample has the wrong number of inputs");
-  std::error_code ec;
-  const fs::path scratch = fs::path(m.dir) / (".program.tmp" + std::to_string(::getpid()));
-  fs::remove_all(scratch, ec);
-  fs::create_directories(scratch, ec);
-  if (ec) throw WitnessError(scratch.string() + ": " + ec.message());
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code e;
-      fs::remove_all(p, e);
-    }
-  } cleanup{scratch};
+  // What a killed build left in the artefact goes first; this build's folder is locked while in use.
+  sweep_scratch(m.dir);
+  const ScratchDir dir(m.dir, "program");
+  const fs::path& scratch = dir.path();
   ProgramBuildReport local;
   if (!rep) rep = &local;
   const std::string inputs = (scratch / "sample.bin").string(), out = (scratch / "trace.bin").string(),
