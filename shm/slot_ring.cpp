@@ -129,6 +129,38 @@ bool Segment::transition(uint32_t i, SlotState from, SlotState to) const {
 
 void Segment::force(uint32_t i, SlotState to) const { slot(i).state.store(uint32_t(to), std::memory_order_release); }
 
+bool Segment::assign(uint32_t i, Owner o, uint64_t job, uint32_t partition, uint32_t circuit) const {
+  SlotHeader& h = slot(i);
+  if (state(i) != SlotState::Free) return false;
+  h.owner_worker = o.worker;
+  h.owner_epoch = o.epoch;
+  h.job = job;
+  h.partition = partition;
+  h.circuit = circuit;
+  h.generation++;
+  h.n_vars = 0;
+  h.domain_size = 0;
+  h.synth_end_ns = 0;
+  h.cancel.store(0, std::memory_order_relaxed);
+  // The release of the new state publishes the header to the worker that acquires it.
+  return transition(i, SlotState::Free, SlotState::Synthesizing);
+}
+
+void Segment::hand_over(uint32_t i, Owner o) const {
+  SlotHeader& h = slot(i);
+  h.owner_worker = o.worker;
+  h.owner_epoch = o.epoch;
+}
+
+bool Segment::owned_by(uint32_t i, Owner o, uint64_t job, uint32_t partition) const {
+  const SlotHeader& h = slot(i);
+  return h.owner_worker == o.worker && h.owner_epoch == o.epoch && h.job == job && h.partition == partition;
+}
+
+void Segment::cancel(uint32_t i) const { slot(i).cancel.store(1, std::memory_order_release); }
+
+bool Segment::cancelled(uint32_t i) const { return slot(i).cancel.load(std::memory_order_acquire) != 0; }
+
 char* Segment::vec(uint32_t i, int k) const {
   (void)slot(i);  // range check
   if (k >= 1 && !abc_in_slots()) throw std::logic_error("the slots of " + name_ + " hold w only (synthesis.abc = \"gpu\")");

@@ -27,7 +27,13 @@ constexpr uint32_t kSegmentVersion = 2;
 constexpr uint32_t kSegmentAbc = 1u << 0;  // each slot holds a, b, c after w (synthesis evaluates them);
                                            // without it the slots hold w only and the GPU worker evaluates
 
-// One slot's header. Cache-line aligned so that two slots never share a line.
+// Who may move a slot forward: a worker (the supervisor's id for it) in one epoch of its process.
+struct Owner {
+  uint32_t worker = 0, epoch = 0;
+};
+
+// One slot's header. Cache-line aligned so that two slots never share a line. Written for an
+// assignment only through Segment's verbs (assign, hand_over, release).
 struct alignas(64) SlotHeader {
   std::atomic<uint32_t> state;   // SlotState
   std::atomic<uint32_t> cancel;  // set by the supervisor; owners poll it at stage boundaries
@@ -115,6 +121,23 @@ class Segment {
   bool transition(uint32_t i, SlotState from, SlotState to) const;
   // Supervisor recovery: sets the state whatever it was.
   void force(uint32_t i, SlotState to) const;
+
+  // The verbs of an assignment, the one place a slot's header is written for one.
+  // Supervisor: FREE slot i given to synthesis worker o for (job, partition) of circuit: the
+  // header written for it (a new generation, no cancel, no sizes yet), then the slot SYNTHESIZING.
+  // False, nothing written, when the slot is not FREE.
+  bool assign(uint32_t i, Owner o, uint64_t job, uint32_t partition, uint32_t circuit) const;
+  // Supervisor: READY slot i handed over to GPU worker o, which takes it to PROVING.
+  void hand_over(uint32_t i, Owner o) const;
+  // Workers: whether slot i is o's, for (job, partition): the check both workers make before they
+  // touch a slot they were sent.
+  bool owned_by(uint32_t i, Owner o, uint64_t job, uint32_t partition) const;
+  // Supervisor: slot i FREE, whatever it held (its partition is done with it, or a repair).
+  void release(uint32_t i) const { force(i, SlotState::Free); }
+  // Supervisor: asks slot i's owner to stop at its next stage boundary (it frees the slot).
+  void cancel(uint32_t i) const;
+  // Owners: whether the supervisor asked them to stop.
+  bool cancelled(uint32_t i) const;
 
   // Whether the slots hold a, b, c (kSegmentAbc).
   bool abc_in_slots() const { return (hdr_->flags & kSegmentAbc) != 0; }

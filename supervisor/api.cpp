@@ -34,7 +34,8 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
     const std::string& p = req.path;
     if (p == "/v1/proofs") {
       if (req.method != "POST") return r->send(http::Response::error(405, "use POST for " + p));
-      if (draining_) return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
+      if (phase_.draining)
+        return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
       return queue_->submit(req, r);
     }
     if (p.rfind("/v1/proofs/", 0) == 0) {
@@ -54,7 +55,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
       }
       return queue_->get(id, wait, req, r);
     }
-    if (p == "/v1/circuits" || p.rfind("/v1/circuits/", 0) == 0) return handle_circuits(req, r);
+    if (p == "/v1/circuits" || p.rfind("/v1/circuits/", 0) == 0) return circuits_.handle(req, r);
     if (p == "/v1/status") {
       if (req.method != "GET") return r->send(http::Response::error(405, "use GET for " + p));
       return r->send(http::Response::json(200, status_json().dump()));
@@ -73,42 +74,6 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
     spdlog::error("{} {}: {}", req.method, req.path, e.what());
     r->send(http::Response::error(500, e.what()));
   }
-}
-
-nlohmann::ordered_json Supervisor::job_json(const JobRec& j, const ActiveJob* a) const {
-  using ojson = nlohmann::ordered_json;
-  ojson parts = ojson::array();
-  for (const auto& p : j.parts) {
-    ojson pj = {{"index", p.index},
-               {"state", to_string(p.state)},
-               {"attempts", p.attempts},
-               {"error", p.error.empty() ? ojson(nullptr) : ojson(p.error)}};
-    if (!p.timings.empty()) {
-      try {
-        pj["timings"] = ojson::parse(p.timings);
-      } catch (...) {
-      }
-    }
-    if (p.state == PState::Done) {
-      try {
-        pj["proof"] = ojson::parse(p.proof);
-        pj["public"] = ojson::parse(p.pub);
-      } catch (const std::exception& e) {
-        pj["error"] = std::string("stored result unreadable: ") + e.what();
-      }
-    }
-    parts.push_back(std::move(pj));
-  }
-  return ojson{{"id", std::to_string(j.id)},
-              {"circuit", j.circuit},
-              {"priority", to_string(j.priority)},
-              {"input_kind", to_string(j.input)},
-              {"request_id", j.request_id.empty() ? ojson(nullptr) : ojson(request_id_of(j.request_id))},
-              {"state", to_string(j.state)},
-              {"error", j.error.empty() ? ojson(nullptr) : ojson(j.error)},
-              {"created_ms", j.created_ms},
-              {"finished_ms", j.finished_ms ? ojson(j.finished_ms) : ojson(nullptr)},
-              {"partitions", parts}};
 }
 
 // Each circuit's key on a device: resident or not, its bytes there as last loaded, its loads and
@@ -140,7 +105,7 @@ json Supervisor::status_json() {
                {"epoch", w->epoch},
                {"job", w->tasks.empty() ? json(nullptr) : json(std::to_string(w->tasks.front().job))},
                {"partition", w->tasks.empty() ? json(nullptr) : json(w->tasks.front().partition)},
-               {"reported", w->hello}};
+               {"reported", hello_text(*w)}};
     if (w->kind == WorkerKind::Gpu) {
       json held = json::array();
       for (const Task& t : w->tasks) held.push_back({{"job", std::to_string(t.job)}, {"partition", t.partition}, {"slot", t.slot}});
@@ -174,17 +139,18 @@ json Supervisor::status_json() {
   }
   size_t queued = 0, running = 0;
   for (auto& [id, j] : parts_.jobs()) (j.rec.state == JState::Queued ? queued : running)++;
-  return json{{"instance", cfg_.daemon.instance},
-              {"pid", getpid()},
-              {"state", draining_ ? "draining" : "running"},
-              {"uptime_s", double(shm::monotonic_ns() - t0_ns_) / 1e9},
-              {"backend", cfg_.gpu.backend},
-              {"store", queue_->status()},
-              {"workers", workers},
-              {"devices", devices},
-              {"queues", {{"jobs_queued", queued}, {"jobs_running", running}, {"partitions_queued", parts_.pending().size()}}},
-              {"slots", slots},
-              {"proofs_done", proofs_done_}};
+  return json{
+      {"instance", cfg_.daemon.instance},
+      {"pid", getpid()},
+      {"state", phase_.draining ? "draining" : "running"},
+      {"uptime_s", double(shm::monotonic_ns() - t0_ns_) / 1e9},
+      {"backend", cfg_.gpu.backend},
+      {"store", queue_->status()},
+      {"workers", workers},
+      {"devices", devices},
+      {"queues", {{"jobs_queued", queued}, {"jobs_running", running}, {"partitions_queued", parts_.pending().size()}}},
+      {"slots", slots},
+      {"proofs_done", parts_.stats().proofs_done}};
 }
 
 std::string Supervisor::metrics_text() {
@@ -213,7 +179,7 @@ std::string Supervisor::metrics_text() {
   line("# HELP cuzk_prove_seconds Time in the proving stage.");
   line("# TYPE cuzk_prove_seconds summary");
   line("cuzk_prove_seconds_sum " + std::to_string(parts_.stats().prove_sum_s));
-  line("cuzk_prove_seconds_count " + std::to_string(proofs_done_));
+  line("cuzk_prove_seconds_count " + std::to_string(parts_.stats().proofs_done));
   line("# HELP cuzk_synth_seconds Time in synthesis.");
   line("# TYPE cuzk_synth_seconds summary");
   line("cuzk_synth_seconds_sum " + std::to_string(parts_.stats().synth_sum_s));

@@ -2,6 +2,7 @@
 // clients' files copied and their inputs files parsed on the thread pool, then stored in one
 // transaction and queued here.
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,14 +10,12 @@
 #include <cerrno>
 #include <filesystem>
 
-#include <spdlog/spdlog.h>
-
 #include "supervisor/helpers.hpp"
 #include "supervisor/intake/job_access.hpp"
 #include "supervisor/intake/request_key.hpp"
 #include "supervisor/local_queue.hpp"
+#include "supervisor/scheduler.hpp"
 #include "supervisor/store/state_writes.hpp"
-#include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
@@ -110,14 +109,14 @@ void LocalQueue::submit_spooled(const http::Request& req, std::shared_ptr<http::
   w->body = req.body_file;
   w->submitter = submitter_of(req);
   w->reader = reader_of(req);
-  w->highest = highest_priority(req, s_.cfg_.daemon.max_client_priority);
+  w->highest = highest_priority(req, c_.cfg.daemon.max_client_priority);
   w->dir = new_upload_dir();
-  w->max_json = s_.cfg_.limits.upload_memory;
+  w->max_json = c_.cfg.limits.upload_memory;
   w->max_witnesses = 0;
-  for (const auto& c : s_.cfg_.circuits) w->max_witnesses = std::max<size_t>(w->max_witnesses, c.max_partitions);
-  s_.spool_works_++;
+  for (const auto& c : c_.cfg.circuits) w->max_witnesses = std::max<size_t>(w->max_witnesses, c.max_partitions);
+  works_++;
   uv_queue_work(
-      s_.loop_, &w->req,
+      c_.loop, &w->req,
       [](uv_work_t* q) {
         auto* w = static_cast<SpoolWork*>(q->data);
         w->failed.capture([&] { w->out = stream_uploads(w->body->path, w->dir, w->max_json, w->max_witnesses); });
@@ -125,7 +124,7 @@ void LocalQueue::submit_spooled(const http::Request& req, std::shared_ptr<http::
       [](uv_work_t* q, int) {
         std::unique_ptr<SpoolWork> w(static_cast<SpoolWork*>(q->data));
         w->body.reset();  // the spool file is removed
-        w->self->s_.spool_works_--;
+        w->self->works_--;
         w->self->after_spooled(*w);
       });
 }
@@ -142,8 +141,8 @@ void LocalQueue::after_spooled(SpoolWork& w) {
 
 void LocalQueue::throw_work_failure(const WorkFailure& f) {
   if (f.status == 503) {
-    s_.state_.note_full(f.error, f.space);
-    throw SubmitError(503, s_.state_.full_message());
+    c_.state.note_full(f.error, f.space);
+    throw SubmitError(503, c_.state.full_message());
   }
   if (f.status) throw SubmitError(f.status, f.error);
 }
@@ -165,26 +164,27 @@ void LocalQueue::finish_submission(const std::function<http::Response()>& make, 
     fs::remove_all(dir, ec);
   }
   r->send(std::move(resp));
-  s_.maybe_finish_shutdown();
+  c_.settled();
 }
 
 std::string LocalQueue::new_upload_dir() {
-  return (fs::path(s_.cfg_.daemon.state_dir) / "uploads" / (std::to_string(getpid()) + "-" + std::to_string(++upload_seq_)))
+  return (fs::path(c_.cfg.daemon.state_dir) / "uploads" /
+          (std::to_string(getpid()) + "-" + std::to_string(++upload_seq_)))
       .string();
 }
 
 http::Response LocalQueue::submit_body(const std::string& body, const std::string& submitter, const FileReader& reader,
                                        Priority highest, const StreamedBody* streamed, const std::string& upload_dir,
                                        std::shared_ptr<http::Responder> r) {
-  if (s_.draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
-  SubmitRequest sr = s_.validator_->parse(body, highest);
+  if (c_.phase.draining) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
+  SubmitRequest sr = c_.circuits.validator().parse(body, highest);
   auto room = [&] {
-    const size_t unfinished = s_.parts_.jobs().size();
-    if (unfinished >= s_.cfg_.limits.max_queued_jobs)
+    const size_t unfinished = c_.parts.jobs().size();
+    if (unfinished >= c_.cfg.limits.max_queued_jobs)
       throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
   };
   if (sr.request_id.empty()) room();
-  const std::vector<PreparedInput> inputs = s_.validator_->prepare(sr, reader, streamed);
+  const std::vector<PreparedInput> inputs = c_.circuits.validator().prepare(sr, reader, streamed);
   if (!sr.request_id.empty()) {
     // The client's own id only (request_key.hpp); the same request gets its job back.
     sr.request_id = request_key(submitter, sr.request_id);
@@ -209,9 +209,9 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
   w->dest.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); i++)
     if (inputs[i].source) w->dest[i] = (fs::path(w->dir) / (copy_name(i, inputs[i]) + inputs[i].ext)).string();
-  s_.spool_works_++;
+  works_++;
   uv_queue_work(
-      s_.loop_, &w->req,
+      c_.loop, &w->req,
       [](uv_work_t* q) {
         auto* w = static_cast<CopyWork*>(q->data);
         w->failed.capture([&] {
@@ -234,7 +234,7 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
       },
       [](uv_work_t* q, int) {
         std::unique_ptr<CopyWork> w(static_cast<CopyWork*>(q->data));
-        w->self->s_.spool_works_--;
+        w->self->works_--;
         w->self->after_copies(*w);
       });
   http::Response later;
@@ -270,8 +270,8 @@ void LocalQueue::refuse_write(std::exception_ptr e) {
   } catch (const fs::filesystem_error& x) {
     why = x.what(), space = no_space(x.code().value());
   }
-  s_.state_.note_full(why, space);
-  throw SubmitError(503, s_.state_.full_message());
+  c_.state.note_full(why, space);
+  throw SubmitError(503, c_.state.full_message());
 }
 
 http::Response LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
@@ -291,7 +291,7 @@ http::Response LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::v
 void LocalQueue::after_copies(CopyWork& w) {
   finish_submission(
       [&] {
-        if (s_.draining_) throw SubmitError(503, "the daemon is shutting down; not accepting jobs");
+        if (c_.phase.draining) throw SubmitError(503, "the daemon is shutting down; not accepting jobs");
         throw_work_failure(w.failed);
         for (size_t i = 0; i < w.inputs.size(); i++)
           if (!w.dest[i].empty()) w.inputs[i].path = w.dest[i], w.inputs[i].stored = true, w.inputs[i].source.reset();
@@ -308,7 +308,7 @@ void LocalQueue::after_copies(CopyWork& w) {
 http::Response LocalQueue::store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
                                      const std::string& submitter, std::string upload_dir,
                                      const std::shared_ptr<http::Responder>& r) {
-  const config::CircuitConfig& cc = s_.cfg_.circuits[sr.circuit];
+  const config::CircuitConfig& cc = c_.cfg.circuits[sr.circuit];
 
   JobRec rec = job_record(sr, cc.name, submitter);
   try {
@@ -361,23 +361,23 @@ http::Response LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::str
   j.rec = std::move(rec);
   j.circuit = circuit;
   j.upload_dir = upload_dir;
-  s_.parts_.add(std::move(j));
-  s_.event(tl::kJobSubmit, id,
-           tl::Kv()
-               .add(tl::kPartitions, parts)
-               .add(tl::kPriority, priority)
-               .add(tl::kCircuit, name)
-               .add(tl::kInput, kind)
-               .str());
+  c_.parts.add(std::move(j));
+  c_.timeline.event(tl::kJobSubmit, id,
+                    tl::Kv()
+                        .add(tl::kPartitions, parts)
+                        .add(tl::kPriority, priority)
+                        .add(tl::kCircuit, name)
+                        .add(tl::kInput, kind)
+                        .str());
   spdlog::info("job {}: {} x {} ({}, {})", id, parts, name, priority, kind);
-  s_.schedule();
+  c_.scheduler.schedule();
   return http::Response::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump());
 }
 
 void LocalQueue::submit(const http::Request& req, std::shared_ptr<http::Responder> r) {
   if (req.body_file) return submit_spooled(req, r);
   if (http::Response resp = submit_body(req.body, submitter_of(req), reader_of(req),
-                                        highest_priority(req, s_.cfg_.daemon.max_client_priority), nullptr, "", r);
+                                        highest_priority(req, c_.cfg.daemon.max_client_priority), nullptr, "", r);
       resp.status)
     r->send(std::move(resp));
 }

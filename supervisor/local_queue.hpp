@@ -23,7 +23,6 @@
 
 namespace cuzk::sup {
 
-class Supervisor;
 struct SpoolWork;
 struct CopyWork;
 struct WorkFailure;
@@ -31,7 +30,7 @@ struct WorkFailure;
 class LocalQueue final : public Queue {
  public:
   // Opens (or creates) the store; throws StateWriteFailed when the disk has no room for it.
-  LocalQueue(Supervisor& s, const std::string& path);
+  LocalQueue(const QueueContext& c, const std::string& path);
 
   std::vector<CircuitRec> stored_circuits() override;
   void recover() override;
@@ -59,7 +58,7 @@ class LocalQueue final : public Queue {
   void tick() override { forget_ended(); }
   size_t held() const override;
   bool flush_held() override;
-  bool busy() const override { return writing_ > 0; }
+  bool busy() const override { return writing_ > 0 || works_ > 0; }
   void drain() override {}
   void stop() override;
   void close() override;
@@ -76,9 +75,12 @@ class LocalQueue final : public Queue {
               std::function<void()> after = nullptr);
   // Drops the ended jobs whose end is in the file and answered.
   void forget_ended();
+  // What a supervisor killed in the middle of a request left: bodies being received (spool/), and
+  // upload folders of submissions not stored, or of jobs that ended before their folder was removed.
+  void remove_orphan_uploads();
   // The job as a client sees it: one whose end is not stored yet shows the state it had before
   // (its long polls wait on), so that no client hears of an end a restart would undo.
-  nlohmann::ordered_json job_json(const ActiveJob& a) const;
+  nlohmann::ordered_json shown_json(const ActiveJob& a) const;
   // Its end is being written: shown as before, its long polls answered once it is stored.
   bool ending(uint64_t id) const;
   // A job this node works on, or one that ended here and whose end is still being written.
@@ -130,7 +132,7 @@ class LocalQueue final : public Queue {
   void throw_work_failure(const WorkFailure& f);
   std::string new_upload_dir();
 
-  Supervisor& s_;
+  QueueContext c_;
   std::unique_ptr<SqliteStore> writer_;   // start-up's writes, then the journal's
   std::unique_ptr<SqliteStore> reader_;   // reads on the loop (WAL: they never wait for a commit)
   std::unique_ptr<SqliteJournal> journal_;
@@ -142,6 +144,7 @@ class LocalQueue final : public Queue {
   };
   std::map<uint64_t, Ended> ended_;
   size_t writing_ = 0;  // writes whose answers have not come back to the loop
+  size_t works_ = 0;    // submissions on the thread pool: spooled bodies decoded, clients' files copied
   uint64_t upload_seq_ = 0;
   LongPolls polls_;  // GET /v1/proofs/{id}?wait=S, answered once the job's end is stored
 };

@@ -1,19 +1,19 @@
 // cuzk-supervisor: the daemon's entry point. Validates the config (exit 78 on any error, naming
 // the key), then runs the supervisor loop in the foreground (systemd Type=notify).
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
-#include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include "common/exit_codes.hpp"
 #include "common/log_escape.hpp"
 #include "config/config.hpp"
+#include "supervisor/preflight.hpp"
 #include "supervisor/supervisor.hpp"
 
 int main(int argc, char** argv) {
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     config_path = std::filesystem::absolute(config_path).string();
     cfg = cuzk::config::load_config(config_path);
     cuzk::config::validate_cpus(cfg);
-    if (check_only) cuzk::sup::Supervisor::preflight(cfg, false);
+    if (check_only) cuzk::sup::preflight(cfg, false);
   } catch (const cuzk::config::ConfigError& e) {
     std::fprintf(stderr, "cuzk-supervisor: %s: %s\n", config_path.c_str(), e.what());
     return cuzk::exit_status::kConfig;

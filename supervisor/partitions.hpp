@@ -31,13 +31,16 @@ class Partitions {
   struct Stats {
     double synth_sum_s = 0, prove_sum_s = 0;
     uint64_t synth_count = 0;
+    uint64_t proofs_done = 0;  // as the queue counts them: stored (one node), accepted by the store (many)
     uint64_t witness_program = 0, witness_native = 0, witness_fallback = 0;  // partitions by witness engine
   };
 
-  Partitions(std::vector<Device>& devices, StateFolder& state) : devices_(devices), state_(state) {}
-  // Before any job: where state changes are told, and where events go (null: nowhere).
-  void attach(Queue& q, Timeline* timeline) { queue_ = &q, timeline_ = timeline; }
+  Partitions(std::vector<Device>& devices, StateFolder& state, Timeline& timeline)
+      : devices_(devices), state_(state), timeline_(timeline) {}
+  // Before any job: where state changes are told.
+  void attach(Queue& q) { queue_ = &q; }
   const Stats& stats() const { return stats_; }
+  void count_proof() { stats_.proofs_done++; }
 
   // The jobs this node works on, by id.
   ActiveJob* find(uint64_t id) {
@@ -60,17 +63,20 @@ class Partitions {
   // the queue as Synthesizing first (the job Running with its first), then the slot's header written for w and
   // the slot SYNTHESIZING. Null when its job ended meanwhile (the entry is dropped).
   ActiveJob* synthesize(std::set<Key>::const_iterator it, Device& d, uint32_t slot, const Worker& w);
+  // j's partition in READY slot `slot` of d goes to GPU worker g: the slot handed over to it, its
+  // proof's clock started. The work to send g.
+  shm::SlotWork hand_over(ActiveJob& j, Device& d, uint32_t slot, const Worker& g);
   // The partition's state, told to the queue; the job's too, in the same write, when it starts
   // running.
   void set_state(ActiveJob& j, uint32_t p, PState s);
 
   // The reports of task t, which worker w held (Workers::end_task): SynthDone and ProveDone. A
   // report on a partition this node no longer works on frees the slot and does nothing else.
-  void synthesized(const Worker& w, const Task& t, const shm::Msg& m);
+  void synthesized(const Worker& w, const Task& t, const shm::SynthDone& m);
   // prove_next(d): called the moment a proved partition's slot is free again, so that the device's
   // next READY slot goes out first and the bookkeeping after it (the store, reading the result
   // files, a finished job's clean-up) runs while the GPU proves.
-  void proved(const Worker& w, const Task& t, const shm::Msg& m, const std::function<void(Device&)>& prove_next);
+  void proved(const Worker& w, const Task& t, const shm::ProveDone& m, const std::function<void(Device&)>& prove_next);
 
   // The partition's synthesis is complete in its READY slot: it waits for its device's GPU worker.
   void ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uint32_t slot);
@@ -107,12 +113,11 @@ class Partitions {
 
  private:
   Device* device(int id) { return find_device(devices_, id); }
-  void event(const std::string& name, uint64_t job, const std::string& kv);
 
   std::vector<Device>& devices_;
   StateFolder& state_;
+  Timeline& timeline_;
   Queue* queue_ = nullptr;
-  Timeline* timeline_ = nullptr;
   std::map<uint64_t, ActiveJob> jobs_;
   std::set<Key> pending_;
   Stats stats_;

@@ -1,6 +1,7 @@
 #include "supervisor/queue.hpp"
 
 #include "supervisor/helpers.hpp"
+#include "supervisor/intake/request_key.hpp"
 
 namespace cuzk::sup {
 
@@ -14,6 +15,42 @@ JobRec job_record(const SubmitRequest& sr, const std::string& circuit, const std
   rec.submitter = submitter;
   rec.created_ms = wall_ms();
   return rec;
+}
+
+nlohmann::ordered_json job_json(const JobRec& j) {
+  using ojson = nlohmann::ordered_json;
+  ojson parts = ojson::array();
+  for (const auto& p : j.parts) {
+    ojson pj = {{"index", p.index},
+                {"state", to_string(p.state)},
+                {"attempts", p.attempts},
+                {"error", p.error.empty() ? ojson(nullptr) : ojson(p.error)}};
+    if (!p.timings.empty()) {
+      try {
+        pj["timings"] = ojson::parse(p.timings);
+      } catch (...) {
+      }
+    }
+    if (p.state == PState::Done) {
+      try {
+        pj["proof"] = ojson::parse(p.proof);
+        pj["public"] = ojson::parse(p.pub);
+      } catch (const std::exception& e) {
+        pj["error"] = std::string("stored result unreadable: ") + e.what();
+      }
+    }
+    parts.push_back(std::move(pj));
+  }
+  return ojson{{"id", std::to_string(j.id)},
+               {"circuit", j.circuit},
+               {"priority", to_string(j.priority)},
+               {"input_kind", to_string(j.input)},
+               {"request_id", j.request_id.empty() ? ojson(nullptr) : ojson(request_id_of(j.request_id))},
+               {"state", to_string(j.state)},
+               {"error", j.error.empty() ? ojson(nullptr) : ojson(j.error)},
+               {"created_ms", j.created_ms},
+               {"finished_ms", j.finished_ms ? ojson(j.finished_ms) : ojson(nullptr)},
+               {"partitions", parts}};
 }
 
 std::string counts_metrics(const JobStore::Counts& c) {

@@ -8,13 +8,14 @@
 // the loop; a queue that must wait for its store answers later, on the loop, through the callbacks
 // or responders it was given.
 #pragma once
+#include <uv.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "supervisor/http/http_server.hpp"
 #include "supervisor/intake/submission.hpp"
@@ -23,6 +24,30 @@
 namespace cuzk::sup {
 
 struct ActiveJob;
+class Partitions;
+class Circuits;
+class Scheduler;
+class StateFolder;
+class Timeline;
+struct Phase;
+
+// What a queue works with, given at its construction: the loop, the configuration and this node's
+// id, the parts of the supervisor it reads and changes, and two of the supervisor's verbs.
+struct QueueContext {
+  uv_loop_t* loop;
+  const config::Config& cfg;
+  const std::string& node_id;  // store.node_id, or <hostname>/<instance>
+  Partitions& parts;
+  Circuits& circuits;
+  Scheduler& scheduler;
+  StateFolder& state;
+  Timeline& timeline;
+  const Phase& phase;
+  // Work the daemon's stop waits for has ended (a write answered, a submission finished).
+  std::function<void()> settled;
+  // A job's results and uploads removed, off the loop (the stop waits for that too).
+  std::function<void(const ActiveJob&)> remove_files;
+};
 
 class Queue {
  public:
@@ -90,6 +115,8 @@ class Queue {
 // A new job's record, before its partitions: what the accepted submission asked for, of circuit
 // (its name), from submitter, created now.
 JobRec job_record(const SubmitRequest& sr, const std::string& circuit, const std::string& submitter);
+// The job as GET /v1/proofs/{id} shows it (docs/API.md).
+nlohmann::ordered_json job_json(const JobRec& j);
 
 // The cuzk_store_* metrics, the same names on both queues (a local queue's store is always up).
 struct StoreMetrics {

@@ -9,8 +9,8 @@
 #include "supervisor/helpers.hpp"
 #include "supervisor/intake/job_access.hpp"
 #include "supervisor/intake/request_key.hpp"
+#include "supervisor/scheduler.hpp"
 #include "supervisor/shared_queue.hpp"
-#include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
 using nlohmann::json;
@@ -40,21 +40,22 @@ void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Respond
     spooled.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     if (!f && !f.eof()) throw std::runtime_error("cannot read the spooled request body " + req.body_file->path);
   }
-  SubmitRequest sr = s_.validator_->parse(req.body_file ? spooled : req.body,
-                                          highest_priority(req, s_.cfg_.daemon.max_client_priority));
+  SubmitRequest sr = c_.circuits.validator().parse(req.body_file ? spooled : req.body,
+                                                   highest_priority(req, c_.cfg.daemon.max_client_priority));
   const std::string submitter = submitter_of(req);
   const FileReader reader = reader_of(req);
   const JobStore::Counts& c = counts_;
   const uint64_t unfinished = c.jobs[int(JState::Queued)] + c.jobs[int(JState::Running)];
-  if (unfinished >= s_.cfg_.limits.max_queued_jobs)
+  if (unfinished >= c_.cfg.limits.max_queued_jobs)
     throw SubmitError(429, std::to_string(unfinished) +
                                " jobs are unfinished in the shared queue (limits.max_queued_jobs); retry later");
-  std::vector<PreparedInput> inputs = s_.validator_->prepare(sr, reader);
+  std::vector<PreparedInput> inputs = c_.circuits.validator().prepare(sr, reader);
   // A client's file goes into the database whole: no node opens its path again. (Read here, on the
   // loop: an inputs file is within limits.max_input_bytes.)
   for (PreparedInput& in : inputs) {
     if (in.signals) read_inputs_file(in);
-    else if (in.source) in.content = in.source->read_all(s_.cfg_.limits.max_upload_bytes, in.field);
+    else if (in.source)
+      in.content = in.source->read_all(c_.cfg.limits.max_upload_bytes, in.field);
   }
   if (sr.request_id.empty()) return store_job(sr, submitter, std::move(inputs), std::move(r));
   // The client's own id only (request_key.hpp); the same request gets its job back.
@@ -83,7 +84,7 @@ void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Respond
 // insert() makes a concurrent twin with the same request id the same job.
 void SharedQueue::store_job(const SubmitRequest& sr, const std::string& submitter,
                               std::vector<PreparedInput> inputs, std::shared_ptr<http::Responder> r) {
-  JobRec rec = job_record(sr, s_.cfg_.circuits[sr.circuit].name, submitter);
+  JobRec rec = job_record(sr, c_.cfg.circuits[sr.circuit].name, submitter);
   for (size_t i = 0; i < inputs.size(); i++) {
     PartitionRec p;
     p.index = uint32_t(i);
@@ -97,19 +98,19 @@ void SharedQueue::store_job(const SubmitRequest& sr, const std::string& submitte
         return [this, id = rec.id, st = rec.state, n = rec.parts.size(), circuit = rec.circuit, prio = rec.priority,
                 kind = rec.input, fresh, r] {
           if (!fresh) return r->send(existing(id, st));
-          s_.event(tl::kJobSubmit, id,
-                tl::Kv()
-                    .add(tl::kPartitions, n)
-                    .add(tl::kPriority, to_string(prio))
-                    .add(tl::kCircuit, circuit)
-                    .add(tl::kInput, to_string(kind))
-                    .str());
+          c_.timeline.event(tl::kJobSubmit, id,
+                            tl::Kv()
+                                .add(tl::kPartitions, n)
+                                .add(tl::kPriority, to_string(prio))
+                                .add(tl::kCircuit, circuit)
+                                .add(tl::kInput, to_string(kind))
+                                .str());
           spdlog::info("job {}: {} x {} ({}, {}) into the shared queue", id, n, circuit, to_string(prio),
                        to_string(kind));
           counts_.jobs[int(JState::Queued)]++;
           next_claim_ns_ = 0;  // this node may have room for it
           r->send(http::Response::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump()));
-          s_.schedule();
+          c_.scheduler.schedule();
         };
       },
       [r](const std::string& why) { r->send(unreachable(why)); });
@@ -129,8 +130,8 @@ void SharedQueue::poll(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::
         return [this, id, deadline_ns, r, rec, viewer] {
           if (!*rec) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
           const uint64_t now = shm::monotonic_ns();
-          if (is_final((*rec)->state) || now >= deadline_ns || !r->alive() || s_.stopping_)
-            return r->send(http::Response::json(200, s_.job_json(**rec, nullptr).dump()));
+          if (is_final((*rec)->state) || now >= deadline_ns || !r->alive() || c_.phase.stopping)
+            return r->send(http::Response::json(200, job_json(**rec).dump()));
           polls_.wait(id, std::min(kPollNs, deadline_ns - now) / 1000000, r,
                       [this, id, deadline_ns, viewer](const std::shared_ptr<http::Responder>& r) {
                         poll(id, deadline_ns, r, viewer);
@@ -155,11 +156,11 @@ void SharedQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<
             return r->send(
                 http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(o.state)));
           // This node stops its part now; the others when they next renew their leases.
-          if (ActiveJob* j = s_.parts_.find(id)) drop_job(*j);
-          s_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(JState::Cancelled)).str());
+          if (ActiveJob* j = c_.parts.find(id)) drop_job(*j);
+          c_.timeline.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(JState::Cancelled)).str());
           spdlog::info("job {}: cancelled", id);
           r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
-          s_.schedule();
+          c_.scheduler.schedule();
         };
       },
       [r](const std::string& why) { r->send(unreachable(why)); });

@@ -19,13 +19,11 @@
 
 namespace cuzk::sup {
 
-class Supervisor;
-
 class SharedQueue final : public Queue {
  public:
   // Connects and migrates before the loop starts, waiting (and telling systemd so) while the
   // database cannot be reached; then ends the leases an earlier run of this node left.
-  explicit SharedQueue(Supervisor& s);
+  explicit SharedQueue(const QueueContext& c);
 
   std::vector<CircuitRec> stored_circuits() override { return std::move(stored_); }
   void recover() override {}  // nothing is this node's until it claims it
@@ -74,7 +72,7 @@ class SharedQueue final : public Queue {
                  std::shared_ptr<http::Responder> r);
   void poll(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer);
 
-  Supervisor& s_;
+  QueueContext c_;
   std::unique_ptr<StoreThread> store_;
   std::string where_;                  // the server, for logs and status (no password)
   std::vector<CircuitRec> stored_;     // start-up: the store's runtime circuits

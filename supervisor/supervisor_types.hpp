@@ -18,6 +18,12 @@ namespace cuzk::sup {
 
 struct Worker;
 
+// Where the daemon is in its life, for the parts that refuse or stop new work.
+struct Phase {
+  bool draining = false;  // SIGTERM, SIGINT or a reload's drain: no new work is taken
+  bool stopping = false;  // drained, or out of time: the workers are told to exit
+};
+
 struct SlotUse {
   bool used = false;
   uint64_t job = 0;

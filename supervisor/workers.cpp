@@ -1,12 +1,8 @@
 // The worker table, and the table of the state changes the supervisor makes and when it makes each.
 #include "supervisor/workers.hpp"
 
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cassert>
-#include <cerrno>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -115,17 +111,32 @@ std::optional<Task> Workers::end_task(Worker& w, uint64_t job, uint32_t partitio
   return t;
 }
 
+std::string hello_text(const Worker& w) {
+  const shm::Hello& h = w.hello;
+  if (!h.threads) return "";
+  std::string s;
+  if (w.kind == WorkerKind::Gpu) s = std::string("backend=") + h.backend + ",device=" + std::to_string(h.device) + ",";
+  s += std::string("cpus=") + h.cpus + ",threads=" + std::to_string(h.threads);
+  if (w.kind == WorkerKind::Gpu) s += ",key_budget=" + std::to_string(h.key_budget);
+  return s;
+}
+
+bool Workers::send(Worker& w, shm::Msg m) {
+  if (!w.channel) return false;
+  m.worker = w.id, m.epoch = w.epoch, m.t_ns = shm::monotonic_ns();
+  return w.channel->send(m);
+}
+
 bool Workers::read(Worker& w, const Got& got) {
-  alignas(8) char buf[sizeof(shm::Msg) + 16];
-  while (w.fd >= 0) {
-    const ssize_t n = ::recv(w.fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-    if (n <= 0) return false;  // EOF: the process is gone (its exit callback repairs what it held)
-    shm::Msg m;
-    if (!shm::decode_msg(buf, size_t(n), m)) {
-      spdlog::warn("{}: dropped a malformed control message ({} bytes)", w.name, n);
-      continue;
+  shm::Msg m;
+  while (w.channel) {
+    switch (w.channel->try_recv(m)) {
+      case shm::Channel::Read::Empty: return true;
+      case shm::Channel::Read::Closed: return false;  // the process is gone (its exit callback repairs)
+      case shm::Channel::Read::Dropped:
+        spdlog::warn("{}: dropped a malformed control message", w.name);
+        continue;
+      case shm::Channel::Read::Got: break;
     }
     if (m.worker != w.id || m.epoch != w.epoch) {
       spdlog::warn("{}: dropped a message of epoch {} (current {})", w.name, m.epoch, w.epoch);
@@ -145,8 +156,7 @@ std::vector<Task> Workers::exited(Worker& w, const Got& got) {
     w.poll = nullptr;
   }
   read(w, got);
-  if (w.fd >= 0) ::close(w.fd);
-  w.fd = -1;
+  w.channel.reset();
   return std::exchange(w.tasks, {});
 }
 

@@ -78,9 +78,9 @@ class PartitionsTest : public ::testing::Test {
     d.seg = shm::Segment::create("ptest" + std::to_string(::getpid()), 0, 3, 16, 16);
     d.slots.resize(3);
     devices_.push_back(std::move(d));
-    parts_ = std::make_unique<Partitions>(devices_, *state_);
+    parts_ = std::make_unique<Partitions>(devices_, *state_, timeline_);
     queue_.parts = parts_.get();
-    parts_->attach(queue_, nullptr);
+    parts_->attach(queue_);
     synth_.kind = WorkerKind::Synth, synth_.id = 1, synth_.epoch = 4, synth_.name = "synth0";
     gpu_.kind = WorkerKind::Gpu, gpu_.id = 2, gpu_.epoch = 7, gpu_.name = "gpu0";
   }
@@ -108,17 +108,18 @@ class PartitionsTest : public ::testing::Test {
     EXPECT_NE(j, nullptr);
     return {j->rec.id, devices_[0].slots[s].partition, s, 0};
   }
-  static shm::Msg report(const Task& t, int32_t status, const std::string& text = "") {
-    shm::Msg m{};
-    m.job = t.job, m.partition = t.partition, m.slot = t.slot, m.status = status;
-    m.ms[0] = 5;
-    m.set_text(text);
-    return m;
+  // A worker's report on task t: a synthesis's, a proof's.
+  static shm::SynthDone synthesis(const Task& t, int32_t status, const std::string& error = "") {
+    return shm::Msg::synth_done(work(t), status, shm::WitnessEngine::None, 5, 0, 0, error).body.synth_done;
   }
+  static shm::ProveDone proof(const Task& t, int32_t status, const std::string& error = "") {
+    return shm::Msg::prove_done(work(t), status, 5, error).body.prove_done;
+  }
+  static shm::SlotWork work(const Task& t) { return {t.job, t.partition, t.slot, 0, t.device}; }
   // The synthesis worker's side: the slot written and READY, then its report.
   void synthesis_reported(const Task& t) {
     ASSERT_TRUE(seg().transition(t.slot, SlotState::Synthesizing, SlotState::Ready));
-    parts_->synthesized(synth_, t, report(t, shm::kOk));
+    parts_->synthesized(synth_, t, synthesis(t, shm::kOk));
   }
   // The scheduler's side of a proof: the slot handed to the GPU worker.
   void prove(const Task& t) {
@@ -157,6 +158,7 @@ class PartitionsTest : public ::testing::Test {
   fs::path state_dir_;
   std::unique_ptr<StateFolder> state_;
   std::vector<Device> devices_;
+  Timeline timeline_{0};  // opened nowhere
   std::unique_ptr<Partitions> parts_;
   RecordingQueue queue_;
   Worker synth_, gpu_;
@@ -206,7 +208,8 @@ TEST_F(PartitionsTest, AReadySlotWaitsForTheGpuThenTheProofCompletesThePartition
   EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
   EXPECT_EQ(parts_->stats().synth_count, 1u);
   prove(t);
-  parts_->proved(gpu_, t, report(t, shm::kOk, proof_written(t)), next_);
+  proof_written(t);
+  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);
   // The device is refilled with the slot free and before the partition's bookkeeping.
   EXPECT_EQ(refills_, (std::vector<std::string>{"slot free, progress 0 proving"}));
   EXPECT_EQ(queue_.told.back(), "done 0");
@@ -221,7 +224,7 @@ TEST_F(PartitionsTest, AProofWhoseResultFilesAreGoneIsSynthesizedAgain) {
   const Task t = proving(14);
   ActiveJob& j = *parts_->find(14);
   seg().force(t.slot, SlotState::Free);
-  parts_->proved(gpu_, t, report(t, shm::kOk, (state_dir_ / "nowhere").string()), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);  // its result files were never written
   EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
   EXPECT_EQ(j.rec.parts[0].attempts, 1u);
   EXPECT_NE(j.rec.parts[0].error.find("result lost"), std::string::npos);
@@ -231,7 +234,7 @@ TEST_F(PartitionsTest, AProofWhoseResultFilesAreGoneIsSynthesizedAgain) {
 TEST_F(PartitionsTest, ASynthesisThatLeftItsSlotNotReadyCountsAnAttempt) {
   ActiveJob& j = add_job(15, 1);
   const Task t = synthesize(0);
-  parts_->synthesized(synth_, t, report(t, shm::kOk));  // slot still SYNTHESIZING
+  parts_->synthesized(synth_, t, synthesis(t, shm::kOk));  // slot still SYNTHESIZING
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_FALSE(devices_[0].slots[0].used);
   EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
@@ -243,7 +246,7 @@ TEST_F(PartitionsTest, BadInputFailsTheJobAtOnce) {
   add_job(16, 1);
   const Task t = synthesize(0);
   seg().force(t.slot, SlotState::Free);
-  parts_->synthesized(synth_, t, report(t, shm::kBadInput, "constraint 3 is not satisfied"));
+  parts_->synthesized(synth_, t, synthesis(t, shm::kBadInput, "constraint 3 is not satisfied"));
   EXPECT_EQ(queue_.told.back(), "fail 0: constraint 3 is not satisfied");
   EXPECT_FALSE(devices_[0].slots[0].used);
 }
@@ -251,7 +254,7 @@ TEST_F(PartitionsTest, BadInputFailsTheJobAtOnce) {
 TEST_F(PartitionsTest, ACancelledSynthesisCountsNoAttempt) {
   ActiveJob& j = add_job(17, 1);
   const Task t = synthesize(0);
-  parts_->synthesized(synth_, t, report(t, shm::kCancelled));
+  parts_->synthesized(synth_, t, synthesis(t, shm::kCancelled));
   EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
   EXPECT_EQ(j.rec.parts[0].attempts, 0u);
 }
@@ -260,11 +263,11 @@ TEST_F(PartitionsTest, TheThirdFailedSynthesisFailsTheJob) {
   ActiveJob& j = add_job(18, 1);
   for (int i = 0; i < 2; i++) {
     const Task t = synthesize(0);
-    parts_->synthesized(synth_, t, report(t, shm::kFailed, "out of memory"));
+    parts_->synthesized(synth_, t, synthesis(t, shm::kFailed, "out of memory"));
     EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
   }
   const Task t = synthesize(0);
-  parts_->synthesized(synth_, t, report(t, shm::kFailed, "out of memory"));
+  parts_->synthesized(synth_, t, synthesis(t, shm::kFailed, "out of memory"));
   EXPECT_EQ(j.rec.parts[0].attempts, kMaxAttempts);
   EXPECT_EQ(queue_.told.back(), "fail 0: gave up after 3 attempts; last: synth0: out of memory");
 }
@@ -276,14 +279,14 @@ TEST_F(PartitionsTest, AFailedProofIsProvedAgainFromTheSameSlotThenFails) {
   for (uint32_t i = 1; i < kMaxAttempts; i++) {
     prove(t);
     seg().force(t.slot, SlotState::Ready);  // the worker gave the slot back
-    parts_->proved(gpu_, t, report(t, shm::kFailed, "device error"), next_);
+    parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"), next_);
     EXPECT_EQ(j.rec.parts[0].state, PState::Ready);
     EXPECT_EQ(j.rec.parts[0].attempts, i);
     EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
   }
   prove(t);
   seg().force(t.slot, SlotState::Ready);
-  parts_->proved(gpu_, t, report(t, shm::kFailed, "device error"), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"), next_);
   EXPECT_EQ(queue_.told.back(), "fail 0: proving failed 3 times: device error");
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_TRUE(refills_.empty());
@@ -295,7 +298,7 @@ TEST_F(PartitionsTest, AFailedProofWhoseResultsCannotBeWrittenWaitsWithoutAnAtte
   seg().force(t.slot, SlotState::Ready);
   fs::remove_all(shm::results_root(state_dir_.string()));
   std::ofstream(shm::results_root(state_dir_.string())) << "not a folder";
-  parts_->proved(gpu_, t, report(t, shm::kFailed, "cannot write the proof"), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kFailed, "cannot write the proof"), next_);
   EXPECT_TRUE(state_->full());
   EXPECT_EQ(j.rec.parts[0].attempts, 0u);
   EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
@@ -308,7 +311,7 @@ TEST_F(PartitionsTest, AReportOnAPartitionNoLongerHeldOnlyFreesTheSlot) {
   queue_.holding = false;
   const size_t told = queue_.told.size();
   ASSERT_TRUE(seg().transition(t.slot, SlotState::Synthesizing, SlotState::Ready));
-  parts_->synthesized(synth_, t, report(t, shm::kOk));
+  parts_->synthesized(synth_, t, synthesis(t, shm::kOk));
   EXPECT_EQ(queue_.told.size(), told);
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_FALSE(devices_[0].slots[0].used);
@@ -318,7 +321,7 @@ TEST_F(PartitionsTest, AReportOnAPartitionNoLongerHeldOnlyFreesTheSlot) {
 TEST_F(PartitionsTest, AStaleProofReportFreesItsSlotWhateverItsWord) {
   const Task t = proving(22);
   queue_.holding = false;
-  parts_->proved(gpu_, t, report(t, shm::kOk, ""), next_);  // the word still says PROVING
+  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);  // the word still says PROVING
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_FALSE(devices_[0].slots[0].used);
   EXPECT_TRUE(refills_.empty());
@@ -330,7 +333,7 @@ TEST_F(PartitionsTest, AStaleReportLeavesASlotGivenToAnotherTask) {
   const Task t = proving(25);
   queue_.holding = false;
   devices_[0].slots[0].job = 26;  // the slot is another task's now
-  parts_->proved(gpu_, t, report(t, shm::kOk, ""), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);
   EXPECT_EQ(seg().state(0), SlotState::Proving);
   EXPECT_TRUE(devices_[0].slots[0].used);
 }
@@ -341,9 +344,9 @@ TEST_F(PartitionsTest, TheSlotOfAProvedPartitionIsUsedAgainWhateverItsWordSaid) 
   for (const uint32_t damaged : {uint32_t(SlotState::Proving), uint32_t(SlotState::Ready), 0x5a5a5a5au}) {
     SCOPED_TRACE(damaged);
     const Task t = proving(30 + damaged % 7);
-    const std::string dir = proof_written(t);
+    proof_written(t);
     seg().slot(t.slot).state.store(damaged);
-    parts_->proved(gpu_, t, report(t, shm::kOk, dir), next_);
+    parts_->proved(gpu_, t, proof(t, shm::kOk), next_);
     EXPECT_EQ(queue_.told.back(), "done 0");
     EXPECT_EQ(refills_.back().substr(0, 9), "slot free");
     EXPECT_EQ(seg().state(t.slot), SlotState::Free);

@@ -124,13 +124,13 @@ TEST(WorkerExit, WhatTheWorkerSentBeforeItsExitIsReadFirst) {
   int fds[2];
   cuzk::shm::make_socketpair(fds);
   Worker w;
-  w.kind = WorkerKind::Gpu, w.id = 3, w.epoch = 2, w.name = "gpu0", w.fd = fds[0];
+  w.kind = WorkerKind::Gpu, w.id = 3, w.epoch = 2, w.name = "gpu0";
+  w.channel = std::make_unique<cuzk::shm::Channel>(fds[0], true);
   w.state = WorkerState::Busy;
   w.tasks = {Task{11, 0, 1, 0}, Task{12, 1, 2, 0}};
   auto send = [&](uint32_t epoch, uint64_t job, uint32_t partition) {
-    cuzk::shm::Msg m{};
-    m.type = uint16_t(cuzk::shm::MsgType::ProveDone);
-    m.worker = 3, m.epoch = epoch, m.job = job, m.partition = partition;
+    cuzk::shm::Msg m = cuzk::shm::Msg::prove_done({job, partition, 0, 0, 0}, cuzk::shm::kOk, 1, "");
+    m.worker = 3, m.epoch = epoch;
     ASSERT_EQ(::send(fds[1], &m, sizeof m, 0), ssize_t(sizeof m));
   };
   send(2, 11, 0);  // its report of the first task
@@ -138,14 +138,14 @@ TEST(WorkerExit, WhatTheWorkerSentBeforeItsExitIsReadFirst) {
   ::close(fds[1]);  // the process is gone
   std::vector<uint64_t> reported;
   const std::vector<Task> held = Workers::exited(w, [&](const cuzk::shm::Msg& m) {
-    reported.push_back(m.job);
-    Workers::end_task(w, m.job, m.partition, "reported");
+    reported.push_back(m.body.prove_done.work.job);
+    Workers::end_task(w, m.body.prove_done.work.job, m.body.prove_done.work.partition, "reported");
   });
   EXPECT_EQ(reported, std::vector<uint64_t>{11});
   ASSERT_EQ(held.size(), 1u);
   EXPECT_EQ(held[0].job, 12u);
   EXPECT_EQ(w.state, WorkerState::Exited);
-  EXPECT_EQ(w.fd, -1);
+  EXPECT_EQ(w.channel, nullptr);
   EXPECT_TRUE(w.tasks.empty());
 }
 
