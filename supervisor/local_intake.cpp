@@ -90,9 +90,8 @@ struct SpoolWork {
   LocalQueue* self;
   std::shared_ptr<http::Responder> r;
   std::shared_ptr<const http::SpooledBody> body;
-  std::string dir, submitter;
-  FileReader reader;
-  Priority highest;
+  std::string dir;
+  Client client;
   uint64_t max_json;
   size_t max_witnesses;
   StreamedBody out;
@@ -107,9 +106,7 @@ void LocalQueue::submit_spooled(const http::Request& req, std::shared_ptr<http::
   w->self = this;
   w->r = std::move(r);
   w->body = req.body_file;
-  w->submitter = submitter_of(req);
-  w->reader = reader_of(req);
-  w->highest = highest_priority(req, c_.cfg.daemon.max_client_priority);
+  w->client = admission_.client(req);
   w->dir = new_upload_dir();
   w->max_json = c_.cfg.limits.upload_memory;
   w->max_witnesses = 0;
@@ -134,7 +131,7 @@ void LocalQueue::after_spooled(SpoolWork& w) {
       [&] {
         throw_work_failure(w.failed);
         // An answer of status 0 comes after the copies of clients' files (after_copies).
-        return submit_body(w.out.json, w.submitter, w.reader, w.highest, &w.out, w.dir, w.r);
+        return submit_body(w.out.json, w.client, &w.out, w.dir, w.r);
       },
       w.dir, w.r);
 }
@@ -173,27 +170,19 @@ std::string LocalQueue::new_upload_dir() {
       .string();
 }
 
-http::Response LocalQueue::submit_body(const std::string& body, const std::string& submitter, const FileReader& reader,
-                                       Priority highest, const StreamedBody* streamed, const std::string& upload_dir,
-                                       std::shared_ptr<http::Responder> r) {
+http::Response LocalQueue::submit_body(const std::string& body, const Client& client, const StreamedBody* streamed,
+                                       const std::string& upload_dir, std::shared_ptr<http::Responder> r) {
   if (c_.phase.draining) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
-  SubmitRequest sr = c_.circuits.validator().parse(body, highest);
-  auto room = [&] {
-    const size_t unfinished = c_.parts.jobs().size();
-    if (unfinished >= c_.cfg.limits.max_queued_jobs)
-      throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
-  };
-  if (sr.request_id.empty()) room();
-  const std::vector<PreparedInput> inputs = c_.circuits.validator().prepare(sr, reader, streamed);
+  Admitted a = admission_.admit(body, client, c_.parts.jobs().size(), streamed);
+  SubmitRequest& sr = a.request;
+  const std::vector<PreparedInput>& inputs = a.inputs;
   if (!sr.request_id.empty()) {
-    // The client's own id only (request_key.hpp); the same request gets its job back.
-    sr.request_id = request_key(submitter, sr.request_id);
-    sr.request_digest = request_digest(sr, inputs, streamed);
-    if (auto resp = existing_job(sr)) return *resp;
-    room();
+    if (auto resp = existing_job(sr)) return *resp;  // the same request gets its job back
+    admission_.check_room(c_.parts.jobs().size());
   }
   bool copies = false;
   for (const PreparedInput& in : inputs) copies = copies || in.source;
+  const std::string& submitter = client.submitter;
   if (!copies) return store_or_refuse(sr, inputs, submitter, upload_dir, r);
   // Clients' files are copied into the upload folder, and their inputs files read and checked, on
   // the thread pool (a large file would hold the loop); the job is stored back on the loop
@@ -376,9 +365,7 @@ http::Response LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::str
 
 void LocalQueue::submit(const http::Request& req, std::shared_ptr<http::Responder> r) {
   if (req.body_file) return submit_spooled(req, r);
-  if (http::Response resp = submit_body(req.body, submitter_of(req), reader_of(req),
-                                        highest_priority(req, c_.cfg.daemon.max_client_priority), nullptr, "", r);
-      resp.status)
+  if (http::Response resp = submit_body(req.body, admission_.client(req), nullptr, "", r); resp.status)
     r->send(std::move(resp));
 }
 

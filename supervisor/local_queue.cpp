@@ -23,7 +23,8 @@ LocalQueue::LocalQueue(const QueueContext& c, const std::string& path)
     : c_(c),
       writer_(std::make_unique<SqliteStore>(path)),
       reader_(std::make_unique<SqliteStore>(path)),
-      polls_(c.loop) {}
+      polls_(c.loop),
+      admission_(c.cfg, validator_of(c.circuits), "") {}
 
 SqliteJournal& LocalQueue::journal() {
   if (!journal_) journal_ = std::make_unique<SqliteJournal>(c_.loop, std::move(writer_));

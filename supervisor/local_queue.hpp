@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/admission.hpp"
 #include "supervisor/intake/submission.hpp"
 #include "supervisor/long_polls.hpp"
 #include "supervisor/queue.hpp"
@@ -100,13 +101,12 @@ class LocalQueue final : public Queue {
   std::function<void(std::exception_ptr)> circuit_refusal(const std::string& name,
                                                            std::function<void(int, const std::string&)> refused);
   void notify_waiters(ActiveJob& j);
-  // The submission (local_intake.cpp). submitter, highest: job_access.hpp's; streamed and
+  // The submission (local_intake.cpp), checked by admission_; streamed and
   // upload_dir: a spooled body's uploads (or null, ""). r: where an answer given later goes; the
   // Response returned has status 0 then (clients' files are being copied on the thread pool,
   // after_copies answers).
-  http::Response submit_body(const std::string& body, const std::string& submitter, const FileReader& reader,
-                             Priority highest, const StreamedBody* streamed, const std::string& upload_dir,
-                             std::shared_ptr<http::Responder> r);
+  http::Response submit_body(const std::string& body, const Client& client, const StreamedBody* streamed,
+                             const std::string& upload_dir, std::shared_ptr<http::Responder> r);
   void submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r);
   void after_spooled(SpoolWork& w);
   void after_copies(CopyWork& w);
@@ -146,7 +146,8 @@ class LocalQueue final : public Queue {
   size_t writing_ = 0;  // writes whose answers have not come back to the loop
   size_t works_ = 0;    // submissions on the thread pool: spooled bodies decoded, clients' files copied
   uint64_t upload_seq_ = 0;
-  LongPolls polls_;  // GET /v1/proofs/{id}?wait=S, answered once the job's end is stored
+  LongPolls polls_;
+  Admission admission_;  // GET /v1/proofs/{id}?wait=S, answered once the job's end is stored
 };
 
 }  // namespace cuzk::sup

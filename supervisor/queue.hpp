@@ -112,6 +112,9 @@ class Queue {
   virtual std::string metrics() const = 0;
 };
 
+// The submission checks of the circuits served now, for Admission.
+std::function<const SubmitValidator&()> validator_of(const Circuits& circuits);
+
 // A new job's record, before its partitions: what the accepted submission asked for, of circuit
 // (its name), from submitter, created now.
 JobRec job_record(const SubmitRequest& sr, const std::string& circuit, const std::string& submitter);

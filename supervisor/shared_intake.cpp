@@ -40,16 +40,11 @@ void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Respond
     spooled.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
     if (!f && !f.eof()) throw std::runtime_error("cannot read the spooled request body " + req.body_file->path);
   }
-  SubmitRequest sr = c_.circuits.validator().parse(req.body_file ? spooled : req.body,
-                                                   highest_priority(req, c_.cfg.daemon.max_client_priority));
-  const std::string submitter = submitter_of(req);
-  const FileReader reader = reader_of(req);
-  const JobStore::Counts& c = counts_;
-  const uint64_t unfinished = c.jobs[int(JState::Queued)] + c.jobs[int(JState::Running)];
-  if (unfinished >= c_.cfg.limits.max_queued_jobs)
-    throw SubmitError(429, std::to_string(unfinished) +
-                               " jobs are unfinished in the shared queue (limits.max_queued_jobs); retry later");
-  std::vector<PreparedInput> inputs = c_.circuits.validator().prepare(sr, reader);
+  const Client client = admission_.client(req);
+  Admitted a = admission_.admit(req.body_file ? spooled : req.body, client, unfinished());
+  SubmitRequest& sr = a.request;
+  std::vector<PreparedInput>& inputs = a.inputs;
+  const std::string& submitter = client.submitter;
   // A client's file goes into the database whole: no node opens its path again. (Read here, on the
   // loop: an inputs file is within limits.max_input_bytes.)
   for (PreparedInput& in : inputs) {
@@ -58,9 +53,6 @@ void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Respond
       in.content = in.source->read_all(c_.cfg.limits.max_upload_bytes, in.field);
   }
   if (sr.request_id.empty()) return store_job(sr, submitter, std::move(inputs), std::move(r));
-  // The client's own id only (request_key.hpp); the same request gets its job back.
-  sr.request_id = request_key(submitter, sr.request_id);
-  sr.request_digest = request_digest(sr, inputs, nullptr);
   auto srp = std::make_shared<SubmitRequest>(std::move(sr));
   auto inp = std::make_shared<std::vector<PreparedInput>>(std::move(inputs));
   store_->run(
@@ -68,8 +60,11 @@ void SharedQueue::submit(const http::Request& req, std::shared_ptr<http::Respond
         const std::optional<uint64_t> id = s.find_request(srp->request_id);
         const std::optional<JobRec> rec = id ? s.load(*id) : std::nullopt;
         return [this, srp, inp, r, rec, submitter] {
-          if (!rec) return store_job(*srp, submitter, std::move(*inp), r);
           try {
+            if (!rec) {
+              admission_.check_room(unfinished());  // a new job: the queue must have room for it
+              return store_job(*srp, submitter, std::move(*inp), r);
+            }
             check_same_request(*rec, *srp);
           } catch (const SubmitError& e) {
             return r->send(http::Response::error(e.status, e.what()));

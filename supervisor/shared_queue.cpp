@@ -24,7 +24,8 @@ constexpr uint64_t kMs = 1000000ull;
 
 }  // namespace
 
-SharedQueue::SharedQueue(const QueueContext& c) : c_(c), polls_(c.loop) {
+SharedQueue::SharedQueue(const QueueContext& c)
+    : c_(c), polls_(c.loop), admission_(c.cfg, validator_of(c.circuits), " in the shared queue") {
   std::unique_ptr<PgStore> pg;
   for (bool said = false; !pg; said = true) {
     try {

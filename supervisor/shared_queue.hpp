@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/admission.hpp"
 #include "supervisor/intake/job_access.hpp"
 #include "supervisor/intake/submission.hpp"
 #include "supervisor/long_polls.hpp"
@@ -60,6 +61,8 @@ class SharedQueue final : public Queue {
 
  private:
   size_t claim_room() const;
+  // The shared queue's unfinished jobs, as of the last renewal (and this node's submissions since).
+  uint64_t unfinished() const { return counts_.jobs[int(JState::Queued)] + counts_.jobs[int(JState::Running)]; }
   void adopt(Claimed& c);
   void renew_leases();
   // Sends the partition's local state to the store under its lease.
@@ -83,6 +86,7 @@ class SharedQueue final : public Queue {
   uint64_t stays_ = 0;  // jobs taken up here (each stay's uploads in a folder of its own)
   JobStore::Counts counts_;      // the whole queue's, as of the last renewal
   LongPolls polls_;  // long polls waiting for their next look at the store
+  Admission admission_;
 };
 
 }  // namespace cuzk::sup
