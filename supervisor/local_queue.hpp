@@ -28,7 +28,7 @@ struct SpoolWork;
 struct CopyWork;
 struct WorkFailure;
 
-class LocalQueue final : public Queue {
+class LocalQueue final : public QueueService {
  public:
   // Opens (or creates) the store; throws StateWriteFailed when the disk has no room for it.
   LocalQueue(const QueueContext& c, const std::string& path);

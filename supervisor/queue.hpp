@@ -1,4 +1,5 @@
-// The job queue as the supervisor sees it: one interface, two classes behind it.
+// The job queue as the supervisor sees it: three interfaces by who uses them (Queue: the API and
+// the partitions; CircuitStore: Circuits; QueueService: the supervisor), two classes behind them.
 // - LocalQueue (local_queue.hpp): one node. The queue is the supervisor's memory, journalled into
 //   SQLite under state_dir; the API answers from memory.
 // - SharedQueue (shared_queue.hpp): many nodes. The queue is PostgreSQL; this node claims the
@@ -49,14 +50,10 @@ struct QueueContext {
   std::function<void(const ActiveJob&)> remove_files;
 };
 
+// A job's and its partitions' life on this node: what the API and the partitions use.
 class Queue {
  public:
   virtual ~Queue() = default;
-
-  // Start-up, before the loop: the circuits the store keeps (added at run time), then the jobs an
-  // earlier run left that are this node's to finish.
-  virtual std::vector<CircuitRec> stored_circuits() = 0;
-  virtual void recover() = 0;
 
   // The API's job requests (docs/API.md). Each answers through r, now or later.
   virtual void submit(const http::Request& req, std::shared_ptr<http::Responder> r) = 0;
@@ -78,10 +75,16 @@ class Queue {
   virtual void fail(ActiveJob& j, uint32_t p, const std::string& why) = 0;
   // Work this node could take: a shared queue claims partitions for it; a local one has them all.
   virtual void want_work() = 0;
+};
 
-  // Circuits added and removed at run time, kept in the store. Then one of the callbacks runs, on
-  // the loop: added(false) when the name is taken; refused(status, why) when the store cannot take
-  // the change now.
+// Circuits added and removed at run time, kept in the store: what Circuits uses.
+class CircuitStore {
+ public:
+  virtual ~CircuitStore() = default;
+  // Start-up: the circuits the store keeps.
+  virtual std::vector<CircuitRec> stored_circuits() = 0;
+  // Then one of the callbacks runs, on the loop: added(false) when the name is taken; refused(status,
+  // why) when the store cannot take the change now.
   virtual void add_circuit(const CircuitRec& rec, std::function<void(bool added)> added,
                            std::function<void(int status, const std::string& why)> refused) = 0;
   virtual void remove_circuit(const std::string& name, std::function<void()> removed,
@@ -92,12 +95,19 @@ class Queue {
   // and returns true. False where this daemon is the store's only writer: nothing is read.
   virtual bool watch_circuits(std::function<void(std::vector<CircuitRec>)> got,
                               std::function<void(const std::string&)> failed) = 0;
+};
 
+// A queue as the supervisor runs it: both of the above, and its start, tick, drain and stop.
+class QueueService : public Queue, public CircuitStore {
+ public:
+  // Start-up, before the loop: the jobs an earlier run left that are this node's to finish.
+  virtual void recover() = 0;
   // The loop's tick; changes the store could not write (a full disk) and writing them again.
   virtual void tick() = 0;
   virtual size_t held() const = 0;
   virtual bool flush_held() = 0;
-  // Writes whose answers the loop still waits for: the loop is not stopped before them.
+  // Work whose end the loop still waits for (writes, submissions on the thread pool): the loop is
+  // not stopped before it.
   virtual bool busy() const { return false; }
   // Draining: partitions queued here and not started may go to other nodes now.
   virtual void drain() = 0;
@@ -105,7 +115,6 @@ class Queue {
   virtual void stop() = 0;
   // The loop is ending: timers closed, what the store still has to write written (bounded wait).
   virtual void close() = 0;
-
   // What GET /v1/status and /metrics report of the queue.
   virtual JobStore::Counts counts() = 0;
   virtual nlohmann::json status() const = 0;

@@ -20,7 +20,7 @@
 
 namespace cuzk::sup {
 
-class SharedQueue final : public Queue {
+class SharedQueue final : public QueueService {
  public:
   // Connects and migrates before the loop starts, waiting (and telling systemd so) while the
   // database cannot be reached; then ends the leases an earlier run of this node left.

@@ -92,7 +92,7 @@ class Supervisor {
   uint64_t t0_ns_ = shm::monotonic_ns();
   Timeline timeline_{t0_ns_};           // opened at start when timeline.enabled
   std::string node_id_;                 // store.node_id, or <hostname>/<instance>
-  std::unique_ptr<Queue> queue_;        // LocalQueue (SQLite) or SharedQueue (PostgreSQL)
+  std::unique_ptr<QueueService> queue_;        // LocalQueue (SQLite) or SharedQueue (PostgreSQL)
   std::unique_ptr<http::Server> server_;
   Workers workers_;
   std::vector<Device> devices_;

@@ -29,8 +29,6 @@ struct RecordingQueue final : Queue {
   bool holding = true;  // every partition is this node's
   std::vector<std::string> told;
 
-  std::vector<CircuitRec> stored_circuits() override { return {}; }
-  void recover() override {}
   void submit(const http::Request&, std::shared_ptr<http::Responder>) override {}
   void get(uint64_t, double, const http::Request&, std::shared_ptr<http::Responder>) override {}
   void cancel(uint64_t, const http::Request&, std::shared_ptr<http::Responder>) override {}
@@ -49,21 +47,6 @@ struct RecordingQueue final : Queue {
     told.push_back("fail " + std::to_string(p) + ": " + why);
   }
   void want_work() override {}
-  void add_circuit(const CircuitRec&, std::function<void(bool)>, std::function<void(int, const std::string&)>) override {}
-  void remove_circuit(const std::string&, std::function<void()>, std::function<void(int, const std::string&)>) override {}
-  void serving(const std::vector<std::string>&) override {}
-  bool watch_circuits(std::function<void(std::vector<CircuitRec>)>, std::function<void(const std::string&)>) override {
-    return false;
-  }
-  void tick() override {}
-  size_t held() const override { return 0; }
-  bool flush_held() override { return true; }
-  void drain() override {}
-  void stop() override {}
-  void close() override {}
-  JobStore::Counts counts() override { return {}; }
-  nlohmann::json status() const override { return {}; }
-  std::string metrics() const override { return ""; }
 };
 
 class PartitionsTest : public ::testing::Test {
