@@ -161,7 +161,7 @@ void LocalQueue::finish_submission(const std::function<http::Response()>& make, 
     fs::remove_all(dir, ec);
   }
   r->send(std::move(resp));
-  c_.settled();
+  c_.settle();
 }
 
 std::string LocalQueue::new_upload_dir() {

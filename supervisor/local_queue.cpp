@@ -46,13 +46,13 @@ void LocalQueue::write(SqliteJournal::Work work, SqliteJournal::Failed failed) {
         return [this, then = work(st)] {
           writing_--;
           if (then) then();
-          c_.settled();
+          c_.settle();
         };
       },
       [this, failed = std::move(failed)](std::exception_ptr e) {
         writing_--;
         failed(e);
-        c_.settled();
+        c_.settle();
       });
 }
 
@@ -212,7 +212,7 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64
     }
     if (after) after();
     forget_ended();
-    c_.settled();
+    c_.settle();
   });
   // The last job of a removed circuit: the store forgets the circuit now.
   if (c_.cfg.circuits[circuit].removed) {

@@ -21,16 +21,15 @@
 #include "supervisor/http/http_server.hpp"
 #include "supervisor/intake/submission.hpp"
 #include "supervisor/store/job_store.hpp"
+#include "supervisor/supervisor_types.hpp"
 
 namespace cuzk::sup {
 
-struct ActiveJob;
 class Partitions;
 class Circuits;
 class Scheduler;
 class StateFolder;
 class Timeline;
-struct Phase;
 
 // What a queue works with, given at its construction: the loop, the configuration and this node's
 // id, the parts of the supervisor it reads and changes, and two of the supervisor's verbs.
@@ -48,6 +47,11 @@ struct QueueContext {
   std::function<void()> settled;
   // A job's results and uploads removed, off the loop (the stop waits for that too).
   std::function<void(const ActiveJob&)> remove_files;
+
+  // Calls settled where it matters: only a draining daemon waits for work to end.
+  void settle() const {
+    if (phase.draining) settled();
+  }
 };
 
 // A job's and its partitions' life on this node: what the API and the partitions use.

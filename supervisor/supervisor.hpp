@@ -98,7 +98,7 @@ class Supervisor {
   std::vector<Device> devices_;
   Partitions parts_{devices_, state_, timeline_};  // the jobs here, their queued partitions, the slots their work is in
   Phase phase_;
-  Circuits circuits_{cfg_, loop_, timeline_, parts_, phase_, [this] { maybe_finish_shutdown(); }};
+  Circuits circuits_{cfg_, loop_, timeline_, parts_, phase_, std::bind_front(&Supervisor::maybe_finish_shutdown, this)};
   Scheduler scheduler_{
       cfg_, circuits_, devices_, workers_, parts_, state_, phase_, timeline_, [this] { maybe_finish_shutdown(); }};
   SlotRings rings_{cfg_};

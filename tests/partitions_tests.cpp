@@ -63,7 +63,7 @@ class PartitionsTest : public ::testing::Test {
     devices_.push_back(std::move(d));
     parts_ = std::make_unique<Partitions>(devices_, *state_, timeline_);
     queue_.parts = parts_.get();
-    parts_->attach(queue_);
+    parts_->attach(queue_, [this](Device& d) { next_(d); });
     synth_.kind = WorkerKind::Synth, synth_.id = 1, synth_.epoch = 4, synth_.name = "synth0";
     gpu_.kind = WorkerKind::Gpu, gpu_.id = 2, gpu_.epoch = 7, gpu_.name = "gpu0";
   }
@@ -192,7 +192,7 @@ TEST_F(PartitionsTest, AReadySlotWaitsForTheGpuThenTheProofCompletesThePartition
   EXPECT_EQ(parts_->stats().synth_count, 1u);
   prove(t);
   proof_written(t);
-  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kOk));
   // The device is refilled with the slot free and before the partition's bookkeeping.
   EXPECT_EQ(refills_, (std::vector<std::string>{"slot free, progress 0 proving"}));
   EXPECT_EQ(queue_.told.back(), "done 0");
@@ -207,7 +207,7 @@ TEST_F(PartitionsTest, AProofWhoseResultFilesAreGoneIsSynthesizedAgain) {
   const Task t = proving(14);
   ActiveJob& j = *parts_->find(14);
   seg().force(t.slot, SlotState::Free);
-  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);  // its result files were never written
+  parts_->proved(gpu_, t, proof(t, shm::kOk));  // its result files were never written
   EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
   EXPECT_EQ(j.rec.parts[0].attempts, 1u);
   EXPECT_NE(j.rec.parts[0].error.find("result lost"), std::string::npos);
@@ -262,14 +262,14 @@ TEST_F(PartitionsTest, AFailedProofIsProvedAgainFromTheSameSlotThenFails) {
   for (uint32_t i = 1; i < kMaxAttempts; i++) {
     prove(t);
     seg().force(t.slot, SlotState::Ready);  // the worker gave the slot back
-    parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"), next_);
+    parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"));
     EXPECT_EQ(j.rec.parts[0].state, PState::Ready);
     EXPECT_EQ(j.rec.parts[0].attempts, i);
     EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
   }
   prove(t);
   seg().force(t.slot, SlotState::Ready);
-  parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"));
   EXPECT_EQ(queue_.told.back(), "fail 0: proving failed 3 times: device error");
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_TRUE(refills_.empty());
@@ -281,7 +281,7 @@ TEST_F(PartitionsTest, AFailedProofWhoseResultsCannotBeWrittenWaitsWithoutAnAtte
   seg().force(t.slot, SlotState::Ready);
   fs::remove_all(shm::results_root(state_dir_.string()));
   std::ofstream(shm::results_root(state_dir_.string())) << "not a folder";
-  parts_->proved(gpu_, t, proof(t, shm::kFailed, "cannot write the proof"), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kFailed, "cannot write the proof"));
   EXPECT_TRUE(state_->full());
   EXPECT_EQ(j.rec.parts[0].attempts, 0u);
   EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
@@ -304,7 +304,7 @@ TEST_F(PartitionsTest, AReportOnAPartitionNoLongerHeldOnlyFreesTheSlot) {
 TEST_F(PartitionsTest, AStaleProofReportFreesItsSlotWhateverItsWord) {
   const Task t = proving(22);
   queue_.holding = false;
-  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);  // the word still says PROVING
+  parts_->proved(gpu_, t, proof(t, shm::kOk));  // the word still says PROVING
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_FALSE(devices_[0].slots[0].used);
   EXPECT_TRUE(refills_.empty());
@@ -316,7 +316,7 @@ TEST_F(PartitionsTest, AStaleReportLeavesASlotGivenToAnotherTask) {
   const Task t = proving(25);
   queue_.holding = false;
   devices_[0].slots[0].job = 26;  // the slot is another task's now
-  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kOk));
   EXPECT_EQ(seg().state(0), SlotState::Proving);
   EXPECT_TRUE(devices_[0].slots[0].used);
 }
@@ -329,7 +329,7 @@ TEST_F(PartitionsTest, TheSlotOfAProvedPartitionIsUsedAgainWhateverItsWordSaid) 
     const Task t = proving(30 + damaged % 7);
     proof_written(t);
     seg().slot(t.slot).state.store(damaged);
-    parts_->proved(gpu_, t, proof(t, shm::kOk), next_);
+    parts_->proved(gpu_, t, proof(t, shm::kOk));
     EXPECT_EQ(queue_.told.back(), "done 0");
     EXPECT_EQ(refills_.back().substr(0, 9), "slot free");
     EXPECT_EQ(seg().state(t.slot), SlotState::Free);
