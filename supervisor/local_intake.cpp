@@ -2,13 +2,14 @@
 // clients' files copied and their inputs files parsed on the thread pool, then stored in one
 // transaction and queued here.
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <filesystem>
+
+#include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
 #include "supervisor/intake/job_access.hpp"

@@ -3,10 +3,11 @@
 // local_intake.cpp.
 #include "supervisor/local_queue.hpp"
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <filesystem>
+
+#include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
 #include "supervisor/intake/job_access.hpp"

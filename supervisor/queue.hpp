@@ -14,9 +14,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "supervisor/http/http_server.hpp"
 #include "supervisor/intake/submission.hpp"

@@ -1,13 +1,14 @@
 // The shared queue's claims, leases and reports (shared_queue.hpp).
 #include "supervisor/shared_queue.hpp"
 
-#include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
 #include "supervisor/scheduler.hpp"
