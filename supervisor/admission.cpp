@@ -5,10 +5,6 @@
 
 namespace cuzk::sup {
 
-Client Admission::client(const http::Request& req) const {
-  return {submitter_of(req), reader_of(req), highest_priority(req, cfg_.daemon.max_client_priority)};
-}
-
 Admitted Admission::admit(const std::string& body, const Client& c, size_t unfinished,
                           const StreamedBody* streamed) const {
   Admitted a;

@@ -11,20 +11,11 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "supervisor/http/http_server.hpp"
-#include "supervisor/intake/job_access.hpp"
+#include "supervisor/intake/client.hpp"
 #include "supervisor/intake/submission.hpp"
 #include "supervisor/intake/upload_stream.hpp"
 
 namespace cuzk::sup {
-
-// Who submits, from the request: the class its job is recorded under, whose permissions decide
-// which files it may name, and the highest priority it may ask for.
-struct Client {
-  std::string submitter;
-  FileReader reader;
-  Priority highest = Priority::Normal;
-};
 
 // A submission that passed every check: what it asks for, and each partition's input.
 struct Admitted {
@@ -39,7 +30,6 @@ class Admission {
   Admission(const config::Config& cfg, std::function<const SubmitValidator&()> validator, std::string where)
       : cfg_(cfg), validator_(std::move(validator)), where_(std::move(where)) {}
 
-  Client client(const http::Request& req) const;
   // The submission checked whole: its fields, the room for it (unfinished: the queue's unfinished
   // jobs) when it has no request id, each partition's input, then its request id scoped to the
   // submitter and the digest of what it asks for. A request with an id may name a job stored

@@ -36,9 +36,9 @@ class LocalQueue final : public QueueService {
   std::vector<CircuitRec> stored_circuits() override;
   void recover() override;
 
-  void submit(const http::Request& req, std::shared_ptr<http::Responder> r) override;
-  void get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) override;
-  void cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) override;
+  void submit(const Submission& s, Reply r) override;
+  void get(uint64_t id, double wait_s, const Viewer& viewer, Reply r) override;
+  void cancel(uint64_t id, const Viewer& viewer, Reply r) override;
 
   bool holds(const ActiveJob&, uint32_t) const override { return true; }
   void progress(ActiveJob& j, uint32_t p, bool job_started) override;
@@ -88,7 +88,7 @@ class LocalQueue final : public QueueService {
   ActiveJob* find_job(uint64_t id);
   // Job id as the request's client may see it: known here (find_job), else as stored (read once).
   // False for a job that does not exist and for another class's job alike (both answered 404).
-  bool find_visible(uint64_t id, const http::Request& req, ActiveJob*& active, std::optional<JobRec>& stored);
+  bool find_visible(uint64_t id, const Viewer& viewer, ActiveJob*& active, std::optional<JobRec>& stored);
   // The journal, started at the first write after start-up (start-up writes through writer_).
   SqliteJournal& journal();
   // Work on the journal's thread: what it returns runs on the loop once it is committed, else
@@ -105,28 +105,25 @@ class LocalQueue final : public QueueService {
   // upload_dir: a spooled body's uploads (or null, ""). r: where an answer given later goes; the
   // Response returned has status 0 then (clients' files are being copied on the thread pool,
   // after_copies answers).
-  http::Response submit_body(const std::string& body, const Client& client, const StreamedBody* streamed,
-                             const std::string& upload_dir, std::shared_ptr<http::Responder> r);
-  void submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r);
+  Answer submit_body(const std::string& body, const Client& client, const StreamedBody* streamed,
+                     const std::string& upload_dir, Reply r);
+  void submit_spooled(const Submission& s, Reply r);
   void after_spooled(SpoolWork& w);
   void after_copies(CopyWork& w);
-  std::optional<http::Response> existing_job(const SubmitRequest& sr);  // sr.request_id names a job already
+  std::optional<Answer> existing_job(const SubmitRequest& sr);  // sr.request_id names a job already
   // The answer to a submission whose request id names job `job` (the request's digest: digest).
-  http::Response twin_answer(const JobRec& job, const std::string& digest);
+  Answer twin_answer(const JobRec& job, const std::string& digest);
   // Stores the job: the answer comes through r once the journal has committed it (status 0 now).
-  http::Response store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
-                                 const std::string& submitter, const std::string& upload_dir,
-                                 const std::shared_ptr<http::Responder>& r);
-  http::Response store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
-                           const std::string& submitter, std::string upload_dir,
-                           const std::shared_ptr<http::Responder>& r);
+  Answer store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                         const std::string& submitter, const std::string& upload_dir, const Reply& r);
+  Answer store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs, const std::string& submitter,
+                   std::string upload_dir, const Reply& r);
   // The job is in the file: it joins the queue here, 201.
-  http::Response accepted(JobRec rec, uint32_t circuit, const std::string& upload_dir);
+  Answer accepted(JobRec rec, uint32_t circuit, const std::string& upload_dir);
   // Answers a submission finished off the loop (a spooled body, clients' files copied): make()
   // gives the answer (status 0: it comes later, from further work); any answer but 201 removes dir,
   // which no job then holds.
-  void finish_submission(const std::function<http::Response()>& make, const std::string& dir,
-                         const std::shared_ptr<http::Responder>& r);
+  void finish_submission(const std::function<Answer()>& make, const std::string& dir, const Reply& r);
   // Such work's failure as a SubmitError: 503 for a full or unwritable state folder (noted), else
   // its status; nothing when it did not fail.
   void throw_work_failure(const WorkFailure& f);

@@ -7,7 +7,8 @@
 //   database.
 // The supervisor calls these verbs and never asks which queue it holds. Each verb is called on
 // the loop; a queue that must wait for its store answers later, on the loop, through the callbacks
-// or responders it was given.
+// or replies it was given. No HTTP type reaches them: the API (api.cpp) makes its requests into
+// Submissions and Viewers, and its connections into Replies.
 #pragma once
 #include <uv.h>
 
@@ -19,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "supervisor/http/http_server.hpp"
+#include "supervisor/intake/client.hpp"
 #include "supervisor/intake/submission.hpp"
 #include "supervisor/store/job_store.hpp"
 #include "supervisor/supervisor_types.hpp"
@@ -31,6 +32,43 @@ class Circuits;
 class Scheduler;
 class StateFolder;
 class Timeline;
+
+// A client's answer as a queue gives it: a status and a JSON body, or an error's message; the API
+// makes it an HTTP response.
+struct Answer {
+  int status = 0;     // 0: not an answer (one comes later)
+  std::string body;   // JSON, for a status that is not an error
+  std::string error;  // the message, for an error
+  static Answer json(int status, std::string body) { return {status, std::move(body), {}}; }
+  static Answer refusal(int status, std::string why) { return {status, {}, std::move(why)}; }
+  static Answer later() { return {}; }
+};
+
+// Where one request's answer goes, once, now or later on the loop: the API's connection, seen
+// without its HTTP types (send and alive are the API's, for what `to` is).
+class Reply {
+ public:
+  using Send = void (*)(void* to, Answer a);
+  using Alive = bool (*)(const void* to);
+  Reply(std::shared_ptr<void> to, Send send, Alive alive) : to_(std::move(to)), send_(send), alive_(alive) {}
+  void send(Answer a) const { send_(to_.get(), std::move(a)); }
+  // Whether the client still waits for it.
+  bool alive() const { return alive_(to_.get()); }
+
+ private:
+  std::shared_ptr<void> to_;
+  Send send_;
+  Alive alive_;
+};
+
+// A submission as the queue takes it: its body (in memory, or a file the API spooled it to, kept
+// while `spool` is held) and its client.
+struct Submission {
+  const std::string& body;
+  std::string spool_path;             // "" when the body is in memory
+  std::shared_ptr<const void> spool;  // keeps spool_path until the queue lets go of it
+  Client client;
+};
 
 // What a queue works with, given at its construction: the loop, the configuration and this node's
 // id, the parts of the supervisor it reads and changes, and two of the supervisor's verbs.
@@ -60,10 +98,11 @@ class Queue {
  public:
   virtual ~Queue() = default;
 
-  // The API's job requests (docs/API.md). Each answers through r, now or later.
-  virtual void submit(const http::Request& req, std::shared_ptr<http::Responder> r) = 0;
-  virtual void get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) = 0;
-  virtual void cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) = 0;
+  // The API's job requests (docs/API.md), its checks made (Admission). Each answers through r, now
+  // or later. viewer: who asks, and so which jobs it may see (another's read as missing).
+  virtual void submit(const Submission& s, Reply r) = 0;
+  virtual void get(uint64_t id, double wait_s, const Viewer& viewer, Reply r) = 0;
+  virtual void cancel(uint64_t id, const Viewer& viewer, Reply r) = 0;
 
   // A partition this node works on. holds: whether it is still this node's (a shared queue's lease
   // may have gone to another node); a report on one it does not hold is ignored.

@@ -29,9 +29,9 @@ class SharedQueue final : public QueueService {
   std::vector<CircuitRec> stored_circuits() override { return std::move(stored_); }
   void recover() override {}  // nothing is this node's until it claims it
 
-  void submit(const http::Request& req, std::shared_ptr<http::Responder> r) override;
-  void get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) override;
-  void cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) override;
+  void submit(const Submission& s, Reply r) override;
+  void get(uint64_t id, double wait_s, const Viewer& viewer, Reply r) override;
+  void cancel(uint64_t id, const Viewer& viewer, Reply r) override;
 
   bool holds(const ActiveJob& j, uint32_t p) const override;
   void progress(ActiveJob& j, uint32_t p, bool) override { report(j, p, ""); }  // a claim makes a job Running
@@ -71,9 +71,8 @@ class SharedQueue final : public QueueService {
   void forget_partition(const Lease& lease);
   void forget_job_if_idle(uint64_t id);
   void drop_job(ActiveJob& j);
-  void store_job(const SubmitRequest& sr, const std::string& submitter, std::vector<PreparedInput> inputs,
-                 std::shared_ptr<http::Responder> r);
-  void poll(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer);
+  void store_job(const SubmitRequest& sr, const std::string& submitter, std::vector<PreparedInput> inputs, Reply r);
+  void poll(uint64_t id, uint64_t deadline_ns, Reply r, Viewer viewer);
 
   QueueContext c_;
   std::unique_ptr<StoreThread> store_;

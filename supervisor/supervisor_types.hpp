@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "shm/slot_ring.hpp"
-#include "supervisor/http/http_server.hpp"
 #include "supervisor/store/job_store.hpp"
 
 namespace cuzk::sup {

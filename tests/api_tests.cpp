@@ -976,6 +976,21 @@ TEST(JobAccess, SubmitterClasses) {
 }
 
 // Operators may give any priority; other clients at most daemon.max_client_priority.
+// What the queues are given instead of the request, a Viewer, lets a client see exactly the jobs
+// may_access lets it see.
+TEST(JobAccess, AViewerSeesWhatMayAccessAllows) {
+  const uint32_t daemon = uint32_t(::geteuid());
+  std::vector<http::Request> clients(6);
+  clients[0].peer.unix_creds = true, clients[0].peer.uid = 1000;
+  clients[1].peer.unix_creds = true, clients[1].peer.uid = 1001;
+  clients[2].peer.unix_creds = true, clients[2].peer.uid = daemon;
+  clients[3].via_tcp = true;
+  clients[4].via_tcp = true, clients[4].admin = true;  // clients[5]: a unix peer without credentials
+  for (size_t i = 0; i < clients.size(); i++)
+    for (const char* owner : {"unix:1000", "unix:1001", "tcp", "", "unix:?", "unix:0"})
+      EXPECT_EQ(viewer_of(clients[i])(owner), may_access(owner, clients[i], daemon)) << "client " << i << ", " << owner;
+}
+
 TEST(JobAccess, OnlyOperatorsMayGoAboveTheClientsHighestPriority) {
   http::Request self, other, tcp;
   self.peer.unix_creds = other.peer.unix_creds = true;

@@ -18,7 +18,6 @@ using namespace cuzk::sup;
 using cuzk::shm::SlotState;
 namespace fs = std::filesystem;
 namespace shm = cuzk::shm;
-namespace http = cuzk::http;
 
 namespace {
 
@@ -29,9 +28,9 @@ struct RecordingQueue final : Queue {
   bool holding = true;  // every partition is this node's
   std::vector<std::string> told;
 
-  void submit(const http::Request&, std::shared_ptr<http::Responder>) override {}
-  void get(uint64_t, double, const http::Request&, std::shared_ptr<http::Responder>) override {}
-  void cancel(uint64_t, const http::Request&, std::shared_ptr<http::Responder>) override {}
+  void submit(const Submission&, Reply) override {}
+  void get(uint64_t, double, const Viewer&, Reply) override {}
+  void cancel(uint64_t, const Viewer&, Reply) override {}
   bool holds(const ActiveJob&, uint32_t) const override { return holding; }
   void progress(ActiveJob& j, uint32_t p, bool job_started) override {
     told.push_back("progress " + std::to_string(p) + " " + to_string(j.rec.parts[p].state) +
