@@ -112,54 +112,14 @@ std::string not_own(int fd, const std::string& name) {
 uint64_t shm_free_bytes() { return shm_bytes(true); }
 uint64_t shm_size_bytes() { return shm_bytes(false); }
 
+void Segment::out_of_range(uint32_t i) const {
+  throw std::out_of_range("slot " + std::to_string(i) + " of " + std::to_string(hdr_->n_slots));
+}
+
 struct Segment::Impl {
   bip::shared_memory_object obj;
   bip::mapped_region region;
 };
-
-SlotHeader& Segment::slot(uint32_t i) const {
-  if (i >= hdr_->n_slots) throw std::out_of_range("slot " + std::to_string(i) + " of " + std::to_string(hdr_->n_slots));
-  return reinterpret_cast<SlotHeader*>(reinterpret_cast<char*>(base_) + round_up(sizeof(SegmentHeader), 64))[i];
-}
-
-bool Segment::transition(uint32_t i, SlotState from, SlotState to) const {
-  uint32_t expect = uint32_t(from);
-  return slot(i).state.compare_exchange_strong(expect, uint32_t(to), std::memory_order_acq_rel);
-}
-
-void Segment::force(uint32_t i, SlotState to) const { slot(i).state.store(uint32_t(to), std::memory_order_release); }
-
-bool Segment::assign(uint32_t i, Owner o, uint64_t job, uint32_t partition, uint32_t circuit) const {
-  SlotHeader& h = slot(i);
-  if (state(i) != SlotState::Free) return false;
-  h.owner_worker = o.worker;
-  h.owner_epoch = o.epoch;
-  h.job = job;
-  h.partition = partition;
-  h.circuit = circuit;
-  h.generation++;
-  h.n_vars = 0;
-  h.domain_size = 0;
-  h.synth_end_ns = 0;
-  h.cancel.store(0, std::memory_order_relaxed);
-  // The release of the new state publishes the header to the worker that acquires it.
-  return transition(i, SlotState::Free, SlotState::Synthesizing);
-}
-
-void Segment::hand_over(uint32_t i, Owner o) const {
-  SlotHeader& h = slot(i);
-  h.owner_worker = o.worker;
-  h.owner_epoch = o.epoch;
-}
-
-bool Segment::owned_by(uint32_t i, Owner o, uint64_t job, uint32_t partition) const {
-  const SlotHeader& h = slot(i);
-  return h.owner_worker == o.worker && h.owner_epoch == o.epoch && h.job == job && h.partition == partition;
-}
-
-void Segment::cancel(uint32_t i) const { slot(i).cancel.store(1, std::memory_order_release); }
-
-bool Segment::cancelled(uint32_t i) const { return slot(i).cancel.load(std::memory_order_acquire) != 0; }
 
 char* Segment::vec(uint32_t i, int k) const {
   (void)slot(i);  // range check

@@ -26,6 +26,21 @@ namespace {
 
 constexpr double kMaxWaitS = 3600;
 
+// The queues' answers go to the HTTP connection the request came on.
+Reply reply_to(std::shared_ptr<http::Responder> r) {
+  return Reply(
+      std::move(r),
+      [](void* to, Answer a) {
+        http::Response resp;
+        if (a.error.empty())
+          resp.status = a.status, resp.body = std::move(a.body);
+        else
+          resp = http::Response::error(a.status, a.error);
+        static_cast<http::Responder*>(to)->send(std::move(resp));
+      },
+      [](const void* to) { return static_cast<const http::Responder*>(to)->alive(); });
+}
+
 }  // namespace
 
 void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responder> r) {
@@ -36,14 +51,16 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
       if (req.method != "POST") return r->send(http::Response::error(405, "use POST for " + p));
       if (phase_.draining)
         return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
-      return queue_->submit(req, r);
+      const Submission s{req.body, req.body_file ? req.body_file->path : std::string(), req.body_file,
+                         client_of(req, cfg_.daemon.max_client_priority)};
+      return queue_->submit(s, reply_to(r));
     }
     if (p.rfind("/v1/proofs/", 0) == 0) {
       const std::string id_text = p.substr(11);
       const std::optional<uint64_t> parsed = parse_job_id(id_text);
       if (!parsed) return r->send(http::Response::error(404, "no job '" + id_text + "' (ids are decimal numbers)"));
       const uint64_t id = *parsed;
-      if (req.method == "DELETE") return queue_->cancel(id, req, r);
+      if (req.method == "DELETE") return queue_->cancel(id, viewer_of(req), reply_to(r));
       if (req.method != "GET") return r->send(http::Response::error(405, "use GET or DELETE for " + p));
       double wait = 0;
       if (auto it = req.query.find("wait"); it != req.query.end()) {
@@ -53,7 +70,7 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
           return r->send(http::Response::error(400, "wait: not a number of seconds: '" + it->second + "'"));
         wait = std::min(wait, kMaxWaitS);
       }
-      return queue_->get(id, wait, req, r);
+      return queue_->get(id, wait, viewer_of(req), reply_to(r));
     }
     if (p == "/v1/circuits" || p.rfind("/v1/circuits/", 0) == 0) return circuits_.handle(req, r);
     if (p == "/v1/status") {

@@ -151,7 +151,7 @@ const std::string* Circuits::removed_unserved(const std::string& name) const {
 // added; one that fails (its files gone or moved out of key_dirs, a configured circuit of the same
 // name) is listed as not served, with why, and the daemon starts without it. A removed one that the
 // store keeps for its unfinished jobs is served for them, marked removed: it takes no new job.
-void Circuits::restore(Queue& q, const std::vector<CircuitRec>& stored, uint64_t max_vars, uint64_t max_domain) {
+void Circuits::restore(CircuitStore& q, const std::vector<CircuitRec>& stored, uint64_t max_vars, uint64_t max_domain) {
   queue_ = &q;
   max_vars_ = max_vars, max_domain_ = max_domain;
   for (const CircuitRec& rec : stored) {

@@ -15,11 +15,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
 #include "groth16/formats.hpp"
@@ -55,7 +56,7 @@ class Circuits {
   void open_configured();
   // Then, with the rings sized: the store's runtime circuits served again where they can be, and
   // the workers' list written; q is told which circuits this node serves, now and on each change.
-  void restore(Queue& q, const std::vector<CircuitRec>& stored, uint64_t max_vars, uint64_t max_domain);
+  void restore(CircuitStore& q, const std::vector<CircuitRec>& stored, uint64_t max_vars, uint64_t max_domain);
 
   size_t size() const { return cfg_.circuits.size(); }
   const config::CircuitConfig& operator[](uint32_t i) const { return cfg_.circuits[i]; }
@@ -103,7 +104,7 @@ class Circuits {
   const Partitions& parts_;
   const Phase& phase_;
   std::function<void()> ended_;
-  Queue* queue_ = nullptr;
+  CircuitStore* queue_ = nullptr;
   uint64_t max_vars_ = 0, max_domain_ = 0;                    // the slot rings'
   std::vector<ZKeyHeader> keys_;                              // per circuit: nVars, nPublic, domain size, curve
   std::vector<std::optional<witness::Manifest>> generators_;  // per circuit: its witness generator, if any

@@ -1,10 +1,11 @@
 // Scheduling (scheduler.hpp): pairs queued partitions with idle synthesis workers and free slots,
 // and READY slots with their device's GPU worker, which holds up to proofs_in_flight of them.
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <climits>
 #include <tuple>
+
+#include <spdlog/spdlog.h>
 
 #include "supervisor/scheduler.hpp"
 #include "timeline/events.hpp"

@@ -2,13 +2,14 @@
 // clients' files copied and their inputs files parsed on the thread pool, then stored in one
 // transaction and queued here.
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <filesystem>
+
+#include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
 #include "supervisor/intake/job_access.hpp"
@@ -76,7 +77,7 @@ struct WorkFailure {
 struct CopyWork {
   uv_work_t req;
   LocalQueue* self;
-  std::shared_ptr<http::Responder> r;
+  std::optional<Reply> r;
   SubmitRequest sr;
   std::vector<PreparedInput> inputs;
   std::string submitter, dir;
@@ -88,11 +89,10 @@ struct CopyWork {
 struct SpoolWork {
   uv_work_t req;
   LocalQueue* self;
-  std::shared_ptr<http::Responder> r;
-  std::shared_ptr<const http::SpooledBody> body;
-  std::string dir, submitter;
-  FileReader reader;
-  Priority highest;
+  std::optional<Reply> r;
+  std::shared_ptr<const void> spool;  // the spooled body, removed when let go
+  std::string path, dir;
+  Client client;
   uint64_t max_json;
   size_t max_witnesses;
   StreamedBody out;
@@ -101,15 +101,14 @@ struct SpoolWork {
 
 // A body spooled to a file: its base64 witnesses are decoded into the job's upload folder on the
 // thread pool, and the rest of the submission is checked back on the loop.
-void LocalQueue::submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r) {
+void LocalQueue::submit_spooled(const Submission& s, Reply r) {
   auto* w = new SpoolWork{};
   w->req.data = w;
   w->self = this;
   w->r = std::move(r);
-  w->body = req.body_file;
-  w->submitter = submitter_of(req);
-  w->reader = reader_of(req);
-  w->highest = highest_priority(req, c_.cfg.daemon.max_client_priority);
+  w->spool = s.spool;
+  w->path = s.spool_path;
+  w->client = s.client;
   w->dir = new_upload_dir();
   w->max_json = c_.cfg.limits.upload_memory;
   w->max_witnesses = 0;
@@ -119,11 +118,11 @@ void LocalQueue::submit_spooled(const http::Request& req, std::shared_ptr<http::
       c_.loop, &w->req,
       [](uv_work_t* q) {
         auto* w = static_cast<SpoolWork*>(q->data);
-        w->failed.capture([&] { w->out = stream_uploads(w->body->path, w->dir, w->max_json, w->max_witnesses); });
+        w->failed.capture([&] { w->out = stream_uploads(w->path, w->dir, w->max_json, w->max_witnesses); });
       },
       [](uv_work_t* q, int) {
         std::unique_ptr<SpoolWork> w(static_cast<SpoolWork*>(q->data));
-        w->body.reset();  // the spool file is removed
+        w->spool.reset();  // the spool file is removed
         w->self->works_--;
         w->self->after_spooled(*w);
       });
@@ -134,9 +133,9 @@ void LocalQueue::after_spooled(SpoolWork& w) {
       [&] {
         throw_work_failure(w.failed);
         // An answer of status 0 comes after the copies of clients' files (after_copies).
-        return submit_body(w.out.json, w.submitter, w.reader, w.highest, &w.out, w.dir, w.r);
+        return submit_body(w.out.json, w.client, &w.out, w.dir, *w.r);
       },
-      w.dir, w.r);
+      w.dir, *w.r);
 }
 
 void LocalQueue::throw_work_failure(const WorkFailure& f) {
@@ -147,24 +146,23 @@ void LocalQueue::throw_work_failure(const WorkFailure& f) {
   if (f.status) throw SubmitError(f.status, f.error);
 }
 
-void LocalQueue::finish_submission(const std::function<http::Response()>& make, const std::string& dir,
-                                   const std::shared_ptr<http::Responder>& r) {
-  http::Response resp;
+void LocalQueue::finish_submission(const std::function<Answer()>& make, const std::string& dir, const Reply& r) {
+  Answer resp;
   try {
     resp = make();
     if (!resp.status) return;
   } catch (const SubmitError& e) {
-    resp = http::Response::error(e.status, e.what());
+    resp = Answer::refusal(e.status, e.what());
   } catch (const std::exception& e) {
     spdlog::error("POST /v1/proofs: {}", e.what());
-    resp = http::Response::error(500, e.what());
+    resp = Answer::refusal(500, e.what());
   }
   if (resp.status != 201) {  // no job took the folder
     std::error_code ec;
     fs::remove_all(dir, ec);
   }
-  r->send(std::move(resp));
-  c_.settled();
+  r.send(std::move(resp));
+  c_.settle();
 }
 
 std::string LocalQueue::new_upload_dir() {
@@ -173,27 +171,19 @@ std::string LocalQueue::new_upload_dir() {
       .string();
 }
 
-http::Response LocalQueue::submit_body(const std::string& body, const std::string& submitter, const FileReader& reader,
-                                       Priority highest, const StreamedBody* streamed, const std::string& upload_dir,
-                                       std::shared_ptr<http::Responder> r) {
-  if (c_.phase.draining) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
-  SubmitRequest sr = c_.circuits.validator().parse(body, highest);
-  auto room = [&] {
-    const size_t unfinished = c_.parts.jobs().size();
-    if (unfinished >= c_.cfg.limits.max_queued_jobs)
-      throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
-  };
-  if (sr.request_id.empty()) room();
-  const std::vector<PreparedInput> inputs = c_.circuits.validator().prepare(sr, reader, streamed);
+Answer LocalQueue::submit_body(const std::string& body, const Client& client, const StreamedBody* streamed,
+                               const std::string& upload_dir, Reply r) {
+  if (c_.phase.draining) return Answer::refusal(503, "the daemon is shutting down; not accepting jobs");
+  Admitted a = admission_.admit(body, client, c_.parts.jobs().size(), streamed);
+  SubmitRequest& sr = a.request;
+  const std::vector<PreparedInput>& inputs = a.inputs;
   if (!sr.request_id.empty()) {
-    // The client's own id only (request_key.hpp); the same request gets its job back.
-    sr.request_id = request_key(submitter, sr.request_id);
-    sr.request_digest = request_digest(sr, inputs, streamed);
-    if (auto resp = existing_job(sr)) return *resp;
-    room();
+    if (auto resp = existing_job(sr)) return *resp;  // the same request gets its job back
+    admission_.check_room(c_.parts.jobs().size());
   }
   bool copies = false;
   for (const PreparedInput& in : inputs) copies = copies || in.source;
+  const std::string& submitter = client.submitter;
   if (!copies) return store_or_refuse(sr, inputs, submitter, upload_dir, r);
   // Clients' files are copied into the upload folder, and their inputs files read and checked, on
   // the thread pool (a large file would hold the loop); the job is stored back on the loop
@@ -237,26 +227,24 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
         w->self->works_--;
         w->self->after_copies(*w);
       });
-  http::Response later;
-  later.status = 0;
-  return later;
+  return Answer::later();
 }
 
 // A job stored already under the request id (one whose insert is still being committed is found
 // by the insert itself: store_job).
-std::optional<http::Response> LocalQueue::existing_job(const SubmitRequest& sr) {
+std::optional<Answer> LocalQueue::existing_job(const SubmitRequest& sr) {
   const std::optional<uint64_t> id = reader_->find_request(sr.request_id);
   if (!id) return std::nullopt;
   const ActiveJob* a = find_job(*id);
   return twin_answer(a ? a->rec : *reader_->load(*id), sr.request_digest);
 }
 
-http::Response LocalQueue::twin_answer(const JobRec& job, const std::string& digest) {
+Answer LocalQueue::twin_answer(const JobRec& job, const std::string& digest) {
   SubmitRequest sr;
   sr.request_digest = digest;
   check_same_request(job, sr);
-  return http::Response::json(
-      200, json{{"id", std::to_string(job.id)}, {"state", to_string(job.state)}, {"existing", true}}.dump());
+  return Answer::json(200,
+                      json{{"id", std::to_string(job.id)}, {"state", to_string(job.state)}, {"existing", true}}.dump());
 }
 
 // A write that fails is the daemon's fault, never the job's: 503, the reason in the log only.
@@ -274,9 +262,8 @@ void LocalQueue::refuse_write(std::exception_ptr e) {
   throw SubmitError(503, c_.state.full_message());
 }
 
-http::Response LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
-                                           const std::string& submitter, const std::string& upload_dir,
-                                           const std::shared_ptr<http::Responder>& r) {
+Answer LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                                   const std::string& submitter, const std::string& upload_dir, const Reply& r) {
   try {
     return store_job(sr, inputs, submitter, upload_dir, r);
   } catch (const SubmitError&) {
@@ -295,19 +282,18 @@ void LocalQueue::after_copies(CopyWork& w) {
         throw_work_failure(w.failed);
         for (size_t i = 0; i < w.inputs.size(); i++)
           if (!w.dest[i].empty()) w.inputs[i].path = w.dest[i], w.inputs[i].stored = true, w.inputs[i].source.reset();
-        std::optional<http::Response> twin = w.sr.request_id.empty() ? std::nullopt : existing_job(w.sr);
-        return twin ? *twin : store_or_refuse(w.sr, w.inputs, w.submitter, w.dir, w.r);
+        std::optional<Answer> twin = w.sr.request_id.empty() ? std::nullopt : existing_job(w.sr);
+        return twin ? *twin : store_or_refuse(w.sr, w.inputs, w.submitter, w.dir, *w.r);
       },
-      w.dir, w.r);
+      w.dir, *w.r);
 }
 
 // Stores an accepted submission: its uploads, then the job in one transaction, on the journal's
 // thread; answered through r once it is committed (201, or the job a twin request stored first
 // under the same id), or refused with nothing of it left. upload_dir: the folder its streamed
 // uploads are in already, or "".
-http::Response LocalQueue::store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
-                                     const std::string& submitter, std::string upload_dir,
-                                     const std::shared_ptr<http::Responder>& r) {
+Answer LocalQueue::store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                             const std::string& submitter, std::string upload_dir, const Reply& r) {
   const config::CircuitConfig& cc = c_.cfg.circuits[sr.circuit];
 
   JobRec rec = job_record(sr, cc.name, submitter);
@@ -346,14 +332,12 @@ http::Response LocalQueue::store_job(const SubmitRequest& sr, const std::vector<
         };
       },
       [this, upload_dir, r](std::exception_ptr e) {
-        finish_submission([&]() -> http::Response { refuse_write(e); }, upload_dir, r);
+        finish_submission([&]() -> Answer { refuse_write(e); }, upload_dir, r);
       });
-  http::Response later;
-  later.status = 0;
-  return later;
+  return Answer::later();
 }
 
-http::Response LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::string& upload_dir) {
+Answer LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::string& upload_dir) {
   const uint64_t id = rec.id;
   const size_t parts = rec.parts.size();
   const std::string kind = to_string(rec.input), priority = to_string(rec.priority), name = rec.circuit;
@@ -371,15 +355,12 @@ http::Response LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::str
                         .str());
   spdlog::info("job {}: {} x {} ({}, {})", id, parts, name, priority, kind);
   c_.scheduler.schedule();
-  return http::Response::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump());
+  return Answer::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump());
 }
 
-void LocalQueue::submit(const http::Request& req, std::shared_ptr<http::Responder> r) {
-  if (req.body_file) return submit_spooled(req, r);
-  if (http::Response resp = submit_body(req.body, submitter_of(req), reader_of(req),
-                                        highest_priority(req, c_.cfg.daemon.max_client_priority), nullptr, "", r);
-      resp.status)
-    r->send(std::move(resp));
+void LocalQueue::submit(const Submission& s, Reply r) {
+  if (!s.spool_path.empty()) return submit_spooled(s, std::move(r));
+  if (Answer resp = submit_body(s.body, s.client, nullptr, "", r); resp.status) r.send(std::move(resp));
 }
 
 }  // namespace cuzk::sup

@@ -3,10 +3,11 @@
 // local_intake.cpp.
 #include "supervisor/local_queue.hpp"
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <filesystem>
+
+#include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
 #include "supervisor/intake/job_access.hpp"
@@ -23,7 +24,8 @@ LocalQueue::LocalQueue(const QueueContext& c, const std::string& path)
     : c_(c),
       writer_(std::make_unique<SqliteStore>(path)),
       reader_(std::make_unique<SqliteStore>(path)),
-      polls_(c.loop) {}
+      polls_(c.loop),
+      admission_(c.cfg, validator_of(c.circuits), "") {}
 
 SqliteJournal& LocalQueue::journal() {
   if (!journal_) journal_ = std::make_unique<SqliteJournal>(c_.loop, std::move(writer_));
@@ -45,13 +47,13 @@ void LocalQueue::write(SqliteJournal::Work work, SqliteJournal::Failed failed) {
         return [this, then = work(st)] {
           writing_--;
           if (then) then();
-          c_.settled();
+          c_.settle();
         };
       },
       [this, failed = std::move(failed)](std::exception_ptr e) {
         writing_--;
         failed(e);
-        c_.settled();
+        c_.settle();
       });
 }
 
@@ -211,7 +213,7 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64
     }
     if (after) after();
     forget_ended();
-    c_.settled();
+    c_.settle();
   });
   // The last job of a removed circuit: the store forgets the circuit now.
   if (c_.cfg.circuits[circuit].removed) {
@@ -230,45 +232,43 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64
   }
 }
 
-bool LocalQueue::find_visible(uint64_t id, const http::Request& req, ActiveJob*& active,
-                              std::optional<JobRec>& stored) {
+bool LocalQueue::find_visible(uint64_t id, const Viewer& viewer, ActiveJob*& active, std::optional<JobRec>& stored) {
   active = find_job(id);
   if (!active) stored = reader_->load(id);
   const JobRec* rec = active ? &active->rec : stored ? &*stored : nullptr;
-  return rec && may_access(rec->submitter, req, uint32_t(::geteuid()));
+  return rec && viewer(rec->submitter);
 }
 
-void LocalQueue::get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) {
+void LocalQueue::get(uint64_t id, double wait_s, const Viewer& viewer, Reply r) {
   ActiveJob* j = nullptr;
   std::optional<JobRec> rec;
-  if (!find_visible(id, req, j, rec)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-  if (!j) return r->send(http::Response::json(200, sup::job_json(*rec).dump()));
-  if (wait_s <= 0 || (is_final(j->rec.state) && !ending(id)))
-    return r->send(http::Response::json(200, shown_json(*j).dump()));
+  if (!find_visible(id, viewer, j, rec)) return r.send(Answer::refusal(404, "no job " + std::to_string(id)));
+  if (!j) return r.send(Answer::json(200, sup::job_json(*rec).dump()));
+  if (wait_s <= 0 || (is_final(j->rec.state) && !ending(id))) return r.send(Answer::json(200, shown_json(*j).dump()));
   // Long poll: answered when the job's end is stored (notify_waiters) or when the timer fires.
-  polls_.wait(id, uint64_t(wait_s * 1000), std::move(r), [this, id](const std::shared_ptr<http::Responder>& r) {
+  polls_.wait(id, uint64_t(wait_s * 1000), std::move(r), [this, id](const Reply& r) {
     if (ActiveJob* a = find_job(id))
-      r->send(http::Response::json(200, shown_json(*a).dump()));
+      r.send(Answer::json(200, shown_json(*a).dump()));
     else if (auto rec = reader_->load(id))
-      r->send(http::Response::json(200, sup::job_json(*rec).dump()));
+      r.send(Answer::json(200, sup::job_json(*rec).dump()));
   });
 }
 
-void LocalQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) {
+void LocalQueue::cancel(uint64_t id, const Viewer& viewer, Reply r) {
   ActiveJob* j = nullptr;
   std::optional<JobRec> rec;
-  if (!find_visible(id, req, j, rec)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  if (!find_visible(id, viewer, j, rec)) return r.send(Answer::refusal(404, "no job " + std::to_string(id)));
   if (const JState st = j ? j->rec.state : rec->state; !j || is_final(st))
-    return r->send(http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(st)));
+    return r.send(Answer::refusal(409, "job " + std::to_string(id) + " is already " + to_string(st)));
   // Answered once the cancel is stored.
   finish(*j, JState::Cancelled, "cancelled by request", -1, [r, id] {
-    r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
+    r.send(Answer::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
   });
   c_.scheduler.schedule();
 }
 
 void LocalQueue::notify_waiters(ActiveJob& j) {
-  polls_.answer(j.rec.id, [&] { return http::Response::json(200, sup::job_json(j.rec).dump()); });
+  polls_.answer(j.rec.id, [&] { return Answer::json(200, sup::job_json(j.rec).dump()); });
 }
 
 std::function<void(std::exception_ptr)> LocalQueue::circuit_refusal(

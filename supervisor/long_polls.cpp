@@ -1,6 +1,7 @@
 // Long polls (long_polls.hpp).
 #include "supervisor/long_polls.hpp"
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -9,12 +10,12 @@ namespace cuzk::sup {
 struct LongPolls::Poll {
   uv_timer_t timer{};
   LongPolls* owner = nullptr;
-  std::shared_ptr<http::Responder> r;
+  std::optional<Reply> r;
   Timeout timeout;
   std::multimap<uint64_t, Poll*>::iterator at;
 };
 
-void LongPolls::wait(uint64_t id, uint64_t ms, std::shared_ptr<http::Responder> r, Timeout timeout) {
+void LongPolls::wait(uint64_t id, uint64_t ms, Reply r, Timeout timeout) {
   auto* p = new Poll;
   p->owner = this;
   p->r = std::move(r);
@@ -26,7 +27,7 @@ void LongPolls::wait(uint64_t id, uint64_t ms, std::shared_ptr<http::Responder> 
       &p->timer,
       [](uv_timer_t* t) {
         auto* p = static_cast<Poll*>(t->data);
-        std::shared_ptr<http::Responder> r = std::move(p->r);
+        const Reply r = std::move(*p->r);
         Timeout timeout = std::move(p->timeout);
         p->owner->end(p);
         timeout(r);  // may wait again (a shared queue looks at the store once more)
@@ -40,16 +41,16 @@ void LongPolls::end(Poll* p) {
   uv_close(reinterpret_cast<uv_handle_t*>(&p->timer), [](uv_handle_t* h) { delete static_cast<Poll*>(h->data); });
 }
 
-void LongPolls::answer(uint64_t id, const std::function<http::Response()>& make) {
+void LongPolls::answer(uint64_t id, const std::function<Answer()>& make) {
   auto [lo, hi] = polls_.equal_range(id);
   if (lo == hi) return;
   std::vector<Poll*> waiting;
   for (auto it = lo; it != hi; ++it) waiting.push_back(it->second);
-  const http::Response resp = make();
+  const Answer a = make();
   for (Poll* p : waiting) {
-    std::shared_ptr<http::Responder> r = std::move(p->r);
+    const Reply r = std::move(*p->r);
     end(p);
-    r->send(resp);
+    r.send(a);
   }
 }
 

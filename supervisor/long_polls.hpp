@@ -10,13 +10,13 @@
 #include <map>
 #include <memory>
 
-#include "supervisor/http/http_server.hpp"
+#include "supervisor/queue.hpp"
 
 namespace cuzk::sup {
 
 class LongPolls {
  public:
-  using Timeout = std::function<void(const std::shared_ptr<http::Responder>&)>;
+  using Timeout = std::function<void(const Reply&)>;
 
   explicit LongPolls(uv_loop_t* loop) : loop_(loop) {}
   ~LongPolls() { close(); }
@@ -24,9 +24,9 @@ class LongPolls {
   LongPolls& operator=(const LongPolls&) = delete;
 
   // r waits for job id for ms at most; when nothing has answered it by then, timeout(r) does.
-  void wait(uint64_t id, uint64_t ms, std::shared_ptr<http::Responder> r, Timeout timeout);
-  // Every request waiting for job id is answered with make()'s response (made only when one waits).
-  void answer(uint64_t id, const std::function<http::Response()>& make);
+  void wait(uint64_t id, uint64_t ms, Reply r, Timeout timeout);
+  // Every request waiting for job id is answered with make()'s answer (made only when one waits).
+  void answer(uint64_t id, const std::function<Answer()>& make);
   size_t size() const { return polls_.size(); }
   // The loop is ending: every wait ends unanswered, its timer closed and its record freed once
   // libuv is done with the timer (the next turn of the loop).

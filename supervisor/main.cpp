@@ -1,14 +1,15 @@
 // cuzk-supervisor: the daemon's entry point. Validates the config (exit 78 on any error, naming
 // the key), then runs the supervisor loop in the foreground (systemd Type=notify).
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "common/exit_codes.hpp"
 #include "common/log_escape.hpp"

@@ -93,8 +93,7 @@ void Partitions::synthesized(const Worker& w, const Task& t, const shm::SynthDon
   else requeue(t.job, t.partition, w.name + ": " + m.error, true);
 }
 
-void Partitions::proved(const Worker& w, const Task& t, const shm::ProveDone& m,
-                        const std::function<void(Device&)>& prove_next) {
+void Partitions::proved(const Worker& w, const Task& t, const shm::ProveDone& m) {
   Device* d = device(t.device);
   ActiveJob* j = find(t.job);
   if (!j || is_final(j->rec.state) || !queue_->holds(*j, t.partition)) {
@@ -108,7 +107,7 @@ void Partitions::proved(const Worker& w, const Task& t, const shm::ProveDone& m,
       // The worker set the slot FREE before its report; set again here, so that a word a crash or
       // a stray write left otherwise cannot keep the slot from dispatch (which takes FREE slots).
       release_slot(d->id, t.slot);
-      prove_next(*d);
+      prove_next_(*d);
     }
     j->times[t.partition].prove_ms = m.prove_ms;
     stats_.prove_sum_s += m.prove_ms / 1000;

@@ -37,8 +37,11 @@ class Partitions {
 
   Partitions(std::vector<Device>& devices, StateFolder& state, Timeline& timeline)
       : devices_(devices), state_(state), timeline_(timeline) {}
-  // Before any job: where state changes are told.
-  void attach(Queue& q) { queue_ = &q; }
+  // Before any job: where state changes are told, and the scheduler's refill of a device's GPU
+  // worker (prove_next: called the moment a proved partition's slot is free again, so that the
+  // device's next READY slot goes out first and the bookkeeping after it, the store, reading the
+  // result files, a finished job's clean-up, runs while the GPU proves).
+  void attach(Queue& q, std::function<void(Device&)> prove_next) { queue_ = &q, prove_next_ = std::move(prove_next); }
   const Stats& stats() const { return stats_; }
   void count_proof() { stats_.proofs_done++; }
 
@@ -73,10 +76,7 @@ class Partitions {
   // The reports of task t, which worker w held (Workers::end_task): SynthDone and ProveDone. A
   // report on a partition this node no longer works on frees the slot and does nothing else.
   void synthesized(const Worker& w, const Task& t, const shm::SynthDone& m);
-  // prove_next(d): called the moment a proved partition's slot is free again, so that the device's
-  // next READY slot goes out first and the bookkeeping after it (the store, reading the result
-  // files, a finished job's clean-up) runs while the GPU proves.
-  void proved(const Worker& w, const Task& t, const shm::ProveDone& m, const std::function<void(Device&)>& prove_next);
+  void proved(const Worker& w, const Task& t, const shm::ProveDone& m);
 
   // The partition's synthesis is complete in its READY slot: it waits for its device's GPU worker.
   void ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uint32_t slot);
@@ -118,6 +118,7 @@ class Partitions {
   StateFolder& state_;
   Timeline& timeline_;
   Queue* queue_ = nullptr;
+  std::function<void(Device&)> prove_next_;
   std::map<uint64_t, ActiveJob> jobs_;
   std::set<Key> pending_;
   Stats stats_;

@@ -1,9 +1,14 @@
 #include "supervisor/queue.hpp"
 
+#include "supervisor/circuits.hpp"
 #include "supervisor/helpers.hpp"
 #include "supervisor/intake/request_key.hpp"
 
 namespace cuzk::sup {
+
+std::function<const SubmitValidator&()> validator_of(const Circuits& circuits) {
+  return [&circuits]() -> const SubmitValidator& { return circuits.validator(); };
+}
 
 JobRec job_record(const SubmitRequest& sr, const std::string& circuit, const std::string& submitter) {
   JobRec rec;

@@ -2,7 +2,6 @@
 #include "supervisor/rings.hpp"
 
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -12,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <spdlog/spdlog.h>
 
 namespace fs = std::filesystem;
 

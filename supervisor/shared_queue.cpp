@@ -1,13 +1,14 @@
 // The shared queue's claims, leases and reports (shared_queue.hpp).
 #include "supervisor/shared_queue.hpp"
 
-#include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
 #include "supervisor/scheduler.hpp"
@@ -24,7 +25,8 @@ constexpr uint64_t kMs = 1000000ull;
 
 }  // namespace
 
-SharedQueue::SharedQueue(const QueueContext& c) : c_(c), polls_(c.loop) {
+SharedQueue::SharedQueue(const QueueContext& c)
+    : c_(c), polls_(c.loop), admission_(c.cfg, validator_of(c.circuits), " in the shared queue") {
   std::unique_ptr<PgStore> pg;
   for (bool said = false; !pg; said = true) {
     try {

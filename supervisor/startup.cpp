@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -61,8 +62,8 @@ void Supervisor::open_store() {
                            state_,
                            timeline_,
                            phase_,
-                           [this] { maybe_finish_shutdown(); },
-                           [this](const ActiveJob& j) { remove_job_files(j); }};
+                           std::bind_front(&Supervisor::maybe_finish_shutdown, this),
+                           std::bind_front(&Supervisor::remove_job_files, this)};
       if (cfg_.store.url.empty()) queue_ = std::make_unique<LocalQueue>(c, (dir / "jobs.sqlite").string());
       else queue_ = std::make_unique<SharedQueue>(c);
       if (said) spdlog::info("space under daemon.state_dir ({}) is back: starting", dir.string());
@@ -87,7 +88,7 @@ void Supervisor::setup_state() {
                                                   : cfg_.timeline.path;
     timeline_.open(path, cfg_.timeline.also_stderr);
   }
-  parts_.attach(*queue_);
+  parts_.attach(*queue_, std::bind_front(&Scheduler::prove_next, &scheduler_));
   scheduler_.attach(*queue_);
   witness::sweep_cache(cfg_.daemon.state_dir + "/witness");  // what a build killed with an earlier run left
   circuits_.open_configured();

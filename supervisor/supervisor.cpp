@@ -6,7 +6,6 @@
 #include "supervisor/supervisor.hpp"
 
 #include <signal.h>
-#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -15,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+
+#include <spdlog/spdlog.h>
 
 #include "shm/results.hpp"
 #include "supervisor/helpers.hpp"

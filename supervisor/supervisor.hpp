@@ -10,12 +10,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/exit_codes.hpp"
 #include "config/config.hpp"
@@ -92,13 +93,13 @@ class Supervisor {
   uint64_t t0_ns_ = shm::monotonic_ns();
   Timeline timeline_{t0_ns_};           // opened at start when timeline.enabled
   std::string node_id_;                 // store.node_id, or <hostname>/<instance>
-  std::unique_ptr<Queue> queue_;        // LocalQueue (SQLite) or SharedQueue (PostgreSQL)
+  std::unique_ptr<QueueService> queue_;        // LocalQueue (SQLite) or SharedQueue (PostgreSQL)
   std::unique_ptr<http::Server> server_;
   Workers workers_;
   std::vector<Device> devices_;
   Partitions parts_{devices_, state_, timeline_};  // the jobs here, their queued partitions, the slots their work is in
   Phase phase_;
-  Circuits circuits_{cfg_, loop_, timeline_, parts_, phase_, [this] { maybe_finish_shutdown(); }};
+  Circuits circuits_{cfg_, loop_, timeline_, parts_, phase_, std::bind_front(&Supervisor::maybe_finish_shutdown, this)};
   Scheduler scheduler_{
       cfg_, circuits_, devices_, workers_, parts_, state_, phase_, timeline_, [this] { maybe_finish_shutdown(); }};
   SlotRings rings_{cfg_};

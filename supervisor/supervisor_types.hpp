@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "shm/slot_ring.hpp"
-#include "supervisor/http/http_server.hpp"
 #include "supervisor/store/job_store.hpp"
 
 namespace cuzk::sup {
@@ -46,7 +45,7 @@ struct Device {
   Worker* gpu = nullptr;
   std::vector<DeviceKey> keys;  // by circuit; none resident while its GPU worker is not running
   bool key_resident(uint32_t circuit) const { return circuit < keys.size() && keys[circuit].resident; }
-  // By circuit, for scheduling (Supervisor::key_order): whether its key is warm on the device
+  // By circuit, for scheduling (Scheduler::key_order): whether its key is warm on the device
   // (resident, needed by a proof the GPU worker holds, or overdue: waited gpu.key_wait_ms for it).
   std::vector<bool> key_warm, key_overdue;
   std::vector<uint64_t> key_cold_since;  // ns: since when the circuit has had work here without its key

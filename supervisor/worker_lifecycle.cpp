@@ -150,7 +150,7 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
     case shm::MsgType::ProveDone: {
       const shm::ProveDone& r = m.body.prove_done;
       if (const std::optional<Task> t = Workers::end_task(w, r.work.job, r.work.partition, "proof reported")) {
-        parts_.proved(w, *t, r, [this](Device& d) { scheduler_.prove_next(d); });
+        parts_.proved(w, *t, r);
         scheduler_.schedule();
       }
       break;
@@ -160,7 +160,7 @@ void Supervisor::on_message(Worker& w, const shm::Msg& m) {
 }
 
 void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
-  scheduler_.end_slot_wait(w, 0, "");
+  if (w.slot_wait_ns) scheduler_.end_slot_wait(w, 0, "");  // a synthesis worker that waited for a slot
   close_handle(w.proc);
   w.proc = nullptr;
   // Its reports and events sent before the exit are read first: only what it still held then is

@@ -121,32 +121,7 @@ std::string hello_text(const Worker& w) {
   return s;
 }
 
-bool Workers::send(Worker& w, shm::Msg m) {
-  if (!w.channel) return false;
-  m.worker = w.id, m.epoch = w.epoch, m.t_ns = shm::monotonic_ns();
-  return w.channel->send(m);
-}
-
-bool Workers::read(Worker& w, const Got& got) {
-  shm::Msg m;
-  while (w.channel) {
-    switch (w.channel->try_recv(m)) {
-      case shm::Channel::Read::Empty: return true;
-      case shm::Channel::Read::Closed: return false;  // the process is gone (its exit callback repairs)
-      case shm::Channel::Read::Dropped:
-        spdlog::warn("{}: dropped a malformed control message", w.name);
-        continue;
-      case shm::Channel::Read::Got: break;
-    }
-    if (m.worker != w.id || m.epoch != w.epoch) {
-      spdlog::warn("{}: dropped a message of epoch {} (current {})", w.name, m.epoch, w.epoch);
-      continue;
-    }
-    w.last_heard_ns = shm::monotonic_ns();
-    got(m);
-  }
-  return false;
-}
+void Workers::dropped(const Worker& w, const std::string& what) { spdlog::warn("{}: dropped {}", w.name, what); }
 
 std::vector<Task> Workers::exited(Worker& w, const Got& got) {
   set_state(w, WorkerState::Exited, "its process exited");

@@ -113,12 +113,34 @@ class Workers {
 
   // Sends m to w's process, addressed to its id and epoch: the one way the supervisor sends. False
   // when w has no process or its socket takes nothing now (its exit then repairs what it was sent).
-  static bool send(Worker& w, shm::Msg m);
+  static bool send(Worker& w, shm::Msg m) {
+    if (!w.channel) return false;
+    m.worker = w.id, m.epoch = w.epoch, m.t_ns = shm::monotonic_ns();
+    return w.channel->send(m);
+  }
   using Got = std::function<void(const shm::Msg&)>;
   // Reads what w's process has sent so far and hands each message of its current epoch to got, in
   // order (a malformed one or one of an older epoch is dropped and logged); false once the process
   // has closed its end of the channel.
-  static bool read(Worker& w, const Got& got);
+  template <class F>
+  static bool read(Worker& w, F&& got) {
+    shm::Msg m;
+    while (w.channel) {
+      switch (w.channel->try_recv(m)) {
+        case shm::Channel::Read::Empty: return true;
+        case shm::Channel::Read::Closed: return false;  // the process is gone (its exit callback repairs)
+        case shm::Channel::Read::Dropped: dropped(w, "a malformed control message"); continue;
+        case shm::Channel::Read::Got: break;
+      }
+      if (m.worker != w.id || m.epoch != w.epoch) {
+        dropped(w, "a message of epoch " + std::to_string(m.epoch) + " (current " + std::to_string(w.epoch) + ")");
+        continue;
+      }
+      w.last_heard_ns = shm::monotonic_ns();
+      got(m);
+    }
+    return false;
+  }
   // w's process ended: w is Exited (no dispatch reaches it until it is spawned again), what it sent
   // before its end is handed to got as if it had come in time (a report made just before an exit
   // is a report, not a crash), and its channel is closed. Returns the tasks it still held: those
@@ -126,6 +148,7 @@ class Workers {
   static std::vector<Task> exited(Worker& w, const Got& got);
 
  private:
+  static void dropped(const Worker& w, const std::string& what);  // logged
   List list_;
 };
 

@@ -15,11 +15,16 @@ using namespace cuzk::sup;
 
 namespace {
 
-struct Answers final : http::Responder {
-  std::vector<int> got;  // statuses sent
-  void send(http::Response r) override { got.push_back(r.status); }
-  bool alive() const override { return true; }
+// A client that keeps the statuses it is answered with.
+struct Answers {
+  std::vector<int> got;
 };
+
+Reply reply(const std::shared_ptr<Answers>& a) {
+  return Reply(
+      a, [](void* to, Answer x) { static_cast<Answers*>(to)->got.push_back(x.status); },
+      [](const void*) { return true; });
+}
 
 class LongPollsTest : public ::testing::Test {
  protected:
@@ -34,20 +39,20 @@ class LongPollsTest : public ::testing::Test {
 };
 
 LongPolls::Timeout never() {
-  return [](const std::shared_ptr<http::Responder>&) { ADD_FAILURE() << "a timer fired"; };
+  return [](const Reply&) { ADD_FAILURE() << "a timer fired"; };
 }
 
 }  // namespace
 
 TEST_F(LongPollsTest, AJobsEndAnswersEveryWaitForItOnce) {
   auto a = std::make_shared<Answers>(), b = std::make_shared<Answers>(), other = std::make_shared<Answers>();
-  polls_->wait(1, 3600000, a, never());
-  polls_->wait(1, 3600000, b, never());
-  polls_->wait(2, 3600000, other, never());
+  polls_->wait(1, 3600000, reply(a), never());
+  polls_->wait(1, 3600000, reply(b), never());
+  polls_->wait(2, 3600000, reply(other), never());
   int made = 0;
   auto make = [&] {
     made++;
-    return http::Response::json(200, "{}");
+    return Answer::json(200, "{}");
   };
   polls_->answer(3, make);  // nobody waits: nothing is made
   EXPECT_EQ(made, 0);
@@ -66,11 +71,11 @@ TEST_F(LongPollsTest, AJobsEndAnswersEveryWaitForItOnce) {
 TEST_F(LongPollsTest, ATimerAnswersAndMayWaitAgain) {
   auto r = std::make_shared<Answers>();
   int looks = 0;
-  LongPolls::Timeout look = [&](const std::shared_ptr<http::Responder>& x) {
+  LongPolls::Timeout look = [&](const Reply& x) {
     if (++looks < 3) return polls_->wait(7, 0, x, look);
-    x->send(http::Response::json(200, "{}"));
+    x.send(Answer::json(200, "{}"));
   };
-  polls_->wait(7, 0, r, look);
+  polls_->wait(7, 0, reply(r), look);
   uv_run(&loop_, UV_RUN_DEFAULT);  // until no timer is left
   EXPECT_EQ(looks, 3);
   EXPECT_EQ(r->got, std::vector<int>{200});
@@ -83,8 +88,8 @@ TEST_F(LongPollsTest, ClosingEndsEveryWaitAndFreesWhatItHolds) {
   {
     auto r = std::make_shared<Answers>();
     held = r;
-    polls_->wait(4, 3600000, r, never());
-    polls_->wait(5, 3600000, r, never());
+    polls_->wait(4, 3600000, reply(r), never());
+    polls_->wait(5, 3600000, reply(r), never());
   }
   polls_->close();
   EXPECT_EQ(polls_->size(), 0u);

@@ -18,7 +18,6 @@ using namespace cuzk::sup;
 using cuzk::shm::SlotState;
 namespace fs = std::filesystem;
 namespace shm = cuzk::shm;
-namespace http = cuzk::http;
 
 namespace {
 
@@ -29,11 +28,9 @@ struct RecordingQueue final : Queue {
   bool holding = true;  // every partition is this node's
   std::vector<std::string> told;
 
-  std::vector<CircuitRec> stored_circuits() override { return {}; }
-  void recover() override {}
-  void submit(const http::Request&, std::shared_ptr<http::Responder>) override {}
-  void get(uint64_t, double, const http::Request&, std::shared_ptr<http::Responder>) override {}
-  void cancel(uint64_t, const http::Request&, std::shared_ptr<http::Responder>) override {}
+  void submit(const Submission&, Reply) override {}
+  void get(uint64_t, double, const Viewer&, Reply) override {}
+  void cancel(uint64_t, const Viewer&, Reply) override {}
   bool holds(const ActiveJob&, uint32_t) const override { return holding; }
   void progress(ActiveJob& j, uint32_t p, bool job_started) override {
     told.push_back("progress " + std::to_string(p) + " " + to_string(j.rec.parts[p].state) +
@@ -49,21 +46,6 @@ struct RecordingQueue final : Queue {
     told.push_back("fail " + std::to_string(p) + ": " + why);
   }
   void want_work() override {}
-  void add_circuit(const CircuitRec&, std::function<void(bool)>, std::function<void(int, const std::string&)>) override {}
-  void remove_circuit(const std::string&, std::function<void()>, std::function<void(int, const std::string&)>) override {}
-  void serving(const std::vector<std::string>&) override {}
-  bool watch_circuits(std::function<void(std::vector<CircuitRec>)>, std::function<void(const std::string&)>) override {
-    return false;
-  }
-  void tick() override {}
-  size_t held() const override { return 0; }
-  bool flush_held() override { return true; }
-  void drain() override {}
-  void stop() override {}
-  void close() override {}
-  JobStore::Counts counts() override { return {}; }
-  nlohmann::json status() const override { return {}; }
-  std::string metrics() const override { return ""; }
 };
 
 class PartitionsTest : public ::testing::Test {
@@ -80,7 +62,7 @@ class PartitionsTest : public ::testing::Test {
     devices_.push_back(std::move(d));
     parts_ = std::make_unique<Partitions>(devices_, *state_, timeline_);
     queue_.parts = parts_.get();
-    parts_->attach(queue_);
+    parts_->attach(queue_, [this](Device& d) { next_(d); });
     synth_.kind = WorkerKind::Synth, synth_.id = 1, synth_.epoch = 4, synth_.name = "synth0";
     gpu_.kind = WorkerKind::Gpu, gpu_.id = 2, gpu_.epoch = 7, gpu_.name = "gpu0";
   }
@@ -209,7 +191,7 @@ TEST_F(PartitionsTest, AReadySlotWaitsForTheGpuThenTheProofCompletesThePartition
   EXPECT_EQ(parts_->stats().synth_count, 1u);
   prove(t);
   proof_written(t);
-  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kOk));
   // The device is refilled with the slot free and before the partition's bookkeeping.
   EXPECT_EQ(refills_, (std::vector<std::string>{"slot free, progress 0 proving"}));
   EXPECT_EQ(queue_.told.back(), "done 0");
@@ -224,7 +206,7 @@ TEST_F(PartitionsTest, AProofWhoseResultFilesAreGoneIsSynthesizedAgain) {
   const Task t = proving(14);
   ActiveJob& j = *parts_->find(14);
   seg().force(t.slot, SlotState::Free);
-  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);  // its result files were never written
+  parts_->proved(gpu_, t, proof(t, shm::kOk));  // its result files were never written
   EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
   EXPECT_EQ(j.rec.parts[0].attempts, 1u);
   EXPECT_NE(j.rec.parts[0].error.find("result lost"), std::string::npos);
@@ -279,14 +261,14 @@ TEST_F(PartitionsTest, AFailedProofIsProvedAgainFromTheSameSlotThenFails) {
   for (uint32_t i = 1; i < kMaxAttempts; i++) {
     prove(t);
     seg().force(t.slot, SlotState::Ready);  // the worker gave the slot back
-    parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"), next_);
+    parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"));
     EXPECT_EQ(j.rec.parts[0].state, PState::Ready);
     EXPECT_EQ(j.rec.parts[0].attempts, i);
     EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
   }
   prove(t);
   seg().force(t.slot, SlotState::Ready);
-  parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"));
   EXPECT_EQ(queue_.told.back(), "fail 0: proving failed 3 times: device error");
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_TRUE(refills_.empty());
@@ -298,7 +280,7 @@ TEST_F(PartitionsTest, AFailedProofWhoseResultsCannotBeWrittenWaitsWithoutAnAtte
   seg().force(t.slot, SlotState::Ready);
   fs::remove_all(shm::results_root(state_dir_.string()));
   std::ofstream(shm::results_root(state_dir_.string())) << "not a folder";
-  parts_->proved(gpu_, t, proof(t, shm::kFailed, "cannot write the proof"), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kFailed, "cannot write the proof"));
   EXPECT_TRUE(state_->full());
   EXPECT_EQ(j.rec.parts[0].attempts, 0u);
   EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
@@ -321,7 +303,7 @@ TEST_F(PartitionsTest, AReportOnAPartitionNoLongerHeldOnlyFreesTheSlot) {
 TEST_F(PartitionsTest, AStaleProofReportFreesItsSlotWhateverItsWord) {
   const Task t = proving(22);
   queue_.holding = false;
-  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);  // the word still says PROVING
+  parts_->proved(gpu_, t, proof(t, shm::kOk));  // the word still says PROVING
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_FALSE(devices_[0].slots[0].used);
   EXPECT_TRUE(refills_.empty());
@@ -333,7 +315,7 @@ TEST_F(PartitionsTest, AStaleReportLeavesASlotGivenToAnotherTask) {
   const Task t = proving(25);
   queue_.holding = false;
   devices_[0].slots[0].job = 26;  // the slot is another task's now
-  parts_->proved(gpu_, t, proof(t, shm::kOk), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kOk));
   EXPECT_EQ(seg().state(0), SlotState::Proving);
   EXPECT_TRUE(devices_[0].slots[0].used);
 }
@@ -346,7 +328,7 @@ TEST_F(PartitionsTest, TheSlotOfAProvedPartitionIsUsedAgainWhateverItsWordSaid) 
     const Task t = proving(30 + damaged % 7);
     proof_written(t);
     seg().slot(t.slot).state.store(damaged);
-    parts_->proved(gpu_, t, proof(t, shm::kOk), next_);
+    parts_->proved(gpu_, t, proof(t, shm::kOk));
     EXPECT_EQ(queue_.told.back(), "done 0");
     EXPECT_EQ(refills_.back().substr(0, 9), "slot free");
     EXPECT_EQ(seg().state(t.slot), SlotState::Free);
