@@ -65,11 +65,22 @@ void Scheduler::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
   timeline_.event(tl::kSlotWait, job, tl::Kv().add(tl::kWorker, w.name).ms(tl::kWaitMs, ms).raw(kv).str());
 }
 
-// Where keys do not all fit a device (gpu.key_memory), loading one costs seconds at 2^22, so work
+// How long circuit c's work waits for its key behind the device's resident keys: a run of the
+// resident keys' work as long as kSwitchesPerWait of c's measured switches (its last load, which
+// includes giving the others' memory back), so that loading keys takes at most about
+// 1 / kSwitchesPerWait of the device while circuits alternate, however fast or slow a switch is;
+// never longer than gpu.key_wait_ms, which alone applies until c's key has been loaded once there.
+uint64_t Scheduler::key_wait_bound(const Device& d, uint32_t c, uint64_t wait_ns) {
+  if (c >= d.keys.size() || d.keys[c].loads == 0 || wait_ns == 0) return wait_ns;
+  const double switch_ns = std::max(d.keys[c].load_ms, 0.0) * 1e6;
+  return std::min<uint64_t>(wait_ns, uint64_t(kSwitchesPerWait * switch_ns));
+}
+
+// Where keys do not all fit a device (gpu.key_memory), loading one takes a while, so work
 // for the keys a device has goes first, and a device with such work to come does not load another
 // key meanwhile. Within one priority a circuit is "warm" on a device while its key is resident
 // there or a proof its GPU worker holds needs it. A circuit with work waiting and no key on the
-// device starts a clock; once it has waited gpu.key_wait_ms it is "overdue": it counts as warm, and
+// device starts a clock; once it has waited key_wait_bound it is "overdue": it counts as warm, and
 // its work goes before that of the warm circuits of its priority, however much older theirs is, so
 // that every circuit is served within that bound; and each key, once loaded, serves a run of
 // partitions rather than one. With gpu.key_wait_ms = 0 there is no waiting: every circuit counts
@@ -94,13 +105,14 @@ void Scheduler::key_order(Device& d) {
   for (const SlotUse& u : d.slots)
     if (u.used && u.phase != SlotUse::Proving)
       if (ActiveJob* j = parts_.find(u.job); j && j->circuit < n) waiting[j->circuit] = true;
-  const uint64_t now = shm::monotonic_ns(), bound = uint64_t(cfg_.gpu.key_wait_ms) * 1000000;
+  const uint64_t now = shm::monotonic_ns(), wait_ns = uint64_t(cfg_.gpu.key_wait_ms) * 1000000;
   for (uint32_t c = 0; c < n; c++) {
     if (d.key_resident(c) || !waiting[c]) {
       d.key_cold_since[c] = 0;
       continue;
     }
     if (!d.key_cold_since[c]) d.key_cold_since[c] = now;
+    const uint64_t bound = key_wait_bound(d, c, wait_ns);
     if (now - d.key_cold_since[c] >= bound) {
       d.key_warm[c] = true;
       d.key_overdue[c] = bound > 0;

@@ -57,6 +57,12 @@ class Scheduler {
   // of devices with a working GPU worker go.
   size_t room() const;
 
+  // How long circuit c's work waits for its key on d behind the resident keys' work: wait_ns
+  // (gpu.key_wait_ms) until the key's switch has been measured there, then kSwitchesPerWait of its
+  // switches at most, so that switching keys takes at most about 5% of the device.
+  static constexpr double kSwitchesPerWait = 20;
+  static uint64_t key_wait_bound(const Device& d, uint32_t c, uint64_t wait_ns);
+
  private:
   bool dispatch_synth();
   void dispatch_proofs(Device& d);

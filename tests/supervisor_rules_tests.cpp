@@ -1,4 +1,5 @@
-// The supervisor's two rule tables, without processes: which worker state may follow which
+// The supervisor's rules, without processes: how long work waits for its key (scheduler.hpp); and
+// the two rule tables: which worker state may follow which
 // (workers.cpp), and what crash repair does by worker kind and slot state (crash_repair.cpp); what
 // a worker sent before its exit, read before its task is repaired. And the rule that the
 // supervisor's own code collects only the exits of the processes it started.
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "supervisor/crash_repair.hpp"
+#include "supervisor/scheduler.hpp"
 #include "supervisor/workers.hpp"
 #include "witness/build.hpp"
 
@@ -174,4 +176,17 @@ TEST(SupervisorChildren, BuildingAGeneratorLeavesAnotherChildsExitToItsParent) {
   EXPECT_EQ(::waitpid(other, &st, WNOHANG), other) << "the build collected the exit of a process it did not start";
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 7);
   fs::remove_all(dir);
+}
+
+TEST(KeyWait, GpuKeyWaitMsUntilASwitchIsMeasuredThenTwentySwitchesAtMost) {
+  Device d;
+  d.keys.resize(2);
+  const uint64_t wait = 10'000'000'000ull;  // gpu.key_wait_ms = 10000
+  EXPECT_EQ(Scheduler::key_wait_bound(d, 0, wait), wait);  // never loaded here: the setting
+  EXPECT_EQ(Scheduler::key_wait_bound(d, 7, wait), wait);  // a circuit the device has not heard of
+  d.keys[0].loads = 1, d.keys[0].load_ms = 150;              // a switch from host memory
+  EXPECT_EQ(Scheduler::key_wait_bound(d, 0, wait), 3'000'000'000ull);
+  d.keys[1].loads = 3, d.keys[1].load_ms = 3500;             // a slow switch: the setting bounds it
+  EXPECT_EQ(Scheduler::key_wait_bound(d, 1, wait), wait);
+  EXPECT_EQ(Scheduler::key_wait_bound(d, 0, 0), 0u);         // key_wait_ms = 0: no waiting at all
 }
