@@ -5,6 +5,7 @@
 // backend computes, so that a device result can always be checked against it.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,35 @@ class HostRegistrar {
   virtual void unregister_host(void* p) noexcept { (void)p; }
 };
 
+// A proving key as provers load it, prepared once in host memory: the parsed key and its compiled
+// matrices, page-locked where a backend copies them to a device (cuda), so that loading the key
+// again after it was given back is a copy at the host link's speed plus what the device must build
+// itself (its precomputed tables). Loads share an image; the page-locks go with its last holder.
+template <class C>
+struct KeyImage {
+  std::shared_ptr<const groth16::ZKey<C>> zk;
+  std::shared_ptr<const groth16::ConstraintEvaluator<C>> ev;
+  std::shared_ptr<const void> pins;  // undoes the page-locks when destroyed
+  size_t pinned_bytes = 0;           // host memory page-locked for the loads
+  double evaluator_ms = 0, pin_ms = 0;  // what preparing the image took
+};
+
+// The image of zk with nothing locked, what Backend::prepare gives without pin: its matrices are ev
+// (the evaluator cache's, ConstraintEvaluator::open_cached), or compiled from zk's coefficients
+// when ev is null. Throws std::invalid_argument for a key whose vectors do not match its header
+// or an evaluator of another shape.
+template <class C>
+std::shared_ptr<KeyImage<C>> compile_key_image(std::shared_ptr<const groth16::ZKey<C>> zk,
+                                               std::shared_ptr<const groth16::ConstraintEvaluator<C>> ev = nullptr);
+
+// Page-locks the arrays of `image` that a load copies (the key's point sets and the matrices' CSR),
+// through `lock`, and leaves in image.pins what unlocks them through `unlock`. Ranges are widened
+// to whole pages and merged, so that two arrays sharing a page are locked once; arrays under 1 MiB
+// are left to the staged copy. A range the driver refuses stays pageable (the load stages it).
+template <class C>
+void pin_key_image(KeyImage<C>& image, const std::function<void(void*, size_t)>& lock,
+                   std::function<void(void*)> unlock);
+
 template <class C>
 class Backend : public HostRegistrar {
  public:
@@ -56,9 +86,20 @@ class Backend : public HostRegistrar {
   virtual void ntt(Fr* data, int log_n, bool inverse) = 0;
   // The H stage: a, b, c (2^log_n each) to the odd-coset values of A'B' - C'.
   virtual std::vector<Fr> compute_h(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n) = 0;
-  // A prover with zk resident (on the device, for cuda), its stage timings in last_spans().
-  // Throws std::invalid_argument for a key the backend cannot hold.
-  virtual std::unique_ptr<groth16::ProverBackend<C>> prover(std::shared_ptr<const groth16::ZKey<C>> zk) = 0;
+  // The image of zk that load() takes: its matrices ev, or compiled when ev is null
+  // (compile_key_image); with pin, the arrays a load copies page-locked (cuda; the cpu backend
+  // copies nothing and locks nothing, as here). Throws std::invalid_argument for a key the backend
+  // cannot hold.
+  virtual std::shared_ptr<const KeyImage<C>> prepare(std::shared_ptr<const groth16::ZKey<C>> zk, bool pin,
+                                                     std::shared_ptr<const groth16::ConstraintEvaluator<C>> ev);
+  // A prover with the image's key resident (on the device, for cuda), its stage timings in
+  // last_spans() and what the load took in load_times(). Throws std::invalid_argument for a key the
+  // backend cannot hold.
+  virtual std::unique_ptr<groth16::ProverBackend<C>> load(std::shared_ptr<const KeyImage<C>> image) = 0;
+  // load(prepare(zk, false, nullptr)): a prover for a key loaded once.
+  std::unique_ptr<groth16::ProverBackend<C>> prover(std::shared_ptr<const groth16::ZKey<C>> zk) {
+    return load(prepare(std::move(zk), false, nullptr));
+  }
   // The memory its provers' keys share: the device's, for cuda; 0 where no bound is known (cpu).
   virtual size_t memory_bytes() const { return 0; }
 };

@@ -250,6 +250,11 @@ Lane gpu_lane(const std::string& dev, const std::vector<Event>& ev, const std::v
     if (x.name == tl::kKeyLoad && (x.get(tl::kDevice) == dev || on_dev(x.get(tl::kWorker)))) {
       ch.push_back({x.ms - x.num(tl::kLoadMs), 3, 1});
       ch.push_back({x.ms, 3, -1});
+      KeyLoads& k = l.key_loads;
+      k.loads++;
+      k.load_ms += x.num(tl::kLoadMs), k.file_ms += x.num(tl::kFileMs), k.prepare_ms += x.num(tl::kPrepareMs);
+      k.upload_ms += x.num(tl::kUploadMs), k.check_ms += x.num(tl::kCheckMs), k.tables_ms += x.num(tl::kTablesMs);
+      k.upload_bytes += x.num(tl::kUploadBytes);
     }
   ready_changes(ev, intervals, roster, dev, 4, ch);
   l.segments = paint_states(s, e, std::move(ch), states, State::NoWork);
@@ -299,6 +304,7 @@ DeviceStats device_stats(const Lane& l, double span_ms) {
   d.idle_starting_ms = l.ms[size_t(State::Starting)];
   d.idle_down_ms = l.ms[size_t(State::Down)];
   d.idle_key_load_ms = l.ms[size_t(State::KeyLoad)];
+  d.key_loads = l.key_loads;
   d.idle_no_work_ms = l.ms[size_t(State::NoWork)];
   d.proofs = l.done;
   // Gaps: runs of idle segments, named after the state that took most of each.

@@ -36,6 +36,14 @@ struct Bar {
   std::string cut;                     // "" or why it was cut short
 };
 
+// A device's key loads (KEY_LOAD) summed by part: the file read, the image prepared, the upload, the
+// points' checks on the device and the tables (logs from before the parts were reported have only load_ms).
+struct KeyLoads {
+  size_t loads = 0;
+  double load_ms = 0, file_ms = 0, prepare_ms = 0, upload_ms = 0, check_ms = 0, tables_ms = 0;
+  double upload_bytes = 0;
+};
+
 // One worker (a GPU worker's lane is its device's).
 struct Lane {
   std::string worker, kind, device;   // kind "synth" or "gpu"; device: GPU lanes
@@ -45,6 +53,7 @@ struct Lane {
   size_t done = 0;                    // syntheses / proofs completed
   double kernel_ms = 0;               // GPU lanes: sum of the reported kernel_ms
   bool kernel_reported = false;
+  KeyLoads key_loads;                 // GPU lanes
   bool busy(State s) const;           // a synthesis state on a synthesis lane, Proving on a GPU lane
   double busy_ms() const;
 };
@@ -63,6 +72,7 @@ struct DeviceStats {
   bool kernel_reported = false;
   double idle_waiting_synth_ms = 0, idle_ready_ms = 0, idle_starting_ms = 0, idle_down_ms = 0, idle_no_work_ms = 0;
   double idle_key_load_ms = 0;
+  KeyLoads key_loads;
   std::vector<Gap> gaps;  // idle stretches inside the span
   size_t proofs = 0;      // completed GPU_START..GPU_END
   // The steady state: from the device's first GPU_START to its last GPU_END, which leaves out the

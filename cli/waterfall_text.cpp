@@ -153,6 +153,15 @@ void print_devices(const Waterfall& w, std::ostream& out) {
                   d.idle_starting_ms / 1000, d.idle_key_load_ms / 1000, d.idle_down_ms / 1000,
                   d.idle_no_work_ms / 1000);
     out << buf;
+    if (const KeyLoads& k = d.key_loads; k.loads) {
+      std::snprintf(buf, sizeof buf,
+                    "    key loads %zu, %.3f s: file %.3f s, prepare %.3f s, upload %.3f s (%.1f GB, %.2f GB/s), "
+                    "checks %.3f s, tables %.3f s\n",
+                    k.loads, k.load_ms / 1000, k.file_ms / 1000, k.prepare_ms / 1000, k.upload_ms / 1000,
+                    k.upload_bytes / 1e9, k.upload_ms > 0 ? k.upload_bytes / k.upload_ms / 1e6 : 0.0,
+                    k.check_ms / 1000, k.tables_ms / 1000);
+      out << buf;
+    }
     print_steady(d, out);
     if (d.gaps.empty()) continue;
     auto gaps = d.gaps;

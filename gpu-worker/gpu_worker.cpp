@@ -125,7 +125,7 @@ struct RefusedKey : Key {
   std::string why;
   explicit RefusedKey(std::string w) : why(std::move(w)) {}
   std::string refusal() const override { return why; }
-  size_t load(size_t) override { throw std::invalid_argument(why); }
+  size_t load(size_t, bool, gpuw::LoadParts&) override { throw std::invalid_argument(why); }
   void evict() override {}
   void drop_host() override {}
   bool has_host() const override { return false; }
@@ -145,7 +145,10 @@ struct KeyOn : Key {
   const std::string path;
   const std::string backend_name;
   const BackendOptions options;
+  const std::string evaluators;                               // the evaluator cache's folder
   std::shared_ptr<const groth16::ZKey<C>> zk;                 // the host copy, while there is one
+  std::shared_ptr<const KeyImage<C>> image;                   // the host copy as loads take it
+  bool image_reuse = false;                                   // image prepared for later loads
   // The verification key with e(alpha, beta) computed once, for every proof's check.
   std::shared_ptr<const groth16::PreparedKey<C>> pk;
   std::unique_ptr<groth16::ProverBackend<C>> prover;          // the resident key, while it is
@@ -209,20 +212,41 @@ struct KeyOn : Key {
     void write_proof(const std::string& path) const override { groth16::write_proof_json(path, proof); }
   };
 
-  KeyOn(std::string zkey_path, std::string backend, const BackendOptions& bo)
-      : path(std::move(zkey_path)), backend_name(std::move(backend)), options(bo) {}
-  size_t load(size_t limit) override {
-    if (!zk) {
-      zk = std::make_shared<const groth16::ZKey<C>>(groth16::read_zkey<C>(path));
-      pk = std::make_shared<const groth16::PreparedKey<C>>(groth16::vk_from_zkey(*zk));
-    }
+  KeyOn(std::string zkey_path, std::string backend, const BackendOptions& bo, std::string evaluator_cache)
+      : path(std::move(zkey_path)), backend_name(std::move(backend)), options(bo), evaluators(std::move(evaluator_cache)) {}
+  size_t load(size_t limit, bool reuse, gpuw::LoadParts& parts) override {
+    using clock = std::chrono::steady_clock;
+    auto ms_since = [](clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); };
     BackendOptions o = options;
     o.key_memory_limit = limit;
-    prover = make_backend<C>(backend_name, o)->prover(zk);
+    auto be = make_backend<C>(backend_name, o);
+    auto t = clock::now();
+    if (!zk) {
+      // A device checks the points itself, in milliseconds, where the host would take seconds;
+      // the matrices come from the evaluator cache, so the coefficients are not decoded either.
+      const bool on_device = std::string(be->name()) == "cuda";
+      zk = std::make_shared<const groth16::ZKey<C>>(
+          groth16::read_zkey<C>(path, on_device ? ZKeyMemory::ForDevice : ZKeyMemory::Copy));
+      pk = std::make_shared<const groth16::PreparedKey<C>>(groth16::vk_from_zkey(*zk));
+      parts.read_ms = ms_since(t);
+      t = clock::now();
+    }
+    // The image is made once per host copy, page-locked where later loads will copy it again.
+    if (!image || (reuse && !image_reuse)) {
+      std::shared_ptr<const groth16::ConstraintEvaluator<C>> ev = image ? image->ev : nullptr;
+      if (!ev) ev = std::make_shared<const groth16::ConstraintEvaluator<C>>(
+                    groth16::ConstraintEvaluator<C>::open_cached(path, evaluators));
+      image = be->prepare(zk, reuse, std::move(ev)), image_reuse = reuse;
+    }
+    parts.prepare_ms = ms_since(t);
+    prover = be->load(image);
+    const groth16::KeyLoadTimes lt = prover->load_times();
+    parts.upload_ms = lt.upload_ms, parts.check_ms = lt.check_ms, parts.tables_ms = lt.tables_ms;
+    parts.upload_bytes = lt.upload_bytes;
     return prover->device_bytes();
   }
   void evict() override { prover.reset(); }
-  void drop_host() override { zk.reset(), pk.reset(); }
+  void drop_host() override { image.reset(), zk.reset(), pk.reset(); }
   bool has_host() const override { return zk != nullptr; }
   // Without a, b, c in the slot (synthesis.abc = "gpu") the backend evaluates them from w.
   groth16::SynthesizedView<C> view(const Segment& seg, uint32_t slot) const {
@@ -514,7 +538,9 @@ class GpuWorker {
   std::unique_ptr<Key> make_key(size_t i, const ZKeyHeader& hdr) {
     return with_curve(hdr.curve, [&]<class C>() -> std::unique_ptr<Key> {
       backend<C>();
-      return std::make_unique<KeyOn<C>>(cfg_.circuits[i].zkey, cfg_.gpu.backend, bo_);
+      // The evaluator cache the synthesis workers share (<state_dir>/evaluator): mapped, not compiled.
+      const std::string evaluators = (fs::path(cfg_.daemon.state_dir) / "evaluator").string();
+      return std::make_unique<KeyOn<C>>(cfg_.circuits[i].zkey, cfg_.gpu.backend, bo_, evaluators);
     });
   }
 
@@ -836,11 +862,23 @@ class GpuWorker {
         .add(tl::kCircuit, cfg_.circuits.at(e.key).name)
         .add(tl::kBytes, e.bytes);
     if (e.kind == gpuw::KeyEvent::Load) {
-      kv.ms(tl::kLoadMs, e.load_ms).add(tl::kSource, e.from_host ? "host" : "file");
-      std::fprintf(stderr, "cuzk-gpu-worker: device %d: key of '%s' loaded from %s in %.0f ms (%zu bytes)\n", device_,
-                   cfg_.circuits.at(e.key).name.c_str(), e.from_host ? "host memory" : "its file", e.load_ms, e.bytes);
+      const gpuw::LoadParts& p = e.parts;
+      kv.ms(tl::kLoadMs, e.load_ms)
+          .add(tl::kSource, e.from_host ? "host" : "file")
+          .ms(tl::kFileMs, p.read_ms)
+          .ms(tl::kPrepareMs, p.prepare_ms)
+          .ms(tl::kUploadMs, p.upload_ms)
+          .add(tl::kUploadBytes, p.upload_bytes)
+          .ms(tl::kCheckMs, p.check_ms)
+          .ms(tl::kTablesMs, p.tables_ms);
+      std::fprintf(stderr,
+                   "cuzk-gpu-worker: device %d: key of '%s' loaded from %s in %.0f ms (%zu bytes): file %.0f ms, "
+                   "prepare %.0f ms, upload %.0f ms (%.2f GB/s), checks %.0f ms, tables %.0f ms\n",
+                   device_, cfg_.circuits.at(e.key).name.c_str(), e.from_host ? "host memory" : "its file", e.load_ms,
+                   e.bytes, p.read_ms, p.prepare_ms, p.upload_ms,
+                   p.upload_ms > 0 ? double(p.upload_bytes) / p.upload_ms / 1e6 : 0.0, p.check_ms, p.tables_ms);
     } else {
-      kv.add(tl::kHost, e.kept_on_host ? "kept" : "dropped");
+      kv.add(tl::kHost, e.kept_on_host ? "kept" : "dropped").ms(tl::kEvictMs, e.evict_ms);
     }
     const SlotWork* r = key_for_;
     if (r) kv.add(tl::kPartition, r->partition).add(tl::kSlot, r->slot);

@@ -80,20 +80,26 @@ void KeyCache::load(size_t i) {
   const bool from_host = s.key->has_host();
   const auto t0 = std::chrono::steady_clock::now();
   size_t took;
+  LoadParts parts;
+  // Host copies serve later loads only where keys are given back and copies are kept.
+  const bool reuse = !all_fit_ && host_budget_ > 0;
   try {
-    took = s.key->load(limit);
+    took = s.key->load(limit, reuse, parts);
   } catch (...) {
     // The estimate was short of what the device needs (its MSM scratch): with the others given
     // back, once more.
     if (lru_resident(i) == slots_.size()) throw;
     for (size_t j; (j = lru_resident(i)) < slots_.size();) evict(j, i);
-    took = s.key->load(limit);
+    parts = {};
+    took = s.key->load(limit, reuse, parts);
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   s.measured = took ? took : s.estimate;
   s.resident = true;
   s.last_use = ++clock_;
-  report_({KeyEvent::Load, i, s.measured, ms, from_host, false});
+  KeyEvent e{KeyEvent::Load, i, s.measured, ms, from_host, false};
+  e.parts = parts;
+  report_(e);
   // A key larger than its estimate may leave the others over the budget.
   if (budget_)
     for (size_t j; resident_bytes() > budget_ && (j = lru_resident(i)) < slots_.size();) evict(j, i);
@@ -102,11 +108,15 @@ void KeyCache::load(size_t i) {
 
 void KeyCache::evict(size_t i, size_t loading) {
   Slot& s = slots_[i];
+  const auto t0 = std::chrono::steady_clock::now();
   s.key->evict();
+  KeyEvent e{KeyEvent::Evict, i, s.measured, 0, false, false};
+  e.evict_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   s.resident = false;
   s.last_use = ++clock_;
   trim_host(loading);
-  report_({KeyEvent::Evict, i, s.measured, 0, false, s.key->has_host()});
+  e.kept_on_host = s.key->has_host();
+  report_(e);
 }
 
 // Host copies of keys that are not resident, least recently used dropped first, within host_budget;

@@ -13,14 +13,26 @@
 
 namespace cuzk::gpuw {
 
+// What one load took, by part; 0 for a part the load did not do.
+struct LoadParts {
+  double read_ms = 0;     // the file read and parsed, its points checked
+  double prepare_ms = 0;  // the key's image made: matrices compiled, its arrays page-locked
+  double upload_ms = 0;   // the points and matrices copied to the device
+  double check_ms = 0;    // the points checked there (a key read for the device to check)
+  double tables_ms = 0;   // the precomputed tables built there
+  size_t upload_bytes = 0;
+};
+
 // One circuit's proving key as the cache drives it.
 class CachedKey {
  public:
   virtual ~CachedKey() = default;
   // Makes the key resident, taking at most `limit` bytes beyond what the key itself needs (0: no
-  // limit): a device cuts its precomputed tables to fit, never the key. Returns the bytes it took.
-  // Reads the file unless a host copy is there. Throws what the load throws; nothing is resident then.
-  virtual size_t load(size_t limit) = 0;
+  // limit): a device cuts its precomputed tables to fit, never the key. Returns the bytes it took
+  // and fills `parts`. Reads the file unless a host copy is there. reuse: the host copy is to serve
+  // later loads (keys come and go within a host budget), so the load prepares it for them (a
+  // device page-locks it). Throws what the load throws; nothing is resident then.
+  virtual size_t load(size_t limit, bool reuse, LoadParts& parts) = 0;
   // Gives the memory of a resident key back. Its host copy stays.
   virtual void evict() = 0;
   // Drops the host copy of a key that is not resident: its next load reads the file.
@@ -37,6 +49,8 @@ struct KeyEvent {
   size_t bytes;          // what the key takes, or took, where it proves
   double load_ms = 0;    // Load: the load's wall time
   bool from_host = false;  // Load: from the host copy, not the file
+  LoadParts parts;         // Load: where its time went
+  double evict_ms = 0;     // Evict: giving the memory back
   bool kept_on_host = false;  // Evict: the host copy stays
 };
 

@@ -97,8 +97,13 @@ class PointArray {
 // as strictly as a copy), the others are copied without a zero fill; for one-shot commands, where
 // fresh memory (page faults, kernel page clearing) costs more than the checks. MapFileBackground:
 // as MapFile, but the point checks run on a background thread while the caller goes on (reading
-// the witness, compiling the evaluator, the H stage) - see ZKey::points_checked.
-enum class ZKeyMemory { Copy, MapFile, MapFileBackground };
+// the witness, compiling the evaluator, the H stage) - see ZKey::points_checked. ForDevice: for a
+// device prover that takes its matrices from the evaluator cache: the point sections are copied as
+// Copy does, but their checks (coordinates below q, on the curve) are left to the device they are
+// uploaded to, which runs them in milliseconds where two host cores take seconds at 2^22 (the key's
+// points_unchecked names the file until then), and section 4 is not decoded (coefs stays empty).
+// The header points and IC are checked as always.
+enum class ZKeyMemory { Copy, MapFile, MapFileBackground, ForDevice };
 
 // Header of a zkey without loading the points (for `cuzk info` and to learn a key's curve).
 struct ZKeyHeader {
@@ -167,12 +172,19 @@ struct ZKey {
   // With ZKeyMemory::MapFileBackground: the point sections' checks (and copies), still running when
   // read_zkey returns. wait_points_checked() must succeed before the points are used.
   std::shared_future<void> points_checked;
+  // With ZKeyMemory::ForDevice: the file whose point sections (A, B1, B2, C, H) have not been
+  // checked; only a prover that checks them on its device may read them (wait_points_checked
+  // refuses them to everyone else). Empty for a key read any other way.
+  std::string points_unchecked;
 };
 
 // Waits for the background point checks of a key read with ZKeyMemory::MapFileBackground and
-// rethrows their FormatError; returns at once for a key read any other way.
+// rethrows their FormatError; returns at once for a key read any other way but ForDevice, whose
+// unchecked points it refuses (std::logic_error: a host consumer of a device's key).
 template <class C>
 void wait_points_checked(const ZKey<C>& zk) {
+  if (!zk.points_unchecked.empty())
+    throw std::logic_error(zk.points_unchecked + ": the key's points were read for a device that checks them");
   if (zk.points_checked.valid()) zk.points_checked.get();
 }
 

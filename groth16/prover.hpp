@@ -94,6 +94,14 @@ struct ProverHostTimes {
   double upload_ms = 0, h_ms = 0, msm_ms = 0;
 };
 
+// What making a key resident took on a device (ProverBackend::load_times): the copy of its points
+// and matrices, the points' checks there (a key read with ZKeyMemory::ForDevice), and the
+// precomputed tables the device built from them.
+struct KeyLoadTimes {
+  size_t upload_bytes = 0;
+  double upload_ms = 0, check_ms = 0, tables_ms = 0;
+};
+
 template <class C>
 class ProverBackend {
  public:
@@ -137,6 +145,8 @@ class ProverBackend {
   // device memory for a GPU): the points and matrices, and on a GPU its MSM scratch and precomputed
   // tables too. Given back when the prover is destroyed; what gpu.key_memory counts.
   virtual size_t device_bytes() const = 0;
+  // What loading the key took where it proves; zeros where nothing was copied (cpu).
+  virtual KeyLoadTimes load_times() const { return {}; }
 };
 
 // Throws std::invalid_argument unless the key's vectors have the lengths its header promises and

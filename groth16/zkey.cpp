@@ -159,6 +159,20 @@ HugeVec<ZKeyCoef<C>> decode_coefs(const Reader& r, const Layout& L) {
 
 const uint8_t* section_data(const Reader& r, uint32_t id) { return r.base() + r.find(id)->offset; }
 
+// n points copied out of the file as they are, on every thread (ZKeyMemory::ForDevice: the device
+// that uploads them checks them).
+template <class Aff>
+PointArray<Aff> copy_point_array(const uint8_t* src, size_t n) {
+  Aff* dst = nullptr;
+  PointArray<Aff> a = PointArray<Aff>::uninitialized(n, &dst);
+  const size_t bytes = n * sizeof(Aff);
+  advise_huge_pages(dst, bytes);
+  parallel_for(
+      bytes, [&](size_t lo, size_t hi, size_t) { std::memcpy(reinterpret_cast<uint8_t*>(dst) + lo, src + lo, hi - lo); },
+      bytes >= (size_t(8) << 20) ? thread_count() : 1);
+  return a;
+}
+
 // The six header points must be valid too; they are checked one by one with their names.
 template <class Aff>
 Aff header_point(const Reader& r, const uint8_t* p, const char* name) {
@@ -229,16 +243,28 @@ ZKey<C> read_zkey(const std::string& path, ZKeyMemory mem) {
   zk.delta2 = header_point<G2Affine>(r, p + 3 * kG1Bytes + 2 * kG2Bytes, "delta2");
 
   zk.ic = decode_points<G1Affine>(path, sname(3), section_data(r, 3), zk.n_public + 1);
-  zk.coefs = decode_coefs<C>(r, L);
-  auto map = mem == ZKeyMemory::Copy ? nullptr : r.file();
+  if (mem == ZKeyMemory::ForDevice) {
+    // The points copied as they are, for the device to check; no coefficients.
+    zk.a = copy_point_array<G1Affine>(section_data(r, 5), zk.n_vars);
+    zk.b1 = copy_point_array<G1Affine>(section_data(r, 6), zk.n_vars);
+    zk.b2 = copy_point_array<G2Affine>(section_data(r, 7), zk.n_vars);
+    zk.c = copy_point_array<G1Affine>(section_data(r, 8), zk.n_vars - zk.n_public - 1);
+    zk.h = copy_point_array<G1Affine>(section_data(r, 9), zk.domain_size);
+    zk.points_unchecked = path;
+  } else {
+    zk.coefs = decode_coefs<C>(r, L);
+  }
+  auto map = mem == ZKeyMemory::Copy || mem == ZKeyMemory::ForDevice ? nullptr : r.file();
   // In the background mode the closures hold the file's bytes (through `map`) while they run.
   DeferredChecks later;
   DeferredChecks* defer = mem == ZKeyMemory::MapFileBackground ? &later : nullptr;
-  zk.a = decode_point_array<G1Affine>(path, sname(5), section_data(r, 5), zk.n_vars, map, defer);
-  zk.b1 = decode_point_array<G1Affine>(path, sname(6), section_data(r, 6), zk.n_vars, map, defer);
-  zk.b2 = decode_point_array<G2Affine>(path, sname(7), section_data(r, 7), zk.n_vars, map, defer);
-  zk.c = decode_point_array<G1Affine>(path, sname(8), section_data(r, 8), zk.n_vars - zk.n_public - 1, map, defer);
-  zk.h = decode_point_array<G1Affine>(path, sname(9), section_data(r, 9), zk.domain_size, map, defer);
+  if (mem != ZKeyMemory::ForDevice) {
+    zk.a = decode_point_array<G1Affine>(path, sname(5), section_data(r, 5), zk.n_vars, map, defer);
+    zk.b1 = decode_point_array<G1Affine>(path, sname(6), section_data(r, 6), zk.n_vars, map, defer);
+    zk.b2 = decode_point_array<G2Affine>(path, sname(7), section_data(r, 7), zk.n_vars, map, defer);
+    zk.c = decode_point_array<G1Affine>(path, sname(8), section_data(r, 8), zk.n_vars - zk.n_public - 1, map, defer);
+    zk.h = decode_point_array<G1Affine>(path, sname(9), section_data(r, 9), zk.domain_size, map, defer);
+  }
   if (!later.empty())
     zk.points_checked = std::async(std::launch::async, [work = std::move(later)] {
                           for (const auto& f : work) f();

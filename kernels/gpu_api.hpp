@@ -26,6 +26,9 @@ struct DeviceInfo {
   size_t total_memory = 0, free_memory = 0, l2_bytes = 0;
 };
 DeviceInfo device_info(int device);
+// DeviceInfo::free_memory alone: one driver query, without the device properties that
+// device_info reads (milliseconds each time), for what runs on every key load.
+size_t free_memory(int device);
 
 // Page-locks [p, p + bytes) for every device (cudaHostRegister, portable), so that copies out of it
 // run at full bus speed and asynchronously: the daemon's GPU worker registers its mapped shared-memory
@@ -36,6 +39,10 @@ void register_host(void* p, size_t bytes);
 void unregister_host(void* p);
 // Whether p lies in page-locked host memory (registered or allocated pinned). Never throws.
 bool host_registered(const void* p) noexcept;
+// The host-to-device link's bandwidth in bytes per second: the median of `runs` copies of `bytes`
+// from pinned host memory into device memory, each timed by CUDA events. What a key's upload from
+// a page-locked image is held against.
+double h2d_bandwidth(int device, size_t bytes, int runs = 5);
 
 // The primitives below are curve-generic: Fr is a curve's scalar field and HC one of its groups
 // (math/curves.hpp: C::Fr, C::G1Curve, C::G2Curve), instantiated for Bls12_381 and Bn254.
@@ -116,6 +123,9 @@ struct PrecomputeInfo {
   std::string skipped;          // sets asked for that did not fit in device memory
   size_t table_bytes = 0;       // device memory held by the tables (their first window included)
   double build_ms = 0;          // wall time of the table builds
+  size_t upload_bytes = 0;      // the key's points and matrices copied to the device
+  double upload_ms = 0;         // wall time of that copy (allocation included)
+  double check_ms = 0;          // the points' checks on the device (ZKey::points_unchecked), else 0
   int window_w = 0, window_h = 0;  // shared-plan windows of the witness and H MSMs
   size_t free_bytes = 0;        // device memory free after the key, the tables and the MSM scratch
   // Window batches the plain witness and H plans may need: 1 unless the key leaves too little

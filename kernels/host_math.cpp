@@ -65,6 +65,11 @@ Jacobian<HC> add(const Jacobian<HC>& a, const Jacobian<HC>& b) {
   return a + b;
 }
 
+template <class HC>
+typename HC::F curve_b() {
+  return HC::b();
+}
+
 #define CUZK_INSTANTIATE(C)                                                                 \
   template std::vector<C::Fr> pow_tables(const C::Fr&, const C::Fr&, int, int);             \
   template C::Fr root_of_unity<C::Fr>(int);                                                 \
@@ -76,7 +81,9 @@ Jacobian<HC> add(const Jacobian<HC>& a, const Jacobian<HC>& b) {
   template C::G1 infinity<C::G1Curve>();                                                    \
   template C::G2 infinity<C::G2Curve>();                                                    \
   template C::G1 add<C::G1Curve>(const C::G1&, const C::G1&);                               \
-  template C::G2 add<C::G2Curve>(const C::G2&, const C::G2&);
+  template C::G2 add<C::G2Curve>(const C::G2&, const C::G2&);                               \
+  template C::Fq curve_b<C::G1Curve>();                                                     \
+  template C::Fq2 curve_b<C::G2Curve>();
 CUZK_INSTANTIATE(Bls12_381)
 CUZK_INSTANTIATE(Bn254)
 #undef CUZK_INSTANTIATE

@@ -35,6 +35,9 @@ Jacobian<HC> infinity();
 // a + b: host curve arithmetic stays in host_math.cpp, out of nvcc's reach.
 template <class HC>
 Jacobian<HC> add(const Jacobian<HC>& a, const Jacobian<HC>& b);
+// The b of the group's equation y^2 = x^3 + b (for the device's point checks).
+template <class HC>
+typename HC::F curve_b();
 
 }  // namespace host
 }  // namespace gpu

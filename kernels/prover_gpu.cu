@@ -33,6 +33,43 @@ namespace {
 
 constexpr int kEvalThreads = 128;
 
+// A host value as its device twin (the same bytes).
+template <class D, class H>
+D same_bytes(const H& h) {
+  static_assert(sizeof(D) == sizeof(H), "host and device layouts differ");
+  D d;
+  std::memcpy(&d, &h, sizeof d);
+  return d;
+}
+
+// Whether a field element's words are below the modulus: the form a zkey's coordinates must have.
+template <class P>
+CUZK_HD bool below_modulus(const DFp<P>& a) {
+  for (int j = DFp<P>::NW - 1; j >= 0; j--)
+    if (a.w[j] != DFp<P>::W::mod(j)) return a.w[j] < DFp<P>::W::mod(j);
+  return false;  // equal to q
+}
+template <class F, int XiA>
+CUZK_HD bool below_modulus(const Fp2<F, XiA>& a) {
+  return below_modulus(a.c0) && below_modulus(a.c1);
+}
+
+// The host reader's checks of a zkey's point section, run where the points were uploaded: both
+// coordinates below q, then y^2 = x^3 + b (the point at infinity, all zero, passes). *first gets
+// the lowest failing index times 4, plus 1 for a coordinate not below q or 2 for a point off the
+// curve (atomicMin: the first failure whichever thread finds it); it stays ~0 when all pass. Three
+// Fq products a G1 point, about a dozen a G2 point: milliseconds for the points of a 2^22 key.
+template <class DA, class F>
+__global__ void k_check_points(const DA* pts, u32 n, F b, unsigned long long* first) {
+  u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const DA p = pts[i];
+  unsigned long long code = 0;
+  if (!below_modulus(p.x) || !below_modulus(p.y)) code = 1;
+  else if (!p.is_inf() && !(p.y.sqr() == p.x.sqr() * p.x + b)) code = 2;
+  if (code) atomicMin(first, (unsigned long long)i * 4 + code);
+}
+
 // One constraint row per thread: a = sum A_rk w_k, b = sum B_rk w_k, c = a b. Coefficients equal to
 // one (most of them in circom output) skip the multiply.
 template <class DFr>
@@ -54,15 +91,6 @@ __global__ void __launch_bounds__(kEvalThreads)
   store(a + r, sa);
   store(b + r, sb);
   store(c + r, sa * sb);
-}
-
-// src: any contiguous host array (std::vector, HugeVec, PointArray).
-template <class D, class Src>
-void upload(DevBuf<D>& dst, const Src& src) {
-  using H = std::remove_cv_t<std::remove_reference_t<decltype(*src.data())>>;
-  static_assert(sizeof(D) == sizeof(H), "host and device layouts differ");
-  dst.resize(std::max<size_t>(src.size(), 1));
-  if (!src.empty()) CUZK_CUDA_CHECK(cudaMemcpy(dst.get(), src.data(), src.size() * sizeof(H), cudaMemcpyHostToDevice));
 }
 
 // Host-to-device copy of pageable memory through two pinned staging buffers: the host threads copy
@@ -111,6 +139,17 @@ void copy_in(StagedUpload& staging, void* dst, const void* src, size_t bytes, cu
     CUZK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
   else
     staging.copy(dst, src, bytes, s);
+}
+
+// A key's array to the device, ordered on stream s: src is any contiguous host array (std::vector,
+// HugeVec, PointArray, std::span), page-locked (KeyImage's pins) or staged. Returns the bytes.
+template <class D, class Src>
+size_t upload(StagedUpload& staging, DevBuf<D>& dst, const Src& src, cudaStream_t s) {
+  using H = std::remove_cv_t<std::remove_reference_t<decltype(*src.data())>>;
+  static_assert(sizeof(D) == sizeof(H), "host and device layouts differ");
+  dst.resize(std::max<size_t>(src.size(), 1));
+  copy_in(staging, dst.get(), src.data(), src.size() * sizeof(H), s);
+  return src.size() * sizeof(H);
 }
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -239,23 +278,25 @@ struct GpuProver<C>::Impl {
         batch_points(opt.batch_points ? opt.batch_points : size_t(1) << 21) {
     if (ev.n_rows != domain || ev.n_vars != n_vars)
       throw std::invalid_argument("GPU prover: the constraint evaluator does not belong to this zkey");
-    upload(a, zk.a);
-    upload(b1, zk.b1);
-    upload(b2, zk.b2);
-    upload(c, zk.c);
-    upload(h, zk.h);
-    upload(a_rp, ev.a_row_ptr);
-    upload(a_col, ev.a_col);
-    upload(a_val, ev.a_val);
-    upload(b_rp, ev.b_row_ptr);
-    upload(b_col, ev.b_col);
-    upload(b_val, ev.b_val);
+    // The key's arrays by DMA on the upload stream: straight from page-locked memory (a prepared
+    // KeyImage), through the staging buffers otherwise.
+    const auto t0 = std::chrono::steady_clock::now();
+    cudaStream_t su = s_up.get();
+    size_t bytes = upload(staging, a, zk.a, su) + upload(staging, b1, zk.b1, su) + upload(staging, b2, zk.b2, su) +
+                   upload(staging, c, zk.c, su) + upload(staging, h, zk.h, su);
+    bytes += upload(staging, a_rp, ev.a_row_ptr, su) + upload(staging, a_col, ev.a_col, su) +
+             upload(staging, a_val, ev.a_val, su) + upload(staging, b_rp, ev.b_row_ptr, su) +
+             upload(staging, b_col, ev.b_col, su) + upload(staging, b_val, ev.b_val, su);
+    s_up.sync();
+    pinfo.upload_bytes = bytes;
+    pinfo.upload_ms = ms_since(t0);
+    if (!zk.points_unchecked.empty()) check_points(zk.points_unchecked);
     w.resize(n_vars);
     abc.resize(3 * (size_t)domain);
     ntt.reserve(log_domain);
     CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&w_ready, cudaEventDisableTiming));
     for (auto& e : abc_ready) CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    CUZK_CUDA_CHECK(cudaDeviceSynchronize());  // the point uploads have landed
+    CUZK_CUDA_CHECK(cudaDeviceSynchronize());
     reserve_and_precompute(opt.precompute);
   }
 
@@ -307,6 +348,44 @@ struct GpuProver<C>::Impl {
     t.h_stage_ms = ms_since(t2);
     h_msm(outs, B);
   }
+  // The checks the host reader left to the device (ZKeyMemory::ForDevice), over the uploaded sets;
+  // throws FormatError naming the file, the section and the first bad point, as the reader would.
+  void check_points(const std::string& path) {
+    const auto t0 = std::chrono::steady_clock::now();
+    DevBuf<unsigned long long> first(kSets);
+    CUZK_CUDA_CHECK(cudaMemsetAsync(first.get(), 0xff, kSets * sizeof(unsigned long long), s_up.get()));
+    // The kernel named through Dev<C>, not Impl's aliases: nvcc's launch stub must not name the
+    // private Impl.
+    using A1 = typename Dev<C>::G1Affine;
+    using A2 = typename Dev<C>::G2Affine;
+    using F1 = typename Dev<C>::Fq;
+    using F2 = typename Dev<C>::Fq2;
+    const F1 g1b = same_bytes<F1>(host::curve_b<typename C::G1Curve>());  // b as the device holds it
+    const F2 g2b = same_bytes<F2>(host::curve_b<typename C::G2Curve>());
+    auto grid = [](size_t n) { return grid_for(n, 256); };
+    for (int k : {kSetA, kSetB1, kSetC, kSetH}) {
+      const size_t n = set_points(k);
+      if (n == 0) continue;
+      const A1* pts = k == kSetA ? a.get() : k == kSetB1 ? b1.get() : k == kSetC ? c.get() : h.get();
+      k_check_points<A1, F1><<<grid(n), 256, 0, s_up.get()>>>(pts, (u32)n, g1b, first.get() + k);
+      CUZK_CUDA_LAUNCHED("k_check_points");
+    }
+    if (const size_t n = set_points(kSetB2)) {
+      k_check_points<A2, F2><<<grid(n), 256, 0, s_up.get()>>>(b2.get(), (u32)n, g2b, first.get() + kSetB2);
+      CUZK_CUDA_LAUNCHED("k_check_points");
+    }
+    unsigned long long got[kSets];
+    CUZK_CUDA_CHECK(cudaMemcpyAsync(got, first.get(), sizeof got, cudaMemcpyDeviceToHost, s_up.get()));
+    s_up.sync();
+    pinfo.check_ms = ms_since(t0);
+    static const char* const kSection[kSets] = {"section 5 (A)", "section 6 (B1)", "section 7 (B2)", "section 8 (C)",
+                                                "section 9 (H)"};
+    for (int k = 0; k < kSets; k++)
+      if (got[k] != ~0ull)
+        throw FormatError(path + ": " + kSection[k] + ": point " + std::to_string(got[k] / 4) + " " +
+                          (got[k] % 4 == 1 ? "has a coordinate not below the field modulus q" : "is not on the curve"));
+  }
+
   size_t set_points(int k) const {
     return k == kSetH ? domain : k == kSetC ? (c_needed() ? n_vars - n_public - 1 : 0) : n_vars;
   }
@@ -760,6 +839,27 @@ void unregister_host(void* p) {
   }
 }
 
+double h2d_bandwidth(int device, size_t bytes, int runs) {
+  set_device(device);
+  PinnedBuf<unsigned char> host;
+  host.reserve(bytes);
+  std::memset(host.get(), 1, bytes);  // touched: its pages exist before the timing
+  DevBuf<unsigned char> dev(bytes);
+  Event a, b;
+  std::vector<double> bps;
+  for (int i = 0; i < std::max(runs, 1) + 1; i++) {
+    a.record(nullptr);
+    CUZK_CUDA_CHECK(cudaMemcpyAsync(dev.get(), host.get(), bytes, cudaMemcpyHostToDevice, nullptr));
+    b.record(nullptr);
+    CUZK_CUDA_CHECK(cudaEventSynchronize(b.get()));
+    float ms = 0;
+    CUZK_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
+    if (i > 0) bps.push_back(double(bytes) / (double(ms) / 1e3));  // the first is a warm-up
+  }
+  std::sort(bps.begin(), bps.end());
+  return bps[bps.size() / 2];
+}
+
 // ---- device queries ----
 
 int device_count() noexcept {
@@ -788,6 +888,13 @@ DeviceInfo device_info(int device) {
   CUZK_CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
   d.free_memory = fr;
   return d;
+}
+
+size_t free_memory(int device) {
+  set_device(device);
+  size_t fr = 0, tot = 0;
+  CUZK_CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
+  return fr;
 }
 
 }  // namespace gpu

@@ -2,6 +2,8 @@
 // reached through the one interface (the cuda backend is held to the cpu one in tests/gpu).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <random>
@@ -87,6 +89,84 @@ TEST(Backend, CpuProverByNameGivesAValidProof) {
   EXPECT_TRUE(verify_proof(vk_from_zkey(*zk), public_signals(w, zk->n_public), p));
   EXPECT_FALSE(prover->last_spans().empty());
   EXPECT_FALSE(prover->last_host_times().has_value());
+}
+
+// A key's image: its matrices compiled once (or given, as the evaluator cache maps them) and shared
+// by every load; page-locks widened to pages, merged, and undone with the image's last holder.
+TEST(Backend, KeyImagesShareTheirMatricesAndTheirPageLocksEndWithThem) {
+  const std::string zkey = kToxic + "/merkle_fast.zkey", wtns = kToxic + "/witness.wtns";
+  ASSERT_TRUE(std::filesystem::exists(zkey) && std::filesystem::exists(wtns)) << "reference vectors missing";
+  auto zk = std::make_shared<const ZKey>(read_zkey(zkey));
+  std::vector<Fr> w = read_wtns(wtns);
+  auto be = make_backend("cpu");
+  auto image = be->prepare(zk, true, nullptr);
+  ASSERT_TRUE(image->ev);
+  EXPECT_EQ(image->pinned_bytes, 0u);  // the cpu backend copies nothing: nothing locked
+  // Loads from one image give the proof prover(zk) gives, and share its evaluator.
+  groth16::ProveOptions<Bls12_381> opt;
+  opt.r = Fr::from_u64(3), opt.s = Fr::from_u64(5);
+  Proof p1 = be->load(image)->prove(w, opt), p2 = be->prover(zk)->prove(w, opt);
+  EXPECT_EQ(p1.a, p2.a);
+  EXPECT_EQ(p1.c, p2.c);
+  EXPECT_EQ(be->prepare(zk, false, image->ev)->ev, image->ev);
+  // An evaluator of another key is refused.
+  auto other = std::make_shared<ConstraintEvaluator>();
+  other->n_rows = 4, other->n_vars = 4;
+  EXPECT_THROW(be->prepare(zk, false, other), std::invalid_argument);
+
+  // A key whose arrays are large enough to lock (points at infinity: only the sizes matter here).
+  auto big = std::make_shared<ZKey>();
+  const uint32_t n = 1u << 14;
+  big->n_vars = n, big->n_public = 1, big->domain_size = n, big->log_domain = 14;
+  big->a.assign(size_t(n), G1Affine{});
+  big->b1.assign(size_t(n), G1Affine{});
+  big->b2.assign(size_t(n), G2Affine{});
+  big->c.assign(size_t(n - 2), G1Affine{});
+  big->h.assign(size_t(n), G1Affine{});
+
+  // The locks, through a fake driver: every array of 1 MiB or more, on whole pages, each page once.
+  std::vector<std::pair<uintptr_t, size_t>> locked;
+  std::vector<uintptr_t> unlocked;
+  {
+    auto img = std::make_shared<KeyImage<Bls12_381>>(*compile_key_image<Bls12_381>(big));
+    pin_key_image<Bls12_381>(
+        *img, [&](void* p, size_t n) { locked.emplace_back(uintptr_t(p), n); },
+        [&](void* p) { unlocked.push_back(uintptr_t(p)); });
+    const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+    ASSERT_FALSE(locked.empty());
+    size_t total = 0;
+    for (auto [p, n] : locked) {
+      EXPECT_EQ(p % page, 0u);
+      EXPECT_EQ(n % page, 0u);
+      total += n;
+    }
+    for (size_t i = 1; i < locked.size(); i++)  // disjoint
+      for (size_t j = 0; j < i; j++)
+        EXPECT_TRUE(locked[i].first >= locked[j].first + locked[j].second ||
+                    locked[j].first >= locked[i].first + locked[i].second);
+    // Every point array lies inside what was locked.
+    auto covered = [&](const void* p, size_t n) {
+      for (auto [b, len] : locked)
+        if (uintptr_t(p) >= b && uintptr_t(p) + n <= b + len) return true;
+      return false;
+    };
+    EXPECT_TRUE(covered(big->a.data(), big->a.size() * sizeof(G1Affine)));
+    EXPECT_TRUE(covered(big->b2.data(), big->b2.size() * sizeof(G2Affine)));
+    EXPECT_TRUE(covered(big->h.data(), big->h.size() * sizeof(G1Affine)));
+    EXPECT_EQ(img->pinned_bytes, total);
+    EXPECT_TRUE(unlocked.empty());  // held while the image is
+  }
+  EXPECT_EQ(unlocked.size(), locked.size());  // the last holder let go: every lock undone
+  // A driver that refuses: the image stays pageable (its loads stage the copies), nothing to undo.
+  unlocked.clear();
+  {
+    auto img = std::make_shared<KeyImage<Bls12_381>>(*compile_key_image<Bls12_381>(big));
+    pin_key_image<Bls12_381>(
+        *img, [](void*, size_t) { throw std::runtime_error("the driver says no"); },
+        [&](void* p) { unlocked.push_back(uintptr_t(p)); });
+    EXPECT_EQ(img->pinned_bytes, 0u);
+  }
+  EXPECT_TRUE(unlocked.empty());
 }
 
 }  // namespace

@@ -879,3 +879,49 @@ TEST(FormatsWtns, FifoIsRefusedWithoutBlocking) {
   expect_format_error([&] { read_wtns_count(fifo); }, {fifo});
   ::unlink(fifo.c_str());
 }
+
+// ZKeyMemory::ForDevice, the GPU worker's read for the cuda backend: the point sections copied as
+// they are (the device checks them where they are uploaded), no coefficients (the matrices come from
+// the evaluator cache), everything else checked as always.
+TEST(FormatsZkey, ForDeviceLeavesThePointChecksToTheDevice) {
+  REQUIRE_REFERENCE();
+  std::string path = tmp("for_device.zkey");
+  spit(path, slurp(kZkeyFast));
+  ZKey copied = read_zkey(path);
+  ZKey dev = read_zkey(path, ZKeyMemory::ForDevice);
+  EXPECT_EQ(dev.a, copied.a);
+  EXPECT_EQ(dev.b1, copied.b1);
+  EXPECT_EQ(dev.b2, copied.b2);
+  EXPECT_EQ(dev.c, copied.c);
+  EXPECT_EQ(dev.h, copied.h);
+  EXPECT_EQ(dev.ic, copied.ic);
+  EXPECT_EQ(dev.delta2, copied.delta2);
+  EXPECT_TRUE(dev.coefs.empty());
+  EXPECT_EQ(dev.points_unchecked, path);
+  EXPECT_TRUE(copied.points_unchecked.empty());
+  // No host consumer may take such points for checked ones.
+  EXPECT_THROW(wait_points_checked(dev), std::logic_error);
+  EXPECT_NO_THROW(wait_points_checked(copied));
+  // A point off the curve reads (the device finds it); the header's and IC's points, the container
+  // and the sizes are still checked here.
+  Container c = Container::parse(slurp(kZkeyFast));
+  c.sec(7)[12 * 192 + 100] ^= 4;
+  spit(tmp("dev_b2.zkey"), c.serialize());
+  EXPECT_NO_THROW(read_zkey(tmp("dev_b2.zkey"), ZKeyMemory::ForDevice));
+  expect_format_error([&] { read_zkey(tmp("dev_b2.zkey")); }, {"dev_b2.zkey: section 7 (B2): point"});
+  c = Container::parse(slurp(kZkeyFast));
+  c.sec(2)[100 + 50] ^= 1;
+  spit(tmp("dev_alpha.zkey"), c.serialize());
+  expect_format_error([&] { read_zkey(tmp("dev_alpha.zkey"), ZKeyMemory::ForDevice); },
+                      {"dev_alpha.zkey: section 2 (header): alpha1 is not on the curve"});
+  c = Container::parse(slurp(kZkeyFast));
+  c.sec(3)[96 + 7] ^= 0x10;
+  spit(tmp("dev_ic.zkey"), c.serialize());
+  expect_format_error([&] { read_zkey(tmp("dev_ic.zkey"), ZKeyMemory::ForDevice); },
+                      {"dev_ic.zkey: section 3 (IC): point 1 is not on the curve"});
+  c = Container::parse(slurp(kZkeyFast));
+  c.sec(9).resize(c.sec(9).size() - 96);
+  spit(tmp("dev_h.zkey"), c.serialize());
+  expect_format_error([&] { read_zkey(tmp("dev_h.zkey"), ZKeyMemory::ForDevice); },
+                      {"dev_h.zkey: section 9 (H): size mismatch"});
+}

@@ -26,9 +26,11 @@ struct FakeKey : CachedKey {
   bool resident = false, host = false;
   int fail_loads = 0;
   size_t last_limit = 0;
+  bool last_reuse = false;
   FakeKey(std::string n, size_t b, size_t g, std::vector<std::string>* l) : base(b), greedy(g), log(l), name(std::move(n)) {}
-  size_t load(size_t limit) override {
-    last_limit = limit;
+  size_t load(size_t limit, bool reuse, cuzk::gpuw::LoadParts& parts) override {
+    last_limit = limit, last_reuse = reuse;
+    parts.read_ms = host ? 0 : 4, parts.upload_ms = 2, parts.upload_bytes = base;
     if (fail_loads > 0) {
       fail_loads--;
       throw std::runtime_error("out of device memory");
@@ -101,6 +103,7 @@ TEST(KeyCache, BeyondTheBudgetTheLeastRecentlyUsedGivesWay) {
   f.cache->preload();
   EXPECT_EQ(f.take(), (Log{"load k0 file", "load k1 file"}));
   EXPECT_EQ(f.keys[0]->last_limit, 100u);
+  EXPECT_FALSE(f.keys[0]->last_reuse);  // no host copy is kept: nothing to prepare for later loads
   f.cache->use(0);  // k1 is now the least recently used
   f.cache->use(2);
   EXPECT_EQ(f.take(), (Log{"evict k1", "drop k1", "load k2 file"}));
@@ -117,6 +120,11 @@ TEST(KeyCache, BeyondTheBudgetTheLeastRecentlyUsedGivesWay) {
   EXPECT_EQ(f.events[3].kind, KeyEvent::Load);
   EXPECT_EQ(f.events[3].bytes, 100u);
   EXPECT_FALSE(f.events[3].from_host);
+  // A load's parts, as the key reported them.
+  EXPECT_EQ(f.events[3].parts.read_ms, 4.0);
+  EXPECT_EQ(f.events[3].parts.upload_ms, 2.0);
+  EXPECT_EQ(f.events[3].parts.upload_bytes, 100u);
+  EXPECT_GE(f.events[2].evict_ms, 0.0);
 }
 
 TEST(KeyCache, HostCopiesAreKeptWithinTheirBudgetLeastRecentlyUsedDroppedFirst) {
@@ -130,6 +138,9 @@ TEST(KeyCache, HostCopiesAreKeptWithinTheirBudgetLeastRecentlyUsedDroppedFirst) 
   f.cache->use(1);
   EXPECT_EQ(f.take(), (Log{"evict k3", "load k1 host"}));
   EXPECT_TRUE(f.events.back().from_host);
+  EXPECT_TRUE(f.keys[1]->last_reuse);  // keys come and go, copies are kept: prepared for reuse
+  EXPECT_EQ(f.events.back().parts.read_ms, 0.0);  // no file read
+  EXPECT_EQ(f.events.back().parts.upload_ms, 2.0);
 }
 
 TEST(KeyCache, AKeyLargerThanItsEstimatePushesOthersOut) {

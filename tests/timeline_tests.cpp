@@ -169,7 +169,7 @@ TIMELINE,1100.000,PROOF_DONE,1,partition=0,total_ms=1100.000
 TIMELINE,1100.000,JOB_DONE,1,state=done
 TIMELINE,1100.000,GPU_PICKUP,2,partition=0,worker=gpu0,slot=1,device=0,wait_ms=0.000
 TIMELINE,1100.000,KEY_EVICT,2,worker=gpu0,device=0,circuit=a,bytes=1000,host=dropped,partition=0,slot=1
-TIMELINE,1400.000,KEY_LOAD,2,worker=gpu0,device=0,circuit=b,bytes=1000,load_ms=300.000,source=file,partition=0,slot=1
+TIMELINE,1400.000,KEY_LOAD,2,worker=gpu0,device=0,circuit=b,bytes=1000,load_ms=300.000,source=file,file_ms=120.000,prepare_ms=80.000,upload_ms=50.000,upload_bytes=2000000000,check_ms=5.000,tables_ms=40.000,partition=0,slot=1
 TIMELINE,1400.000,GPU_START,2,partition=0,worker=gpu0,slot=1,device=0
 TIMELINE,2400.000,GPU_END,2,partition=0,worker=gpu0,slot=1,device=0,prove_ms=1000.000,kernel_ms=900.000
 TIMELINE,2400.000,PROOF_DONE,2,partition=0,total_ms=2400.000
@@ -611,6 +611,13 @@ TEST(Timeline, WaterfallCountsALoadOfAKeyThatWasNotResident) {
   tlc::render_waterfall(w, out, 24);
   EXPECT_NE(out.str().find("loading a key 0.300 s"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("kkk"), std::string::npos) << out.str();
+  // The load's parts, and the upload's rate.
+  EXPECT_EQ(d.key_loads.loads, 1u);
+  EXPECT_DOUBLE_EQ(d.key_loads.upload_ms, 50);
+  EXPECT_NE(out.str().find("key loads 1, 0.300 s: file 0.120 s, prepare 0.080 s, upload 0.050 s (2.0 GB, 40.00 GB/s), "
+                           "checks 0.005 s, tables 0.040 s"),
+            std::string::npos)
+      << out.str();
 }
 
 TEST(Timeline, WaterfallCountsAWorkerDownAndRestarting) {

@@ -78,6 +78,15 @@ inline constexpr char kState[] = "state";
 inline constexpr char kTasks[] = "tasks";            // WORKER_EXIT: the partitions a GPU worker held, when more than one
 inline constexpr char kBytes[] = "bytes";            // KEY_LOAD, KEY_EVICT: the key's memory where it proves
 inline constexpr char kLoadMs[] = "load_ms";         // KEY_LOAD: from the need to the key resident (file read or upload)
+// KEY_LOAD's parts: the file read (and checked, unless the device checks the points), the image
+// prepared (matrices mapped or compiled, arrays page-locked), the copy to the device (upload_ms,
+// upload_bytes), the points' checks there and the tables built there.
+inline constexpr char kFileMs[] = "file_ms";
+inline constexpr char kPrepareMs[] = "prepare_ms";
+inline constexpr char kCheckMs[] = "check_ms";
+inline constexpr char kTablesMs[] = "tables_ms";
+inline constexpr char kUploadBytes[] = "upload_bytes";
+inline constexpr char kEvictMs[] = "evict_ms";       // KEY_EVICT: giving the device memory back
 inline constexpr char kHost[] = "host";              // KEY_EVICT: kept | dropped, the key's parsed copy in host memory
 inline constexpr char kIndex[] = "index";            // CIRCUIT_ADD, CIRCUIT_REMOVE: the circuit's index in the workers' list
 inline constexpr char kTakenOver[] = "taken_over";   // PARTITION_CLAIMED: 1 when another node's lease had expired

@@ -48,10 +48,9 @@ class CpuProver : public groth16::ProverBackend<C> {
   using ProveOptions = groth16::ProveOptions<C>;
   using RawMsms = groth16::RawMsms<C>;
   using SynthesizedView = groth16::SynthesizedView<C>;
-  explicit CpuProver(std::shared_ptr<const ZKey> zk) : zk_(std::move(zk)) {
-    if (!zk_) throw std::invalid_argument("CPU backend needs a proving key");
-    check_proving_key(*zk_);
-    ev_ = groth16::ConstraintEvaluator<C>::compile(*zk_);
+  // The image's key and matrices, shared with it (Backend::prepare has checked the key).
+  explicit CpuProver(const KeyImage<C>& image) : zk_(image.zk), ev_(image.ev) {
+    if (!zk_ || !ev_) throw std::invalid_argument("CPU backend needs a prepared proving key");
   }
 
   const char* name() const override { return "cpu"; }
@@ -64,7 +63,7 @@ class CpuProver : public groth16::ProverBackend<C> {
   Proof prove(const std::vector<Fr>& w, const ProveOptions& opt, RawMsms* raw) override {
     SpanClock clock;
     std::vector<Fr> a, b, c;
-    clock.stage("eval", [&] { ev_.evaluate(w, a, b, c); });  // validates the witness length
+    clock.stage("eval", [&] { ev_->evaluate(w, a, b, c); });  // validates the witness length
     return assembled(msm_stage(clock, w.data(), w.size(), std::move(a), std::move(b), std::move(c)), opt, raw);
   }
 
@@ -80,7 +79,7 @@ class CpuProver : public groth16::ProverBackend<C> {
     if (!s.a) {
       // a, b, c from w here: the daemon's synthesis.abc = "gpu", where this backend is the device.
       a.resize(n), b.resize(n), c.resize(n);
-      clock.stage("eval", [&] { ev_.evaluate_into(s.w, a.data(), b.data(), c.data()); });
+      clock.stage("eval", [&] { ev_->evaluate_into(s.w, a.data(), b.data(), c.data()); });
     } else {
       clock.stage("copy", [&] {
         a.assign(s.a, s.a + n);
@@ -134,7 +133,7 @@ class CpuProver : public groth16::ProverBackend<C> {
   }
 
   std::shared_ptr<const ZKey> zk_;
-  groth16::ConstraintEvaluator<C> ev_;
+  std::shared_ptr<const groth16::ConstraintEvaluator<C>> ev_;
   mutable std::mutex mu_;
   std::vector<StageSpan> spans_;  // of the last proof
 };
@@ -154,8 +153,9 @@ class CpuBackend : public Backend<C> {
   std::vector<Fr> compute_h(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n) override {
     return compute_h_coset(std::move(a), std::move(b), std::move(c), log_n);
   }
-  std::unique_ptr<groth16::ProverBackend<C>> prover(std::shared_ptr<const groth16::ZKey<C>> zk) override {
-    return std::make_unique<CpuProver<C>>(std::move(zk));
+  std::unique_ptr<groth16::ProverBackend<C>> load(std::shared_ptr<const KeyImage<C>> image) override {
+    if (!image) throw std::invalid_argument("CPU backend needs a prepared proving key");
+    return std::make_unique<CpuProver<C>>(*image);
   }
 };
 
@@ -168,7 +168,7 @@ std::unique_ptr<Backend<C>> make_cpu_backend() {
 
 template <class C>
 std::unique_ptr<groth16::ProverBackend<C>> make_cpu_prover(std::shared_ptr<const groth16::ZKey<C>> zk) {
-  return std::make_unique<CpuProver<C>>(std::move(zk));
+  return make_cpu_backend<C>()->prover(std::move(zk));
 }
 
 #define CUZK_CPU_BACKEND(C)                                         \

@@ -22,6 +22,26 @@ void check_key(const ZKey<C>& zk) {
                                 " is not 2^k with 1 <= k <= 27 (the CUDA backend's range)");
 }
 
+// A copy of the image with its arrays page-locked for every device, so that a load copies them by
+// DMA at the link's speed; unlocked by the driver calls alone, so that the image may outlive the
+// backend that made it.
+template <class C>
+std::shared_ptr<const KeyImage<C>> pinned(const KeyImage<C>& from) {
+  auto image = std::make_shared<KeyImage<C>>(from);
+  // A key whose points are still being checked (and copied) on the host is locked once that ends;
+  // one whose points the device checks (ZKey::points_unchecked) is locked as it is.
+  if (image->zk->points_unchecked.empty()) groth16::wait_points_checked(*image->zk);
+  pin_key_image<C>(
+      *image, [](void* p, size_t n) { gpu::register_host(p, n); },
+      [](void* p) {
+        try {
+          gpu::unregister_host(p);
+        } catch (const gpu::GpuError&) {  // the device is gone: the process's exit unlocks it
+        }
+      });
+  return image;
+}
+
 template <class C>
 class CudaProver : public groth16::ProverBackend<C> {
  public:
@@ -31,21 +51,27 @@ class CudaProver : public groth16::ProverBackend<C> {
   using RawMsms = groth16::RawMsms<C>;
   using SynthesizedView = groth16::SynthesizedView<C>;
   using HostTimes = groth16::ProverHostTimes;
-  CudaProver(std::shared_ptr<const ZKey<C>> zk, int device, const gpu::GpuOptions& opt) : zk_(std::move(zk)) {
-    if (!zk_) throw std::invalid_argument("CUDA backend needs a proving key");
+  CudaProver(const KeyImage<C>& image, int device, const gpu::GpuOptions& opt) : zk_(image.zk) {
+    if (!zk_ || !image.ev) throw std::invalid_argument("CUDA backend needs a prepared proving key");
     check_key(*zk_);
     if (gpu::device_count() == 0) throw gpu::GpuError("CUDA backend: no CUDA device is available");
-    auto ev = groth16::ConstraintEvaluator<C>::compile(*zk_);
-    groth16::wait_points_checked(*zk_);  // the points are uploaded next
+    // The points are uploaded next: checked on the host by now, or checked on the device after
+    // their upload (ZKey::points_unchecked).
+    if (zk_->points_unchecked.empty()) groth16::wait_points_checked(*zk_);
     // What the key takes is read off the device's free memory around its upload: the points, the
     // matrices, the MSM scratch and the tables, whatever their layouts (this process is the device's
     // only allocator while it loads a key).
-    const size_t before = gpu::device_info(device).free_memory;
-    gpu_ = std::make_unique<gpu::GpuProver<C>>(*zk_, ev, device, opt);  // matrices and tables live on the device
-    const size_t after = gpu::device_info(device).free_memory;
+    const size_t before = gpu::free_memory(device);
+    gpu_ = std::make_unique<gpu::GpuProver<C>>(*zk_, *image.ev, device, opt);  // matrices and tables live on the device
+    const size_t after = gpu::free_memory(device);
     device_bytes_ = before > after ? before - after : 0;
   }
   size_t device_bytes() const override { return device_bytes_; }
+  groth16::KeyLoadTimes load_times() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const gpu::PrecomputeInfo p = gpu_->precompute_info();
+    return {p.upload_bytes, p.upload_ms, p.check_ms, p.build_ms};
+  }
 
   const char* name() const override { return "cuda"; }
   gpu::ProverTimings timings() const {
@@ -139,16 +165,22 @@ class CudaBackend : public Backend<C> {
   std::vector<Fr> compute_h(std::vector<Fr> a, std::vector<Fr> b, std::vector<Fr> c, int log_n) override {
     return gpu::compute_h_coset(opt_.device, a, b, c, log_n);
   }
-  std::unique_ptr<groth16::ProverBackend<C>> prover(std::shared_ptr<const ZKey<C>> zk) override {
+  std::shared_ptr<const KeyImage<C>> prepare(std::shared_ptr<const ZKey<C>> zk, bool pin,
+                                             std::shared_ptr<const groth16::ConstraintEvaluator<C>> ev) override {
+    std::shared_ptr<KeyImage<C>> image = compile_key_image<C>(std::move(zk), std::move(ev));
+    return pin ? pinned(*image) : image;
+  }
+  std::unique_ptr<groth16::ProverBackend<C>> load(std::shared_ptr<const KeyImage<C>> image) override {
+    if (!image) throw std::invalid_argument("CUDA backend needs a prepared proving key");
     gpu::GpuOptions g = gopt_;
     if (opt_.key_memory_limit) {
       // The tables are built while free memory stays above their headroom: a headroom of what is
       // free beyond the limit keeps the key, its scratch and its tables within the limit.
-      const size_t free = gpu::device_info(opt_.device).free_memory;
+      const size_t free = gpu::free_memory(opt_.device);
       if (free > opt_.key_memory_limit)
         g.precompute.headroom_bytes = std::max(g.precompute.headroom_bytes, free - opt_.key_memory_limit);
     }
-    return std::make_unique<CudaProver<C>>(std::move(zk), opt_.device, g);
+    return std::make_unique<CudaProver<C>>(*image, opt_.device, g);
   }
   size_t memory_bytes() const override { return gpu::device_info(opt_.device).total_memory; }
   void register_host(void* p, size_t bytes) override { gpu::register_host(p, bytes); }
@@ -189,9 +221,22 @@ std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<cons
 }
 
 template <class C>
+std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<const KeyImage<C>> image, int device,
+                                                            const gpu::GpuOptions& opt) {
+  if (!image) throw std::invalid_argument("CUDA backend needs a prepared proving key");
+  return std::make_unique<CudaProver<C>>(*image, device, opt);
+}
+
+template <class C>
 std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<const groth16::ZKey<C>> zk, int device,
                                                             const gpu::GpuOptions& opt) {
-  return std::make_unique<CudaProver<C>>(std::move(zk), device, opt);
+  return make_cuda_prover<C>(cuda_key_image<C>(std::move(zk), false), device, opt);
+}
+
+template <class C>
+std::shared_ptr<const KeyImage<C>> cuda_key_image(std::shared_ptr<const groth16::ZKey<C>> zk, bool pin) {
+  std::shared_ptr<KeyImage<C>> image = compile_key_image<C>(std::move(zk));
+  return pin ? pinned(*image) : image;
 }
 
 template <class C>
@@ -222,8 +267,11 @@ bool cuda_backend_timings(const groth16::ProverBackend<C>& prover, gpu::ProverTi
   template std::unique_ptr<Backend<C>> make_cuda_backend<C>(const BackendOptions&);                          \
   template std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover<C>(std::shared_ptr<const groth16::ZKey<C>>, \
                                                                           const BackendOptions&);            \
+  template std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover<C>(std::shared_ptr<const KeyImage<C>>, int, \
+                                                                          const gpu::GpuOptions&);           \
   template std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover<C>(std::shared_ptr<const groth16::ZKey<C>>, \
                                                                           int, const gpu::GpuOptions&);      \
+  template std::shared_ptr<const KeyImage<C>> cuda_key_image<C>(std::shared_ptr<const groth16::ZKey<C>>, bool); \
   template bool cuda_backend_precompute<C>(const groth16::ProverBackend<C>&, gpu::PrecomputeInfo&);          \
   template bool cuda_backend_use_precomputed<C>(groth16::ProverBackend<C>&, bool);                           \
   template bool cuda_backend_timings<C>(const groth16::ProverBackend<C>&, gpu::ProverTimings&);

@@ -20,10 +20,16 @@ std::unique_ptr<Backend<C>> make_cuda_backend(const BackendOptions& opt = {});
 template <class C>
 std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<const groth16::ZKey<C>> zk,
                                                             const BackendOptions& opt = {});
-// The same from the kernels' own options (benchmarks, device tests).
+// The same from the kernels' own options (benchmarks, device tests), from the key or its image.
 template <class C>
 std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<const groth16::ZKey<C>> zk, int device,
                                                             const gpu::GpuOptions& opt);
+template <class C>
+std::unique_ptr<groth16::ProverBackend<C>> make_cuda_prover(std::shared_ptr<const KeyImage<C>> image, int device,
+                                                            const gpu::GpuOptions& opt);
+// The image Backend::prepare gives on the cuda backend, without a backend object.
+template <class C>
+std::shared_ptr<const KeyImage<C>> cuda_key_image(std::shared_ptr<const groth16::ZKey<C>> zk, bool pin);
 gpu::GpuOptions gpu_options(const BackendOptions& opt);
 
 // What a cuda prover's key got: its precomputed tables; false for another backend's prover.

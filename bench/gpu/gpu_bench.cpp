@@ -6,9 +6,10 @@
 //   [--scalars random|witness|both] [--profile circom|porep] [--window C]
 //   [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]
 //   what: msm (G1 and G2) | msm-g1 | msm-g2 | msm-g1-ab | msm-g2-ab | ntt | h-stage | prove | prove-ab |
-//         window-sweep | all
+//         key-switch | window-sweep | all
 //   (msm-g1-ab / msm-g2-ab: the plain MSM and the MSM over precomputed bases, alternating, same process;
-//   prove-ab: whole proofs with the key's precomputed tables on and off, same backend)
+//   prove-ab: whole proofs with the key's precomputed tables on and off, same backend; key-switch: a
+//   key given back and loaded again from host memory, against the host-to-device bandwidth)
 //   --curve: the curve of msm, msm-g1, msm-g2, ntt, h-stage, prove and prove-ab (default bls12381);
 //   the rest, and witness scalars, are BLS12-381's only.
 //
@@ -118,8 +119,8 @@ Args parse(const std::vector<std::string>& argv) {
   if (a.curve == CurveId::bn254) {
     const std::string& w = a.what;
     if (w != "msm" && w != "msm-g1" && w != "msm-g2" && w != "ntt" && w != "h-stage" && w != "prove" &&
-        w != "prove-ab")
-      usage("--curve bn254 runs msm, msm-g1, msm-g2, ntt, h-stage, prove and prove-ab; '" + w +
+        w != "prove-ab" && w != "key-switch")
+      usage("--curve bn254 runs msm, msm-g1, msm-g2, ntt, h-stage, prove, prove-ab and key-switch; '" + w +
             "' is BLS12-381 only");
     if (a.scalars == "witness") usage("--curve bn254 has random scalars only (the witness pool is BLS12-381's)");
   }
@@ -412,6 +413,69 @@ void run_prove_ab(const Args& a, const std::vector<int>& sizes) {
   }
 }
 
+// A key switch (give one key back, load another) from host memory, against the link: for each
+// size, a gen-circuit key with random points; the host-to-device bandwidth from pinned memory
+// (h2d_bandwidth); a load from the image as first prepared (pageable: staged copies) and from the
+// page-locked image (loads after the first, where keys come and go), each with the tables asked
+// for and without; and the eviction. The switch is evict + load, held against the image's upload
+// bytes over the bandwidth. Medians of --runs loads (op key-load, key-load-pinned).
+template <class C>
+void run_key_switch(const Args& a, const std::vector<int>& sizes) {
+  using ms_clock = std::chrono::steady_clock;
+  auto ms_since = [](ms_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(ms_clock::now() - t).count();
+  };
+  const double bw = h2d_bandwidth(a.device, size_t(1) << 30);
+  std::printf("# key-switch: host-to-device bandwidth from pinned memory %.2f GB/s (1 GiB copies)\n", bw / 1e9);
+  for (int k : sizes) {
+    auto [zk, w, setup_s] = bench_circuit<C>(k, a.profile);
+    (void)w;
+    auto t0 = ms_clock::now();
+    auto image = cuda_key_image<C>(zk, false);
+    const double prepare_ms = ms_since(t0);
+    t0 = ms_clock::now();
+    auto pinned = cuda_key_image<C>(zk, true);
+    const double pinned_ms = ms_since(t0);
+    std::printf("# key-switch 2^%d: circuit + random key %.1f s; image: evaluator %.0f ms; page-locked image %.0f ms "
+                "(lock %.0f ms, %s locked)\n",
+                k, setup_s, prepare_ms, pinned_ms, pinned->pin_ms, gb(pinned->pinned_bytes).c_str());
+    for (bool tables : {true, false}) {
+      GpuOptions g = a.gpu;
+      if (!tables) g.precompute.enabled = false;
+      for (bool locked : {false, true}) {
+        std::vector<double> load, evict, upload, build, sw;
+        size_t bytes = 0;
+        PrecomputeInfo pi;
+        for (int i = 0; i < std::max(a.runs, 1); i++) {
+          t0 = ms_clock::now();
+          auto p = make_cuda_prover<C>(locked ? pinned : image, a.device, g);
+          load.push_back(ms_since(t0));
+          const groth16::KeyLoadTimes lt = p->load_times();
+          upload.push_back(lt.upload_ms), build.push_back(lt.tables_ms);
+          bytes = lt.upload_bytes;
+          cuda_backend_precompute(*p, pi);
+          t0 = ms_clock::now();
+          p.reset();
+          evict.push_back(ms_since(t0));
+          sw.push_back(load.back() + evict.back());
+        }
+        const double floor_ms = double(bytes) / bw * 1e3;
+        BenchStats st = stats_of(sw);
+        st.bound_ms = floor_ms;  // the upload's bytes at the link's speed
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "tables [%s] %s; upload %s in %.1f ms (%.2f GB/s), tables %.1f ms, evict %.1f ms; "
+                      "switch / (bytes / bandwidth) = %.2f",
+                      pi.sets.c_str(), gb(pi.table_bytes).c_str(), gb(bytes).c_str(), stats_of(upload).median_ms,
+                      double(bytes) / (stats_of(upload).median_ms / 1e3) / 1e9, stats_of(build).median_ms,
+                      stats_of(evict).median_ms, st.median_ms / floor_ms);
+        st.detail = buf;
+        report(locked ? "key-switch-pinned" : "key-switch", k, tables ? "tables" : "no-tables", st);
+      }
+    }
+  }
+}
+
 // Bit length of x folded to [0, (r-1)/2] as the MSM folds its scalars: of the smaller of x and r - x.
 template <class F>
 int folded_bits(const F& x) {
@@ -542,7 +606,7 @@ void write_csv(const std::string& path) {
 
 const char* bench_usage() {
   return "[--device D] [--runs N] [--warmup W] [--csv FILE] [--curve bls12381|bn254] "
-         "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|prove-ab|window-sweep|field|all "
+         "msm|msm-g1|msm-g2|msm-g1-ab|msm-g2-ab|ntt|h-stage|prove|prove-ab|key-switch|window-sweep|field|all "
          "[--sizes a,b,...|a..b] [--scalars random|witness|both] [--profile circom|porep] [--window C]\n"
          "  [--precompute auto|off|SETS] [--headroom-mb N] [--msm-window C] [--ntt-passes N]";
 }
@@ -569,7 +633,7 @@ int bench_main(const std::vector<std::string>& args) {
     bool all = a.what == "all", msm = a.what == "msm";
     if (!all && !msm && a.what != "msm-g1" && a.what != "msm-g2" && a.what != "ntt" && a.what != "h-stage" &&
         a.what != "prove" && a.what != "window-sweep" && a.what != "msm-g1-ab" && a.what != "msm-g2-ab" &&
-        a.what != "prove-ab" && a.what != "field")
+        a.what != "prove-ab" && a.what != "field" && a.what != "key-switch")
       usage("unknown benchmark '" + a.what + "'");
     auto on_curve = [&](auto&& f) { return with_curve(a.curve, f); };
     if (a.what == "field")
@@ -591,6 +655,7 @@ int bench_main(const std::vector<std::string>& args) {
     if (a.what == "msm-g2-ab") run_msm_ab<G2Curve>(a, sizes_or({22}), false);
     if (all || a.what == "prove") on_curve([&]<class C>() { run_prove<C>(a, sizes_or({20, 22, 24})); });
     if (a.what == "prove-ab") on_curve([&]<class C>() { run_prove_ab<C>(a, sizes_or({20, 22, 24})); });
+    if (a.what == "key-switch") on_curve([&]<class C>() { run_key_switch<C>(a, sizes_or({20, 22})); });
     if (all || a.what == "window-sweep") run_window_sweep(a, sizes_or({20, 24, 26}));
     if (!a.csv.empty()) write_csv(a.csv);
   } catch (const UsageError& e) {

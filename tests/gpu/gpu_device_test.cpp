@@ -1046,3 +1046,100 @@ TEST(GpuProver, BatchLimitFollowsTheKeySize) {
   EXPECT_EQ(make_cuda_prover(generated(18, 7).zk, 0, g)->batch_limit(), 1u);
   EXPECT_EQ(make_cuda_prover(generated(15, 7).zk, 0, g)->batch_limit(), 8u);
 }
+
+namespace {
+
+// A key read for the device (ZKeyMemory::ForDevice: its points copied unchecked, its matrices mapped
+// from the evaluator cache) proves what the host-checked key proves, from a pageable and from a
+// page-locked image; a point off the curve or a coordinate not below q, in any point section, fails
+// the load with the host reader's message, naming the file, the section and the point.
+template <class C>
+void expect_device_checks(int log_n, uint64_t seed) {
+  using F = typename C::Fr;
+  using G1A = typename C::G1Affine;
+  using G2A = typename C::G2Affine;
+  CircuitOn<C> c = generated<C>(log_n, seed);
+  const fs::path dir = fs::temp_directory_path() / ("cuzk_devcheck_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "k.zkey").string(), cache = (dir / "evaluator").string();
+  groth16::write_zkey(path, *c.zk);
+  auto dev = std::make_shared<const groth16::ZKey<C>>(groth16::read_zkey<C>(path, ZKeyMemory::ForDevice));
+  ASSERT_EQ(dev->points_unchecked, path);
+  auto ev = std::make_shared<const groth16::ConstraintEvaluator<C>>(
+      groth16::ConstraintEvaluator<C>::open_cached(path, cache));
+  auto be = make_cuda_backend<C>();
+  groth16::ProveOptions<C> opt;
+  opt.r = F::from_u64(3), opt.s = F::from_u64(5);
+  const groth16::Proof<C> want = make_cpu_prover<C>(c.zk)->prove(c.w, opt);
+  for (bool pin : {false, true}) {
+    auto image = be->prepare(dev, pin, ev);
+    EXPECT_EQ(image->pinned_bytes > 0, pin && log_n >= 14);
+    auto gpu = be->load(image);
+    const groth16::KeyLoadTimes lt = gpu->load_times();
+    EXPECT_GT(lt.upload_bytes, 0u);
+    EXPECT_GT(lt.check_ms, 0.0);  // the device checked the points
+    groth16::Proof<C> got = gpu->prove(c.w, opt);
+    EXPECT_EQ(got.a, want.a);
+    EXPECT_EQ(got.b, want.b);
+    EXPECT_EQ(got.c, want.c);
+  }
+  // A key the host checked is not checked again on the device.
+  EXPECT_EQ(be->prover(c.zk)->load_times().check_ms, 0.0);
+
+  // One bad point per case, in a copy of the key written to a file of its own.
+  auto load_bad = [&](const std::string& name, const std::function<void(groth16::ZKey<C>&)>& spoil,
+                      const std::string& needle) {
+    SCOPED_TRACE(name);
+    groth16::ZKey<C> z = *c.zk;
+    spoil(z);
+    const std::string bad = (dir / name).string();
+    groth16::write_zkey(bad, z);
+    auto k = std::make_shared<const groth16::ZKey<C>>(groth16::read_zkey<C>(bad, ZKeyMemory::ForDevice));
+    try {
+      be->load(be->prepare(k, false, ev));
+      ADD_FAILURE() << "the load of " << bad << " did not fail";
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad + ": " + needle), std::string::npos) << e.what();
+    }
+  };
+  auto first_finite = [](const auto& pts) {
+    size_t i = 1;
+    while (pts[i].is_inf()) i++;
+    return i;
+  };
+  const size_t ib2 = first_finite(c.zk->b2), ih = first_finite(c.zk->h);
+  load_bad(
+      "b2.zkey",
+      [&](groth16::ZKey<C>& z) {
+        std::vector<G2A> v(z.b2.begin(), z.b2.end());
+        v[ib2].y.c0 = v[ib2].y.c0 + v[ib2].y.c0.one();
+        z.b2 = v;
+      },
+      "section 7 (B2): point " + std::to_string(ib2) + " is not on the curve");
+  load_bad(
+      "h.zkey",
+      [&](groth16::ZKey<C>& z) {
+        std::vector<G1A> v(z.h.begin(), z.h.end());
+        v[ih].x = v[ih].x + v[ih].x.one();
+        z.h = v;
+      },
+      "section 9 (H): point " + std::to_string(ih) + " is not on the curve");
+  load_bad(
+      "a_q.zkey",
+      [&](groth16::ZKey<C>& z) {
+        std::vector<G1A> v(z.a.begin(), z.a.end());
+        auto& x = v.at(5).x;
+        for (size_t j = 0; j < std::size(x.l); j++) x.l[j] = C::FqParams::MOD[j];
+        z.a = v;
+      },
+      "section 5 (A): point 5 has a coordinate not below the field modulus q");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+
+TEST(GpuProver, DeviceChecksTheKeyReadForIt) {
+  REQUIRE_GPU();
+  expect_device_checks<Bls12_381>(14, 7000 + rng()() % 1000);
+  expect_device_checks<Bn254>(10, 8000 + rng()() % 1000);
+}
