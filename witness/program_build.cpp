@@ -1,11 +1,9 @@
 // Building a compiled witness program: the artefact's tracer runs circom's code once on a sample,
 // the trace is optimised here, and the result must reproduce circom before it is kept.
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,13 +15,12 @@
 #include <sstream>
 
 #include "math/curves.hpp"
+#include "witness/build_tools.hpp"
 #include "witness/file_lock.hpp"
 #include "witness/generator.hpp"
 #include "witness/program.hpp"
 #include "witness/program/ops.hpp"
 #include "witness/program_runner.hpp"
-
-extern char** environ;
 
 namespace cuzk::witness {
 
@@ -53,26 +50,13 @@ std::string slurp(const std::string& p) {
 
 std::string tail(const std::string& s, size_t n) { return s.size() > n ? "..." + s.substr(s.size() - n) : s; }
 
-// Runs the tracer with output to log; its exit status, 128 + signal when killed.
+// Runs the tracer with output to log (a fresh one); its exit status, 128 + signal when killed.
 int run_tracer(const std::vector<std::string>& argv, const std::string& log, rlim_t cpu_seconds) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> av;
-  for (const std::string& a : argv) av.push_back(const_cast<char*>(a.c_str()));
-  av.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, av[0], &fa, nullptr, av.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw WitnessError(argv[0] + ": cannot run: " + std::strerror(rc));
+  std::ofstream(log, std::ios::trunc);
+  const pid_t pid = build_tools::spawn(argv, log);
   const rlimit cpu{cpu_seconds, cpu_seconds + 5};
   ::prlimit(pid, RLIMIT_CPU, &cpu, nullptr);
-  int st = 0;
-  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return build_tools::wait_for(pid);
 }
 
 // A file the tracer wrote, read with bounds checks (it is ours, but a short write must not be read
