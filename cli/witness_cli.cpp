@@ -193,6 +193,10 @@ int witness_bench(const std::string& generator, const std::string& input, int ru
 
 }  // namespace
 
+const char* const kGeneratorHelp =
+    "circom's --c output folder (<name>_cpp), its --wasm output (<name>_js or <name>.wasm), or an artefact from "
+    "`witness build`";
+
 std::function<std::optional<int>()> add_witness_subcommands(CLI::App& app) {
   struct Opts {
     std::string src, out, gen, input, wtns, engine = "program";
@@ -201,22 +205,20 @@ std::function<std::optional<int>()> add_witness_subcommands(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* w = app.add_subcommand("witness", "circom witness generators: build, calc, bench");
   w->require_subcommand(1);
-  auto* build = w->add_subcommand("build", "compile circom's --c output: build <name>_cpp <out dir>");
-  build->add_option("src", o->src, "circom --c output folder (<name>_cpp)")->required()->check(CLI::ExistingDirectory);
+  auto* build = w->add_subcommand("build", "compile circom's output: build <name>_cpp|<name>_js|<name>.wasm <out dir>");
+  build->add_option("src", o->src, "circom's --c output folder (<name>_cpp), or its --wasm output (<name>_js or <name>.wasm)")
+      ->required()
+      ->check(CLI::ExistingPath);
   build->add_option("out", o->out, "artefact folder to write (replaced)")->required();
   auto* calc = w->add_subcommand("calc", "compute a witness: calc <generator> <input.json> <out.wtns>");
-  calc->add_option("generator", o->gen, "circom --c output folder, or an artefact from `witness build`")
-      ->required()
-      ->check(CLI::ExistingDirectory);
+  calc->add_option("generator", o->gen, kGeneratorHelp)->required()->check(CLI::ExistingPath);
   calc->add_option("input", o->input, "circuit inputs (JSON)")->required()->check(CLI::ExistingFile);
   calc->add_option("wtns", o->wtns, "output witness (.wtns)")->required();
   calc->add_option("--engine", o->engine,
                    "program (default: the compiled witness program, traced on first use; the native generator "
-                   "where it cannot be used) or native (circom's generated C++)");
+                   "where it cannot be used) or native (circom's generated C++ or its wasm, compiled)");
   auto* bench = w->add_subcommand("bench", "time both engines on one input and compare them: bench <generator> <input.json>");
-  bench->add_option("generator", o->gen, "circom --c output folder, or an artefact from `witness build`")
-      ->required()
-      ->check(CLI::ExistingDirectory);
+  bench->add_option("generator", o->gen, kGeneratorHelp)->required()->check(CLI::ExistingPath);
   bench->add_option("input", o->input, "circuit inputs (JSON)")->required()->check(CLI::ExistingFile);
   bench->add_option("--runs", o->runs, "runs of each engine (the median is reported)")->check(CLI::Range(1, 1000));
   return [o, build, calc, bench, &app]() -> std::optional<int> {

@@ -16,6 +16,7 @@
 #include "witness/build_tools.hpp"
 #include "witness/driver_source.hpp"
 #include "witness/file_lock.hpp"
+#include "witness/wasm_build.hpp"
 
 namespace cuzk::witness {
 
@@ -46,13 +47,13 @@ Sources find_sources(const std::string& src) {
   s.dir = fs::canonical(src, ec);
   if (ec) throw WitnessError(src + ": " + ec.message());
   if (!fs::is_directory(s.dir))
-    throw WitnessError(src + ": not a directory (expected circom's <name>_cpp folder)");
+    throw WitnessError(src + ": expected circom's <name>_cpp folder (--c), or its <name>_js folder or .wasm file (--wasm)");
   std::vector<std::string> dats;
   for (const auto& e : fs::directory_iterator(s.dir))
     if (e.path().extension() == ".dat") dats.push_back(e.path().stem().string());
   if (dats.size() != 1)
-    throw WitnessError(src + ": expected exactly one <name>.dat (circom --c output), found " +
-                       std::to_string(dats.size()));
+    throw WitnessError(src + ": expected exactly one <name>.dat (circom --c output) or one .wasm (circom --wasm), found " +
+                       std::to_string(dats.size()) + " .dat files");
   s.name = dats[0];
   const std::string needed[] = {s.name + ".cpp", "calcwit.cpp", "calcwit.hpp", "circom.hpp",
                                 "fr.cpp",          "fr.hpp",      "fr.asm",      "main.cpp"};
@@ -244,6 +245,12 @@ struct Recipe {
 };
 
 Recipe recipe_of(const std::string& src, const std::string& cache_root, const fs::path& scratch) {
+  if (auto w = wasm::find_wasm(src)) {
+    const wasm::Tools tools = wasm::toolchain(scratch);
+    return {w->name, wasm::key_of(*w, tools), [w = *w, tools, cache_root](const fs::path& work, const Log& log) {
+              return wasm::build(w, work, runtime_cache_of(cache_root), tools, log);
+            }};
+  }
   Sources s = find_sources(src);
   const Tools tools = toolchain(scratch);
   return {s.name, key_of(s, tools), [s, tools, cache_root](const fs::path& work, const Log& log) {

@@ -49,7 +49,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0)
     throw WitnessError("cannot run " + argv[0] + ": " + std::strerror(rc) +
-                       " (run scripts/setup.sh, which installs g++, nasm and GMP)");
+                       " (run scripts/setup.sh, which installs g++, nasm, GMP and wabt)");
   return pid;
 }
 

@@ -1,5 +1,5 @@
-// What artefact builds share: running the tools with their output in a log, waiting for each by its
-// own pid, and hashing what goes into a build.
+// What the artefact builds share (circom's C++ output and circom's .wasm alike): running the tools
+// with their output in a log, waiting for each by its own pid, and hashing what goes into a build.
 #pragma once
 #include <sys/types.h>
 #include <xxhash.h>

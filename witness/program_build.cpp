@@ -287,7 +287,9 @@ Program build_program(const Manifest& m, const std::vector<Value>& sample, const
   const int rc = run_tracer({tracer, "--trace", m.dat_path(), inputs, out}, tlog, tracer_cpu_seconds(native->ms));
   if (rc != 0) {
     const std::string o = slurp(tlog);
-    const size_t fa = o.find("Failed assert");
+    // circom's C++ says "Failed assert in ...", the wasm driver "Assert Failed. ..." as snarkjs does.
+    size_t fa = o.find("Failed assert");
+    if (fa == std::string::npos) fa = o.find("Assert Failed.");
     if (fa != std::string::npos) throw SampleRejected(o.substr(fa, o.find('\n', fa) - fa));
     throw WitnessError("the tracer " + std::string(rc > 128 ? "was killed by signal " + std::to_string(rc - 128)
                                                             : "exited with status " + std::to_string(rc)) +

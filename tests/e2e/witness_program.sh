@@ -17,12 +17,7 @@ name=witness_ops
 )
 g="$d/${name}_cpp" wasm="$d/${name}_js/$name.wasm"
 export CUZK_CACHE_DIR="$d/cache"  # a fresh artefact: the first input below builds the program
-case "$E2E_CURVE" in
-  bls12381) p="52435875175126190479447740508185965837690552500527637822603658699938581184513" ;;
-  bn128) p="21888242871839275222246405745257275088548364400416034343698204186575808495617" ;;
-esac
-p_minus_1="$(node -e "console.log((BigInt('$p') - 1n).toString())")"
-big="$(node -e "console.log((1n << 200n).toString())")"
+field_values
 
 # witness CASE ENGINE JSON: the witness of JSON equals snarkjs's, and ENGINE computed it.
 witness() {
@@ -45,10 +40,15 @@ witness traced program '{"x": "7", "y": "3", "k": "3"}'
 witness same_path program '{"x": "123456789012345678901234567890", "y": "98765", "k": "3"}'
 # Other paths: each is refused by a guard and computed by the native generator.
 witness other_branch "native (the program refused" '{"x": "5", "y": "9", "k": "3"}'
-witness equal "native (the program refused" "{\"x\": \"$big\", \"y\": \"$big\", \"k\": \"3\"}"
+witness equal "native (the program refused" "{\"x\": \"$BIG\", \"y\": \"$BIG\", \"k\": \"3\"}"
 witness zero "native (the program refused" '{"x": "0", "y": "9", "k": "3"}'
 witness loop_bound "native (the program refused" '{"x": "7", "y": "3", "k": "5"}'
-witness signed "native (the program refused" "{\"x\": \"$p_minus_1\", \"y\": \"$big\", \"k\": \"15\"}"
+witness signed "native (the program refused" "{\"x\": \"$P_MINUS_1\", \"y\": \"$BIG\", \"k\": \"15\"}"
+# The circuit's assert rejects an input on either engine, naming its template and line.
+printf '{"x": "7", "y": "3", "k": "16"}\n' >"$d/assert.json"
+expect_rc 2 "$d/assert.log" "$CUZK_BIN" witness calc "$g" "$d/assert.json" "$d/assert.wtns"
+grep -Eq "Failed assert in template/function WitnessOps line [0-9]+" "$d/assert.log" ||
+  die "assert: expected the template and line, got: $(cat "$d/assert.log")"
 # The benchmark runs both engines on the traced path and compares their outputs.
 expect_rc 0 "$d/bench.log" "$CUZK_BIN" witness bench "$g" "$d/traced.json" --runs 2
 grep -q "outputs equal" "$d/bench.log" || die "witness bench: $(cat "$d/bench.log")"

@@ -1,5 +1,6 @@
-// What a witness generator that cuzk builds does whatever circuit it runs (driver.cpp is circom's
-// C++ side of it): it is compiled into the artefact, never into cuzk. It serves witness requests on fd 3 (the wire format of witness/generator.cpp), each in
+// What every witness generator that cuzk builds does alike, whatever circom output it runs (circom's
+// C++ in driver.cpp, circom's .wasm in wasm_driver.cpp): it is compiled into the artefact, never
+// into cuzk. It serves witness requests on fd 3 (the wire format of witness/generator.cpp), each in
 // a forked child, so that a failed assert, a crash or an endless loop in the generated code ends that
 // child only and this process reports what happened. The child writes the witness, normal form,
 // straight into the caller's file or shared-memory slot.
@@ -73,8 +74,11 @@ inline double now_ms() {
 }
 
 // The line by which a child reports that the circuit rejected its inputs: circom's C++ prints
-// "Failed assert in template/function ...".
-inline bool is_assert_line(const std::string& line) { return line.find("Failed assert") != std::string::npos; }
+// "Failed assert in template/function ...", and the wasm driver "Assert Failed. <circom's message>",
+// as snarkjs words it.
+inline bool is_assert_line(const std::string& line) {
+  return line.find("Failed assert") != std::string::npos || line.rfind("Assert Failed.", 0) == 0;
+}
 
 // The witness's place in the caller's file (a .wtns being written or a slot under /dev/shm), mapped:
 // n_witness values of `bytes` each from byte `offset`. In the child only: a failure exits 3.

@@ -1,5 +1,5 @@
-// The bookkeeping of cuzk's tracer (tracer.cpp), apart from how circom's code holds its elements:
-// compiled into the artefact, never into cuzk.
+// The bookkeeping of cuzk's tracers, whatever circom output they run (circom's C++ in tracer.cpp,
+// circom's .wasm in wasm_driver.cpp): compiled into the artefact, never into cuzk.
 //
 // During a trace a field element is either a constant, held as circom holds it, or a symbol: the
 // result of an operation on values that depend on the inputs, held as a node number. An operation
