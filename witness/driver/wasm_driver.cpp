@@ -108,12 +108,16 @@ const char* trap_name(int code) {
   }
 }
 
-// Runs f; a trap in the module ends the process with status 5 and the reason on stderr.
+// What the module is running: named when it traps.
+const char* g_phase = "";
+
+// Runs f; a trap in the module ends the process with status 5, naming the phase and the trap on
+// stderr. Once per process: saving the signal mask for the unwind is a system call.
 template <class F>
-void guarded(const char* what, F&& f) {
+void guarded(F&& f) {
   const int code = wasm_rt_impl_try();
   if (code != 0) {
-    std::fprintf(stderr, "cuzk-wasm: the circuit's wasm trapped in %s: %s\n", what, trap_name(code));
+    std::fprintf(stderr, "cuzk-wasm: the circuit's wasm trapped in %s: %s\n", g_phase, trap_name(code));
     std::fflush(nullptr);
     _exit(5);
   }
@@ -220,9 +224,8 @@ void set_inputs(const std::vector<Slot>& slots, const std::vector<uint64_t>& in,
     for (uint32_t j = 0; j < 8; j++)
       cuzk_wasm_write_shared(g_inst, j, uint32_t(in[k * 4 + j / 2] >> (32 * (j % 2))));
     if (pending) *pending = int(k);
-    guarded("setInputSignal", [&] {
-      cuzk_wasm_set_input(g_inst, uint32_t(slots[k].hash >> 32), uint32_t(slots[k].hash), slots[k].index);
-    });
+    g_phase = "setInputSignal";
+    cuzk_wasm_set_input(g_inst, uint32_t(slots[k].hash >> 32), uint32_t(slots[k].hash), slots[k].index);
     if (pending && *pending >= 0) fail("setInputSignal did not read its value as the tracer expects");
   }
 }
@@ -231,15 +234,19 @@ void set_inputs(const std::vector<Slot>& slots, const std::vector<uint64_t>& in,
 void compute(const std::vector<Slot>& slots, const std::vector<uint64_t>& in, const std::string& dest,
              uint64_t offset, uint64_t n_witness) {
   g_in_child = true;
-  guarded("init", [] { cuzk_wasm_init(g_inst, 0); });
-  set_inputs(slots, in, nullptr);
   uint8_t* out = cuzk_driver::map_destination(dest, offset, n_witness, 32);
-  for (uint64_t i = 0; i < n_witness; i++) {
-    guarded("getWitness", [&] { cuzk_wasm_get_witness(g_inst, uint32_t(i)); });
-    uint32_t w[8];
-    for (uint32_t j = 0; j < 8; j++) w[j] = cuzk_wasm_read_shared(g_inst, j);
-    std::memcpy(out + i * 32, w, 32);
-  }
+  guarded([&] {
+    g_phase = "init";
+    cuzk_wasm_init(g_inst, 0);
+    set_inputs(slots, in, nullptr);
+    g_phase = "getWitness";
+    for (uint64_t i = 0; i < n_witness; i++) {
+      cuzk_wasm_get_witness(g_inst, uint32_t(i));
+      uint32_t w[8];
+      for (uint32_t j = 0; j < 8; j++) w[j] = cuzk_wasm_read_shared(g_inst, j);
+      std::memcpy(out + i * 32, w, 32);
+    }
+  });
 }
 
 // ---- the tracer ----
@@ -374,19 +381,23 @@ int trace(const char* inputs_path, const char* out) {
   for (size_t k = 0; k < in.size(); k++) g_trace.input(uint32_t(k), in[k]);
   g_in_child = true;
   cuzk_tracing = 1;
-  guarded("init", [] { cuzk_wasm_init(g_inst, 0); });
-  set_inputs(slots, words, &g_pending_input);
   const uint32_t n_witness = cuzk_wasm_witness_size(g_inst);
   std::vector<uint32_t> outputs(n_witness);
-  for (uint32_t i = 0; i < n_witness; i++) {
-    g_last_normal = -1;
-    guarded("getWitness", [&] { cuzk_wasm_get_witness(g_inst, i); });
-    if (g_last_normal < 0) fail("getWitness did not normalize its value as the tracer expects");
-    const Elem e = load(uint32_t(g_last_normal));
-    Raw v;
-    std::memcpy(v.data(), e.b + 8, 32);
-    outputs[i] = is_sym(e) ? node_in(e) : g_trace.constant(v);
-  }
+  guarded([&] {
+    g_phase = "init";
+    cuzk_wasm_init(g_inst, 0);
+    set_inputs(slots, words, &g_pending_input);
+    g_phase = "getWitness";
+    for (uint32_t i = 0; i < n_witness; i++) {
+      g_last_normal = -1;
+      cuzk_wasm_get_witness(g_inst, i);
+      if (g_last_normal < 0) fail("getWitness did not normalize its value as the tracer expects");
+      const Elem e = load(uint32_t(g_last_normal));
+      Raw v;
+      std::memcpy(v.data(), e.b + 8, 32);
+      outputs[i] = is_sym(e) ? node_in(e) : g_trace.constant(v);
+    }
+  });
   cuzk_tracing = 0;
   return g_trace.write(out, uint32_t(in.size()), outputs) ? 0 : 3;
 }
@@ -400,7 +411,8 @@ int selftest(const char* out) {
   const uint32_t a = uint32_t(size), b = a + 64, r = a + 128;
   g_in_child = true;
   int rc = 3;
-  guarded("the self-test", [&] {
+  g_phase = "the self-test";
+  guarded([&] {
     rc = cuzk_trace::selftest(
         out, p, [](uint32_t o) { return cuzk_wasm_rt_has(o) != 0; },
         [&](uint32_t o, const Raw& x, const Raw& y) {
