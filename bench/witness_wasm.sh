@@ -47,13 +47,21 @@ printf '| %s | %s ms | %s ms | %s ms | %s ms | %s ms | %.0f s + %.1f s | %.0f s 
   "$name" "$snark_ms" "$wasm_native" "$cpp_native" "$wasm_program" "$cpp_program" \
   "$wasm_build" "$wasm_trace" "$cpp_build" "$cpp_trace"
 
-# The whole commands, as a user runs them (each once, after a warm-up run).
+# The whole commands, as a user runs them (after a warm-up run, which also stores the program's
+# layout): the median of `runs` each.
+median_ms() {
+  local t0 all=()
+  "$@" >/dev/null 2>&1
+  for ((i = 0; i < runs; i++)); do
+    t0=$(now)
+    "$@" >/dev/null 2>&1
+    all+=($((($(now) - t0) / 1000000)))
+  done
+  printf '%s\n' "${all[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
 for engine in program native; do
   for kind in wasm cpp; do
-    "$CUZK" -q witness calc --engine "$engine" "$WORK/$kind" "$input" "$WORK/cmd.wtns"
-    t0=$(now)
-    "$CUZK" -q witness calc --engine "$engine" "$WORK/$kind" "$input" "$WORK/cmd.wtns"
-    echo "cuzk witness calc --engine $engine ($kind): $(seconds "$t0") s"
+    echo "cuzk witness calc --engine $engine ($kind): $(median_ms "$CUZK" -q witness calc --engine "$engine" "$WORK/$kind" "$input" "$WORK/cmd.wtns") ms"
   done
 done
 echo "snarkjs wtns calculate: $snark_cmd s"

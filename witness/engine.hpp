@@ -66,7 +66,7 @@ class WitnessEngine {
     take_finished_build();
     if (want_program_ && !runner_ && !opened_) {
       opened_ = true;
-      install(open_program(gen_.manifest(), nullptr, &why_, log_));  // built by an earlier process
+      open_built();
     }
     if (runner_) {
       const double t0 = now_ms();
@@ -104,11 +104,27 @@ class WitnessEngine {
     std::optional<Program> program;
     std::string why;
   };
-  // The runner keeps its own layout; the program itself (as large again) is not kept.
+  // What an earlier process built: the program's stored layout, else the program, laid out here.
+  void open_built() {
+    const Manifest& m = gen_.manifest();
+    if (auto sum = program_file_checksum(m.dir + "/program.bin")) {
+      runner_ = ProgramRunner<Fr>::open_layout(m.dir + "/layout.bin", m.key, *sum);
+      if (runner_) return why_.clear();
+    }
+    install(open_program(m, nullptr, &why_, log_));
+  }
+  // The runner keeps its own layout; the program itself (as large again) is not kept. The layout is
+  // stored for the next process (not where the artefact cannot be written).
   void install(std::optional<Program> p) {
     if (!p) return;
     runner_ = std::make_unique<ProgramRunner<Fr>>(*p);
     why_.clear();
+    const Manifest& m = gen_.manifest();
+    try {
+      runner_->save_layout(m.dir + "/layout.bin", m.key, program_checksum(*p));
+    } catch (const WitnessError& e) {
+      if (log_) log_(std::string("witness program: its layout is not stored: ") + e.what());
+    }
   }
   // The sample is `inputs`, whose native witness (normal form) the generator just wrote to w.
   void start_build(const std::vector<Value>& inputs, const Fr* w, double native_ms) {

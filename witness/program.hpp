@@ -11,7 +11,9 @@
 // (circom's integer division by zero).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,33 @@ struct Program {
 // and guard names an earlier value. Throws WitnessError naming the file and what is wrong.
 Program read_program(const std::string& path);
 void write_program(const std::string& path, const Program& p);
+// The checksum program.bin's header carries for p, and the one the file at path carries (its header
+// alone is read; nullopt when there is no readable program there).
+uint64_t program_checksum(const Program& p);
+std::optional<uint64_t> program_file_checksum(const std::string& path);
+
+// A laid-out program (ProgramRunner's layout) in a file beside program.bin (layout.bin), so that a
+// process runs its first witness without laying the program out: a header, then arrays of fixed-size
+// elements, checksummed. It belongs to one artefact (key), one program (program.bin's checksum), one
+// field (prime) and one build of the runner's sources: any other is refused and laid out anew.
+struct LayoutMeta {
+  std::string key;
+  uint64_t program_checksum = 0;
+  Value prime{};
+  std::vector<uint32_t> scalars;  // the runner's sizes
+};
+struct MappedLayout {
+  std::shared_ptr<const void> map;        // the file, mapped read-only, for as long as it is used
+  std::vector<uint32_t> scalars;
+  std::vector<std::pair<const void*, uint64_t>> arrays;  // each array's first element and count
+};
+// Writes the file (atomically: a temporary file renamed); arrays are (data, count, element bytes).
+void write_layout(const std::string& path, const LayoutMeta& meta,
+                  const std::vector<std::tuple<const void*, uint64_t, uint32_t>>& arrays);
+// Maps the file when it is whole and belongs to meta (its scalars are returned, not compared), with
+// arrays of the given element sizes; nullopt otherwise, with *why set.
+std::optional<MappedLayout> map_layout(const std::string& path, const LayoutMeta& meta,
+                                       const std::vector<uint32_t>& element_bytes, std::string* why);
 
 // The program could not be made from this sample, because circom's own code rejected it (a failed
 // assert): another input may succeed.

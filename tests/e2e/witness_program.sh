@@ -36,6 +36,8 @@ witness() {
 witness sample "native" '{"x": "7", "y": "3", "k": "3"}'
 [ -n "$(find "$d/cache" -name program.bin)" ] || die "no program.bin in the artefact after the first input"
 witness traced program '{"x": "7", "y": "3", "k": "3"}'
+# The first process that ran the program stored its layout; the next ones map it.
+[ -n "$(find "$d/cache" -name layout.bin)" ] || die "no layout.bin in the artefact after the program ran"
 # Other values on the same path.
 witness same_path program '{"x": "123456789012345678901234567890", "y": "98765", "k": "3"}'
 # Other paths: each is refused by a guard and computed by the native generator.
