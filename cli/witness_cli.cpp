@@ -94,8 +94,11 @@ int witness_calc(const std::string& generator, const std::string& input, const s
       if (!quiet) {
         if (!o.note.empty() && *eng == witness::Engine::Program)
           std::fprintf(stderr, "witness: native generator: %s\n", o.note.c_str());
-        std::fprintf(stderr, "witness: %u values in %.1f ms (%s) -> %s\n", m.n_witness, o.result.ms,
-                     path_name(int(o.path)), out.c_str());
+        const std::string engine = o.path == witness::WitnessEngine<Fr>::Path::Program && o.program
+                                       ? "program, path " + std::to_string(o.program)
+                                       : path_name(int(o.path));
+        std::fprintf(stderr, "witness: %u values in %.1f ms (%s) -> %s\n", m.n_witness, o.result.ms, engine.c_str(),
+                     out.c_str());
       }
       return int(kOk);
     });

@@ -39,6 +39,7 @@ constexpr uint32_t kMsgFromInputs = 1u << 0;  // Synthesize: text names circuit 
 constexpr uint32_t kMsgWitnessProgram = 1u << 1;   // the compiled witness program
 constexpr uint32_t kMsgWitnessFallback = 1u << 2;  // the native generator, the program having refused this input
 constexpr uint32_t kMsgWitnessNative = 1u << 3;    // the native generator: the circuit runs without a program
+constexpr uint32_t kMsgWitnessTraced = 1u << 4;    // with Fallback: the input is being traced as a further path
 
 struct Msg {
   uint32_t magic = kMsgMagic;

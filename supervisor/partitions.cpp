@@ -90,6 +90,7 @@ void Partitions::synthesized(const Worker& w, const Task& t, const shm::Msg& m) 
     if (m.flags & shm::kMsgWitnessProgram) stats_.witness_program++;
     if (m.flags & shm::kMsgWitnessNative) stats_.witness_native++;
     if (m.flags & shm::kMsgWitnessFallback) stats_.witness_fallback++;
+    if (m.flags & shm::kMsgWitnessTraced) stats_.witness_traced++;
     if (d && d->seg->state(t.slot) == shm::SlotState::Ready) return ready(w, *j, *d, m.partition, t.slot);
     if (d) release_slot(d->id, t.slot);
     return requeue(m.job, m.partition, "slot was not READY after synthesis", true);

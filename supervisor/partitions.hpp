@@ -32,6 +32,7 @@ class Partitions {
     double synth_sum_s = 0, prove_sum_s = 0;
     uint64_t synth_count = 0;
     uint64_t witness_program = 0, witness_native = 0, witness_fallback = 0;  // partitions by witness engine
+    uint64_t witness_traced = 0;  // fallback partitions whose input was traced as a further path
   };
 
   Partitions(std::vector<Device>& devices, StateFolder& state) : devices_(devices), state_(state) {}

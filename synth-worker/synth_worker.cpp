@@ -49,8 +49,9 @@ struct BadInput : std::runtime_error {
 // which engine ran, and why the native generator ran when the circuit has a program.
 struct WitnessRun {
   witness::GenResult result;
-  uint32_t flags = 0;  // one of kMsgWitnessProgram, kMsgWitnessFallback, kMsgWitnessNative
+  uint32_t flags = 0;  // one of kMsgWitnessProgram, kMsgWitnessFallback, kMsgWitnessNative; kMsgWitnessTraced
   std::string note;
+  uint32_t program = 0;  // with kMsgWitnessProgram: which path's program
 };
 
 // Which version of a file a circuit was loaded from: a file written again, or replaced by a
@@ -122,10 +123,11 @@ struct CircuitOn : Circuit {
                              const std::function<bool()>& cancelled) override {
     using Path = typename witness::WitnessEngine<Fr>::Path;
     auto o = engine->compute(inputs, seg.w<Fr>(slot), dest, offset, timeout_ms, cancelled);
-    WitnessRun r{std::move(o.result), 0, std::move(o.note)};
+    WitnessRun r{std::move(o.result), 0, std::move(o.note), o.program};
     r.flags = o.path == Path::Program    ? kMsgWitnessProgram
               : o.path == Path::Fallback ? kMsgWitnessFallback
                                          : kMsgWitnessNative;
+    if (o.traced) r.flags |= kMsgWitnessTraced;
     // The native generator writes normal-form values; the prover works in Montgomery form.
     if (r.result.kind == witness::GenResult::Ok && o.path != Path::Program)
       if (size_t bad = to_montgomery(seg, slot); bad != SIZE_MAX)
@@ -409,7 +411,9 @@ class SynthWorker {
       kv.add(tl::kWitnessEngine, wrun.flags & kMsgWitnessProgram    ? tl::kEngineProgram
                                  : wrun.flags & kMsgWitnessFallback ? tl::kEngineFallback
                                                                     : tl::kEngineNative);
+    if (wrun.flags & kMsgWitnessProgram) kv.add(tl::kWitnessPath, wrun.program);
     if (wrun.flags & kMsgWitnessFallback) kv.add(tl::kWitnessNote, wrun.note);
+    if (wrun.flags & kMsgWitnessTraced) kv.add(tl::kWitnessTrace, 1);
     kv.add(tl::kStatus, done.status);
     link_.event(tl::kSynthEnd, req.job, req.partition, req.slot, kv.str());
     done.t_ns = monotonic_ns();

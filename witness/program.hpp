@@ -11,6 +11,7 @@
 // (circom's integer division by zero).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <tuple>
@@ -101,6 +102,31 @@ struct NativeSample {
 // Throws SampleRejected when circom rejects the sample, WitnessError otherwise.
 Program build_program(const Manifest& m, const std::vector<Value>& sample, const NativeSample* native = nullptr,
                       const Log& log = {}, ProgramBuildReport* report = nullptr);
+
+// The artefact's programs, one per path that inputs took through the circuit's code: path 0 in
+// program.bin, traced on the first input the circuit accepted; path n > 0 in program-<n>.bin, traced
+// on an input that every earlier path refused (add_path). Each keeps its layout beside it
+// (layout.bin, layout-<n>.bin). At most kMaxPaths of them, and at most kMaxPathBytes in all.
+inline constexpr uint32_t kMaxPaths = 8;
+inline constexpr uint64_t kMaxPathBytes = uint64_t(1) << 30;
+std::string program_path(const Manifest& m, uint32_t path);
+std::string layout_path(const Manifest& m, uint32_t path);
+// The program at path n > 0 when it is there and belongs to this artefact.
+std::optional<Program> read_path(const Manifest& m, uint32_t path);
+
+// What add_path found or made: the paths other processes added since the caller last looked and the
+// one it traced (their numbers and programs), and, where it traced none, why.
+struct NewPaths {
+  std::vector<std::pair<uint32_t, Program>> programs;
+  bool traced = false;
+  std::string why;
+};
+// Under the artefact's program lock: reads the paths beyond `known` that others added; unless one of
+// them takes `sample` (accepts), traces it into the first free path, its native witness `native` the
+// reference, as build_program does; not past kMaxPaths or kMaxPathBytes.
+NewPaths add_path(const Manifest& m, const std::vector<Value>& sample, const NativeSample& native,
+                  const std::vector<uint32_t>& known, const std::function<bool(const Program&)>& accepts,
+                  const Log& log = {});
 
 // The artefact's program: <dir>/program.bin when it is current, otherwise built from `sample` and
 // stored there (under a lock, so that concurrent workers build it once). A failed build is recorded

@@ -3,8 +3,9 @@
 # operation of circom's runtime and branches, loops and indexes on input values
 # (circuits/witness_ops.circom). Traced on the first input, the program computes every input that
 # takes the same path through the circuit's code; an input that takes another path is refused by a
-# guard and computed by circom's native generator. Either way the .wtns is byte for byte the one
-# `snarkjs wtns calculate` writes, and `--engine native` writes the same.
+# guard, computed by circom's native generator and traced into a further program, which then
+# computes the inputs on its path. Either way the .wtns is byte for byte the one `snarkjs wtns
+# calculate` writes, and `--engine native` writes the same.
 # Usage: witness_program.sh   (over E2E_CURVE's prime)
 source "$(dirname "$0")/lib.sh"
 require_tools
@@ -41,11 +42,17 @@ witness traced program '{"x": "7", "y": "3", "k": "3"}'
 # Other values on the same path.
 witness same_path program '{"x": "123456789012345678901234567890", "y": "98765", "k": "3"}'
 # Other paths: each is refused by a guard and computed by the native generator.
+# Other paths: each is refused by the programs, computed by the native generator and traced.
 witness other_branch "native (the program refused" '{"x": "5", "y": "9", "k": "3"}'
-witness equal "native (the program refused" "{\"x\": \"$BIG\", \"y\": \"$BIG\", \"k\": \"3\"}"
+grep -q "traced as a further path" "$d/other_branch.log" || die "other_branch: not traced: $(cat "$d/other_branch.log")"
 witness zero "native (the program refused" '{"x": "0", "y": "9", "k": "3"}'
 witness loop_bound "native (the program refused" '{"x": "7", "y": "3", "k": "5"}'
 witness signed "native (the program refused" "{\"x\": \"$P_MINUS_1\", \"y\": \"$BIG\", \"k\": \"15\"}"
+# From then on, inputs on those paths run on their programs: x == y takes other_branch's path.
+witness equal "program, path 1" "{\"x\": \"$BIG\", \"y\": \"$BIG\", \"k\": \"3\"}"
+witness loop_again "program, path 3" '{"x": "9", "y": "4", "k": "5"}'
+witness sample_again program '{"x": "8", "y": "3", "k": "3"}'
+[ "$(find "$d/cache" -name 'program-*.bin' | wc -l)" -eq 4 ] || die "expected 4 further paths: $(ls "$d"/cache/witness/*/)"
 # The circuit's assert rejects an input on either engine, naming its template and line.
 printf '{"x": "7", "y": "3", "k": "16"}\n' >"$d/assert.json"
 expect_rc 2 "$d/assert.log" "$CUZK_BIN" witness calc "$g" "$d/assert.json" "$d/assert.wtns"

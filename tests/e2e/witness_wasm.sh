@@ -3,10 +3,11 @@
 # operation of circom's runtime and branches, loops and indexes on input values
 # (circuits/witness_ops.circom), compiled with --O0, --O1 and --O2, each given to cuzk as its .wasm
 # (or its <name>_js folder) alone. The first input runs on the wasm compiled natively and is the
-# sample the program is traced on; then inputs on the traced path run on the program and the others
-# on the native wasm. Every .wtns is byte for byte the one `snarkjs wtns calculate` writes with the
-# same .wasm, and so is every one of `--engine native`. An input the circuit's assert rejects is
-# refused with circom's message (template and line); a module that traps is contained.
+# sample the program is traced on; then inputs on the traced path run on the program, the others on
+# the native wasm, and each of those is traced into a program of its own. Every .wtns is byte for
+# byte the one `snarkjs wtns calculate` writes with the same .wasm, and so is every one of `--engine
+# native`. An input the circuit's assert rejects is refused with circom's message (template and
+# line); a module that traps is contained.
 # Usage: witness_wasm.sh   (over E2E_CURVE's prime)
 source "$(dirname "$0")/lib.sh"
 require_tools
@@ -39,17 +40,18 @@ for level in O2 O1 O0; do
     quiet "$d/$level/compile.log" node "$CIRCOM_CLI" "tests/e2e/circuits/$name.circom" \
       --prime "$E2E_CURVE" "--$level" --wasm -l node_modules -o "$(realpath --relative-to=. "$d/$level")"
   )
-  # A level that compiles to the same module as an earlier one (--O1 and --O2 may) finds its program.
-  first=native
-  for s in "${seen[@]}"; do cmp -s "$s" "$d/$level/${name}_js/$name.wasm" && first=program; done
+  # A level that compiles to the same module as an earlier one (--O1 and --O2 may) finds the
+  # programs of every path its inputs took.
+  first=native other="native (the program refused"
+  for s in "${seen[@]}"; do cmp -s "$s" "$d/$level/${name}_js/$name.wasm" && first=program other=program; done
   seen+=("$d/$level/${name}_js/$name.wasm")
   witness "$level" sample "$first" '{"x": "7", "y": "3", "k": "3"}'
   witness "$level" same_path program '{"x": "123456789012345678901234567890", "y": "98765", "k": "3"}'
-  witness "$level" other_branch "native (the program refused" '{"x": "5", "y": "9", "k": "3"}'
-  witness "$level" loop_bound "native (the program refused" '{"x": "7", "y": "3", "k": "5"}'
+  witness "$level" other_branch "$other" '{"x": "5", "y": "9", "k": "3"}'
+  witness "$level" loop_bound "$other" '{"x": "7", "y": "3", "k": "5"}'
   if [ "$level" = O2 ]; then
     witness O2 traced program '{"x": "7", "y": "3", "k": "3"}'
-    witness O2 equal "native (the program refused" "{\"x\": \"$BIG\", \"y\": \"$BIG\", \"k\": \"3\"}"
+    witness O2 equal "program, path 1" "{\"x\": \"$BIG\", \"y\": \"$BIG\", \"k\": \"3\"}"  # other_branch's path
     witness O2 zero "native (the program refused" '{"x": "0", "y": "9", "k": "3"}'
     witness O2 signed "native (the program refused" "{\"x\": \"$P_MINUS_1\", \"y\": \"$BIG\", \"k\": \"15\"}"
   fi
