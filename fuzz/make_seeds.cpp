@@ -47,17 +47,21 @@ int main(int argc, char** argv) {
     write_public_json((out / "verify_json" / (s + "_public.json")).string(), {w[1]});
   }
 
-  for (uint16_t t = 1; t <= 8; t++) {
-    shm::Msg m;
-    m.type = t;
-    m.worker = 1, m.epoch = 2, m.job = 3, m.partition = 1, m.slot = 1, m.t_ns = 123456789;
-    if (t == uint16_t(shm::MsgType::Event)) {
-      m.set_name("SYNTH_END");
-      m.set_text("partition=1,worker=synth0,synth_ms=12.5,source=wtns,status=0");
-    } else {
-      m.set_text(t == uint16_t(shm::MsgType::Synthesize) ? "/var/lib/cuzk/uploads/1-1/0.wtns" : "ok");
-    }
-    std::ofstream((out / "msg" / ("type" + std::to_string(t))).string(), std::ios::binary)
+  const shm::SlotWork work{3, 1, 1, 0, 0};
+  const shm::Msg msgs[] = {
+      shm::Msg::hello(0, 4, 1ull << 34, "cuda", "0-3"),
+      shm::Msg(shm::MsgType::Heartbeat),
+      shm::Msg::synthesize(work, false, "/var/lib/cuzk/uploads/1-1/0.wtns"),
+      shm::Msg::synth_done(work, shm::kOk, shm::WitnessEngine::Program, 12.5, 10, 2.5, ""),
+      shm::Msg::prove(work),
+      shm::Msg::prove_done(work, shm::kFailed, 40, "device error"),
+      shm::Msg::event(3, "SYNTH_END", "partition=1,worker=synth0,synth_ms=12.5,source=wtns,status=0"),
+      shm::Msg(shm::MsgType::Shutdown),
+      shm::Msg::key(0, true, 1ull << 30, 3500),
+  };
+  for (shm::Msg m : msgs) {
+    m.worker = 1, m.epoch = 2, m.t_ns = 123456789;
+    std::ofstream((out / "msg" / ("type" + std::to_string(m.type))).string(), std::ios::binary)
         .write(reinterpret_cast<const char*>(&m), sizeof m);
   }
   return 0;

@@ -1,10 +1,10 @@
 // The control plane's message decoder (shm::decode_msg), on datagrams of any size, and what the
 // supervisor does with an accepted message's text: an Event becomes a timeline line, which
 // `cuzk waterfall` and `cuzk timeline export` read back (cli/timeline.cpp). Invariants: only a
-// datagram of exactly sizeof(Msg) with the magic and version is accepted, and then it is copied
-// verbatim apart from the NUL terminators; its strings are terminated and valid UTF-8 (they end up in
-// the job's JSON); one event is one line of the log; the log reader refuses a line only with
-// std::invalid_argument.
+// datagram of exactly sizeof(Msg) with the magic, version and a known type is accepted, and then
+// its header is copied verbatim; the text fields of its type are terminated and valid UTF-8 (they
+// end up in the job's JSON); one event is one line of the log; the log reader refuses a line only
+// with std::invalid_argument.
 #include <cstring>
 #include <sstream>
 
@@ -43,17 +43,39 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   shm::Msg m;
   const bool ok = shm::decode_msg(data, n, m);
   uint32_t magic = 0;
-  uint16_t version = 0;
-  if (n >= 6) std::memcpy(&magic, data, 4), std::memcpy(&version, data + 4, 2);
-  FUZZ_CHECK(ok == (n == sizeof(shm::Msg) && magic == shm::kMsgMagic && version == shm::kMsgVersion),
-             "accepted a datagram of the wrong size, magic or version, or refused a good one");
+  uint16_t version = 0, type = 0;
+  if (n >= 8) std::memcpy(&magic, data, 4), std::memcpy(&version, data + 4, 2), std::memcpy(&type, data + 6, 2);
+  const bool known = type >= uint16_t(shm::MsgType::Hello) && type <= uint16_t(shm::MsgType::Key);
+  FUZZ_CHECK(ok == (n == sizeof(shm::Msg) && magic == shm::kMsgMagic && version == shm::kMsgVersion && known),
+             "accepted a datagram of the wrong size, magic, version or type, or refused a good one");
   if (!ok) return 0;
-  FUZZ_CHECK(std::memchr(m.text, 0, sizeof m.text) && std::memchr(m.name, 0, sizeof m.name), "unterminated string");
-  FUZZ_CHECK(valid_utf8(m.text) && valid_utf8(m.name), "a decoded string is not valid UTF-8");
-  FUZZ_CHECK(std::memcmp(&m, data, offsetof(shm::Msg, name)) == 0, "the fixed fields changed");
+  FUZZ_CHECK(std::memcmp(&m, data, offsetof(shm::Msg, body)) == 0, "the header changed");
+  auto text_ok = [](const char* field, size_t size) { return std::memchr(field, 0, size) && valid_utf8(field); };
+  const shm::Msg::Body& b = m.body;
+  switch (m.kind()) {
+    case shm::MsgType::Hello:
+      FUZZ_CHECK(text_ok(b.hello.backend, sizeof b.hello.backend) && text_ok(b.hello.cpus, sizeof b.hello.cpus),
+                 "a Hello's text is unterminated or not UTF-8");
+      break;
+    case shm::MsgType::Synthesize:
+      FUZZ_CHECK(text_ok(b.synthesize.input, sizeof b.synthesize.input), "an input path is unterminated or not UTF-8");
+      break;
+    case shm::MsgType::SynthDone:
+      FUZZ_CHECK(text_ok(b.synth_done.error, sizeof b.synth_done.error), "an error is unterminated or not UTF-8");
+      break;
+    case shm::MsgType::ProveDone:
+      FUZZ_CHECK(text_ok(b.prove_done.error, sizeof b.prove_done.error), "an error is unterminated or not UTF-8");
+      break;
+    case shm::MsgType::Event:
+      FUZZ_CHECK(text_ok(b.event.name, sizeof b.event.name) && text_ok(b.event.kv, sizeof b.event.kv),
+                 "an event's text is unterminated or not UTF-8");
+      break;
+    default: return 0;
+  }
+  if (m.kind() != shm::MsgType::Event) return 0;
 
   // Supervisor::on_message: an Event is written to the timeline.
-  const std::string line = sup::Timeline::format(1000, m.t_ns, m.name, m.job, m.text);
+  const std::string line = sup::Timeline::format(1000, m.t_ns, b.event.name, b.event.job, b.event.kv);
   FUZZ_CHECK(line.find('\n') == std::string::npos && line.find('\r') == std::string::npos,
              "one event became more than one line of the log");
   std::istringstream log(line + "\n" + line + "\n");

@@ -52,9 +52,44 @@ struct Unverified : std::exception {
   const char* what() const noexcept override { return "the proof does not verify"; }
 };
 
+// Host work of a proof that needs its public signals and the key alone, done while the device
+// computes the proof: its blinding and the public part of its check (prepared in KeyOn). Whoever
+// comes first runs it: a finisher thread that took it off the queue, or the proof's own finish,
+// which then waits for nothing that is not running.
+class Ahead {
+ public:
+  virtual ~Ahead() = default;
+  void run() {
+    if (claimed_.exchange(true)) return;
+    work();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+  }
+  // Runs it, or waits for the thread that does.
+  void wait() {
+    run();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return done_; });
+  }
+
+ protected:
+  virtual void work() = 0;  // must not throw
+
+ private:
+  std::atomic<bool> claimed_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+
 // A proof whose compute is done (H and the MSMs, on the device): what is left is host work, the
 // proof from the raw MSMs with fresh blinding, its check and its files.
 struct Computed {
+  // Its blinding and public part, when they were prepared during the compute.
+  std::shared_ptr<Ahead> ahead;
   virtual ~Computed() = default;
   virtual void assemble() = 0;
   virtual bool verify() const = 0;
@@ -74,6 +109,8 @@ struct Key : gpuw::CachedKey {
   // Throws std::invalid_argument unless the slot's vectors fit this key (checked before a slot
   // joins a batch, so that one slot's fault fails that slot alone).
   virtual void check(const Segment& seg, uint32_t slot) const = 0;
+  // The host work of slot's proof that can be done before its compute (Ahead::run, on another thread).
+  virtual std::shared_ptr<Ahead> ahead(const Segment& seg, uint32_t slot) const = 0;
   // The compute of several slots' proofs in one pass on the resident key, one each, in order.
   virtual std::vector<std::unique_ptr<Computed>> compute(const Segment& seg, const std::vector<uint32_t>& slots) = 0;
   // How many slots compute takes at once for this key (ProverBackend::batch_limit).
@@ -93,6 +130,7 @@ struct RefusedKey : Key {
   void drop_host() override {}
   bool has_host() const override { return false; }
   void check(const Segment&, uint32_t) const override { throw std::invalid_argument(why); }
+  std::shared_ptr<Ahead> ahead(const Segment&, uint32_t) const override { throw std::invalid_argument(why); }
   std::vector<std::unique_ptr<Computed>> compute(const Segment&, const std::vector<uint32_t>&) override {
     throw std::invalid_argument(why);
   }
@@ -112,6 +150,22 @@ struct KeyOn : Key {
   std::shared_ptr<const groth16::PreparedKey<C>> pk;
   std::unique_ptr<groth16::ProverBackend<C>> prover;          // the resident key, while it is
 
+  struct AheadOn : Ahead {
+    std::shared_ptr<const groth16::ZKey<C>> zk;
+    std::shared_ptr<const groth16::PreparedKey<C>> pk;
+    std::vector<Fr> pub;
+    groth16::Blinding<C> blinding;
+    std::optional<groth16::PublicPart<C>> part;  // none when the signals do not fit the key
+    void work() override {
+      blinding = groth16::draw_blinding(*zk, {});
+      try {
+        part = groth16::prepare_public(*pk, pub);
+      } catch (const std::exception&) {
+        // Left empty: the proof's own check says why.
+      }
+    }
+  };
+
   // A proof holds the key's host parts itself: the key may be given back while it is finished.
   struct Proof : Computed {
     std::shared_ptr<const groth16::ZKey<C>> zk;
@@ -119,13 +173,30 @@ struct KeyOn : Key {
     groth16::RawMsms<C> raw;
     std::vector<Fr> pub;
     groth16::Proof<C> proof;
-    void assemble() override { proof = groth16::assemble_proof(*zk, raw, {}); }
+    AheadOn* prepared() const {
+      if (!ahead) return nullptr;
+      ahead->wait();
+      return static_cast<AheadOn*>(ahead.get());
+    }
+    void assemble() override {
+      const AheadOn* a = prepared();
+      proof = a ? groth16::assemble_proof(raw, a->blinding) : groth16::assemble_proof(*zk, raw, {});
+    }
     bool verify() const override { return groth16::verify_proof(*pk, pub, proof); }
     bool same_key(const Computed& o) const override {
       const auto* p = dynamic_cast<const Proof*>(&o);
       return p && p->pk == pk;
     }
     std::vector<bool> verify_together(const std::vector<const Computed*>& all) const override {
+      // A proof alone, its public part ready: the check that waits least.
+      const AheadOn* a = all.size() == 1 && all.front() == this ? prepared() : nullptr;
+      if (a && a->part) {
+        try {
+          return {groth16::verify_proof(*pk, *a->part, proof)};
+        } catch (const std::invalid_argument&) {
+          return {false};
+        }
+      }
       std::vector<groth16::ProofRef<C>> refs;
       for (const Computed* c : all) {
         if (!same_key(*c)) throw std::logic_error("verify_together: proofs of different keys");
@@ -162,6 +233,13 @@ struct KeyOn : Key {
   }
   void check(const Segment& seg, uint32_t slot) const override {
     groth16::check_synthesized(*zk, view(seg, slot));
+  }
+  std::shared_ptr<Ahead> ahead(const Segment& seg, uint32_t slot) const override {
+    auto a = std::make_shared<AheadOn>();
+    a->zk = zk, a->pk = pk;
+    const Fr* w = seg.w<Fr>(slot);
+    a->pub.assign(w + 1, w + 1 + zk->n_public);  // check() has checked n_vars
+    return a;
   }
   std::vector<std::unique_ptr<Computed>> compute(const Segment& seg, const std::vector<uint32_t>& slots) override {
     std::vector<groth16::SynthesizedView<C>> views;
@@ -249,10 +327,18 @@ class ResultFiles {
   std::exception_ptr error_;
 };
 
+// A proof's report as far as it is known.
+struct Outcome {
+  int32_t status = kOk;
+  double prove_ms = 0;
+  std::string error;
+};
+
 // A proof between its compute and its report: the request, the report as far as it is known, and
 // the computed proof.
 struct Finishing {
-  Msg req, done;
+  SlotWork req;
+  Outcome done;
   std::string kv;  // its timeline keys
   std::unique_ptr<Computed> proof;
 };
@@ -288,13 +374,31 @@ class Finisher {
     }
     cv_.notify_one();
   }
+  // Work ahead of a proof's compute, taken before any proof waiting to be finished. It must not
+  // throw; what is still queued when the finisher stops is dropped.
+  void aside(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
 
  private:
   void loop() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       idle_++;
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty() || !tasks_.empty(); });
+      if (!tasks_.empty()) {
+        idle_--;
+        std::function<void()> task = std::move(tasks_.front());
+        tasks_.pop_front();
+        lock.unlock();
+        task();
+        lock.lock();
+        continue;
+      }
       // This thread's share of what waits: an even part for each idle thread (itself included).
       const size_t share = std::min(kMaxBatch, (queue_.size() + idle_ - 1) / idle_);
       idle_--;
@@ -316,6 +420,7 @@ class Finisher {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Finishing> queue_;
+  std::deque<std::function<void()>> tasks_;
   size_t idle_ = 0;  // threads waiting for work
   bool stop_ = false;
   std::vector<std::thread> threads_;
@@ -383,16 +488,12 @@ class GpuWorker {
     // The finisher's threads: the worker's own, but for the one that drives the device.
     finisher_ = std::make_unique<Finisher>(std::max<size_t>(thread_count(), 2) - 1,
                                            [this](std::vector<Finishing>& b) { finish(b); });
-    Msg hello = link_.make(MsgType::Hello);
-    hello.device = device_;
     // key_budget: what a key may take here, for the supervisor's check of circuits added later.
-    hello.set_text("backend=" + cfg_.gpu.backend + ",device=" + std::to_string(device_) + ",cpus=" +
-                   current_affinity() + ",threads=" + std::to_string(thread_count()) +
-                   ",key_budget=" + std::to_string(budget_));
+    const Msg hello = Msg::hello(device_, uint32_t(thread_count()), budget_, cfg_.gpu.backend, current_affinity());
     // After a device error the worker exits 1 to restart with a fresh context, once the proofs
     // already computed are finished and reported.
     prover_ = std::thread([this] { prove_loop(); });
-    int rc = worker::serve(link_, hello, MsgType::Prove, [this](const Msg& m) { return enqueue(m); });
+    int rc = worker::serve(link_, hello, MsgType::Prove, [this](const Msg& m) { return enqueue(m.body.prove.work); });
     stop_prover();
     finisher_.reset();
     return restart_ ? exit_status::kFailure : rc;
@@ -451,7 +552,7 @@ class GpuWorker {
 
   // The main thread's handler of the supervisor's Prove messages: each goes to the prover thread's
   // queue, in the order the supervisor sent them. False once the worker must restart.
-  bool enqueue(const Msg& req) {
+  bool enqueue(const SlotWork& req) {
     if (restart_) return false;  // a device error: the slots go back by crash repair
     {
       std::lock_guard<std::mutex> lock(queue_mu_);
@@ -465,7 +566,7 @@ class GpuWorker {
   // one batch, until the worker stops (what is queued is proved first) or must restart.
   void prove_loop() {
     for (;;) {
-      Msg first;
+      SlotWork first;
       {
         std::unique_lock<std::mutex> lock(queue_mu_);
         queue_cv_.wait(lock, [&] { return stopping_ || restart_ || !pending_.empty(); });
@@ -485,44 +586,38 @@ class GpuWorker {
 
   // A request whose slot this worker has taken (READY to PROVING): its report as far as it is known.
   struct Taken {
-    Msg req, done;
+    SlotWork req;
+    Outcome done;
     std::string kv;  // its timeline keys
   };
 
+  void report(const SlotWork& req, const Outcome& o) {
+    link_.send(Msg::prove_done(req, o.status, o.prove_ms, o.error));
+  }
+
   // Takes req's slot, or reports why it cannot (not READY for this worker, or cancelled).
-  std::optional<Taken> pick_up(const Msg& req) {
+  std::optional<Taken> pick_up(const SlotWork& req) {
     const uint64_t t0 = monotonic_ns();
-    Taken t{req, link_.make(MsgType::ProveDone), {}};
-    Msg& done = t.done;
-    done.job = req.job;
-    done.partition = req.partition;
-    done.slot = req.slot;
-    done.device = device_;
-    done.circuit = req.circuit;
+    Taken t{req, {}, {}};
     t.kv = tl::Kv()
                .add(tl::kPartition, req.partition)
                .add(tl::kWorker, "gpu" + std::to_string(args_.index))
                .add(tl::kSlot, req.slot)
                .add(tl::kDevice, device_)
                .str();
-    SlotHeader& h = seg_->slot(req.slot);
-    if (h.owner_worker != args_.worker_id || h.owner_epoch != args_.epoch || h.job != req.job ||
-        h.partition != req.partition || !seg_->transition(req.slot, SlotState::Ready, SlotState::Proving)) {
-      done.status = kFailed;
-      done.set_text("slot " + std::to_string(req.slot) + " is not READY for this worker");
-      link_.send(done);
+    if (!seg_->owned_by(req.slot, link_.owner(), req.job, req.partition) ||
+        !seg_->transition(req.slot, SlotState::Ready, SlotState::Proving)) {
+      report(req, {kFailed, 0, "slot " + std::to_string(req.slot) + " is not READY for this worker"});
       return std::nullopt;
     }
-    link_.event(tl::kGpuPickup, req.job, req.partition, req.slot,
-                tl::Kv().raw(t.kv).ms(tl::kWaitMs, h.synth_end_ns ? double(t0 - h.synth_end_ns) / 1e6 : 0.0).str());
-    for (int ms = 0; ms < delay_ms_ && !h.cancel.load(); ms += 10)  // test hook: a long proof
+    const uint64_t synth_end_ns = seg_->slot(req.slot).synth_end_ns;
+    link_.event(tl::kGpuPickup, req.job,
+                tl::Kv().raw(t.kv).ms(tl::kWaitMs, synth_end_ns ? double(t0 - synth_end_ns) / 1e6 : 0.0).str());
+    for (int ms = 0; ms < delay_ms_ && !seg_->cancelled(req.slot); ms += 10)  // test hook: a long proof
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (h.cancel.load(std::memory_order_acquire)) {
+    if (seg_->cancelled(req.slot)) {
       seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
-      done.status = kCancelled;
-      done.set_text("cancelled");
-      done.t_ns = monotonic_ns();
-      link_.send(done);
+      report(req, {kCancelled, 0, "cancelled"});
       return std::nullopt;
     }
     return t;
@@ -531,8 +626,7 @@ class GpuWorker {
   // A taken request that fails before its compute, alone; returns whether the device is usable.
   bool fail_one(Taken& t, std::exception_ptr e) {
     const bool healthy = failed(t.done, t.req.slot, e);
-    t.done.t_ns = monotonic_ns();
-    link_.send(t.done);
+    report(t.req, t.done);
     return healthy;
   }
 
@@ -540,7 +634,7 @@ class GpuWorker {
   // and the key's own limit), in one pass on the device, and hands each proof to the finisher.
   // Requests of other circuits keep their places; they wait for this batch at most. Returns false
   // after a failure that may have left the device unusable.
-  bool prove_batch(const Msg& first) {
+  bool prove_batch(const SlotWork& first) {
     std::optional<Taken> t0 = pick_up(first);
     if (!t0) return true;
     std::vector<Taken> batch;
@@ -559,7 +653,7 @@ class GpuWorker {
     try {
       key_for_ = &first;
       struct Clear {  // also when the load throws (a refused key): KEY_LOAD events of later loads name no proof
-        const Msg*& p;
+        const SlotWork*& p;
         ~Clear() { p = nullptr; }
       } clear{key_for_};
       key = &static_cast<Key&>(keys_->use(first.circuit));
@@ -569,7 +663,7 @@ class GpuWorker {
       return fail_one(batch.front(), std::current_exception());
     }
     const size_t limit = std::min<size_t>(cfg_.gpu.batch, std::max<size_t>(key->batch_limit(), 1));
-    std::vector<Msg> more;
+    std::vector<SlotWork> more;
     if (limit > 1) {
       std::lock_guard<std::mutex> lock(queue_mu_);
       for (auto it = pending_.begin(); it != pending_.end() && 1 + more.size() < limit;) {
@@ -582,7 +676,7 @@ class GpuWorker {
       }
     }
     bool healthy = true;
-    for (const Msg& m : more) {
+    for (const SlotWork& m : more) {
       std::optional<Taken> t = pick_up(m);
       if (!t) continue;
       try {
@@ -597,7 +691,18 @@ class GpuWorker {
     std::vector<uint32_t> slots;
     for (const Taken& t : batch) {
       slots.push_back(t.req.slot);
-      link_.event(tl::kGpuStart, t.req.job, t.req.partition, t.req.slot, tl::Kv().raw(t.kv).add(tl::kBatch, n).str());
+      link_.event(tl::kGpuStart, t.req.job, tl::Kv().raw(t.kv).add(tl::kBatch, n).str());
+    }
+    // A proof alone is waited for: its blinding and the public part of its check are prepared on a
+    // finisher thread while the device computes it (a batch's proofs are checked together instead).
+    std::shared_ptr<Ahead> ahead;
+    if (n == 1) {
+      try {
+        ahead = key->ahead(*seg_, slots.front());
+        finisher_->aside([ahead] { ahead->run(); });
+      } catch (const std::exception&) {
+        // Prepared after the compute then, by the proof's finish (Ahead::wait) or without it.
+      }
     }
     const uint64_t start = monotonic_ns();
     std::vector<std::unique_ptr<Computed>> proofs;
@@ -605,6 +710,7 @@ class GpuWorker {
     try {
       proofs = key->compute(*seg_, slots);
       if (proofs.size() != n) throw std::logic_error("a batch's compute gave another number of proofs");
+      if (ahead) proofs.front()->ahead = ahead;
       add_busy(busy, key->last_spans(), n);
       if (auto ht = key->last_host_times())  // host-side wall times of the stages (the batch's)
         busy.ms(tl::kHMs, ht->h_ms).ms(tl::kMsmMs, ht->msm_ms).ms(tl::kUploadMs, ht->upload_ms);
@@ -619,8 +725,8 @@ class GpuWorker {
     // The device is done with these proofs: the next batch may start on it now.
     for (size_t i = 0; i < n; i++) {
       Taken& t = batch[i];
-      t.done.ms[0] = prove_ms;
-      link_.event(tl::kGpuEnd, t.req.job, t.req.partition, t.req.slot,
+      t.done.prove_ms = prove_ms;
+      link_.event(tl::kGpuEnd, t.req.job,
                   tl::Kv().raw(t.kv).ms(tl::kProveMs, prove_ms).add(tl::kBatch, n).raw(busy.str()).str());
       finisher_->push(Finishing{t.req, t.done, t.kv, std::move(proofs[i])});
     }
@@ -628,7 +734,7 @@ class GpuWorker {
   }
 
   // The compute of req's slot alone on the device (a retry of a proof that did not verify).
-  std::unique_ptr<Computed> compute_one(const Msg& req) {
+  std::unique_ptr<Computed> compute_one(const SlotWork& req) {
     std::lock_guard<std::mutex> lock(device_mu_);  // the prover thread may be adding keys
     if (req.circuit >= keys_->size()) throw std::invalid_argument("no circuit " + std::to_string(req.circuit));
     Key& k = static_cast<Key&>(keys_->use(req.circuit));
@@ -689,34 +795,31 @@ class GpuWorker {
 
   // One proof of finish()'s batch after the batch check: checked says the check cleared it.
   void finish_one(Finishing& f, ResultFiles* files, std::exception_ptr error, bool checked, uint64_t t0) {
-    const Msg& req = f.req;
-    Msg& done = f.done;
+    const SlotWork& req = f.req;
+    Outcome& done = f.done;
     bool healthy = true;
     try {
       if (error) std::rethrow_exception(error);
-      const fs::path dir = shm::job_results(cfg_.daemon.state_dir, req.job);
       ResultFiles& out = *files;
       if (cfg_.gpu.verify && !checked && !out.verified(*f.proof)) {
         // One more proof with fresh randomness: a passing fault does not repeat, while a witness
         // that does not satisfy the circuit fails every time.
-        link_.event(tl::kProofUnverified, req.job, req.partition, req.slot, f.kv);
+        link_.event(tl::kProofUnverified, req.job, f.kv);
         std::unique_ptr<Computed> again = compute_one(req);
         again->assemble();
         out.write(*again);
         if (!out.verified(*again)) throw Unverified(req.circuit);
       }
       out.commit();
-      link_.event(tl::kProofWritten, req.job, req.partition, req.slot,
+      link_.event(tl::kProofWritten, req.job,
                   tl::Kv().raw(f.kv).ms(tl::kFinishMs, double(monotonic_ns() - t0) / 1e6).str());
       seg_->transition(req.slot, SlotState::Proving, SlotState::Free);
       worker::test_crash_point("gpu-freed");
       done.status = kOk;
-      done.set_text(dir.string());
     } catch (...) {
       healthy = failed(done, req.slot, std::current_exception());
     }
-    done.t_ns = monotonic_ns();
-    link_.send(done);
+    report(req, done);
     if (!healthy) {
       // The device may be unusable: the worker exits 1 once this thread has finished what is
       // queued, even while its main thread waits for work.
@@ -739,29 +842,23 @@ class GpuWorker {
     } else {
       kv.add(tl::kHost, e.kept_on_host ? "kept" : "dropped");
     }
-    const Msg* r = key_for_;
+    const SlotWork* r = key_for_;
     if (r) kv.add(tl::kPartition, r->partition).add(tl::kSlot, r->slot);
-    // The circuit's index too, for the supervisor's record of what is resident where.
-    Msg m = link_.make(MsgType::Event);
-    m.set_name(e.kind == gpuw::KeyEvent::Load ? tl::kKeyLoad : tl::kKeyEvict);
-    m.job = r ? r->job : 0;
-    m.partition = r ? r->partition : 0;
-    m.slot = r ? r->slot : 0;
-    m.circuit = uint32_t(e.key);
-    m.device = device_;
-    m.set_text(kv.str());
-    link_.send(m);
+    const bool load = e.kind == gpuw::KeyEvent::Load;
+    link_.event(load ? tl::kKeyLoad : tl::kKeyEvict, r ? r->job : 0, kv.str());
+    // The supervisor's record of what is resident where.
+    link_.send(Msg::key(uint32_t(e.key), load, e.bytes, load ? e.load_ms : 0));
   }
 
   // A proof's failure into its report, and its slot to where the failure leaves it. Returns
   // whether the device is still usable.
-  bool failed(Msg& done, uint32_t slot, std::exception_ptr e) {
+  bool failed(Outcome& done, uint32_t slot, std::exception_ptr e) {
     try {
       std::rethrow_exception(e);
     } catch (const std::invalid_argument& e) {
       seg_->transition(slot, SlotState::Proving, SlotState::Free);
       done.status = kBadInput;
-      done.set_text(e.what());
+      done.error = e.what();
     } catch (const Unverified& e) {
       bool r1cs_checked;
       {
@@ -772,22 +869,21 @@ class GpuWorker {
         // Nothing checked the constraints: most likely the witness. Proving again would fail again.
         seg_->transition(slot, SlotState::Proving, SlotState::Free);
         done.status = kBadInput;
-        done.set_text("the proof does not verify (twice, with fresh randomness): the witness does not satisfy the "
-                      "circuit, or the prover is at fault (set the circuit's r1cs to have synthesis check every "
-                      "constraint)");
+        done.error =
+            "the proof does not verify (twice, with fresh randomness): the witness does not satisfy the circuit, or "
+            "the prover is at fault (set the circuit's r1cs to have synthesis check every constraint)";
         return true;
       }
       // Synthesis checked every constraint, so the prover is at fault: retried like a device error.
       seg_->transition(slot, SlotState::Proving, SlotState::Ready);
       done.status = kFailed;
-      done.set_text("the proof does not verify (twice) although the witness satisfies every constraint: a prover "
-                    "fault");
+      done.error = "the proof does not verify (twice) although the witness satisfies every constraint: a prover fault";
       return cfg_.gpu.backend == "cpu";
     } catch (const std::exception& e) {
       // The slot goes back to READY: its a, b, c are intact and another attempt proves them again.
       seg_->transition(slot, SlotState::Proving, SlotState::Ready);
       done.status = kFailed;
-      done.set_text(e.what());
+      done.error = e.what();
       return cfg_.gpu.backend == "cpu";
     }
     return true;
@@ -818,12 +914,12 @@ class GpuWorker {
   HostRegistrar* registrar_ = nullptr;  // the backend that page-locked the ring
   std::unique_ptr<gpuw::KeyCache> keys_;
   size_t budget_ = 0;                   // what the keys may take where they prove (0: no limit)
-  const Msg* key_for_ = nullptr;        // the proof whose key is being made resident (under device_mu_)
+  const SlotWork* key_for_ = nullptr;        // the proof whose key is being made resident (under device_mu_)
   std::mutex device_mu_;                // one compute at a time: the finisher's retries, the prover thread's batches
   std::atomic<bool> restart_{false};    // the finisher or the prover thread met a device error
   std::mutex queue_mu_;                 // pending_ and stopping_
   std::condition_variable queue_cv_;
-  std::deque<Msg> pending_;             // Prove requests not taken yet, in the supervisor's order
+  std::deque<SlotWork> pending_;             // Prove requests not taken yet, in the supervisor's order
   bool stopping_ = false;
   std::thread prover_;                  // prove_loop
   std::unique_ptr<Finisher> finisher_;  // last: stopped before the keys and the ring go

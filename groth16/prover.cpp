@@ -49,31 +49,43 @@ void check_synthesized(const ZKey<C>& zk, const SynthesizedView<C>& s) {
 }
 
 template <class C>
-Proof<C> assemble_proof(const ZKey<C>& zk, const RawMsms<C>& m, const ProveOptions<C>& opt) {
-  using Fr = typename C::Fr;
+Blinding<C> draw_blinding(const ZKey<C>& zk, const ProveOptions<C>& opt) {
   using G1 = typename C::G1;
   using G2 = typename C::G2;
-  Fr r = opt.r ? *opt.r : random_fr<Fr>();
-  Fr s = opt.s ? *opt.s : random_fr<Fr>();
+  Blinding<C> b;
+  b.r = opt.r ? *opt.r : random_fr<typename C::Fr>();
+  b.s = opt.s ? *opt.s : random_fr<typename C::Fr>();
   // pi_a = A + alpha1 + r delta1; pi_b = B2 + beta2 + s delta2; with b1 = B1 + beta1 + s delta1,
-  // pi_c = C + H + s pi_a + r b1 - r s delta1 = C + H + s (A + alpha1) + r (B1 + beta1) + r s delta1:
-  // four multiplications, three of them sharing one doubling chain.
-  const G1 a_alpha = m.a + G1::from_affine(zk.alpha1), b1_beta = m.b1 + G1::from_affine(zk.beta1);
+  // pi_c = C + H + s pi_a + r b1 - r s delta1 = C + H + s A + r B1 + (s alpha1 + r beta1 + r s delta1).
+  // The bracket is one combination of three terms sharing a doubling chain.
+  const G1 alpha1 = G1::from_affine(zk.alpha1), beta1 = G1::from_affine(zk.beta1);
   const G1 delta1 = G1::from_affine(zk.delta1);
   const G2 delta2 = G2::from_affine(zk.delta2);
-  const auto rk = r.to_plain(), sk = s.to_plain();
-  G1 pi_a = a_alpha + linear_combination(&delta1, &rk, 1);
-  G2 pi_b = m.b2 + G2::from_affine(zk.beta2) + linear_combination(&delta2, &sk, 1);
-  const G1 terms[3] = {a_alpha, b1_beta, delta1};
-  const decltype(rk) scalars[3] = {sk, rk, (r * s).to_plain()};
-  G1 pi_c = m.c + m.h + linear_combination(terms, scalars, 3);
+  const auto rk = b.r.to_plain(), sk = b.s.to_plain();
+  b.a = alpha1 + linear_combination(&delta1, &rk, 1);
+  b.b2 = G2::from_affine(zk.beta2) + linear_combination(&delta2, &sk, 1);
+  const G1 terms[3] = {alpha1, beta1, delta1};
+  const decltype(rk) scalars[3] = {sk, rk, (b.r * b.s).to_plain()};
+  b.c = linear_combination(terms, scalars, 3);
+  return b;
+}
+
+template <class C>
+Proof<C> assemble_proof(const RawMsms<C>& m, const Blinding<C>& b) {
+  using G1 = typename C::G1;
+  const G1 terms[2] = {m.a, m.b1};
+  const decltype(b.r.to_plain()) scalars[2] = {b.s.to_plain(), b.r.to_plain()};
+  const G1 pi_a = m.a + b.a;
+  const typename C::G2 pi_b = m.b2 + b.b2;
+  const G1 pi_c = m.c + m.h + linear_combination(terms, scalars, 2) + b.c;
   return Proof<C>{pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()};
 }
 
 #define CUZK_PROVER_COMMON(C)                                                                    \
   template void check_proving_key<C>(const ZKey<C>&);                                            \
   template void check_synthesized<C>(const ZKey<C>&, const SynthesizedView<C>&);                 \
-  template Proof<C> assemble_proof<C>(const ZKey<C>&, const RawMsms<C>&, const ProveOptions<C>&);
+  template Blinding<C> draw_blinding<C>(const ZKey<C>&, const ProveOptions<C>&);                \
+  template Proof<C> assemble_proof<C>(const RawMsms<C>&, const Blinding<C>&);
 CUZK_PROVER_COMMON(Bls12_381)
 CUZK_PROVER_COMMON(Bn254)
 #undef CUZK_PROVER_COMMON

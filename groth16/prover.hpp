@@ -149,10 +149,28 @@ void check_proving_key(const ZKey<C>& zk);
 template <class C>
 void check_synthesized(const ZKey<C>& zk, const SynthesizedView<C>& s);
 
-// The last step of every backend: the proof from the five raw MSMs and the blinding r, s (drawn from
-// the OS CSPRNG where opt leaves them unset), so that all backends give the same proof for one input.
+// A proof's blinding r, s (drawn from the OS CSPRNG where opt leaves them unset) with the parts of
+// its assembly that depend on r, s and the key alone, so that they can be computed before the MSMs
+// are known (while the device computes them):
+//   a = alpha1 + r delta1,  b2 = beta2 + s delta2,  c = s alpha1 + r beta1 + r s delta1.
 template <class C>
-Proof<C> assemble_proof(const ZKey<C>& zk, const RawMsms<C>& m, const ProveOptions<C>& opt);
+struct Blinding {
+  typename C::Fr r, s;
+  typename C::G1 a, c;
+  typename C::G2 b2;
+};
+template <class C>
+Blinding<C> draw_blinding(const ZKey<C>& zk, const ProveOptions<C>& opt);
+
+// The last step of every backend: the proof from the five raw MSMs and the blinding, so that all
+// backends give the same proof for one input. Given the blinding, what is left is one G1
+// combination of two terms (s A + r B1) and additions.
+template <class C>
+Proof<C> assemble_proof(const RawMsms<C>& m, const Blinding<C>& b);
+template <class C>
+Proof<C> assemble_proof(const ZKey<C>& zk, const RawMsms<C>& m, const ProveOptions<C>& opt) {
+  return assemble_proof(m, draw_blinding(zk, opt));
+}
 
 // The public signals w[1..n_public].
 template <class F>
@@ -186,11 +204,13 @@ Jacobian<PC> msm(const Affine<PC>* points, const F* scalars, size_t n);
   using ConstraintEvaluator = groth16::ConstraintEvaluator<Curve>; \
   using RawMsms = groth16::RawMsms<Curve>;                    \
   using ProveOptions = groth16::ProveOptions<Curve>;          \
+  using Blinding = groth16::Blinding<Curve>;                  \
   using SynthesizedView = groth16::SynthesizedView<Curve>;    \
   using ProverBackend = groth16::ProverBackend<Curve>;        \
   using groth16::check_proving_key;                           \
   using groth16::check_synthesized;                           \
   using groth16::assemble_proof;                              \
+  using groth16::draw_blinding;                               \
   using groth16::public_signals;                              \
   inline G1 msm_g1(const G1Affine* p, const Fr* s, size_t n) { return cuzk::msm(p, s, n); } \
   inline G2 msm_g2(const G2Affine* p, const Fr* s, size_t n) { return cuzk::msm(p, s, n); } \

@@ -1,9 +1,11 @@
 #include "verifier.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <stdexcept>
 #include <string>
 
+#include "parallel.hpp"
 #include "random.hpp"
 
 namespace cuzk::groth16 {
@@ -212,13 +214,55 @@ PreparedKey<C>::PreparedKey(VerificationKey<C> key) : vk(std::move(key)) {
   for (size_t d = 2; d < alphabeta_pow.size(); d++) alphabeta_pow[d] = alphabeta_pow[d - 1] * alphabeta_pow[1];
 }
 
-// A batch of one with weight 1: e(A, B) e(-vk_x, gamma) e(-C, delta) = e(alpha, beta).
+// e(A, B) e(-vk_x, gamma) e(-C, delta) = e(alpha, beta), the first factor but one from the public
+// signals ahead of the proof.
 template <class C>
 bool verify_proof(const PreparedKey<C>& pk, const std::vector<typename C::Fr>& pub, const Proof<C>& proof) {
-  check_well_formed(pk.vk, pub, proof);
-  Batch<C> b(pk, {ProofRef<C>{&pub, &proof}}, {BigInt<2>{{1, 0}}});
-  const size_t i = 0;
-  return b.holds(&i, 1);
+  return verify_proof(pk, prepare_public(pk, pub), proof);
+}
+
+template <class C>
+PublicPart<C> prepare_public(const PreparedKey<C>& pk, const std::vector<typename C::Fr>& pub) {
+  const VerificationKey<C>& vk = pk.vk;
+  if (pub.size() != vk.n_public)
+    throw std::invalid_argument("verify: expected " + std::to_string(vk.n_public) + " public signals, got " +
+                                std::to_string(pub.size()));
+  check_ic(vk);
+  std::vector<typename C::Fr> s(pub.size() + 1);
+  s[0] = C::Fr::one();
+  std::copy(pub.begin(), pub.end(), s.begin() + 1);
+  const typename C::G1Affine vk_x = (-ic_combination(vk, s)).to_affine();
+  return {Pairing<C>::multi_miller_loop(&vk_x, &vk.gamma2, 1)};
+}
+
+template <class C>
+bool verify_proof(const PreparedKey<C>& pk, const PublicPart<C>& pub, const Proof<C>& proof) {
+  using Fq12 = typename Pairing<C>::Fq12;
+  // Two halves of about the same cost: A and B's checks with e(A, B), C's with e(-C, delta).
+  // A fault is reported as a sequential check would: pi_a's, then pi_b's, then pi_c's.
+  Fq12 f[2];
+  std::exception_ptr fault[2];
+  parallel_for(
+      2,
+      [&](size_t b, size_t, size_t) {
+        try {
+          if (b == 0) {
+            check_g1<C>(proof.a, "pi_a");
+            check_g2<C>(proof.b, "pi_b");
+            f[0] = Pairing<C>::multi_miller_loop(&proof.a, &proof.b, 1);
+          } else {
+            check_g1<C>(proof.c, "pi_c");
+            const typename C::G1Affine neg_c = -proof.c;
+            f[1] = Pairing<C>::multi_miller_loop(&neg_c, &pk.vk.delta2, 1);
+          }
+        } catch (...) {
+          fault[b] = std::current_exception();
+        }
+      },
+      2);
+  for (const std::exception_ptr& e : fault)
+    if (e) std::rethrow_exception(e);
+  return Pairing<C>::final_exponentiation(f[0] * f[1] * pub.ic_gamma) == pk.alphabeta();
 }
 
 template <class C>
@@ -256,6 +300,8 @@ bool batch_equation_holds(const PreparedKey<C>& pk, const std::vector<ProofRef<C
   template bool verify_proof<C>(const VerificationKey<C>&, const std::vector<C::Fr>&, const Proof<C>&);         \
   template struct PreparedKey<C>;                                                                                \
   template bool verify_proof<C>(const PreparedKey<C>&, const std::vector<C::Fr>&, const Proof<C>&);             \
+  template PublicPart<C> prepare_public<C>(const PreparedKey<C>&, const std::vector<C::Fr>&);                   \
+  template bool verify_proof<C>(const PreparedKey<C>&, const PublicPart<C>&, const Proof<C>&);                  \
   template std::vector<bool> verify_batch<C>(const PreparedKey<C>&, const std::vector<ProofRef<C>>&);           \
   template bool batch_equation_holds<C>(const PreparedKey<C>&, const std::vector<ProofRef<C>>&,                  \
                                         const std::vector<BigInt<2>>&);

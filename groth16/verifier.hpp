@@ -34,6 +34,24 @@ struct PreparedKey {
 template <class C>
 bool verify_proof(const PreparedKey<C>& pk, const std::vector<typename C::Fr>& pub, const Proof<C>& proof);
 
+// What a proof's check takes from its public signals alone, computed before the proof exists (while
+// the device computes it): the Miller loop of e(-vk_x, gamma).
+template <class C>
+struct PublicPart {
+  typename Pairing<C>::Fq12 ic_gamma;
+};
+
+// Throws std::invalid_argument when the number of public signals does not match the key.
+template <class C>
+PublicPart<C> prepare_public(const PreparedKey<C>& pk, const std::vector<typename C::Fr>& pub);
+
+// verify_proof for public signals prepared ahead: what is left are the point checks, the Miller
+// loops of e(A, B) and e(-C, delta), on two threads side by side, and the final exponentiation.
+// This is the check of a proof that is alone, whose wait is its latency. Same exceptions as above,
+// for the proof's points.
+template <class C>
+bool verify_proof(const PreparedKey<C>& pk, const PublicPart<C>& pub, const Proof<C>& proof);
+
 // One proof of a batch: its public signals and the proof, neither owned.
 template <class C>
 struct ProofRef {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <future>
+#include <memory>
 #include <type_traits>
 
 #include "common/gpu_options.hpp"
@@ -193,6 +194,18 @@ struct GpuProver<C>::Impl {
   MsmEngine::RunScratch run_scratch[4];
   MsmEngine::RunScratch h_scratch;  // the H MSM's run over a plan of several proofs
   NttEngine<DFr> ntt;
+  // A batch's per-proof H stages (eval and NTTs, each a few launches too small to fill the device)
+  // side by side: proof v on lane v % lanes, each with its stream and its NTT engine; the H MSM on
+  // s_h waits for them all. Made for batches only (ensure_vectors).
+  struct HLane {
+    Stream s;
+    NttEngine<DFr> ntt;
+    Event done{cudaEventDisableTiming};
+    HLane(int passes, int log_n) : ntt(s.get(), passes) { ntt.reserve(log_n); }
+  };
+  static constexpr u32 kHLanes = 8;
+  std::vector<std::unique_ptr<HLane>> h_lanes;
+  int ntt_passes;
   cudaEvent_t w_ready = nullptr;
   cudaEvent_t abc_ready[3] = {nullptr, nullptr, nullptr};
   StagedUpload staging;
@@ -220,6 +233,7 @@ struct GpuProver<C>::Impl {
         domain(zk.domain_size),
         log_domain(zk.log_domain),
         ntt(s_h.get(), opt.ntt_passes),
+        ntt_passes(opt.ntt_passes),
         msm_window(opt.msm_window),
         msm_scratch_cap(opt.msm_scratch_bytes),
         batch_points(opt.batch_points ? opt.batch_points : size_t(1) << 21) {
@@ -249,10 +263,23 @@ struct GpuProver<C>::Impl {
 
   // Room for B proofs' vectors at once (grown, never shrunk: a key keeps its largest batch's).
   void ensure_vectors(u32 B) {
+    while (B > 1 && h_lanes.size() < std::min(B, kHLanes))
+      h_lanes.push_back(std::make_unique<HLane>(ntt_passes, log_domain));
     if (B <= vectors) return;
     w.resize((size_t)B * n_vars);
     abc.resize(3 * (size_t)B * domain);
     vectors = B;
+  }
+  // Where proof v of a batch of B runs its H stage: s_h and ntt alone, else its lane's.
+  cudaStream_t h_stream(u32 v, u32 B) const { return B == 1 ? s_h.get() : h_lanes[v % h_lanes.size()]->s.get(); }
+  NttEngine<DFr>& h_ntt(u32 v, u32 B) { return B == 1 ? ntt : h_lanes[v % h_lanes.size()]->ntt; }
+  // Every lane that a batch of B used has ended before what s_h queues next.
+  void join_h_lanes(u32 B) {
+    if (B == 1) return;
+    for (u32 l = 0; l < std::min<u32>(B, (u32)h_lanes.size()); l++) {
+      h_lanes[l]->done.record(h_lanes[l]->s.get());
+      CUZK_CUDA_CHECK(cudaStreamWaitEvent(s_h.get(), h_lanes[l]->done.get(), 0));
+    }
   }
   DFr* w_of(u32 v) { return w.get() + (size_t)v * n_vars; }
   // a (i = 0), b (1) or c (2) of proof v of a batch of B.
@@ -262,18 +289,20 @@ struct GpuProver<C>::Impl {
   // with the resident matrices, the H stage, then the H MSM.
   void eval_h_lane(RawMsms* outs, u32 B) {
     auto t2 = std::chrono::steady_clock::now();
-    CUZK_CUDA_CHECK(cudaStreamWaitEvent(s_h.get(), w_ready, 0));
     const size_t n = domain;
     for (u32 v = 0; v < B; v++) {
       DFr *a = abc_of(0, v, B), *b = abc_of(1, v, B), *c = abc_of(2, v, B);
-      spans.run("eval", s_h.get(), [&] {
+      cudaStream_t s = h_stream(v, B);
+      if (v < kHLanes) CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, w_ready, 0));  // each stream's first
+      spans.run("eval", s, [&] {
         // Named through Dev<C>, not Impl's alias: nvcc's launch stub must not name the private Impl.
-        k_eval_abc<typename Dev<C>::Fr><<<grid_for(n, kEvalThreads), kEvalThreads, 0, s_h.get()>>>(
+        k_eval_abc<typename Dev<C>::Fr><<<grid_for(n, kEvalThreads), kEvalThreads, 0, s>>>(
             a_rp.get(), a_col.get(), a_val.get(), b_rp.get(), b_col.get(), b_val.get(), w_of(v), domain, a, b, c);
         CUZK_CUDA_LAUNCHED("k_eval_abc");
       });
-      spans.run("ntt", s_h.get(), [&] { ntt.h_stage(a, b, c, log_domain); });
+      spans.run("ntt", s, [&] { h_ntt(v, B).h_stage(a, b, c, log_domain); });
     }
+    join_h_lanes(B);
     s_h.sync();
     t.h_stage_ms = ms_since(t2);
     h_msm(outs, B);
@@ -631,17 +660,19 @@ std::vector<groth16::RawMsms<C>> GpuProver<C>::run_batch(const std::vector<Synth
     auto t2 = std::chrono::steady_clock::now();
     for (u32 v = 0; v < B; v++) {
       const Fr* src[3] = {views[v].a, views[v].b, views[v].c};
+      cudaStream_t s = m.h_stream(v, B);
+      NttEngine<typename Dev<C>::Fr>& ntt = m.h_ntt(v, B);
       for (int i = 0; i < 3; i++) {
         m.spans.run("copy", m.s_up.get(),
                     [&] { copy_in(m.staging, m.abc_of(i, v, B), src[i], n * sizeof(Fr), m.s_up.get()); });
         CUZK_CUDA_CHECK(cudaEventRecord(m.abc_ready[i], m.s_up.get()));
-        CUZK_CUDA_CHECK(cudaStreamWaitEvent(m.s_h.get(), m.abc_ready[i], 0));
-        m.spans.run("ntt", m.s_h.get(), [&] { m.ntt.h_stage_vec(m.abc_of(i, v, B), m.log_domain); });
+        CUZK_CUDA_CHECK(cudaStreamWaitEvent(s, m.abc_ready[i], 0));
+        m.spans.run("ntt", s, [&] { ntt.h_stage_vec(m.abc_of(i, v, B), m.log_domain); });
       }
-      m.spans.run("ntt", m.s_h.get(),
-                  [&] { m.ntt.h_combine(m.abc_of(0, v, B), m.abc_of(1, v, B), m.abc_of(2, v, B), m.log_domain); });
+      m.spans.run("ntt", s, [&] { ntt.h_combine(m.abc_of(0, v, B), m.abc_of(1, v, B), m.abc_of(2, v, B), m.log_domain); });
     }
     m.t.upload_ms = ms_since(t0);  // host side: the last copy is queued
+    m.join_h_lanes(B);
     m.s_h.sync();
     m.t.h_stage_ms = ms_since(t2);
     m.h_msm(out.data(), B);

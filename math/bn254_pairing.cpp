@@ -1,9 +1,8 @@
-// BN254's optimal ate pairing: an affine Miller loop on the D-type twist and the final exponentiation
-// by its definition. Verification pairs a handful of points per proof, so clarity wins over the
-// projective formulas the prover would need; the one inversion that every affine step needs is
-// shared by all the pairs of a multi-pair loop (Montgomery's trick), which is what makes a batch of
-// proofs cheap.
+// BN254's optimal ate pairing: a Miller loop on the D-type twist with projective steps (no
+// inversion per step) and sparse line products, and the final exponentiation.
 #include "bn254_pairing.hpp"
+
+#include "twist_steps.hpp"
 
 #include <vector>
 
@@ -15,69 +14,21 @@ namespace {
 // y^(-x) on the cyclotomic subgroup, where the inverse is the conjugate.
 Fq12 exp_by_neg_x(const Fq12& y) { return y.cyclotomic_pow_u64(PairingParams::X).conj(); }
 
-// The D-type twist: psi(x', y') = (x' w^2, y' w^3) maps E': y^2 = x^3 + 3/xi onto E. A line on E
-// through psi(T) with the twist's slope lambda (E's slope is lambda w), evaluated at P = (xP, yP):
+// The D-type twist: psi(x', y') = (x' w^2, y' w^3) maps E': y^2 = x^3 + b' (b' = 3/xi) onto E. A
+// line on E through psi(T) with the twist's slope lambda (E's slope is lambda w), evaluated at
+// P = (xP, yP):
 //   yP - yT w^3 - lambda w (xP - xT w^2) = yP - lambda xP w + (lambda xT - yT) w^3,
-// i.e. slots w^0, w^1 and w^3 of Fq12. Vertical lines lie in Fq6 and are erased by the final
-// exponentiation, so they are left out.
-Fq12 line(const Fq2& lambda, const G2Affine& t, const G1Affine& p) {
-  Fq12 l = Fq12::zero();
-  l.c0.c0 = Fq2{p.y, Fq::zero()};
-  l.c1.c0 = -(lambda * Fq2{p.x, Fq::zero()});
-  l.c1.c1 = lambda * t.x - t.y;
-  return l;
-}
-
-// f * l for a line l = l0 + l1 w + l3 w^3 as line() builds it, l0 in Fq: l = a + b w with
-// a = l0 and b = l1 + l3 v in Fq6, so by Karatsuba over w the product takes an Fq scaling, two
-// sparse Fq6 products and their additions, instead of a full Fq12 product.
-Fq12 mul_by_line(const Fq12& f, const Fq12& l) {
-  const Fq l0 = l.c0.c0.c0;
-  const Fq2 &l1 = l.c1.c0, &l3 = l.c1.c1;
+// so a step's raw line (twist_steps.hpp) gives slot w^0 its yP term, w^1 its xP term and w^3 its
+// constant.
+//
+// f * l for l = a + b w with a = ay yP (in Fq2) and b = ax xP + c v in Fq6: by Karatsuba over w an
+// Fq2 scaling of an Fq6, two sparse Fq6 products and their additions, instead of a full product.
+Fq12 mul_line(const Fq12& f, const RawLine<Fq2>& l, const G1Affine& p) {
+  const Fq2 l0{l.ay.c0 * p.y, l.ay.c1 * p.y}, l1{l.ax.c0 * p.x, l.ax.c1 * p.x};
   Fq6 aa = {f.c0.c0 * l0, f.c0.c1 * l0, f.c0.c2 * l0};
-  Fq6 bb = f.c1.mul_by_01(l1, l3);
-  Fq6 t = (f.c0 + f.c1).mul_by_01(l1 + Fq2{l0, Fq::zero()}, l3);
+  Fq6 bb = f.c1.mul_by_01(l1, l.c);
+  Fq6 t = (f.c0 + f.c1).mul_by_01(l1 + l0, l.c);
   return {aa + bb.mul_by_v(), t - aa - bb};
-}
-
-// 1/d for public values: the norm's inverse by the variable-time binary algorithm.
-Fq2 inv_public(const Fq2& d) {
-  Fq t = (d.c0.sqr() + d.c1.sqr()).inv_vartime();
-  return {d.c0 * t, -(d.c1 * t)};
-}
-
-// Inverts d[0..n) in place with one inversion (Montgomery's trick). None may be zero.
-void invert_all(std::vector<Fq2>& d, std::vector<Fq2>& scratch) {
-  const size_t n = d.size();
-  scratch.resize(n);
-  Fq2 acc = Fq2::one();
-  for (size_t i = 0; i < n; i++) scratch[i] = acc, acc = acc * d[i];
-  Fq2 inv = inv_public(acc);
-  for (size_t i = n; i-- > 0;) {
-    Fq2 t = inv * scratch[i];
-    inv = inv * d[i];
-    d[i] = t;
-  }
-}
-
-// T <- 2T given 1/(2 yT), returning the tangent line at T evaluated at P.
-Fq12 double_step(G2Affine& t, const G1Affine& p, const Fq2& inv_2y) {
-  Fq2 xx = t.x.sqr();
-  Fq2 lambda = (xx.dbl() + xx) * inv_2y;
-  Fq12 l = line(lambda, t, p);
-  Fq2 x3 = lambda.sqr() - t.x.dbl();
-  t = G2Affine{x3, lambda * (t.x - x3) - t.y};
-  return l;
-}
-
-// T <- T + Q given 1/(xQ - xT) (T != +-Q on the r-torsion for the multiples the loop meets),
-// returning the chord.
-Fq12 add_step(G2Affine& t, const G2Affine& q, const G1Affine& p, const Fq2& inv_dx) {
-  Fq2 lambda = (q.y - t.y) * inv_dx;
-  Fq12 l = line(lambda, t, p);
-  Fq2 x3 = lambda.sqr() - t.x - q.x;
-  t = G2Affine{x3, lambda * (t.x - x3) - t.y};
-  return l;
 }
 
 // The q-power Frobenius carried to E' (untwist, Frobenius, twist), psi: (x, y) -> (conj(x) gamma^2,
@@ -93,41 +44,27 @@ struct Psi {
 
 Fq12 multi_miller_loop(const G1Affine* ps, const G2Affine* qs, size_t n) {
   const u128 loop = (u128)6 * PairingParams::X + 2;  // 65 bits
-  std::vector<size_t> live;
-  for (size_t i = 0; i < n; i++)
-    if (!ps[i].is_inf() && !qs[i].is_inf()) live.push_back(i);
-  const size_t m = live.size();
-  std::vector<G2Affine> t;
-  for (size_t i : live) t.push_back(qs[i]);
-  std::vector<Fq2> d(m), scratch;
-  // Every pair's chord with its own addend (q[k]), the denominators inverted together.
-  auto add_all = [&](Fq12& f, const std::vector<G2Affine>& q) {
-    for (size_t k = 0; k < m; k++) d[k] = q[k].x - t[k].x;
-    invert_all(d, scratch);
-    for (size_t k = 0; k < m; k++) f = mul_by_line(f, add_step(t[k], q[k], ps[live[k]], d[k]));
-  };
-  std::vector<G2Affine> q(m);
-  for (size_t k = 0; k < m; k++) q[k] = qs[live[k]];
+  LoopPairs<G1Affine, G2Affine, Fq2> pairs(ps, qs, n);
   Fq12 f = Fq12::one();
-  if (m == 0) return f;
+  if (pairs.size() == 0) return f;
+  const Fq2 b3 = G2Curve::b().dbl() + G2Curve::b();
+  auto mul_by_3b = [&](const Fq2& s) { return s * b3; };
   int top = 127;
   while (!((loop >> top) & 1)) top--;
   for (int bit = top - 1; bit >= 0; bit--) {
-    f = f.sqr();
-    for (size_t k = 0; k < m; k++) d[k] = t[k].y.dbl();
-    invert_all(d, scratch);
-    for (size_t k = 0; k < m; k++) f = mul_by_line(f, double_step(t[k], ps[live[k]], d[k]));
-    if ((loop >> bit) & 1) add_all(f, q);
+    if (bit != top - 1) f = f.sqr();
+    for (size_t k = 0; k < pairs.size(); k++) f = mul_line(f, double_step(pairs.t[k], mul_by_3b), pairs.p[k]);
+    if ((loop >> bit) & 1)
+      for (size_t k = 0; k < pairs.size(); k++) f = mul_line(f, add_step(pairs.t[k], pairs.q[k]), pairs.p[k]);
   }
-  std::vector<G2Affine> q1(m), q2(m);
+  // The two closing chords of the optimal ate pairing: with Q1 = psi(Q) and Q2 = -psi^2(Q).
   const Psi psi;
-  for (size_t k = 0; k < m; k++) {
-    q1[k] = psi(q[k]);
-    G2Affine f2 = psi(q1[k]);
-    q2[k] = G2Affine{f2.x, -f2.y};
+  for (size_t k = 0; k < pairs.size(); k++) {
+    const G2Affine q1 = psi(pairs.q[k]);
+    const G2Affine f2 = psi(q1);
+    f = mul_line(f, add_step(pairs.t[k], q1), pairs.p[k]);
+    f = mul_line(f, add_step(pairs.t[k], G2Affine{f2.x, -f2.y}), pairs.p[k]);
   }
-  add_all(f, q1);
-  add_all(f, q2);
   return f;
 }
 

@@ -57,14 +57,15 @@ bundle [--build DIR] [--devlibs] [--no-strip] [BIN...]                          
     Packs BUILD's executables (default: every cuzk executable there) with the shared libraries
     they need, minus the C runtime and the NVIDIA driver, into .devbundle/bundle.tar.xz, with a
     `run` wrapper that points the loader at them. DIR defaults to build-cuda, else build.
-    --devlibs adds what `devbuild` links against: cuzk's host-only static libraries, GoogleTest,
-    and the GPU worker's object compiled for the cuda backend; a CPU-only build is enough then.
+    --devlibs adds the third-party headers and libraries `devbuild` builds with (GoogleTest,
+    toml++, CLI11, nlohmann/json, xxHash, and the Boost headers that DIR's objects include); a
+    CPU-only build is enough then.
 devbuild                                                                                      GPU
-    Compiles kernels/, the gpu tests and the GPU benchmark with the host's nvcc on all its cores
-    and links cuzk_gpu_tests, cuzk-bench and cuzk-gpu-worker into the bundle (objects whose
-    preprocessed source is unchanged are reused from build-device/obj, which stays while the host
-    does). check, bench, e2e, daemon and synth do this first whenever the bundle brought devlibs
-    and no CUDA binaries.
+    Builds cuzk_gpu_tests, cuzk-bench and cuzk-gpu-worker from this tree with CMake
+    (-DCUZK_CUDA=ON -DCUZK_GPU_HOST=ON) and the host's nvcc on all its cores, into the bundle.
+    Its build folder, build-device, stays while the host does: a later call rebuilds what changed.
+    check, bench, e2e, daemon and synth do this first whenever the bundle brought devlibs and no
+    CUDA binaries.
 check [--sanitize] [GTEST_FILTER]                                                              GPU
     Every gpu test (or the filter), the kernels' register and stack use, and with --sanitize
     compute-sanitizer memcheck and racecheck over a few small tests.
@@ -157,21 +158,25 @@ copy_libs() {
   done
 }
 
-# The host-only pieces `devbuild` links with the kernels compiled on the GPU host.
+# What devbuild's CMake finds on the GPU host, laid out as under /usr: the files of the Debian
+# packages below (headers, libraries, CMake package files) and, of Boost, every library whose
+# headers an object in BUILD included (its depfile says which), whole. Copied with their times: a
+# new bundle does not make devbuild compile again what includes them.
+DEVLIB_PACKAGES=(nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libtomlplusplus3 libgtest-dev libxxhash-dev)
 pack_devlibs() {
-  local build="$1" d="$2" f
-  mkdir -p "$d/include"
-  for f in libcuzk_groth16.a libcuzk_math.a libcuzk_config.a libcuzk_shm.a libcuzk_worker.a libcuzk_gpu_keys.a; do
-    [ -f "$build/lib/$f" ] || die "$build/lib/$f not found (build the project first)"
-    cp "$build/lib/$f" "$d/"
+  local build="$1" d="$2/usr" p f mods
+  for p in "${DEVLIB_PACKAGES[@]}"; do
+    dpkg -L "$p" >/dev/null 2>&1 || die "$p is not installed (scripts/setup.sh installs it)"
+    while read -r f; do
+      [ -f "$f" ] || [ -L "$f" ] || continue  # files and links; folders come with them
+      mkdir -p "$d/$(dirname "${f#/usr/}")" && cp -a "$f" "$d/${f#/usr/}" || die "cannot copy $f"
+    done < <(dpkg -L "$p" | grep -E '^/usr/(include|lib|share/cmake)/')
   done
-  for f in libgtest.a libgtest_main.a; do
-    cp "$(find /usr/lib /usr/local/lib -name "$f" -print -quit 2>/dev/null)" "$d/" || die "$f not found (apt-get install libgtest-dev)"
-  done
-  cp -r /usr/include/gtest "$d/include/"
-  # The GPU worker's own object: it reaches the GPU through backend/, which devbuild compiles there.
-  "${CXX:-c++}" -O3 -DNDEBUG -std=gnu++20 -I"$ROOT" -DBOOST_ALL_NO_LIB -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 \
-    -c "$ROOT/gpu-worker/gpu_worker.cpp" -o "$d/gpu_worker.o" || die "compiling gpu_worker.o failed"
+  mods="$(find "$build" -name '*.o.d' -exec grep -ho '/usr/include/boost/[^ \\]*' {} + | sed 's|^/usr/include/boost/||; s|/.*||' |
+    sort -u)"
+  [ -n "$mods" ] || die "no object in $build included Boost: build the project there first"
+  mkdir -p "$d/include/boost"
+  for f in $mods version.hpp; do cp -a "/usr/include/boost/$f" "$d/include/boost/" || die "cannot copy Boost's $f"; done
 }
 
 cmd_bundle() {
@@ -255,7 +260,7 @@ open_bundle() {
   } >"$OUT/machine.txt"
   cat "$OUT/machine.txt"
   # A bundle of host libraries is built against this tree's kernels on every call (unchanged
-  # objects come from the cache), so an edited kernel never runs as a stale binary.
+  # objects are kept in the build folder), so an edited kernel never runs as a stale binary.
   if [ -d "$B/devlibs" ] && ! grep -q '^bin/cuzk_gpu_tests ' "$B/MANIFEST"; then devbuild_logged; fi
 }
 DEVBUILT=0
@@ -266,66 +271,56 @@ devbuild_logged() {
 }
 run() { "$B/run" "$@"; }
 
-# Compiles SRC to OBJ with nvcc (extra flags after), reusing a cached object when the
-# preprocessed text and the flags are the same as when it was made.
-compile_unit() {
-  local src="$1" obj="$2" cache="$3" key=""
-  shift 3
-  local arch="${CUZK_CUDA_ARCH:-90}"
-  local nv=(nvcc -O3 -DNDEBUG "--generate-code=arch=compute_$arch,code=[compute_$arch,sm_$arch]"
-    --expt-relaxed-constexpr -Xcudafe=--diag_suppress=177 -std=c++20 -I"$ROOT" "$@")
-  if "${nv[@]}" -E "$src" -o "$obj.i" 2>/dev/null; then
-    key="$({ echo "${nv[*]}"; grep -v '^#' "$obj.i"; } | sha256sum | cut -c1-40)"
+# The tree's files as "SHA256 MTIME PATH" lines: everything but build folders, the bundle, outputs
+# and node's packages.
+tree_state() {
+  local files=()
+  mapfile -d '' files < <(cd "$ROOT" && find . \( -path ./.git -o -path './build*' -o -path ./node_modules -o -path ./.devbundle \
+    -o -path ./gpu-out \) -prune -o -type f -print0)
+  (cd "$ROOT" && paste -d ' ' <(sha256sum "${files[@]}" | cut -c1-64) <(stat -c '%Y %n' "${files[@]}"))
+}
+# Make decides by times, and a copy of the tree may give every file a new one or an old one: a file
+# whose content BUILD's last build saw gets that build's time for it back, any other file the time
+# now. What the build is about to see is recorded first, so a build that stops midway leaves a record
+# that holds for the objects it made.
+settle_times() {
+  local rec="$1/tree-state.txt" sum t f
+  declare -A was
+  if [ -f "$rec" ]; then
+    while read -r sum t f; do was["$f"]="$sum $t"; done <"$rec"
+    while read -r sum t f; do
+      if [ "${was[$f]:-}" = "" ] || [ "${was[$f]%% *}" != "$sum" ]; then
+        touch -m "$ROOT/$f"
+      elif [ "${was[$f]#* }" != "$t" ]; then
+        touch -m -d "@${was[$f]#* }" "$ROOT/$f"
+      fi
+    done < <(tree_state)
   fi
-  rm -f "$obj.i"
-  if [ -n "$key" ] && [ -f "$cache/$key.o" ]; then
-    cp "$cache/$key.o" "$obj" && touch "$obj.reused" && echo "reused $src"
-  else
-    "${nv[@]}" -c "$src" -o "$obj" || return 1
-    [ -z "$key" ] || cp "$obj" "$cache/$key.o"
-    echo "compiled $src"
-  fi
+  mkdir -p "$1" && tree_state >"$rec"
 }
 
-# Builds the CUDA executables into $B/bin from the kernels here and $B/devlibs, with the GPU
-# host's own compilers on all its cores.
+# Builds the CUDA executables into $B/bin with CMake (CUZK_GPU_HOST: the CUDA tests, the GPU
+# benchmark and the GPU worker, from this tree) and the host's nvcc on all its cores, the
+# third-party headers and libraries from $B/devlibs. The build folder stays while the host does.
 devbuild() {
-  local L="$B/devlibs" cache="${CUZK_DEVBUILD_CACHE:-$ROOT/build-device/obj}" obj="$B/obj" t0=$SECONDS
+  local L="$B/devlibs/usr" dir="${CUZK_DEVBUILD_DIR:-$ROOT/build-device}" t0=$SECONDS cxx rpath t
   [ -d "$L" ] || die "the bundle has no devlibs (make it with 'scripts/device.sh bundle --devlibs')"
   command -v nvcc >/dev/null || die "no nvcc on this host"
-  mkdir -p "$cache" "$obj"
-  rm -f "$obj"/*
-  local src jobs="${CUZK_DEVBUILD_JOBS:-$(nproc)}"
-  for src in "$ROOT"/kernels/*.cu "$ROOT"/kernels/*/*.cu "$ROOT"/kernels/*.cpp "$ROOT"/backend/backend.cpp \
-    "$ROOT"/backend/cpu/*.cpp "$ROOT"/backend/cuda/cuda_backend.cpp "$ROOT"/bench/gpu/*.cu "$ROOT"/bench/gpu/*.cpp \
-    "$ROOT"/tests/gpu/*_test.cpp; do
-    src="${src#"$ROOT"/}"
-    case "$src" in *_emu_test.cpp) continue ;; esac
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-    (cd "$ROOT" || exit 1
-     compile_unit "$src" "$obj/${src//\//_}.o" "$cache" -I"$L/include" -DCUZK_SOURCE_DIR="\"$ROOT\"" \
-       -DCUZK_BINARY_DIR="\"$B\"" || touch "$obj/FAILED") &
-  done
-  wait
-  [ ! -f "$obj/FAILED" ] || return 1
-  # Linked by the host's g++ against its own (newer) C++ runtime: an RPATH to that runtime comes
-  # before the bundle's lib/ in LD_LIBRARY_PATH, also when the supervisor starts the GPU worker.
-  local kern=("$obj"/kernels_*.o "$obj"/backend_*.o) host=("$L/libcuzk_groth16.a" "$L/libcuzk_math.a" -lpthread -ldl -lrt) rp=() cxx
+  command -v cmake >/dev/null || die "no cmake on this host"
+  settle_times "$dir"
+  # Linked against the host's own (newer) C++ runtime: an RPATH to it comes before the bundle's
+  # lib/ in LD_LIBRARY_PATH, also when the supervisor starts the GPU worker; then the carried
+  # libraries' folder (toml++). No other: CMake's own build RPATH ends in an empty entry, the
+  # current folder.
   cxx="$(g++ -print-file-name=libstdc++.so.6 2>/dev/null)"
-  [[ "$cxx" == /* ]] && rp=(-Xlinker --disable-new-dtags -Xlinker "-rpath=$(dirname "$(readlink -f "$cxx")")")
-  nvcc -o "$B/bin/cuzk-bench" "$obj"/bench_gpu_*.o "${kern[@]}" "${host[@]}" "${rp[@]}" || return 1
-  nvcc -o "$B/bin/cuzk_gpu_tests" "$obj"/tests_gpu_*.o "${kern[@]}" "$L/libgtest_main.a" "$L/libgtest.a" \
-    "${host[@]}" "${rp[@]}" || return 1
-  local built="cuzk-bench cuzk_gpu_tests" toml
-  if [ -f "$L/gpu_worker.o" ]; then
-    toml="$(find "$B/lib" -name 'libtomlplusplus.so*' -printf '%f\n' | head -1)"
-    [ -n "$toml" ] || die "no libtomlplusplus in the bundle (bundle cuzk-gpu-worker too)"
-    nvcc -o "$B/bin/cuzk-gpu-worker" "$L/gpu_worker.o" "$L/libcuzk_gpu_keys.a" "$L/libcuzk_worker.a" "${kern[@]}" "$L/libcuzk_config.a" "$L/libcuzk_shm.a" \
-      "$L/libcuzk_groth16.a" "$L/libcuzk_math.a" -L"$B/lib" -l:"$toml" -lpthread -ldl -lrt "${rp[@]}" || return 1
-    built+=" cuzk-gpu-worker"
-  fi
-  echo "devbuild: $built" \
-    "in $(since "$t0") ($(find "$obj" -name '*.reused' | wc -l) of $(find "$obj" -name '*.o' | wc -l) objects reused)"
+  [[ "$cxx" == /* ]] && rpath="$(dirname "$(readlink -f "$cxx")"):"
+  rpath+="$(find "$L" -name 'libtomlplusplus.so*' -printf '%h\n' -quit)"
+  cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCUZK_CUDA=ON -DCUZK_GPU_HOST=ON \
+    -DCMAKE_CUDA_ARCHITECTURES="${CUZK_CUDA_ARCH:-90}" -DCMAKE_PREFIX_PATH="$L" -DBoost_NO_BOOST_CMAKE=ON -DCMAKE_SKIP_BUILD_RPATH=ON \
+    -DCMAKE_EXE_LINKER_FLAGS="-Wl,--disable-new-dtags -Wl,-rpath,$rpath" || return 1
+  cmake --build "$dir" -j "${CUZK_DEVBUILD_JOBS:-$(nproc)}" --target "${CUDA_BINS[@]}" cuzk-gpu-worker || return 1
+  for t in "${CUDA_BINS[@]}" cuzk-gpu-worker; do cp "$dir/bin/$t" "$B/bin/" || return 1; done
+  echo "devbuild: ${CUDA_BINS[*]} cuzk-gpu-worker in $(since "$t0")"
 }
 
 # Runs the gpu tests (filter $1) into $OUT/LOG ($2); prints the seed and the verdict.

@@ -3,6 +3,7 @@
 
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -20,8 +21,66 @@ const char* to_string(MsgType t) {
     case MsgType::ProveDone: return "PROVE_DONE";
     case MsgType::Event: return "EVENT";
     case MsgType::Shutdown: return "SHUTDOWN";
+    case MsgType::Key: return "KEY";
   }
   return "UNKNOWN";
+}
+
+Msg Msg::hello(int32_t device, uint32_t threads, uint64_t key_budget, const std::string& backend,
+               const std::string& cpus) {
+  Msg m(MsgType::Hello);
+  Hello& h = m.body.hello;
+  h.device = device, h.threads = threads, h.key_budget = key_budget;
+  set_text(h.backend, backend);
+  set_text(h.cpus, cpus);
+  return m;
+}
+
+Msg Msg::synthesize(const SlotWork& w, bool from_inputs, const std::string& input) {
+  Msg m(MsgType::Synthesize);
+  m.body.synthesize.work = w;
+  m.body.synthesize.from_inputs = from_inputs;
+  set_text(m.body.synthesize.input, input);
+  return m;
+}
+
+Msg Msg::synth_done(const SlotWork& w, int32_t status, WitnessEngine engine, double synth_ms, double witness_ms,
+                    double eval_ms, const std::string& error, bool traced) {
+  Msg m(MsgType::SynthDone);
+  SynthDone& d = m.body.synth_done;
+  d.work = w, d.status = status, d.engine = engine, d.traced = traced;
+  d.synth_ms = synth_ms, d.witness_ms = witness_ms, d.eval_ms = eval_ms;
+  set_text(d.error, error);
+  return m;
+}
+
+Msg Msg::prove(const SlotWork& w) {
+  Msg m(MsgType::Prove);
+  m.body.prove.work = w;
+  return m;
+}
+
+Msg Msg::prove_done(const SlotWork& w, int32_t status, double prove_ms, const std::string& error) {
+  Msg m(MsgType::ProveDone);
+  ProveDone& d = m.body.prove_done;
+  d.work = w, d.status = status, d.prove_ms = prove_ms;
+  set_text(d.error, error);
+  return m;
+}
+
+Msg Msg::event(uint64_t job, const std::string& name, const std::string& kv) {
+  Msg m(MsgType::Event);
+  m.body.event.job = job;
+  set_text(m.body.event.name, name);
+  set_text(m.body.event.kv, kv);
+  return m;
+}
+
+Msg Msg::key(uint32_t circuit, bool resident, uint64_t bytes, double load_ms) {
+  Msg m(MsgType::Key);
+  Key& k = m.body.key;
+  k.circuit = circuit, k.resident = resident, k.bytes = bytes, k.load_ms = load_ms;
+  return m;
 }
 
 void make_socketpair(int fds[2]) {
@@ -56,19 +115,44 @@ void force_utf8(char* s) {
   }
 }
 
+// A text field terminated within its bytes, then valid UTF-8.
+template <size_t N>
+void clean(char (&field)[N]) {
+  field[N - 1] = 0;
+  force_utf8(field);
+}
+
 }  // namespace
 
 bool decode_msg(const void* data, size_t len, Msg& m) {
   if (len != sizeof(Msg)) return false;
   Msg tmp;
-  std::memcpy(&tmp, data, sizeof(Msg));
+  std::memcpy(static_cast<void*>(&tmp), data, sizeof(Msg));
   if (tmp.magic != kMsgMagic || tmp.version != kMsgVersion) return false;
-  tmp.text[sizeof(tmp.text) - 1] = 0;
-  tmp.name[sizeof(tmp.name) - 1] = 0;
-  force_utf8(tmp.text);
-  force_utf8(tmp.name);
+  switch (tmp.kind()) {
+    case MsgType::Hello:
+      clean(tmp.body.hello.backend);
+      clean(tmp.body.hello.cpus);
+      break;
+    case MsgType::Synthesize: clean(tmp.body.synthesize.input); break;
+    case MsgType::SynthDone: clean(tmp.body.synth_done.error); break;
+    case MsgType::ProveDone: clean(tmp.body.prove_done.error); break;
+    case MsgType::Event:
+      clean(tmp.body.event.name);
+      clean(tmp.body.event.kv);
+      break;
+    case MsgType::Heartbeat:
+    case MsgType::Prove:
+    case MsgType::Shutdown:
+    case MsgType::Key: break;
+    default: return false;
+  }
   m = tmp;
   return true;
+}
+
+Channel::~Channel() {
+  if (owned_ && fd_ >= 0) ::close(fd_);
 }
 
 bool Channel::send(const Msg& m) {
@@ -91,6 +175,19 @@ bool Channel::recv(Msg& m) {
     if (n <= 0) return false;
     if (decode_msg(buf, size_t(n), m)) return true;
     dropped_++;
+  }
+}
+
+Channel::Read Channel::try_recv(Msg& m) {
+  alignas(8) char buf[sizeof(Msg) + 16];
+  for (;;) {
+    const ssize_t n = ::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Read::Empty;
+    if (n <= 0) return Read::Closed;
+    if (decode_msg(buf, size_t(n), m)) return Read::Got;
+    dropped_++;
+    return Read::Dropped;
   }
 }
 

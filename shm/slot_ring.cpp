@@ -112,22 +112,14 @@ std::string not_own(int fd, const std::string& name) {
 uint64_t shm_free_bytes() { return shm_bytes(true); }
 uint64_t shm_size_bytes() { return shm_bytes(false); }
 
+void Segment::out_of_range(uint32_t i) const {
+  throw std::out_of_range("slot " + std::to_string(i) + " of " + std::to_string(hdr_->n_slots));
+}
+
 struct Segment::Impl {
   bip::shared_memory_object obj;
   bip::mapped_region region;
 };
-
-SlotHeader& Segment::slot(uint32_t i) const {
-  if (i >= hdr_->n_slots) throw std::out_of_range("slot " + std::to_string(i) + " of " + std::to_string(hdr_->n_slots));
-  return reinterpret_cast<SlotHeader*>(reinterpret_cast<char*>(base_) + round_up(sizeof(SegmentHeader), 64))[i];
-}
-
-bool Segment::transition(uint32_t i, SlotState from, SlotState to) const {
-  uint32_t expect = uint32_t(from);
-  return slot(i).state.compare_exchange_strong(expect, uint32_t(to), std::memory_order_acq_rel);
-}
-
-void Segment::force(uint32_t i, SlotState to) const { slot(i).state.store(uint32_t(to), std::memory_order_release); }
 
 char* Segment::vec(uint32_t i, int k) const {
   (void)slot(i);  // range check

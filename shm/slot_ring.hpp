@@ -27,7 +27,13 @@ constexpr uint32_t kSegmentVersion = 2;
 constexpr uint32_t kSegmentAbc = 1u << 0;  // each slot holds a, b, c after w (synthesis evaluates them);
                                            // without it the slots hold w only and the GPU worker evaluates
 
-// One slot's header. Cache-line aligned so that two slots never share a line.
+// Who may move a slot forward: a worker (the supervisor's id for it) in one epoch of its process.
+struct Owner {
+  uint32_t worker = 0, epoch = 0;
+};
+
+// One slot's header. Cache-line aligned so that two slots never share a line. Written for an
+// assignment only through Segment's verbs (assign, hand_over, release).
 struct alignas(64) SlotHeader {
   std::atomic<uint32_t> state;   // SlotState
   std::atomic<uint32_t> cancel;  // set by the supervisor; owners poll it at stage boundaries
@@ -108,13 +114,60 @@ class Segment {
   void* base() const { return base_; }
   uint64_t size() const { return size_; }
 
-  SlotHeader& slot(uint32_t i) const;
+  // The slot's header (std::out_of_range past the ring). The verbs below are inline: dispatch and
+  // the workers call them for every slot they look at.
+  SlotHeader& slot(uint32_t i) const {
+    if (i >= hdr_->n_slots) out_of_range(i);
+    return reinterpret_cast<SlotHeader*>(reinterpret_cast<char*>(base_) + kSlotHeadersAt)[i];
+  }
   SlotState state(uint32_t i) const { return SlotState(slot(i).state.load(std::memory_order_acquire)); }
   // Moves slot i from `from` to `to` if it is in `from`; the release makes the slot's data visible
   // to whoever next acquires the new state.
-  bool transition(uint32_t i, SlotState from, SlotState to) const;
+  bool transition(uint32_t i, SlotState from, SlotState to) const {
+    uint32_t expect = uint32_t(from);
+    return slot(i).state.compare_exchange_strong(expect, uint32_t(to), std::memory_order_acq_rel);
+  }
   // Supervisor recovery: sets the state whatever it was.
-  void force(uint32_t i, SlotState to) const;
+  void force(uint32_t i, SlotState to) const { slot(i).state.store(uint32_t(to), std::memory_order_release); }
+
+  // The verbs of an assignment, the one place a slot's header is written for one.
+  // Supervisor: FREE slot i given to synthesis worker o for (job, partition) of circuit: the
+  // header written for it (a new generation, no cancel, no sizes yet), then the slot SYNTHESIZING.
+  // False, nothing written, when the slot is not FREE.
+  bool assign(uint32_t i, Owner o, uint64_t job, uint32_t partition, uint32_t circuit) const {
+    SlotHeader& h = slot(i);
+    if (state(i) != SlotState::Free) return false;
+    h.owner_worker = o.worker;
+    h.owner_epoch = o.epoch;
+    h.job = job;
+    h.partition = partition;
+    h.circuit = circuit;
+    h.generation++;
+    h.n_vars = 0;
+    h.domain_size = 0;
+    h.synth_end_ns = 0;
+    h.cancel.store(0, std::memory_order_relaxed);
+    // The release of the new state publishes the header to the worker that acquires it.
+    return transition(i, SlotState::Free, SlotState::Synthesizing);
+  }
+  // Supervisor: READY slot i handed over to GPU worker o, which takes it to PROVING.
+  void hand_over(uint32_t i, Owner o) const {
+    SlotHeader& h = slot(i);
+    h.owner_worker = o.worker;
+    h.owner_epoch = o.epoch;
+  }
+  // Workers: whether slot i is o's, for (job, partition): the check both workers make before they
+  // touch a slot they were sent.
+  bool owned_by(uint32_t i, Owner o, uint64_t job, uint32_t partition) const {
+    const SlotHeader& h = slot(i);
+    return h.owner_worker == o.worker && h.owner_epoch == o.epoch && h.job == job && h.partition == partition;
+  }
+  // Supervisor: slot i FREE, whatever it held (its partition is done with it, or a repair).
+  void release(uint32_t i) const { force(i, SlotState::Free); }
+  // Supervisor: asks slot i's owner to stop at its next stage boundary (it frees the slot).
+  void cancel(uint32_t i) const { slot(i).cancel.store(1, std::memory_order_release); }
+  // Owners: whether the supervisor asked them to stop.
+  bool cancelled(uint32_t i) const { return slot(i).cancel.load(std::memory_order_acquire) != 0; }
 
   // Whether the slots hold a, b, c (kSegmentAbc).
   bool abc_in_slots() const { return (hdr_->flags & kSegmentAbc) != 0; }
@@ -146,6 +199,9 @@ class Segment {
   }
   // Start of vector k (0 = w, 1 = a, 2 = b, 3 = c) of slot i.
   char* vec(uint32_t i, int k) const;
+  // Where the slots' headers start: after the segment's, on a cache line of their own.
+  static constexpr uint64_t kSlotHeadersAt = (sizeof(SegmentHeader) + 63) / 64 * 64;
+  [[noreturn]] void out_of_range(uint32_t i) const;
   struct Impl;
   Segment() = default;
   std::unique_ptr<Impl> impl_;

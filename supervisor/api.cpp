@@ -26,6 +26,21 @@ namespace {
 
 constexpr double kMaxWaitS = 3600;
 
+// The queues' answers go to the HTTP connection the request came on.
+Reply reply_to(std::shared_ptr<http::Responder> r) {
+  return Reply(
+      std::move(r),
+      [](void* to, Answer a) {
+        http::Response resp;
+        if (a.error.empty())
+          resp.status = a.status, resp.body = std::move(a.body);
+        else
+          resp = http::Response::error(a.status, a.error);
+        static_cast<http::Responder*>(to)->send(std::move(resp));
+      },
+      [](const void* to) { return static_cast<const http::Responder*>(to)->alive(); });
+}
+
 }  // namespace
 
 void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responder> r) {
@@ -34,15 +49,18 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
     const std::string& p = req.path;
     if (p == "/v1/proofs") {
       if (req.method != "POST") return r->send(http::Response::error(405, "use POST for " + p));
-      if (draining_) return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
-      return queue_->submit(req, r);
+      if (phase_.draining)
+        return r->send(http::Response::error(503, "the daemon is shutting down; not accepting jobs"));
+      const Submission s{req.body, req.body_file ? req.body_file->path : std::string(), req.body_file,
+                         client_of(req, cfg_.daemon.max_client_priority)};
+      return queue_->submit(s, reply_to(r));
     }
     if (p.rfind("/v1/proofs/", 0) == 0) {
       const std::string id_text = p.substr(11);
       const std::optional<uint64_t> parsed = parse_job_id(id_text);
       if (!parsed) return r->send(http::Response::error(404, "no job '" + id_text + "' (ids are decimal numbers)"));
       const uint64_t id = *parsed;
-      if (req.method == "DELETE") return queue_->cancel(id, req, r);
+      if (req.method == "DELETE") return queue_->cancel(id, viewer_of(req), reply_to(r));
       if (req.method != "GET") return r->send(http::Response::error(405, "use GET or DELETE for " + p));
       double wait = 0;
       if (auto it = req.query.find("wait"); it != req.query.end()) {
@@ -52,9 +70,9 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
           return r->send(http::Response::error(400, "wait: not a number of seconds: '" + it->second + "'"));
         wait = std::min(wait, kMaxWaitS);
       }
-      return queue_->get(id, wait, req, r);
+      return queue_->get(id, wait, viewer_of(req), reply_to(r));
     }
-    if (p == "/v1/circuits" || p.rfind("/v1/circuits/", 0) == 0) return handle_circuits(req, r);
+    if (p == "/v1/circuits" || p.rfind("/v1/circuits/", 0) == 0) return circuits_.handle(req, r);
     if (p == "/v1/status") {
       if (req.method != "GET") return r->send(http::Response::error(405, "use GET for " + p));
       return r->send(http::Response::json(200, status_json().dump()));
@@ -73,42 +91,6 @@ void Supervisor::handle(const http::Request& req, std::shared_ptr<http::Responde
     spdlog::error("{} {}: {}", req.method, req.path, e.what());
     r->send(http::Response::error(500, e.what()));
   }
-}
-
-nlohmann::ordered_json Supervisor::job_json(const JobRec& j, const ActiveJob* a) const {
-  using ojson = nlohmann::ordered_json;
-  ojson parts = ojson::array();
-  for (const auto& p : j.parts) {
-    ojson pj = {{"index", p.index},
-               {"state", to_string(p.state)},
-               {"attempts", p.attempts},
-               {"error", p.error.empty() ? ojson(nullptr) : ojson(p.error)}};
-    if (!p.timings.empty()) {
-      try {
-        pj["timings"] = ojson::parse(p.timings);
-      } catch (...) {
-      }
-    }
-    if (p.state == PState::Done) {
-      try {
-        pj["proof"] = ojson::parse(p.proof);
-        pj["public"] = ojson::parse(p.pub);
-      } catch (const std::exception& e) {
-        pj["error"] = std::string("stored result unreadable: ") + e.what();
-      }
-    }
-    parts.push_back(std::move(pj));
-  }
-  return ojson{{"id", std::to_string(j.id)},
-              {"circuit", j.circuit},
-              {"priority", to_string(j.priority)},
-              {"input_kind", to_string(j.input)},
-              {"request_id", j.request_id.empty() ? ojson(nullptr) : ojson(request_id_of(j.request_id))},
-              {"state", to_string(j.state)},
-              {"error", j.error.empty() ? ojson(nullptr) : ojson(j.error)},
-              {"created_ms", j.created_ms},
-              {"finished_ms", j.finished_ms ? ojson(j.finished_ms) : ojson(nullptr)},
-              {"partitions", parts}};
 }
 
 // Each circuit's key on a device: resident or not, its bytes there as last loaded, its loads and
@@ -140,7 +122,7 @@ json Supervisor::status_json() {
                {"epoch", w->epoch},
                {"job", w->tasks.empty() ? json(nullptr) : json(std::to_string(w->tasks.front().job))},
                {"partition", w->tasks.empty() ? json(nullptr) : json(w->tasks.front().partition)},
-               {"reported", w->hello}};
+               {"reported", hello_text(*w)}};
     if (w->kind == WorkerKind::Gpu) {
       json held = json::array();
       for (const Task& t : w->tasks) held.push_back({{"job", std::to_string(t.job)}, {"partition", t.partition}, {"slot", t.slot}});
@@ -174,31 +156,24 @@ json Supervisor::status_json() {
   }
   size_t queued = 0, running = 0;
   for (auto& [id, j] : parts_.jobs()) (j.rec.state == JState::Queued ? queued : running)++;
-  return json{{"instance", cfg_.daemon.instance},
-              {"pid", getpid()},
-              {"state", draining_ ? "draining" : "running"},
-              {"uptime_s", double(shm::monotonic_ns() - t0_ns_) / 1e9},
-              {"backend", cfg_.gpu.backend},
-              {"store", queue_->status()},
-              {"workers", workers},
-              {"devices", devices},
-              {"queues", {{"jobs_queued", queued}, {"jobs_running", running}, {"partitions_queued", parts_.pending().size()}}},
-              {"slots", slots},
-              {"proofs_done", proofs_done_}};
+  return json{
+      {"instance", cfg_.daemon.instance},
+      {"pid", getpid()},
+      {"state", phase_.draining ? "draining" : "running"},
+      {"uptime_s", double(shm::monotonic_ns() - t0_ns_) / 1e9},
+      {"backend", cfg_.gpu.backend},
+      {"store", queue_->status()},
+      {"workers", workers},
+      {"devices", devices},
+      {"queues", {{"jobs_queued", queued}, {"jobs_running", running}, {"partitions_queued", parts_.pending().size()}}},
+      {"slots", slots},
+      {"proofs_done", parts_.stats().proofs_done}};
 }
 
 std::string Supervisor::metrics_text() {
   std::string out;
   auto line = [&](const std::string& s) { out += s + "\n"; };
-  const JobStore::Counts c = queue_->counts();
-  line("# HELP cuzk_jobs_total Jobs in the store by state.");
-  line("# TYPE cuzk_jobs_total gauge");
-  for (int s = 0; s < 5; s++)
-    line(std::string("cuzk_jobs_total{state=\"") + to_string(JState(s)) + "\"} " + std::to_string(c.jobs[s]));
-  line("# HELP cuzk_partitions_total Partitions in the store by state.");
-  line("# TYPE cuzk_partitions_total gauge");
-  for (int s = 0; s < 7; s++)
-    line(std::string("cuzk_partitions_total{state=\"") + to_string(PState(s)) + "\"} " + std::to_string(c.parts[s]));
+  out += counts_metrics(queue_->counts());
   line("# HELP cuzk_worker_restarts_total Restarts of each worker since the supervisor started.");
   line("# TYPE cuzk_worker_restarts_total counter");
   for (auto& w : workers_) line("cuzk_worker_restarts_total{worker=\"" + w->name + "\"} " + std::to_string(w->restarts));
@@ -221,7 +196,7 @@ std::string Supervisor::metrics_text() {
   line("# HELP cuzk_prove_seconds Time in the proving stage.");
   line("# TYPE cuzk_prove_seconds summary");
   line("cuzk_prove_seconds_sum " + std::to_string(parts_.stats().prove_sum_s));
-  line("cuzk_prove_seconds_count " + std::to_string(proofs_done_));
+  line("cuzk_prove_seconds_count " + std::to_string(parts_.stats().proofs_done));
   line("# HELP cuzk_synth_seconds Time in synthesis.");
   line("# TYPE cuzk_synth_seconds summary");
   line("cuzk_synth_seconds_sum " + std::to_string(parts_.stats().synth_sum_s));

@@ -1,18 +1,16 @@
-// Circuits added and removed at run time (docs/API.md, "Circuits"). An operator names a circuit's
-// files under daemon.key_dirs; the supervisor checks it as start-up checks a configured one (its
-// key's header, the budget, the slot rings, its witness generator built) on the thread pool, keeps
-// it in the job store, and appends it to the circuits the workers know (config.hpp's runtime file),
-// so that nothing in flight is drained or disturbed. A removed circuit takes no new jobs; its jobs
-// finish. With a shared store every node serves the circuits the store holds whose files it has.
-#include <filesystem>
+// The circuits served, by index (circuits.hpp): the configured ones opened at start, the runtime
+// ones restored from the store, added and removed through the API, and synced from other nodes.
+#include "supervisor/circuits.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include "supervisor/generators.hpp"
 #include "supervisor/helpers.hpp"
 #include "supervisor/intake/job_access.hpp"
-#include "supervisor/store/state_writes.hpp"
-#include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
@@ -23,8 +21,8 @@ namespace cuzk::sup {
 // The checks of a circuit, off the loop: nothing here touches the supervisor.
 struct CircuitCheck {
   uv_work_t req{};
-  Supervisor* self = nullptr;
-  void (Supervisor::*after)(CircuitCheck&) = nullptr;  // on the loop, once checked
+  Circuits* self = nullptr;
+  void (Circuits::*after)(CircuitCheck&) = nullptr;  // on the loop, once checked
   std::string name;                   // as asked for ("" when the body has none)
   int64_t added_ms = 0;               // the store's circuits: when it was added there
   json body;                          // the circuit as asked for (an API request or the store)
@@ -63,7 +61,7 @@ void check_steps(CircuitCheck& c) {
     c.status = 422, c.error = why;
     return;
   }
-  if (std::string why = Supervisor::r1cs_problem(c.cc, c.key); !why.empty()) {
+  if (std::string why = r1cs_problem(c.cc, c.key); !why.empty()) {
     c.status = 422, c.error = "r1cs: " + why;
     return;
   }
@@ -99,11 +97,63 @@ std::string name_of(const json& body) {
 
 }  // namespace
 
+std::vector<ZKeyHeader> read_keys(const config::Config& cfg) {
+  std::vector<ZKeyHeader> dims;
+  for (size_t i = 0; i < cfg.circuits.size(); i++) {
+    try {
+      dims.push_back(read_zkey_header(cfg.circuits[i].zkey));
+    } catch (const std::exception& e) {
+      throw config::ConfigError("circuits[" + std::to_string(i) + "].zkey",
+                                cfg.circuits[i].zkey + " is not a usable proving key: " + e.what());
+    }
+    // A key larger than the whole gpu.key_memory could never be loaded. (With the default, each GPU
+    // worker checks against its device's memory and exits 78 the same way.)
+    if (std::string why = key_over_budget(dims.back(), cfg.circuits[i].name, cfg.gpu.key_memory); !why.empty())
+      throw config::ConfigError("gpu.key_memory", why);
+    if (std::string why = r1cs_problem(cfg.circuits[i], dims.back()); !why.empty())
+      throw config::ConfigError("circuits[" + std::to_string(i) + "].r1cs", why);
+  }
+  return dims;
+}
+
+std::string r1cs_problem(const config::CircuitConfig& c, const ZKeyHeader& key) {
+  if (c.r1cs.empty()) return "";
+  try {
+    return r1cs_key_mismatch(read_r1cs_header(c.r1cs), c.r1cs, key, c.zkey);
+  } catch (const std::exception& e) {
+    return c.r1cs + " is not a usable r1cs: " + e.what();
+  }
+}
+
+Circuits::Circuits(config::Config& cfg, uv_loop_t* loop, Timeline& timeline, const Partitions& parts,
+                   const Phase& phase, std::function<void()> ended)
+    : cfg_(cfg), loop_(loop), timeline_(timeline), parts_(parts), phase_(phase), ended_(std::move(ended)) {}
+
+Circuits::~Circuits() = default;
+
+void Circuits::open_configured() {
+  keys_ = read_keys(cfg_);
+  generators_ = open_generators(cfg_, keys_);
+}
+
+std::optional<uint32_t> Circuits::index(const std::string& name) const {
+  for (size_t i = cfg_.circuits.size(); i-- > 0;)
+    if (cfg_.circuits[i].name == name) return uint32_t(i);
+  return std::nullopt;
+}
+
+const std::string* Circuits::removed_unserved(const std::string& name) const {
+  auto it = removed_unserved_.find(name);
+  return it == removed_unserved_.end() ? nullptr : &it->second;
+}
+
 // Start-up, before the workers: the store's runtime circuits, each checked here as it would be when
 // added; one that fails (its files gone or moved out of key_dirs, a configured circuit of the same
 // name) is listed as not served, with why, and the daemon starts without it. A removed one that the
 // store keeps for its unfinished jobs is served for them, marked removed: it takes no new job.
-void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
+void Circuits::restore(CircuitStore& q, const std::vector<CircuitRec>& stored, uint64_t max_vars, uint64_t max_domain) {
+  queue_ = &q;
+  max_vars_ = max_vars, max_domain_ = max_domain;
   for (const CircuitRec& rec : stored) {
     if (rec.removed && cfg_.find_circuit(rec.name)) {
       // Its jobs are bound by name: the configured circuit of that name would prove them with
@@ -158,33 +208,34 @@ void Supervisor::restore_circuits(const std::vector<CircuitRec>& stored) {
     if (ec) throw std::runtime_error("cannot remove " + config::runtime_circuits_path(cfg_) + ": " + ec.message());
   }
   claimable();
+  validator_ = std::make_unique<SubmitValidator>(cfg_, keys_, generators_);
 }
 
 // Appends a checked circuit to those served, where the workers find it by the same index.
-void Supervisor::serve_circuit(config::CircuitConfig cc, const ZKeyHeader& key, std::optional<witness::Manifest> gen,
-                               int64_t added_ms) {
+void Circuits::serve_circuit(config::CircuitConfig cc, const ZKeyHeader& key, std::optional<witness::Manifest> gen,
+                             int64_t added_ms) {
   const std::string name = cc.name;
   cfg_.circuits.push_back(std::move(cc));
-  dims_.push_back(key);
+  keys_.push_back(key);
   generators_.push_back(std::move(gen));
   unserved_.erase(name);
   runtime_added_ms_[name] = added_ms;
-  if (validator_) validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
+  if (validator_) validator_ = std::make_unique<SubmitValidator>(cfg_, keys_, generators_);
   spdlog::info("circuit {}: served (added at run time, index {})", name, cfg_.circuits.size() - 1);
 }
 
 // Takes back the circuit appended last, which no worker has seen (its list could not be written).
-void Supervisor::withdraw_last(const std::string& why) {
+void Circuits::withdraw_last(const std::string& why) {
   const std::string name = cfg_.circuits.back().name;
   unserved_[name] = {"the workers' list of circuits could not be written: " + why, shm::monotonic_ns()};
   runtime_added_ms_.erase(name);
-  cfg_.circuits.pop_back(), dims_.pop_back(), generators_.pop_back();
-  if (validator_) validator_ = std::make_unique<SubmitValidator>(cfg_, dims_, generators_);
+  cfg_.circuits.pop_back(), keys_.pop_back(), generators_.pop_back();
+  if (validator_) validator_ = std::make_unique<SubmitValidator>(cfg_, keys_, generators_);
 }
 
 // Appends a checked circuit and writes the workers' list; false, the circuit listed unavailable
 // with why, when the list cannot be written.
-bool Supervisor::publish_circuit(CircuitCheck& c) {
+bool Circuits::publish(CircuitCheck& c) {
   const std::string name = c.cc.name;
   serve_circuit(std::move(c.cc), c.key, std::move(c.generator), c.added_ms);
   try {
@@ -195,37 +246,33 @@ bool Supervisor::publish_circuit(CircuitCheck& c) {
     return false;
   }
   claimable();
-  event(tl::kCircuitAdd, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, cfg_.circuits.size() - 1).str());
+  timeline_.event(tl::kCircuitAdd, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, cfg_.circuits.size() - 1).str());
   return true;
 }
 
 // A shared store: the circuits this node claims partitions of, every one it knows (a removed
 // one's jobs still finish).
-void Supervisor::claimable() {
+void Circuits::claimable() {
   std::vector<std::string> names;
   for (const auto& c : cfg_.circuits)
     if (std::find(names.begin(), names.end(), c.name) == names.end()) names.push_back(c.name);
   queue_->serving(names);
 }
 
-// What a key may take on this daemon's devices: gpu.key_memory, else the least that a running GPU
-// worker reported (its device's memory less the tables' headroom); 0 when none is known.
-uint64_t Supervisor::key_budget() const {
+uint64_t Circuits::key_budget() const {
   if (cfg_.gpu.key_memory) return cfg_.gpu.key_memory;
   uint64_t least = 0;
-  for (const auto& w : workers_) {
-    const uint64_t b = w->kind == WorkerKind::Gpu ? uint64_t(kv_number(w->hello, "key_budget")) : 0;
+  for (const auto& [device, b] : budgets_)
     if (b && (!least || b < least)) least = b;
-  }
   return least;
 }
 
-void Supervisor::handle_circuits(const http::Request& req, std::shared_ptr<http::Responder> r) {
+void Circuits::handle(const http::Request& req, std::shared_ptr<http::Responder> r) {
   const std::string& p = req.path;
   const bool op = is_operator(req, uint32_t(::geteuid()));
   if (p == "/v1/circuits") {
     if (req.method == "GET")
-      return r->send(http::Response::json(200, circuits_json(op).dump(-1, ' ', false, json::error_handler_t::replace)));
+      return r->send(http::Response::json(200, list(op).dump(-1, ' ', false, json::error_handler_t::replace)));
     if (req.method != "POST") return r->send(http::Response::error(405, "use GET or POST for " + p));
   } else if (req.method != "DELETE") {
     return r->send(http::Response::error(405, "use DELETE for " + p));
@@ -234,12 +281,12 @@ void Supervisor::handle_circuits(const http::Request& req, std::shared_ptr<http:
     return r->send(http::Response::error(
         403, "adding and removing circuits is for operators: root or the daemon's own user on the unix socket, or "
              "daemon.admin_token over TCP"));
-  if (draining_) return r->send(http::Response::error(503, "the daemon is stopping"));
-  if (p == "/v1/circuits") return add_circuit(req, std::move(r));
-  return remove_circuit(p.substr(std::string("/v1/circuits/").size()), std::move(r));
+  if (phase_.draining) return r->send(http::Response::error(503, "the daemon is stopping"));
+  if (p == "/v1/circuits") return add(req, std::move(r));
+  return remove(p.substr(std::string("/v1/circuits/").size()), std::move(r));
 }
 
-void Supervisor::add_circuit(const http::Request& req, std::shared_ptr<http::Responder> r) {
+void Circuits::add(const http::Request& req, std::shared_ptr<http::Responder> r) {
   if (req.body_file) return r->send(http::Response::error(413, "a circuit's entry is a small JSON object"));
   auto* c = new CircuitCheck;
   c->r = std::move(r);
@@ -266,37 +313,37 @@ void Supervisor::add_circuit(const http::Request& req, std::shared_ptr<http::Res
       return;
     }
   if (!name.empty()) checking_.insert(name);
-  check_circuit(c, &Supervisor::after_circuit_check);
+  check(c, &Circuits::after_check);
 }
 
 // What a check needs of this daemon: the config (key_dirs, the state folder), the budget a key may
 // take, the rings' room.
-void Supervisor::prime_check(CircuitCheck& c) const {
+void Circuits::prime_check(CircuitCheck& c) const {
   c.cfg = cfg_;
   c.cfg.gpu.key_memory = key_budget();
-  c.max_vars = ring_.max_vars, c.max_domain = ring_.max_domain;
+  c.max_vars = max_vars_, c.max_domain = max_domain_;
 }
 
 // c checked on the thread pool against this daemon's config and rings, then `after` on the loop.
-void Supervisor::check_circuit(CircuitCheck* c, void (Supervisor::*after)(CircuitCheck&)) {
+void Circuits::check(CircuitCheck* c, void (Circuits::*after)(CircuitCheck&)) {
   c->self = this;
   c->after = after;
   prime_check(*c);
   c->req.data = c;
-  circuit_checks_++;
+  checks_++;
   uv_queue_work(
       loop_, &c->req, [](uv_work_t* q) { run_check(*static_cast<CircuitCheck*>(q->data)); },
       [](uv_work_t* q, int) {
         std::unique_ptr<CircuitCheck> c(static_cast<CircuitCheck*>(q->data));
-        Supervisor* self = c->self;
-        self->circuit_checks_--;
+        Circuits* self = c->self;
+        self->checks_--;
         (self->*(c->after))(*c);
-        self->maybe_finish_shutdown();
+        self->ended_();
       });
 }
 
 // Back on the loop: a checked circuit is kept in the store, then served; the answer says which.
-void Supervisor::after_circuit_check(CircuitCheck& c) {
+void Circuits::after_check(CircuitCheck& c) {
   if (c.status) {
     checking_.erase(c.name);
     return c.r->send(http::Response::error(c.status, c.error));
@@ -308,12 +355,12 @@ void Supervisor::after_circuit_check(CircuitCheck& c) {
   auto serve = [this, check] {
     checking_.erase(check->name);
     const std::string name = check->cc.name;
-    if (!publish_circuit(*check))
+    if (!publish(*check))
       return check->r->send(http::Response::error(
           503, "circuit '" + name + "' is stored but not served until the daemon restarts: the workers' list of "
                                     "circuits could not be written"));
-    check->r->send(http::Response::json(201, circuit_entry(uint32_t(cfg_.circuits.size() - 1), true)
-                                                 .dump(-1, ' ', false, json::error_handler_t::replace)));
+    check->r->send(http::Response::json(
+        201, entry(uint32_t(cfg_.circuits.size() - 1), true).dump(-1, ' ', false, json::error_handler_t::replace)));
   };
   auto taken = [this, check] {
     checking_.erase(check->name);
@@ -329,7 +376,7 @@ void Supervisor::after_circuit_check(CircuitCheck& c) {
 }
 
 // The store forgets the circuit; this node stops taking jobs for it and lets its jobs finish.
-void Supervisor::remove_circuit(const std::string& name, std::shared_ptr<http::Responder> r) {
+void Circuits::remove(const std::string& name, std::shared_ptr<http::Responder> r) {
   const config::CircuitConfig* cc = cfg_.find_circuit(name);
   // A stored circuit this node does not serve (even one a configured circuit's name shadows) is
   // the store's to forget.
@@ -346,7 +393,7 @@ void Supervisor::remove_circuit(const std::string& name, std::shared_ptr<http::R
       c.removed = true;
       runtime_added_ms_.erase(name);
       for (const auto& [id, j] : parts_.jobs()) unfinished += j.circuit == i;
-      event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, i).str());
+      timeline_.event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, name).add(tl::kIndex, i).str());
       spdlog::info("circuit {}: removed; {} of its jobs here finish first", name, unfinished);
     }
     r->send(http::Response::json(200, json{{"name", name}, {"removed", true}, {"unfinished_jobs", unfinished}}
@@ -358,13 +405,13 @@ void Supervisor::remove_circuit(const std::string& name, std::shared_ptr<http::R
 
 // Where other nodes share the store (a shared queue): circuits they added are checked and served
 // here when this node has their files; those removed elsewhere stop taking jobs here.
-void Supervisor::sync_circuits() {
-  if (syncing_circuits_ || draining_ || shm::monotonic_ns() < next_circuit_sync_ns_) return;
-  next_circuit_sync_ns_ = shm::monotonic_ns() + kCircuitSyncNs;
-  syncing_circuits_ = true;
+void Circuits::sync() {
+  if (syncing_ || phase_.draining || shm::monotonic_ns() < next_sync_ns_) return;
+  next_sync_ns_ = shm::monotonic_ns() + kCircuitSyncNs;
+  syncing_ = true;
   const bool watched = queue_->watch_circuits(
       [this](std::vector<CircuitRec> stored) {
-        syncing_circuits_ = false;
+        syncing_ = false;
         std::map<std::string, int64_t> in_store;  // name -> when it was added there; not removed
         for (const CircuitRec& rec : stored)
           if (!rec.removed) in_store[rec.name] = rec.added_ms;
@@ -378,7 +425,7 @@ void Supervisor::sync_circuits() {
           if (it != in_store.end() && served != runtime_added_ms_.end() && served->second == it->second) continue;
           c.removed = true;
           runtime_added_ms_.erase(c.name);
-          event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, c.name).add(tl::kIndex, i).str());
+          timeline_.event(tl::kCircuitRemove, 0, tl::Kv().add(tl::kCircuit, c.name).add(tl::kIndex, i).str());
           spdlog::info("circuit {}: removed (or replaced) by another node; its jobs here finish first", c.name);
         }
         for (auto it = unserved_.begin(); it != unserved_.end();)
@@ -394,17 +441,17 @@ void Supervisor::sync_circuits() {
           c->name = rec.name, c->added_ms = rec.added_ms;
           c->body = json::parse(rec.config, nullptr, false);
           checking_.insert(rec.name);
-          check_circuit(c, &Supervisor::after_stored_check);
+          check(c, &Circuits::after_stored_check);
         }
       },
       [this](const std::string& why) {
-        syncing_circuits_ = false;
+        syncing_ = false;
         spdlog::debug("circuits: {}", why);
       });
-  if (!watched) syncing_circuits_ = false;  // this daemon is the store's only writer
+  if (!watched) syncing_ = false;  // this daemon is the store's only writer
 }
 
-void Supervisor::after_stored_check(CircuitCheck& c) {
+void Circuits::after_stored_check(CircuitCheck& c) {
   checking_.erase(c.name);
   if (!c.status && c.cc.name != c.name) c.status = 422, c.error = "its stored entry names another circuit";
   if (c.status) {
@@ -413,18 +460,18 @@ void Supervisor::after_stored_check(CircuitCheck& c) {
     return;
   }
   if (cfg_.find_circuit(c.name)) return;
-  publish_circuit(c);
+  publish(c);
 }
 
 // One circuit for GET /v1/circuits; paths only for operators.
-json Supervisor::circuit_entry(uint32_t i, bool paths) const {
+json Circuits::entry(uint32_t i, bool paths) const {
   const config::CircuitConfig& c = cfg_.circuits[i];
   json e = {{"name", c.name},
             {"source", c.runtime ? "runtime" : "config"},
             {"state", c.removed ? "removed" : "serving"},
-            {"curve", curve_snarkjs_name(dims_[i].curve)},
-            {"n_vars", dims_[i].n_vars},
-            {"domain_size", dims_[i].domain_size},
+            {"curve", curve_snarkjs_name(keys_[i].curve)},
+            {"n_vars", keys_[i].n_vars},
+            {"domain_size", keys_[i].domain_size},
             {"max_partitions", c.max_partitions},
             {"inputs", generators_[i].has_value()}};
   if (paths) {
@@ -436,7 +483,7 @@ json Supervisor::circuit_entry(uint32_t i, bool paths) const {
   return e;
 }
 
-json Supervisor::circuits_json(bool paths) const {
+json Circuits::list(bool paths) const {
   json list = json::array();
   for (uint32_t i = 0; i < cfg_.circuits.size(); i++) {
     if (cfg_.circuits[i].removed) {
@@ -444,7 +491,7 @@ json Supervisor::circuits_json(bool paths) const {
       for (const auto& [id, j] : parts_.jobs()) jobs = jobs || j.circuit == i;
       if (!jobs) continue;
     }
-    list.push_back(circuit_entry(i, paths));
+    list.push_back(entry(i, paths));
   }
   for (const auto& [name, u] : unserved_)  // why names files: for operators only
     list.push_back({{"name", name},

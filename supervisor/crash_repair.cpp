@@ -1,11 +1,12 @@
-// Crash repair: the table of what to do with a dead worker's task, and the supervisor code that
-// applies a row of it, or hands a failed GPU worker's ready partitions back to synthesis.
+// Crash repair: the table of what to do with a dead worker's task, and the code that applies a row
+// of it with the verbs a report uses (Partitions), or hands a failed GPU worker's ready partitions
+// back to synthesis.
 #include "supervisor/crash_repair.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include "shm/results.hpp"
-#include "supervisor/supervisor.hpp"
+#include "supervisor/partitions.hpp"
 
 namespace cuzk::sup {
 
@@ -52,51 +53,43 @@ RepairRule repair_rule(WorkerKind kind, shm::SlotState slot, bool slot_is_its, b
   return r;
 }
 
-// Puts back a task that `w` held when its process exited.
-void Supervisor::repair_task(const Worker& w, const Task& t) {
+void Partitions::repair(const Worker& w, const Task& t) {
   Device* d = device(t.device);
   if (!d || t.slot >= d->slots.size()) return;
-  ActiveJob* j = parts_.find(t.job);
-  SlotUse& u = d->slots[t.slot];
-  const bool its = Partitions::holds_slot(*d, t);
-  const RepairRule rule =
-      repair_rule(w.kind, d->seg->state(t.slot), its, j && !is_final(j->rec.state) && queue_->holds(*j, t.partition));
+  ActiveJob* j = find(t.job);
+  const RepairRule rule = repair_rule(w.kind, d->seg->state(t.slot), holds_slot(*d, t),
+                                      j && !is_final(j->rec.state) && queue_->holds(*j, t.partition));
   spdlog::debug("{}: job {} partition {} slot {} ({}): {}", w.name, t.job, t.partition, t.slot,
                 shm::to_string(rule.slot), rule.reason);
   switch (rule.action) {
     case Repair::Nothing: return;
-    case Repair::Release: parts_.release_slot(d->id, t.slot); return;
+    case Repair::Release: release_slot(d->id, t.slot); return;
     case Repair::Resynthesize:
-      parts_.release_slot(d->id, t.slot);
-      parts_.requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
+      release_slot(d->id, t.slot);
+      requeue(t.job, t.partition, w.name + " " + rule.requeue_why, false);
       return;
     case Repair::AdoptSynthesis:
-      parts_.ready(w, *j, *d, t.partition, t.slot);
+      ready(w, *j, *d, t.partition, t.slot);
       spdlog::info("job {} partition {}: slot {} was READY when {} died: synthesis adopted", t.job, t.partition,
                    t.slot, w.name);
       return;
     case Repair::ProveAgain:
-      d->seg->force(t.slot, shm::SlotState::Ready);
-      u.phase = SlotUse::Ready;
-      parts_.set_state(*j, t.partition, PState::Ready);
+      prove_again(*j, *d, t.partition, t.slot);
       spdlog::info("job {} partition {}: slot {} back to READY after {} died", t.job, t.partition, t.slot, w.name);
       return;
     case Repair::CompleteFromResults:
-      parts_.recover_proof(t, shm::job_results(cfg_.daemon.state_dir, t.job).string(),
-                           w.name + " " + rule.requeue_why);
+      recover_proof(t, shm::job_results(state_.dir(), t.job).string(), w.name + " " + rule.requeue_why);
       return;
   }
 }
 
-// Nobody will prove the device's READY slots while its GPU worker is failed: their partitions go
-// back to synthesis, for the devices that still have a working GPU worker.
-void Supervisor::resynthesize_device_slots(Device& d) {
+void Partitions::resynthesize_device(Device& d) {
   for (uint32_t s = 0; s < d.slots.size(); s++)
     if (d.slots[s].used && d.slots[s].phase != SlotUse::Synth) {
       const uint64_t job = d.slots[s].job;
       const uint32_t p = d.slots[s].partition;
-      parts_.release_slot(d.id, s);
-      parts_.requeue(job, p, "device " + std::to_string(d.id) + " has no working GPU worker", false);
+      release_slot(d.id, s);
+      requeue(job, p, "device " + std::to_string(d.id) + " has no working GPU worker", false);
     }
 }
 

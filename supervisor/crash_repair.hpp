@@ -2,8 +2,8 @@
 // killed for missing its heartbeats). The state of the task's slot says how far the task got, so
 // the work goes back to the earliest step that must be redone: a slot whose a, b, c are complete
 // is proved again, never synthesized again. The rules are a table keyed by the worker's kind and
-// the slot's state (crash_repair.cpp), each row with its reason; Supervisor::repair_task applies
-// the row.
+// the slot's state (crash_repair.cpp), each row with its reason; Partitions::repair applies the
+// row.
 #pragma once
 #include <span>
 

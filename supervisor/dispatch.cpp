@@ -1,39 +1,54 @@
-// Scheduling: pairs queued partitions with idle synthesis workers and free slots, and READY slots
-// with their device's GPU worker, which holds up to proofs_in_flight of them. A
-// partition is synthesized only into a free slot, which is the backpressure that keeps synthesis
-// from running ahead of the GPUs.
-#include <sys/socket.h>
+// Scheduling (scheduler.hpp): pairs queued partitions with idle synthesis workers and free slots,
+// and READY slots with their device's GPU worker, which holds up to proofs_in_flight of them.
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <tuple>
 
 #include <spdlog/spdlog.h>
 
-#include "supervisor/helpers.hpp"
-#include "supervisor/supervisor.hpp"
+#include "supervisor/scheduler.hpp"
 #include "timeline/events.hpp"
 
 namespace cuzk::sup {
 
-void Supervisor::schedule() {
-  if (stopping_) return;
+void Scheduler::schedule() {
+  if (phase_.stopping) return;
   for (auto& d : devices_) key_order(d);
-  while (!draining_ && dispatch_synth()) {
+  while (!phase_.draining && dispatch_synth()) {
   }
   for (auto& d : devices_) dispatch_proofs(d);
   track_slot_waits();
   queue_->want_work();
-  if (draining_) maybe_finish_shutdown();
+  if (phase_.draining) draining_();
+}
+
+size_t Scheduler::room() const {
+  size_t free_slots = 0;
+  for (const Device& d : devices_) {
+    if (!d.gpu || d.gpu->state == WorkerState::Failed) continue;
+    for (uint32_t s = 0; s < d.slots.size(); s++)
+      free_slots += !d.slots[s].used && d.seg->state(s) == shm::SlotState::Free;
+  }
+  return std::min(workers_.idle_synth_count(), free_slots);
+}
+
+void Scheduler::prove_next(Device& d) {
+  key_order(d);
+  dispatch_proofs(d);
+}
+
+void Scheduler::tick() {
+  for (const auto& d : devices_)
+    if (std::any_of(d.key_cold_since.begin(), d.key_cold_since.end(), [](uint64_t t) { return t != 0; }))
+      return schedule();
 }
 
 // Called once dispatch_synth has placed what it could: a synthesis worker that is still idle while
 // partitions are queued has no free slot to write into. Its wait is written as one SLOT_WAIT when
 // it ends: at its next dispatch (with the job it takes), or when the queue empties or it stops.
-void Supervisor::track_slot_waits() {
-  const bool queued = !parts_.pending().empty() && !draining_;
+void Scheduler::track_slot_waits() {
+  const bool queued = !parts_.pending().empty() && !phase_.draining;
   const uint64_t now = shm::monotonic_ns();
   for (auto& w : workers_) {
     if (w->kind != WorkerKind::Synth) continue;
@@ -43,11 +58,11 @@ void Supervisor::track_slot_waits() {
   }
 }
 
-void Supervisor::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
+void Scheduler::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
   if (!w.slot_wait_ns) return;
   const double ms = double(shm::monotonic_ns() - w.slot_wait_ns) / 1e6;
   w.slot_wait_ns = 0;
-  event(tl::kSlotWait, job, tl::Kv().add(tl::kWorker, w.name).ms(tl::kWaitMs, ms).raw(kv).str());
+  timeline_.event(tl::kSlotWait, job, tl::Kv().add(tl::kWorker, w.name).ms(tl::kWaitMs, ms).raw(kv).str());
 }
 
 // Where keys do not all fit a device (gpu.key_memory), loading one costs seconds at 2^22, so work
@@ -59,8 +74,8 @@ void Supervisor::end_slot_wait(Worker& w, uint64_t job, const std::string& kv) {
 // that every circuit is served within that bound; and each key, once loaded, serves a run of
 // partitions rather than one. With gpu.key_wait_ms = 0 there is no waiting: every circuit counts
 // as warm and the oldest work goes first.
-void Supervisor::key_order(Device& d) {
-  const size_t n = cfg_.circuits.size();
+void Scheduler::key_order(Device& d) {
+  const size_t n = circuits_.size();
   d.key_warm.assign(n, false);
   d.key_overdue.assign(n, false);
   d.key_cold_since.resize(n, 0);
@@ -111,7 +126,7 @@ void Supervisor::key_order(Device& d) {
 // Assigns the best pending partition to an idle synthesis worker and a free slot: the first of
 // the highest priority whose circuit is overdue on the device (key_order), else the first whose
 // circuit is warm, else the first of that priority. Backpressure: nothing is synthesized without a free slot to put it in.
-bool Supervisor::dispatch_synth() {
+bool Scheduler::dispatch_synth() {
   const auto& pending = parts_.pending();
   if (pending.empty()) return false;
   Worker* sw = workers_.idle_synth();
@@ -157,32 +172,26 @@ bool Supervisor::dispatch_synth() {
   }
   ActiveJob* j = parts_.synthesize(pick, *best, best_slot, *sw);
   if (!j) return true;
-  const uint64_t job_id = j->rec.id;
-  const uint32_t p = best->slots[best_slot].partition;
-  end_slot_wait(*sw, job_id,
-                tl::Kv().add(tl::kPartition, p).add(tl::kSlot, best_slot).add(tl::kDevice, best->id).str());
-  Workers::assign(*sw, {job_id, p, best_slot, best->id}, "a partition to synthesize");
-  shm::Msg m{};
-  m.type = uint16_t(shm::MsgType::Synthesize);
-  m.worker = sw->id, m.epoch = sw->epoch, m.job = job_id, m.partition = p, m.slot = best_slot;
-  m.circuit = j->circuit, m.device = best->id, m.t_ns = shm::monotonic_ns();
-  m.flags = j->rec.input == InputKind::Inputs ? shm::kMsgFromInputs : 0;
-  m.set_text(j->rec.parts[p].witness);
-  if (::send(sw->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
-    spdlog::warn("{}: could not send work (its exit will requeue it)", sw->name);
+  const shm::SlotWork work{j->rec.id, best->slots[best_slot].partition, best_slot, j->circuit, best->id};
+  end_slot_wait(*sw, work.job,
+                tl::Kv().add(tl::kPartition, work.partition).add(tl::kSlot, best_slot).add(tl::kDevice, best->id).str());
+  Workers::assign(*sw, {work.job, work.partition, best_slot, best->id}, "a partition to synthesize");
+  const shm::Msg m =
+      shm::Msg::synthesize(work, j->rec.input == InputKind::Inputs, j->rec.parts[work.partition].witness);
+  if (!Workers::send(*sw, m)) spdlog::warn("{}: could not send work (its exit will requeue it)", sw->name);
   return true;
 }
 
-void Supervisor::note_key(Worker& w, const shm::Msg& m) {
-  Device* d = device(w.device);
-  if (!d || m.circuit >= cfg_.circuits.size()) return;
-  if (d->keys.size() < cfg_.circuits.size()) d->keys.resize(cfg_.circuits.size());
+void Scheduler::note_key(int device, const shm::Key& m) {
+  Device* d = find_device(devices_, device);
+  if (!d || m.circuit >= circuits_.size()) return;
+  if (d->keys.size() < circuits_.size()) d->keys.resize(circuits_.size());
   DeviceKey& k = d->keys[m.circuit];
-  k.bytes = uint64_t(kv_number(m.text, tl::kBytes));
-  if (!std::strcmp(m.name, tl::kKeyLoad)) {
+  k.bytes = m.bytes;
+  if (m.resident) {
     k.resident = true;
     k.loads++;
-    k.load_ms = kv_number(m.text, tl::kLoadMs);
+    k.load_ms = m.load_ms;
   } else {
     k.resident = false;
     k.evictions++;
@@ -193,7 +202,7 @@ void Supervisor::note_key(Worker& w, const shm::Msg& m) {
 // highest priority first; within one priority, slots of overdue circuits (key_order), then of warm
 // ones, then the others, each the oldest job first. A slot whose key would have to be loaded waits
 // while work as urgent for a warm circuit is still to come, until its circuit is overdue.
-void Supervisor::dispatch_proofs(Device& d) {
+void Scheduler::dispatch_proofs(Device& d) {
   Worker* g = d.gpu;
   if (state_.full()) return;  // its results could not be written; READY slots wait for space
   const size_t in_flight = proofs_in_flight(cfg_.gpu);
@@ -218,22 +227,13 @@ void Supervisor::dispatch_proofs(Device& d) {
       if (best < 0 || k < best_key) best = int(s), best_key = k;
     }
     if (best < 0) return;
-    SlotUse& u = d.slots[best];
-    ActiveJob& j = *parts_.find(u.job);
-    shm::SlotHeader& h = d.seg->slot(uint32_t(best));
-    h.owner_worker = g->id;
-    h.owner_epoch = g->epoch;
-    u.phase = SlotUse::Proving;
-    Workers::assign(*g, {u.job, u.partition, uint32_t(best), d.id}, "a slot to prove");
-    j.times[u.partition].prove_start = shm::monotonic_ns();
-    shm::Msg m{};
-    m.type = uint16_t(shm::MsgType::Prove);
-    m.worker = g->id, m.epoch = g->epoch, m.job = u.job, m.partition = u.partition, m.slot = uint32_t(best);
-    m.circuit = j.circuit, m.device = d.id, m.t_ns = shm::monotonic_ns();
-    if (::send(g->fd, &m, sizeof m, MSG_NOSIGNAL) != ssize_t(sizeof m))
+    ActiveJob& j = *parts_.find(d.slots[best].job);
+    const shm::SlotWork work = parts_.hand_over(j, d, uint32_t(best), *g);
+    Workers::assign(*g, {work.job, work.partition, work.slot, d.id}, "a slot to prove");
+    if (!Workers::send(*g, shm::Msg::prove(work)))
       spdlog::warn("{}: could not send work (its exit will repair the slot)", g->name);
     // Stored after the GPU has its work: a restart requeues READY and PROVING partitions alike.
-    parts_.set_state(j, u.partition, PState::Proving);
+    parts_.set_state(j, work.partition, PState::Proving);
   }
 }
 

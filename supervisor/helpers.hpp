@@ -1,13 +1,10 @@
 // Small functions that several of the supervisor's files use: the wall clock that stored
-// timestamps are in, the release of a libuv handle that the supervisor allocated on the heap, and
-// a number out of a worker's "k=v,k=v" text.
+// timestamps are in, and the release of a libuv handle that the supervisor allocated on the heap.
 #pragma once
 #include <uv.h>
 
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 
 namespace cuzk::sup {
 
@@ -23,13 +20,6 @@ template <class H>
 void close_handle(H* h) {
   if (!h) return;
   uv_close(reinterpret_cast<uv_handle_t*>(h), [](uv_handle_t* x) { delete reinterpret_cast<H*>(x); });
-}
-
-// The number after "key=" in a k=v list (a timeline event's, a worker's hello), or 0 without one.
-inline double kv_number(const std::string& kv, const std::string& key) {
-  const std::string text = "," + kv, want = "," + key + "=";
-  const size_t at = text.find(want);
-  return at == std::string::npos ? 0 : std::strtod(text.c_str() + at + want.size(), nullptr);
 }
 
 }  // namespace cuzk::sup

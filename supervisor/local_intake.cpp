@@ -15,8 +15,8 @@
 #include "supervisor/intake/job_access.hpp"
 #include "supervisor/intake/request_key.hpp"
 #include "supervisor/local_queue.hpp"
+#include "supervisor/scheduler.hpp"
 #include "supervisor/store/state_writes.hpp"
-#include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
@@ -26,7 +26,7 @@ namespace cuzk::sup {
 
 namespace {
 
-// Writes content the request carried; a failure is StoreFull or StateUnwritable, like the job store's.
+// Writes content the request carried; a failure is StateWriteFailed, like the job store's.
 void store_upload(const std::string& path, const std::string& content, const std::string& what) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   int err = fd < 0 ? errno : 0;
@@ -65,8 +65,8 @@ struct WorkFailure {
       f();
     } catch (const SubmitError& e) {
       status = e.status, error = e.what();
-    } catch (const StoreFull& e) {
-      status = 503, error = e.what(), space = !dynamic_cast<const StateUnwritable*>(&e);
+    } catch (const StateWriteFailed& e) {
+      status = 503, error = e.what(), space = e.space;
     } catch (const std::exception& e) {
       status = 500, error = e.what();
     }
@@ -77,7 +77,7 @@ struct WorkFailure {
 struct CopyWork {
   uv_work_t req;
   LocalQueue* self;
-  std::shared_ptr<http::Responder> r;
+  std::optional<Reply> r;
   SubmitRequest sr;
   std::vector<PreparedInput> inputs;
   std::string submitter, dir;
@@ -89,11 +89,10 @@ struct CopyWork {
 struct SpoolWork {
   uv_work_t req;
   LocalQueue* self;
-  std::shared_ptr<http::Responder> r;
-  std::shared_ptr<const http::SpooledBody> body;
-  std::string dir, submitter;
-  FileReader reader;
-  Priority highest;
+  std::optional<Reply> r;
+  std::shared_ptr<const void> spool;  // the spooled body, removed when let go
+  std::string path, dir;
+  Client client;
   uint64_t max_json;
   size_t max_witnesses;
   StreamedBody out;
@@ -102,30 +101,29 @@ struct SpoolWork {
 
 // A body spooled to a file: its base64 witnesses are decoded into the job's upload folder on the
 // thread pool, and the rest of the submission is checked back on the loop.
-void LocalQueue::submit_spooled(const http::Request& req, std::shared_ptr<http::Responder> r) {
+void LocalQueue::submit_spooled(const Submission& s, Reply r) {
   auto* w = new SpoolWork{};
   w->req.data = w;
   w->self = this;
   w->r = std::move(r);
-  w->body = req.body_file;
-  w->submitter = submitter_of(req);
-  w->reader = reader_of(req);
-  w->highest = highest_priority(req, s_.cfg_.daemon.max_client_priority);
+  w->spool = s.spool;
+  w->path = s.spool_path;
+  w->client = s.client;
   w->dir = new_upload_dir();
-  w->max_json = s_.cfg_.limits.upload_memory;
+  w->max_json = c_.cfg.limits.upload_memory;
   w->max_witnesses = 0;
-  for (const auto& c : s_.cfg_.circuits) w->max_witnesses = std::max<size_t>(w->max_witnesses, c.max_partitions);
-  s_.spool_works_++;
+  for (const auto& c : c_.cfg.circuits) w->max_witnesses = std::max<size_t>(w->max_witnesses, c.max_partitions);
+  works_++;
   uv_queue_work(
-      s_.loop_, &w->req,
+      c_.loop, &w->req,
       [](uv_work_t* q) {
         auto* w = static_cast<SpoolWork*>(q->data);
-        w->failed.capture([&] { w->out = stream_uploads(w->body->path, w->dir, w->max_json, w->max_witnesses); });
+        w->failed.capture([&] { w->out = stream_uploads(w->path, w->dir, w->max_json, w->max_witnesses); });
       },
       [](uv_work_t* q, int) {
         std::unique_ptr<SpoolWork> w(static_cast<SpoolWork*>(q->data));
-        w->body.reset();  // the spool file is removed
-        w->self->s_.spool_works_--;
+        w->spool.reset();  // the spool file is removed
+        w->self->works_--;
         w->self->after_spooled(*w);
       });
 }
@@ -135,65 +133,57 @@ void LocalQueue::after_spooled(SpoolWork& w) {
       [&] {
         throw_work_failure(w.failed);
         // An answer of status 0 comes after the copies of clients' files (after_copies).
-        return submit_body(w.out.json, w.submitter, w.reader, w.highest, &w.out, w.dir, w.r);
+        return submit_body(w.out.json, w.client, &w.out, w.dir, *w.r);
       },
-      w.dir, w.r);
+      w.dir, *w.r);
 }
 
 void LocalQueue::throw_work_failure(const WorkFailure& f) {
   if (f.status == 503) {
-    s_.state_.note_full(f.error, f.space);
-    throw SubmitError(503, s_.state_.full_message());
+    c_.state.note_full(f.error, f.space);
+    throw SubmitError(503, c_.state.full_message());
   }
   if (f.status) throw SubmitError(f.status, f.error);
 }
 
-void LocalQueue::finish_submission(const std::function<http::Response()>& make, const std::string& dir,
-                                   const std::shared_ptr<http::Responder>& r) {
-  http::Response resp;
+void LocalQueue::finish_submission(const std::function<Answer()>& make, const std::string& dir, const Reply& r) {
+  Answer resp;
   try {
     resp = make();
     if (!resp.status) return;
   } catch (const SubmitError& e) {
-    resp = http::Response::error(e.status, e.what());
+    resp = Answer::refusal(e.status, e.what());
   } catch (const std::exception& e) {
     spdlog::error("POST /v1/proofs: {}", e.what());
-    resp = http::Response::error(500, e.what());
+    resp = Answer::refusal(500, e.what());
   }
   if (resp.status != 201) {  // no job took the folder
     std::error_code ec;
     fs::remove_all(dir, ec);
   }
-  r->send(std::move(resp));
-  s_.maybe_finish_shutdown();
+  r.send(std::move(resp));
+  c_.settle();
 }
 
 std::string LocalQueue::new_upload_dir() {
-  return (fs::path(s_.cfg_.daemon.state_dir) / "uploads" / (std::to_string(getpid()) + "-" + std::to_string(++upload_seq_)))
+  return (fs::path(c_.cfg.daemon.state_dir) / "uploads" /
+          (std::to_string(getpid()) + "-" + std::to_string(++upload_seq_)))
       .string();
 }
 
-http::Response LocalQueue::submit_body(const std::string& body, const std::string& submitter, const FileReader& reader,
-                                       Priority highest, const StreamedBody* streamed, const std::string& upload_dir,
-                                       std::shared_ptr<http::Responder> r) {
-  if (s_.draining_) return http::Response::error(503, "the daemon is shutting down; not accepting jobs");
-  SubmitRequest sr = s_.validator_->parse(body, highest);
-  auto room = [&] {
-    const size_t unfinished = s_.parts_.jobs().size();
-    if (unfinished >= s_.cfg_.limits.max_queued_jobs)
-      throw SubmitError(429, std::to_string(unfinished) + " jobs are unfinished (limits.max_queued_jobs); retry later");
-  };
-  if (sr.request_id.empty()) room();
-  const std::vector<PreparedInput> inputs = s_.validator_->prepare(sr, reader, streamed);
+Answer LocalQueue::submit_body(const std::string& body, const Client& client, const StreamedBody* streamed,
+                               const std::string& upload_dir, Reply r) {
+  if (c_.phase.draining) return Answer::refusal(503, "the daemon is shutting down; not accepting jobs");
+  Admitted a = admission_.admit(body, client, c_.parts.jobs().size(), streamed);
+  SubmitRequest& sr = a.request;
+  const std::vector<PreparedInput>& inputs = a.inputs;
   if (!sr.request_id.empty()) {
-    // The client's own id only (request_key.hpp); the same request gets its job back.
-    sr.request_id = request_key(submitter, sr.request_id);
-    sr.request_digest = request_digest(sr, inputs, streamed);
-    if (auto resp = existing_job(sr)) return *resp;
-    room();
+    if (auto resp = existing_job(sr)) return *resp;  // the same request gets its job back
+    admission_.check_room(c_.parts.jobs().size());
   }
   bool copies = false;
   for (const PreparedInput& in : inputs) copies = copies || in.source;
+  const std::string& submitter = client.submitter;
   if (!copies) return store_or_refuse(sr, inputs, submitter, upload_dir, r);
   // Clients' files are copied into the upload folder, and their inputs files read and checked, on
   // the thread pool (a large file would hold the loop); the job is stored back on the loop
@@ -209,9 +199,9 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
   w->dest.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); i++)
     if (inputs[i].source) w->dest[i] = (fs::path(w->dir) / (copy_name(i, inputs[i]) + inputs[i].ext)).string();
-  s_.spool_works_++;
+  works_++;
   uv_queue_work(
-      s_.loop_, &w->req,
+      c_.loop, &w->req,
       [](uv_work_t* q) {
         auto* w = static_cast<CopyWork*>(q->data);
         w->failed.capture([&] {
@@ -234,29 +224,27 @@ http::Response LocalQueue::submit_body(const std::string& body, const std::strin
       },
       [](uv_work_t* q, int) {
         std::unique_ptr<CopyWork> w(static_cast<CopyWork*>(q->data));
-        w->self->s_.spool_works_--;
+        w->self->works_--;
         w->self->after_copies(*w);
       });
-  http::Response later;
-  later.status = 0;
-  return later;
+  return Answer::later();
 }
 
 // A job stored already under the request id (one whose insert is still being committed is found
 // by the insert itself: store_job).
-std::optional<http::Response> LocalQueue::existing_job(const SubmitRequest& sr) {
+std::optional<Answer> LocalQueue::existing_job(const SubmitRequest& sr) {
   const std::optional<uint64_t> id = reader_->find_request(sr.request_id);
   if (!id) return std::nullopt;
   const ActiveJob* a = find_job(*id);
   return twin_answer(a ? a->rec : *reader_->load(*id), sr.request_digest);
 }
 
-http::Response LocalQueue::twin_answer(const JobRec& job, const std::string& digest) {
+Answer LocalQueue::twin_answer(const JobRec& job, const std::string& digest) {
   SubmitRequest sr;
   sr.request_digest = digest;
   check_same_request(job, sr);
-  return http::Response::json(
-      200, json{{"id", std::to_string(job.id)}, {"state", to_string(job.state)}, {"existing", true}}.dump());
+  return Answer::json(200,
+                      json{{"id", std::to_string(job.id)}, {"state", to_string(job.state)}, {"existing", true}}.dump());
 }
 
 // A write that fails is the daemon's fault, never the job's: 503, the reason in the log only.
@@ -265,18 +253,17 @@ void LocalQueue::refuse_write(std::exception_ptr e) {
   bool space = true;
   try {
     std::rethrow_exception(e);
-  } catch (const StoreFull& x) {
-    why = x.what(), space = !dynamic_cast<const StateUnwritable*>(&x);
+  } catch (const StateWriteFailed& x) {
+    why = x.what(), space = x.space;
   } catch (const fs::filesystem_error& x) {
     why = x.what(), space = no_space(x.code().value());
   }
-  s_.state_.note_full(why, space);
-  throw SubmitError(503, s_.state_.full_message());
+  c_.state.note_full(why, space);
+  throw SubmitError(503, c_.state.full_message());
 }
 
-http::Response LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
-                                           const std::string& submitter, const std::string& upload_dir,
-                                           const std::shared_ptr<http::Responder>& r) {
+Answer LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                                   const std::string& submitter, const std::string& upload_dir, const Reply& r) {
   try {
     return store_job(sr, inputs, submitter, upload_dir, r);
   } catch (const SubmitError&) {
@@ -291,24 +278,23 @@ http::Response LocalQueue::store_or_refuse(const SubmitRequest& sr, const std::v
 void LocalQueue::after_copies(CopyWork& w) {
   finish_submission(
       [&] {
-        if (s_.draining_) throw SubmitError(503, "the daemon is shutting down; not accepting jobs");
+        if (c_.phase.draining) throw SubmitError(503, "the daemon is shutting down; not accepting jobs");
         throw_work_failure(w.failed);
         for (size_t i = 0; i < w.inputs.size(); i++)
           if (!w.dest[i].empty()) w.inputs[i].path = w.dest[i], w.inputs[i].stored = true, w.inputs[i].source.reset();
-        std::optional<http::Response> twin = w.sr.request_id.empty() ? std::nullopt : existing_job(w.sr);
-        return twin ? *twin : store_or_refuse(w.sr, w.inputs, w.submitter, w.dir, w.r);
+        std::optional<Answer> twin = w.sr.request_id.empty() ? std::nullopt : existing_job(w.sr);
+        return twin ? *twin : store_or_refuse(w.sr, w.inputs, w.submitter, w.dir, *w.r);
       },
-      w.dir, w.r);
+      w.dir, *w.r);
 }
 
 // Stores an accepted submission: its uploads, then the job in one transaction, on the journal's
 // thread; answered through r once it is committed (201, or the job a twin request stored first
 // under the same id), or refused with nothing of it left. upload_dir: the folder its streamed
 // uploads are in already, or "".
-http::Response LocalQueue::store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
-                                     const std::string& submitter, std::string upload_dir,
-                                     const std::shared_ptr<http::Responder>& r) {
-  const config::CircuitConfig& cc = s_.cfg_.circuits[sr.circuit];
+Answer LocalQueue::store_job(const SubmitRequest& sr, const std::vector<PreparedInput>& inputs,
+                             const std::string& submitter, std::string upload_dir, const Reply& r) {
+  const config::CircuitConfig& cc = c_.cfg.circuits[sr.circuit];
 
   JobRec rec = job_record(sr, cc.name, submitter);
   try {
@@ -346,14 +332,12 @@ http::Response LocalQueue::store_job(const SubmitRequest& sr, const std::vector<
         };
       },
       [this, upload_dir, r](std::exception_ptr e) {
-        finish_submission([&]() -> http::Response { refuse_write(e); }, upload_dir, r);
+        finish_submission([&]() -> Answer { refuse_write(e); }, upload_dir, r);
       });
-  http::Response later;
-  later.status = 0;
-  return later;
+  return Answer::later();
 }
 
-http::Response LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::string& upload_dir) {
+Answer LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::string& upload_dir) {
   const uint64_t id = rec.id;
   const size_t parts = rec.parts.size();
   const std::string kind = to_string(rec.input), priority = to_string(rec.priority), name = rec.circuit;
@@ -361,25 +345,22 @@ http::Response LocalQueue::accepted(JobRec rec, uint32_t circuit, const std::str
   j.rec = std::move(rec);
   j.circuit = circuit;
   j.upload_dir = upload_dir;
-  s_.parts_.add(std::move(j));
-  s_.event(tl::kJobSubmit, id,
-           tl::Kv()
-               .add(tl::kPartitions, parts)
-               .add(tl::kPriority, priority)
-               .add(tl::kCircuit, name)
-               .add(tl::kInput, kind)
-               .str());
+  c_.parts.add(std::move(j));
+  c_.timeline.event(tl::kJobSubmit, id,
+                    tl::Kv()
+                        .add(tl::kPartitions, parts)
+                        .add(tl::kPriority, priority)
+                        .add(tl::kCircuit, name)
+                        .add(tl::kInput, kind)
+                        .str());
   spdlog::info("job {}: {} x {} ({}, {})", id, parts, name, priority, kind);
-  s_.schedule();
-  return http::Response::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump());
+  c_.scheduler.schedule();
+  return Answer::json(201, json{{"id", std::to_string(id)}, {"state", "queued"}, {"existing", false}}.dump());
 }
 
-void LocalQueue::submit(const http::Request& req, std::shared_ptr<http::Responder> r) {
-  if (req.body_file) return submit_spooled(req, r);
-  if (http::Response resp = submit_body(req.body, submitter_of(req), reader_of(req),
-                                        highest_priority(req, s_.cfg_.daemon.max_client_priority), nullptr, "", r);
-      resp.status)
-    r->send(std::move(resp));
+void LocalQueue::submit(const Submission& s, Reply r) {
+  if (!s.spool_path.empty()) return submit_spooled(s, std::move(r));
+  if (Answer resp = submit_body(s.body, s.client, nullptr, "", r); resp.status) r.send(std::move(resp));
 }
 
 }  // namespace cuzk::sup

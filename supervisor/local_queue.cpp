@@ -5,15 +5,14 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
 #include "supervisor/intake/job_access.hpp"
+#include "supervisor/scheduler.hpp"
 #include "supervisor/store/state_writes.hpp"
-#include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
@@ -21,22 +20,15 @@ using nlohmann::json;
 
 namespace cuzk::sup {
 
-namespace {
-
-// What a long-poll timer needs when it fires.
-struct WaitCtx {
-  LocalQueue* self;
-  uint64_t id;
-  std::shared_ptr<http::Responder> r;
-};
-
-}  // namespace
-
-LocalQueue::LocalQueue(Supervisor& s, const std::string& path)
-    : s_(s), writer_(std::make_unique<SqliteStore>(path)), reader_(std::make_unique<SqliteStore>(path)) {}
+LocalQueue::LocalQueue(const QueueContext& c, const std::string& path)
+    : c_(c),
+      writer_(std::make_unique<SqliteStore>(path)),
+      reader_(std::make_unique<SqliteStore>(path)),
+      polls_(c.loop),
+      admission_(c.cfg, validator_of(c.circuits), "") {}
 
 SqliteJournal& LocalQueue::journal() {
-  if (!journal_) journal_ = std::make_unique<SqliteJournal>(s_.loop_, std::move(writer_));
+  if (!journal_) journal_ = std::make_unique<SqliteJournal>(c_.loop, std::move(writer_));
   return *journal_;
 }
 
@@ -55,18 +47,18 @@ void LocalQueue::write(SqliteJournal::Work work, SqliteJournal::Failed failed) {
         return [this, then = work(st)] {
           writing_--;
           if (then) then();
-          s_.maybe_finish_shutdown();
+          c_.settle();
         };
       },
       [this, failed = std::move(failed)](std::exception_ptr e) {
         writing_--;
         failed(e);
-        s_.maybe_finish_shutdown();
+        c_.settle();
       });
 }
 
 ActiveJob* LocalQueue::find_job(uint64_t id) {
-  if (ActiveJob* a = s_.parts_.find(id)) return a;
+  if (ActiveJob* a = c_.parts.find(id)) return a;
   auto it = ended_.find(id);
   return it == ended_.end() ? nullptr : &it->second.job;
 }
@@ -76,14 +68,14 @@ bool LocalQueue::ending(uint64_t id) const {
   return it != ended_.end() && !it->second.answered;
 }
 
-nlohmann::ordered_json LocalQueue::job_json(const ActiveJob& a) const {
+nlohmann::ordered_json LocalQueue::shown_json(const ActiveJob& a) const {
   auto it = ended_.find(a.rec.id);
-  if (it == ended_.end() || it->second.answered) return s_.job_json(a.rec, &a);
+  if (it == ended_.end() || it->second.answered) return sup::job_json(a.rec);
   JobRec shown = a.rec;
   shown.state = it->second.before;
   shown.error.clear();
   shown.finished_ms = 0;
-  return s_.job_json(shown, &a);
+  return sup::job_json(shown);
 }
 
 void LocalQueue::forget_ended() {
@@ -101,19 +93,19 @@ void LocalQueue::recover() {
     ActiveJob j;
     j.rec = std::move(r);
     bool known = false;
-    if (std::optional<uint32_t> i = s_.circuit_index(j.rec.circuit)) j.circuit = *i, known = true;
+    if (std::optional<uint32_t> i = c_.circuits.index(j.rec.circuit)) j.circuit = *i, known = true;
     const uint64_t id = j.rec.id;
     // Content the request carried lives in <state_dir>/uploads/<folder>/: removed with the job.
-    const fs::path uploads = fs::path(s_.cfg_.daemon.state_dir) / "uploads";
+    const fs::path uploads = fs::path(c_.cfg.daemon.state_dir) / "uploads";
     for (const auto& p : j.rec.parts) {
       const fs::path folder = fs::path(p.witness).parent_path();
       if (folder.parent_path() == uploads) j.upload_dir = folder.string();
     }
     std::string gone;
-    if (auto r = s_.removed_unserved_.find(j.rec.circuit); r != s_.removed_unserved_.end())
-      gone = "circuit " + j.rec.circuit + " was removed, and cannot be served again for its unfinished jobs: " + r->second;
+    if (const std::string* why = c_.circuits.removed_unserved(j.rec.circuit))
+      gone = "circuit " + j.rec.circuit + " was removed, and cannot be served again for its unfinished jobs: " + *why;
     else if (!known) gone = "circuit " + j.rec.circuit + " is no longer configured";
-    else if (j.rec.input == InputKind::Inputs && !s_.generators_[j.circuit])
+    else if (j.rec.input == InputKind::Inputs && !c_.circuits.has_generator(j.circuit))
       gone = "circuit " + j.rec.circuit + " no longer has a witness_generator for the job's inputs";
     if (!gone.empty()) {
       writer_->set_job(id, JState::Failed, gone, wall_ms());
@@ -123,16 +115,33 @@ void LocalQueue::recover() {
     }
     size_t left = 0;
     for (auto& p : j.rec.parts) left += p.state == PState::Queued;
-    s_.event(tl::kJobRecovered, id,
-             tl::Kv()
-                 .add(tl::kPartitions, left)
-                 .add(tl::kPriority, to_string(j.rec.priority))
-                 .add(tl::kCircuit, j.rec.circuit)
-                 .str());
+    c_.timeline.event(tl::kJobRecovered, id,
+                      tl::Kv()
+                          .add(tl::kPartitions, left)
+                          .add(tl::kPriority, to_string(j.rec.priority))
+                          .add(tl::kCircuit, j.rec.circuit)
+                          .str());
     spdlog::info("job {}: recovered with {} partitions to prove", id, left);
-    s_.parts_.add(std::move(j));
+    c_.parts.add(std::move(j));
   }
-  s_.remove_orphan_uploads();
+  remove_orphan_uploads();
+}
+
+// What a supervisor killed in the middle of a request left: bodies being received (spool/), and
+// upload folders of submissions not stored, or of jobs that ended before their folder was removed.
+void LocalQueue::remove_orphan_uploads() {
+  const fs::path state = c_.cfg.daemon.state_dir;
+  std::set<std::string> kept;
+  for (const auto& [id, j] : c_.parts.jobs())
+    if (!j.upload_dir.empty()) kept.insert(j.upload_dir);
+  std::error_code ec;
+  for (const char* sub : {"spool", "uploads"})
+    for (const auto& e : fs::directory_iterator(state / sub, ec)) {
+      if (kept.count(e.path().string())) continue;
+      spdlog::info("removing {}, left by an earlier run", e.path().string());
+      std::error_code rm;
+      fs::remove_all(e.path(), rm);
+    }
 }
 
 // Removed circuits whose jobs have all ended are forgotten first; the others are served again for
@@ -150,16 +159,16 @@ void LocalQueue::progress(ActiveJob& j, uint32_t p, bool job_started) {
 }
 
 void LocalQueue::requeue(ActiveJob& j, uint32_t p) {
-  s_.parts_.set_state(j, p, PState::Queued);
-  s_.parts_.enqueue(j, p);
+  c_.parts.set_state(j, p, PState::Queued);
+  c_.parts.enqueue(j, p);
 }
 
 void LocalQueue::done(ActiveJob& j, uint32_t p, const std::string& done_kv) {
   bool all = true;
   for (auto& q : j.rec.parts) all = all && q.state == PState::Done;
   if (!all) progress(j, p, false);  // the last one is stored with the job's end
-  s_.proofs_done_++;
-  s_.event(tl::kProofDone, j.rec.id, done_kv);
+  c_.parts.count_proof();
+  c_.timeline.event(tl::kProofDone, j.rec.id, done_kv);
   if (all) finish(j, JState::Done, "", p);
 }
 
@@ -181,36 +190,36 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64
       pr.state = PState::Cancelled;
       changed.push_back(pr);
     }
-  s_.parts_.stop(id);
+  c_.parts.stop(id);
   j.rec.state = st;
   j.rec.error = error;
   j.rec.finished_ms = wall_ms();
   const SqliteStore::JobChange change{st, error, j.rec.finished_ms};
-  s_.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
+  c_.timeline.event(tl::kJobDone, id, tl::Kv().add(tl::kState, to_string(st)).str());
   spdlog::info("job {}: {}{}{}", id, to_string(st), error.empty() ? "" : ": ", error);
   const uint32_t circuit = j.circuit;
   Ended& e = ended_[id];
   e.job = std::move(j);
   e.before = before;
-  s_.parts_.erase(id);
+  c_.parts.erase(id);
   writing_++;
   // Answered once written, or held for lack of space (as a change that could not be written always was).
   e.change = journal().set(id, std::move(changed), change, [this, id, after = std::move(after)] {
     writing_--;
     if (auto it = ended_.find(id); it != ended_.end()) {
-      s_.remove_job_files(it->second.job);
+      c_.remove_files(it->second.job);
       notify_waiters(it->second.job);
       it->second.answered = true;
     }
     if (after) after();
     forget_ended();
-    s_.maybe_finish_shutdown();
+    c_.settle();
   });
   // The last job of a removed circuit: the store forgets the circuit now.
-  if (s_.cfg_.circuits[circuit].removed) {
+  if (c_.cfg.circuits[circuit].removed) {
     bool more = false;
-    for (const auto& [other, a] : s_.parts_.jobs()) more = more || a.circuit == circuit;
-    const std::string name = s_.cfg_.circuits[circuit].name;
+    for (const auto& [other, a] : c_.parts.jobs()) more = more || a.circuit == circuit;
+    const std::string name = c_.cfg.circuits[circuit].name;
     if (!more)
       write([](SqliteStore& st) -> std::function<void()> { st.forget_removed_circuits(); return nullptr; },
             [name](std::exception_ptr e) {  // kept until the next start or removal, which forget it then
@@ -223,66 +232,43 @@ void LocalQueue::finish(ActiveJob& j, JState st, const std::string& error, int64
   }
 }
 
-bool LocalQueue::find_visible(uint64_t id, const http::Request& req, ActiveJob*& active,
-                              std::optional<JobRec>& stored) {
+bool LocalQueue::find_visible(uint64_t id, const Viewer& viewer, ActiveJob*& active, std::optional<JobRec>& stored) {
   active = find_job(id);
   if (!active) stored = reader_->load(id);
   const JobRec* rec = active ? &active->rec : stored ? &*stored : nullptr;
-  return rec && may_access(rec->submitter, req, uint32_t(::geteuid()));
+  return rec && viewer(rec->submitter);
 }
 
-void LocalQueue::get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) {
+void LocalQueue::get(uint64_t id, double wait_s, const Viewer& viewer, Reply r) {
   ActiveJob* j = nullptr;
   std::optional<JobRec> rec;
-  if (!find_visible(id, req, j, rec)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
-  if (!j) return r->send(http::Response::json(200, s_.job_json(*rec, nullptr).dump()));
-  if (wait_s <= 0 || (is_final(j->rec.state) && !ending(id))) return r->send(http::Response::json(200, job_json(*j).dump()));
+  if (!find_visible(id, viewer, j, rec)) return r.send(Answer::refusal(404, "no job " + std::to_string(id)));
+  if (!j) return r.send(Answer::json(200, sup::job_json(*rec).dump()));
+  if (wait_s <= 0 || (is_final(j->rec.state) && !ending(id))) return r.send(Answer::json(200, shown_json(*j).dump()));
   // Long poll: answered when the job's end is stored (notify_waiters) or when the timer fires.
-  auto* t = new uv_timer_t{};
-  uv_timer_init(s_.loop_, t);
-  t->data = new WaitCtx{this, id, r};
-  j->waiters.push_back({r, t});
-  uv_timer_start(
-      t,
-      [](uv_timer_t* h) {
-        auto* c = static_cast<WaitCtx*>(h->data);
-        Supervisor& s = c->self->s_;
-        if (ActiveJob* a = c->self->find_job(c->id)) {
-          auto& ws = a->waiters;
-          ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const ActiveJob::Waiter& w) { return w.timer == h; }),
-                   ws.end());
-          c->r->send(http::Response::json(200, c->self->job_json(*a).dump()));
-        } else if (auto rec = c->self->reader_->load(c->id)) {
-          c->r->send(http::Response::json(200, s.job_json(*rec, nullptr).dump()));
-        }
-        delete c;
-        close_handle(h);
-      },
-      uint64_t(wait_s * 1000), 0);
+  polls_.wait(id, uint64_t(wait_s * 1000), std::move(r), [this, id](const Reply& r) {
+    if (ActiveJob* a = find_job(id))
+      r.send(Answer::json(200, shown_json(*a).dump()));
+    else if (auto rec = reader_->load(id))
+      r.send(Answer::json(200, sup::job_json(*rec).dump()));
+  });
 }
 
-void LocalQueue::cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) {
+void LocalQueue::cancel(uint64_t id, const Viewer& viewer, Reply r) {
   ActiveJob* j = nullptr;
   std::optional<JobRec> rec;
-  if (!find_visible(id, req, j, rec)) return r->send(http::Response::error(404, "no job " + std::to_string(id)));
+  if (!find_visible(id, viewer, j, rec)) return r.send(Answer::refusal(404, "no job " + std::to_string(id)));
   if (const JState st = j ? j->rec.state : rec->state; !j || is_final(st))
-    return r->send(http::Response::error(409, "job " + std::to_string(id) + " is already " + to_string(st)));
+    return r.send(Answer::refusal(409, "job " + std::to_string(id) + " is already " + to_string(st)));
   // Answered once the cancel is stored.
   finish(*j, JState::Cancelled, "cancelled by request", -1, [r, id] {
-    r->send(http::Response::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
+    r.send(Answer::json(200, json{{"id", std::to_string(id)}, {"state", "cancelled"}}.dump()));
   });
-  s_.schedule();
+  c_.scheduler.schedule();
 }
 
 void LocalQueue::notify_waiters(ActiveJob& j) {
-  const std::string body = s_.job_json(j.rec, &j).dump();
-  for (auto& w : j.waiters) {
-    w.r->send(http::Response::json(200, body));
-    uv_timer_stop(w.timer);
-    delete static_cast<WaitCtx*>(w.timer->data);
-    uv_close(reinterpret_cast<uv_handle_t*>(w.timer), [](uv_handle_t* x) { delete reinterpret_cast<uv_timer_t*>(x); });
-  }
-  j.waiters.clear();
+  polls_.answer(j.rec.id, [&] { return Answer::json(200, sup::job_json(j.rec).dump()); });
 }
 
 std::function<void(std::exception_ptr)> LocalQueue::circuit_refusal(
@@ -290,9 +276,9 @@ std::function<void(std::exception_ptr)> LocalQueue::circuit_refusal(
   return [this, name, refused = std::move(refused)](std::exception_ptr e) {
     try {
       std::rethrow_exception(e);
-    } catch (const StoreFull& x) {
-      s_.state_.note_full(x.what(), !dynamic_cast<const StateUnwritable*>(&x));
-      refused(503, "the job store cannot be written now (" + s_.state_.full_message() + ")");
+    } catch (const StateWriteFailed& x) {
+      c_.state.note_full(x.what(), x.space);
+      refused(503, "the job store cannot be written now (" + c_.state.full_message() + ")");
     } catch (const std::exception& x) {
       spdlog::error("circuit {}: {}", name, x.what());
       refused(500, std::string("the job store: ") + x.what());
@@ -321,7 +307,7 @@ void LocalQueue::remove_circuit(const std::string& name, std::function<void()> r
 
 // What did not finish is stored as queued; the next start proves it.
 void LocalQueue::stop() {
-  for (auto& [id, j] : s_.parts_.jobs()) {
+  for (auto& [id, j] : c_.parts.jobs()) {
     std::vector<PartitionRec> queued;
     for (auto& pr : j.rec.parts)
       if (!is_final(pr.state) && pr.state != PState::Queued) {
@@ -333,19 +319,12 @@ void LocalQueue::stop() {
 }
 
 void LocalQueue::close() {
-  auto close_waiters = [](ActiveJob& j) {
-    for (auto& wt : j.waiters) {
-      close_handle(wt.timer);
-      wt.timer = nullptr;
-    }
-  };
-  for (auto& [id, j] : s_.parts_.jobs()) close_waiters(j);
-  for (auto& [id, e] : ended_) close_waiters(e.job);
+  polls_.close();
   // What is still queued for the file is written now (the journal's thread ends).
   if (journal_) journal_->stop(5000);
 }
 
-nlohmann::json LocalQueue::status() const { return {{"backend", "sqlite"}, {"node_id", s_.node_id_}}; }
+nlohmann::json LocalQueue::status() const { return {{"backend", "sqlite"}, {"node_id", c_.node_id}}; }
 
 std::string LocalQueue::metrics() const { return store_metrics(StoreMetrics{}); }
 

@@ -14,6 +14,7 @@
 #include "common/exit_codes.hpp"
 #include "common/log_escape.hpp"
 #include "config/config.hpp"
+#include "supervisor/preflight.hpp"
 #include "supervisor/supervisor.hpp"
 
 int main(int argc, char** argv) {
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
     config_path = std::filesystem::absolute(config_path).string();
     cfg = cuzk::config::load_config(config_path);
     cuzk::config::validate_cpus(cfg);
-    if (check_only) cuzk::sup::Supervisor::preflight(cfg, false);
+    if (check_only) cuzk::sup::preflight(cfg, false);
   } catch (const cuzk::config::ConfigError& e) {
     std::fprintf(stderr, "cuzk-supervisor: %s: %s\n", config_path.c_str(), e.what());
     return cuzk::exit_status::kConfig;

@@ -29,10 +29,6 @@ std::string read_file(const fs::path& p) {
 
 }  // namespace
 
-void Partitions::event(const std::string& name, uint64_t job, const std::string& kv) {
-  if (timeline_) timeline_->add(shm::monotonic_ns(), name, job, kv);
-}
-
 ActiveJob& Partitions::add(ActiveJob j) {
   const uint64_t id = j.rec.id;
   j.times.resize(j.rec.parts.size());
@@ -50,21 +46,18 @@ ActiveJob* Partitions::synthesize(std::set<Key>::const_iterator it, Device& d, u
   if (!j || is_final(j->rec.state) || j->rec.parts[p].state != PState::Queued) return nullptr;
   // Told to the store first; a restart queues it again whatever state the store has for it.
   set_state(*j, p, PState::Synthesizing);
-  shm::SlotHeader& h = d.seg->slot(slot);
-  h.owner_worker = w.id;
-  h.owner_epoch = w.epoch;
-  h.job = id;
-  h.partition = p;
-  h.circuit = j->circuit;
-  h.generation++;
-  h.n_vars = 0;
-  h.domain_size = 0;
-  h.synth_end_ns = 0;
-  h.cancel.store(0);
-  d.seg->transition(slot, shm::SlotState::Free, shm::SlotState::Synthesizing);
+  d.seg->assign(slot, {w.id, w.epoch}, id, p, j->circuit);
   d.slots[slot] = SlotUse{true, id, p, SlotUse::Synth};
   j->times[p].synth_start = shm::monotonic_ns();
   return j;
+}
+
+shm::SlotWork Partitions::hand_over(ActiveJob& j, Device& d, uint32_t slot, const Worker& g) {
+  SlotUse& u = d.slots[slot];
+  d.seg->hand_over(slot, {g.id, g.epoch});
+  u.phase = SlotUse::Proving;
+  j.times[u.partition].prove_start = shm::monotonic_ns();
+  return {u.job, u.partition, slot, j.circuit, d.id};
 }
 
 void Partitions::set_state(ActiveJob& j, uint32_t p, PState s) {
@@ -75,37 +68,36 @@ void Partitions::set_state(ActiveJob& j, uint32_t p, PState s) {
   queue_->progress(j, p, started);
 }
 
-void Partitions::synthesized(const Worker& w, const Task& t, const shm::Msg& m) {
+void Partitions::synthesized(const Worker& w, const Task& t, const shm::SynthDone& m) {
   Device* d = device(t.device);
-  ActiveJob* j = find(m.job);
-  if (!j || is_final(j->rec.state) || !queue_->holds(*j, m.partition)) {
+  ActiveJob* j = find(t.job);
+  if (!j || is_final(j->rec.state) || !queue_->holds(*j, t.partition)) {
     // Cancelled, failed or (a shared store) taken by another node meanwhile: whatever the worker
     // left, the slot is ours to free.
     if (d) release_slot(d->id, t.slot);
     return;
   }
-  j->times[m.partition].synth_ms = m.ms[0];
-  stats_.synth_sum_s += m.ms[0] / 1000, stats_.synth_count++;
+  j->times[t.partition].synth_ms = m.synth_ms;
+  stats_.synth_sum_s += m.synth_ms / 1000, stats_.synth_count++;
   if (m.status == shm::kOk) {
-    if (m.flags & shm::kMsgWitnessProgram) stats_.witness_program++;
-    if (m.flags & shm::kMsgWitnessNative) stats_.witness_native++;
-    if (m.flags & shm::kMsgWitnessFallback) stats_.witness_fallback++;
-    if (m.flags & shm::kMsgWitnessTraced) stats_.witness_traced++;
-    if (d && d->seg->state(t.slot) == shm::SlotState::Ready) return ready(w, *j, *d, m.partition, t.slot);
+    if (m.engine == shm::WitnessEngine::Program) stats_.witness_program++;
+    if (m.engine == shm::WitnessEngine::Native) stats_.witness_native++;
+    if (m.engine == shm::WitnessEngine::Fallback) stats_.witness_fallback++;
+    if (m.traced) stats_.witness_traced++;
+    if (d && d->seg->state(t.slot) == shm::SlotState::Ready) return ready(w, *j, *d, t.partition, t.slot);
     if (d) release_slot(d->id, t.slot);
-    return requeue(m.job, m.partition, "slot was not READY after synthesis", true);
+    return requeue(t.job, t.partition, "slot was not READY after synthesis", true);
   }
   if (d) release_slot(d->id, t.slot);
-  if (m.status == shm::kBadInput) fail(*j, m.partition, m.text);
-  else if (m.status == shm::kCancelled) requeue(m.job, m.partition, "cancelled by the worker", false);
-  else requeue(m.job, m.partition, w.name + ": " + m.text, true);
+  if (m.status == shm::kBadInput) fail(*j, t.partition, m.error);
+  else if (m.status == shm::kCancelled) requeue(t.job, t.partition, "cancelled by the worker", false);
+  else requeue(t.job, t.partition, w.name + ": " + m.error, true);
 }
 
-void Partitions::proved(const Worker& w, const Task& t, const shm::Msg& m,
-                        const std::function<void(Device&)>& prove_next) {
+void Partitions::proved(const Worker& w, const Task& t, const shm::ProveDone& m) {
   Device* d = device(t.device);
-  ActiveJob* j = find(m.job);
-  if (!j || is_final(j->rec.state) || !queue_->holds(*j, m.partition)) {
+  ActiveJob* j = find(t.job);
+  if (!j || is_final(j->rec.state) || !queue_->holds(*j, t.partition)) {
     // The worker is done with the slot, whatever its word says: freed while it still holds this
     // task (nothing else can have been given a slot this task holds).
     if (d && holds_slot(*d, t)) release_slot(d->id, t.slot);
@@ -116,40 +108,46 @@ void Partitions::proved(const Worker& w, const Task& t, const shm::Msg& m,
       // The worker set the slot FREE before its report; set again here, so that a word a crash or
       // a stray write left otherwise cannot keep the slot from dispatch (which takes FREE slots).
       release_slot(d->id, t.slot);
-      prove_next(*d);
+      prove_next_(*d);
     }
-    j->times[m.partition].prove_ms = m.ms[0];
-    stats_.prove_sum_s += m.ms[0] / 1000;
-    return complete(*j, m.partition, m.text);
+    j->times[t.partition].prove_ms = m.prove_ms;
+    stats_.prove_sum_s += m.prove_ms / 1000;
+    return complete(*j, t.partition, shm::job_results(state_.dir(), t.job).string());
   }
   if (m.status == shm::kFailed && d && d->seg->state(t.slot) == shm::SlotState::Ready) {
     // Prove again from the same slot (the worker restarts itself after a device error).
-    d->slots[t.slot].phase = SlotUse::Ready;
-    PartitionRec& p = j->rec.parts[m.partition];
+    PartitionRec& p = j->rec.parts[t.partition];
     if (const std::string why = state_.write_problem(); !why.empty()) {
       // The results could not be written (no space, a read-only or unwritable folder): not the
       // partition's fault. Its slot stays READY, and proving waits until writes succeed again
       // (Supervisor::check_disk_space).
       state_.note_full("a proof's result files could not be written (" + why + ")", state_.low_space());
-      return;
+      return prove_again(*j, *d, t.partition, t.slot);
     }
     p.attempts++;
-    p.error = m.text;
-    if (p.attempts < kMaxAttempts) return set_state(*j, m.partition, PState::Ready);
+    p.error = m.error;
+    if (p.attempts < kMaxAttempts) return prove_again(*j, *d, t.partition, t.slot);
     release_slot(d->id, t.slot);
-    return fail(*j, m.partition, "proving failed " + std::to_string(p.attempts) + " times: " + m.text);
+    return fail(*j, t.partition, "proving failed " + std::to_string(p.attempts) + " times: " + m.error);
   }
   if (d) release_slot(d->id, t.slot);
-  if (m.status == shm::kBadInput) fail(*j, m.partition, m.text);
-  else requeue(m.job, m.partition, w.name + ": " + m.text, m.status != shm::kCancelled);
+  if (m.status == shm::kBadInput) fail(*j, t.partition, m.error);
+  else requeue(t.job, t.partition, w.name + ": " + m.error, m.status != shm::kCancelled);
 }
 
 void Partitions::ready(const Worker& w, ActiveJob& j, Device& d, uint32_t p, uint32_t slot) {
   set_state(j, p, PState::Ready);
   d.slots[slot].phase = SlotUse::Ready;
   j.times[p].ready = shm::monotonic_ns();
-  event(tl::kSlotReady, j.rec.id,
-        tl::Kv().add(tl::kPartition, p).add(tl::kWorker, w.name).add(tl::kSlot, slot).add(tl::kDevice, d.id).str());
+  timeline_.event(
+      tl::kSlotReady, j.rec.id,
+      tl::Kv().add(tl::kPartition, p).add(tl::kWorker, w.name).add(tl::kSlot, slot).add(tl::kDevice, d.id).str());
+}
+
+void Partitions::prove_again(ActiveJob& j, Device& d, uint32_t p, uint32_t slot) {
+  d.seg->force(slot, shm::SlotState::Ready);
+  d.slots[slot].phase = SlotUse::Ready;
+  set_state(j, p, PState::Ready);
 }
 
 void Partitions::requeue(uint64_t job, uint32_t p, const std::string& why, bool count_attempt) {
@@ -198,7 +196,7 @@ void Partitions::recover_proof(const Task& t, const std::string& result_dir, con
 
 void Partitions::fail(ActiveJob& j, uint32_t p, const std::string& why) {
   j.rec.parts[p].error = why;
-  event(tl::kPartitionFailed, j.rec.id, tl::Kv().add(tl::kPartition, p).add(tl::kReason, why).str());
+  timeline_.event(tl::kPartitionFailed, j.rec.id, tl::Kv().add(tl::kPartition, p).add(tl::kReason, why).str());
   spdlog::warn("job {} partition {} failed: {}", j.rec.id, p, why);
   j.rec.parts[p].state = PState::Failed;
   queue_->fail(j, p, why);
@@ -214,7 +212,7 @@ void Partitions::release_slot(int device, uint32_t slot) {
   for (Device& d : devices_)
     if (d.id == device && slot < d.slots.size()) {
       d.slots[slot] = SlotUse{};
-      d.seg->force(slot, shm::SlotState::Free);
+      d.seg->release(slot);
     }
 }
 
@@ -228,7 +226,7 @@ void Partitions::stop(uint64_t job, int64_t p) {
       if (u.phase == SlotUse::Ready && d.seg->transition(s, shm::SlotState::Ready, shm::SlotState::Free))
         u = SlotUse{};  // nobody holds it: free now
       else
-        d.seg->slot(s).cancel.store(1, std::memory_order_release);  // its owner frees it
+        d.seg->cancel(s);  // its owner frees it
     }
 }
 

@@ -1,6 +1,9 @@
 // What start-up would refuse, checked beforehand: by `--check-config`, and by a SIGHUP reload before
 // it drains anything, so that a reload which could not start again is refused while the daemon goes
 // on with the configuration it has.
+#include "supervisor/preflight.hpp"
+
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -10,8 +13,10 @@
 #include <filesystem>
 
 #include "shm/results.hpp"
+#include "supervisor/circuits.hpp"
 #include "supervisor/generators.hpp"
-#include "supervisor/supervisor.hpp"
+#include "supervisor/http/http_server.hpp"
+#include "supervisor/rings.hpp"
 
 namespace fs = std::filesystem;
 
@@ -35,7 +40,31 @@ void check_writable_dir(const fs::path& d, const std::string& key) {
 
 }  // namespace
 
-void Supervisor::preflight(const config::Config& cfg, bool in_daemon) {
+// Every API connection holds a descriptor: the soft limit is raised towards the hard one (systemd's
+// LimitNOFILE=) as far as limits.max_connections needs, and a hard limit too small for it is a
+// configuration error, rather than "Too many open files" for some later submission.
+void reserve_descriptors(const config::Config& cfg, bool apply) {
+  // The supervisor's own: job store, timeline, listeners, and a control socket and a process
+  // descriptor (pidfd) per worker, with room to spare.
+  const uint64_t own = 64 + 4 * (uint64_t(cfg.synthesis.workers) + cfg.gpu.devices.size());
+  // TCP connections that have not presented the token have a limit of their own.
+  const uint64_t need = own + cfg.limits.max_connections + http::ServerOptions{}.max_unauthenticated;
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return;
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+    throw config::ConfigError("limits.max_connections",
+                              std::to_string(cfg.limits.max_connections) + " connections and the daemon's own " +
+                                  std::to_string(own) + " descriptors need " + std::to_string(need) +
+                                  ", but the descriptor limit (RLIMIT_NOFILE) is " + std::to_string(rl.rlim_max) +
+                                  "; lower max_connections or raise LimitNOFILE= in the unit");
+  if (!apply) return;
+  rl.rlim_cur = need;
+  if (::setrlimit(RLIMIT_NOFILE, &rl) != 0)
+    throw config::ConfigError("limits.max_connections", "cannot raise the descriptor limit to " + std::to_string(need) +
+                                                            ": " + std::strerror(errno));
+}
+
+void preflight(const config::Config& cfg, bool in_daemon) {
   config::validate_cpus(cfg);
   const std::vector<ZKeyHeader> keys = read_keys(cfg);
   if (in_daemon) {

@@ -1,4 +1,6 @@
 // The shared queue's claims, leases and reports (shared_queue.hpp).
+#include "supervisor/shared_queue.hpp"
+
 #include <systemd/sd-daemon.h>
 
 #include <chrono>
@@ -9,9 +11,8 @@
 #include <spdlog/spdlog.h>
 
 #include "supervisor/helpers.hpp"
-#include "supervisor/shared_queue.hpp"
+#include "supervisor/scheduler.hpp"
 #include "supervisor/store/pg_store.hpp"
-#include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
@@ -24,11 +25,12 @@ constexpr uint64_t kMs = 1000000ull;
 
 }  // namespace
 
-SharedQueue::SharedQueue(Supervisor& s) : s_(s) {
+SharedQueue::SharedQueue(const QueueContext& c)
+    : c_(c), polls_(c.loop), admission_(c.cfg, validator_of(c.circuits), " in the shared queue") {
   std::unique_ptr<PgStore> pg;
   for (bool said = false; !pg; said = true) {
     try {
-      pg = std::make_unique<PgStore>(s_.cfg_.store.url);
+      pg = std::make_unique<PgStore>(c_.cfg.store.url);
     } catch (const StoreUnavailable& e) {
       if (!said) spdlog::error("{}: waiting for the database (store.url) before starting", e.what());
       sd_notify(0, "EXTEND_TIMEOUT_USEC=30000000\nSTATUS=waiting for the job store (store.url)");
@@ -36,14 +38,14 @@ SharedQueue::SharedQueue(Supervisor& s) : s_(s) {
     }
   }
   where_ = pg->where();
-  if (const size_t n = pg->release(s_.node_id_))
-    spdlog::info("job store: {} partitions held by an earlier run of node {} are queued again", n, s_.node_id_);
+  if (const size_t n = pg->release(c_.node_id))
+    spdlog::info("job store: {} partitions held by an earlier run of node {} are queued again", n, c_.node_id);
   counts_ = pg->counts();
   if (const size_t n = pg->forget_removed_circuits())
     spdlog::info("job store: {} removed circuits forgotten, their jobs all ended", n);
   stored_ = pg->circuits();
-  spdlog::info("job store: postgresql at {}, node {}, leases of {} ms", where_, s_.node_id_, s_.cfg_.store.lease_ms);
-  store_ = std::make_unique<StoreThread>(s_.loop_, std::move(pg));
+  spdlog::info("job store: postgresql at {}, node {}, leases of {} ms", where_, c_.node_id, c_.cfg.store.lease_ms);
+  store_ = std::make_unique<StoreThread>(c_.loop, std::move(pg));
 }
 
 void SharedQueue::tick() {
@@ -56,48 +58,42 @@ bool SharedQueue::holds(const ActiveJob& j, uint32_t p) const { return j.leases.
 // Partitions this node could start synthesizing now and has not claimed yet: idle synthesis
 // workers, as far as free slots of devices with a working GPU worker go.
 size_t SharedQueue::claim_room() const {
-  const size_t idle = s_.workers_.idle_synth_count();
-  size_t free_slots = 0;
-  for (auto& d : s_.devices_) {
-    if (!d.gpu || d.gpu->state == WorkerState::Failed) continue;
-    for (uint32_t s = 0; s < d.slots.size(); s++) free_slots += !d.slots[s].used && d.seg->state(s) == shm::SlotState::Free;
-  }
-  const size_t room = std::min(idle, free_slots);
-  return room > s_.parts_.pending().size() ? room - s_.parts_.pending().size() : 0;
+  const size_t room = c_.scheduler.room();
+  return room > c_.parts.pending().size() ? room - c_.parts.pending().size() : 0;
 }
 
 void SharedQueue::want_work() {
-  if (claiming_ || s_.draining_ || s_.stopping_ || s_.state_.full()) return;
+  if (claiming_ || c_.phase.draining || c_.phase.stopping || c_.state.full()) return;
   if (shm::monotonic_ns() < next_claim_ns_) return;
   const size_t want = claim_room();
   if (!want) return;
   claiming_ = true;
   store_->run(
-      [this, want, node = s_.node_id_, circuits = circuits_, lease_ms = s_.cfg_.store.lease_ms](JobStore& s) {
+      [this, want, node = c_.node_id, circuits = circuits_, lease_ms = c_.cfg.store.lease_ms](JobStore& s) {
         auto got = std::make_shared<std::vector<Claimed>>(s.claim(node, circuits, want, lease_ms));
         return [this, got, want] {
           claiming_ = false;
           // Fewer than asked for: the queue is empty for now; look again after poll_ms.
-          next_claim_ns_ = got->size() < want ? shm::monotonic_ns() + s_.cfg_.store.poll_ms * kMs : 0;
+          next_claim_ns_ = got->size() < want ? shm::monotonic_ns() + c_.cfg.store.poll_ms * kMs : 0;
           for (Claimed& c : *got) adopt(c);
-          s_.schedule();
+          c_.scheduler.schedule();
         };
       },
       [this](const std::string& why) {
         spdlog::debug("claim: {}", why);
         claiming_ = false;
-        next_claim_ns_ = shm::monotonic_ns() + s_.cfg_.store.poll_ms * kMs;
+        next_claim_ns_ = shm::monotonic_ns() + c_.cfg.store.poll_ms * kMs;
       });
 }
 
 // A claimed partition becomes this node's: its job is made known here (once), its input written out
 // when the store kept the request's bytes, and it is queued for synthesis.
 void SharedQueue::adopt(Claimed& c) {
-  const std::optional<uint32_t> ci = s_.circuit_index(c.job.circuit);
-  const config::CircuitConfig* cc = ci ? &s_.cfg_.circuits[*ci] : nullptr;
+  const std::optional<uint32_t> ci = c_.circuits.index(c.job.circuit);
+  const config::CircuitConfig* cc = ci ? &c_.cfg.circuits[*ci] : nullptr;
   const uint64_t id = c.job.id;
   PartitionRec part = std::move(c.job.parts.at(0));
-  ActiveJob* known = s_.parts_.find(id);
+  ActiveJob* known = c_.parts.find(id);
   if (!known) {
     // Its partitions that this node does not hold stand as Cancelled here.
     ActiveJob fresh;
@@ -106,7 +102,7 @@ void SharedQueue::adopt(Claimed& c) {
     for (uint32_t i = 0; i < c.partitions; i++)
       fresh.rec.parts[i].index = i, fresh.rec.parts[i].state = PState::Cancelled;
     fresh.circuit = ci.value_or(0);
-    known = &s_.parts_.add(std::move(fresh));
+    known = &c_.parts.add(std::move(fresh));
   }
   ActiveJob& j = *known;
   const uint32_t p = part.index;
@@ -114,23 +110,25 @@ void SharedQueue::adopt(Claimed& c) {
   j.leases[p] = c.lease.epoch;
   claims_++;
   taken_over_ += c.taken_over;
-  s_.event(tl::kPartitionClaimed, id,
-        tl::Kv().add(tl::kPartition, p).add(tl::kEpoch, c.lease.epoch).add(tl::kTakenOver, int(c.taken_over)).str());
+  c_.timeline.event(
+      tl::kPartitionClaimed, id,
+      tl::Kv().add(tl::kPartition, p).add(tl::kEpoch, c.lease.epoch).add(tl::kTakenOver, int(c.taken_over)).str());
   if (c.taken_over) spdlog::info("job {} partition {}: claimed after another node's lease expired", id, p);
   if (c.taken_over && part.attempts >= kMaxAttempts) {
     const uint32_t n = part.attempts;
     part.state = PState::Queued;
     j.rec.parts[p] = std::move(part);
-    return s_.parts_.fail(j, p, "gave up after " + std::to_string(n) +
-                              " attempts; the last nodes holding it stopped renewing their lease (a node or worker died "
-                              "proving it)");
+    return c_.parts.fail(j, p,
+                         "gave up after " + std::to_string(n) +
+                             " attempts; the last nodes holding it stopped renewing their lease (a node or worker died "
+                             "proving it)");
   }
   if (!part.content.empty()) {
     // The request carried it: this node's copy lives under uploads/ until the job leaves the node.
     // Each stay of the job here has a folder of its own: the removal of an earlier stay's folder
     // runs on the thread pool and may still be pending when the job is claimed here again.
     if (j.upload_dir.empty())
-      j.upload_dir = (fs::path(s_.cfg_.daemon.state_dir) / "uploads" /
+      j.upload_dir = (fs::path(c_.cfg.daemon.state_dir) / "uploads" /
                       ("job-" + std::to_string(id) + "-" + std::to_string(++stays_)))
                          .string();
     const fs::path dir = j.upload_dir;
@@ -142,8 +140,8 @@ void SharedQueue::adopt(Claimed& c) {
     f.close();
     part.content.clear();
     if (ec || !f) {
-      if (const std::string why = s_.state_.write_problem(); !why.empty())
-        s_.state_.note_full("a claimed partition's input could not be written (" + why + ")", s_.state_.low_space());
+      if (const std::string why = c_.state.write_problem(); !why.empty())
+        c_.state.note_full("a claimed partition's input could not be written (" + why + ")", c_.state.low_space());
       part.state = PState::Queued;
       j.rec.parts[p] = std::move(part);
       spdlog::warn("job {} partition {}: cannot write its input to {}; back to the queue", id, p, file.string());
@@ -151,7 +149,7 @@ void SharedQueue::adopt(Claimed& c) {
     }
     part.witness = file.string();
   }
-  if (j.rec.input == InputKind::Inputs && !s_.generators_[j.circuit]) {
+  if (j.rec.input == InputKind::Inputs && !c_.circuits.has_generator(j.circuit)) {
     part.state = PState::Queued;
     j.rec.parts[p] = std::move(part);
     spdlog::warn("job {} partition {}: circuit {} has no witness_generator on this node; back to the queue", id, p,
@@ -162,37 +160,38 @@ void SharedQueue::adopt(Claimed& c) {
   j.rec.parts[p] = std::move(part);
   j.times[p] = PartTimes{};
   j.times[p].queued = shm::monotonic_ns();
-  s_.parts_.enqueue(j, p);
+  c_.parts.enqueue(j, p);
 }
 
 // Every held lease extended; those the store says are gone (expired and claimed by another node, or
 // their job ended elsewhere) are dropped here with the work on them. The queue's counts come along.
 void SharedQueue::renew_leases() {
   std::vector<Lease> held;
-  for (auto& [id, j] : s_.parts_.jobs())
+  for (auto& [id, j] : c_.parts.jobs())
     for (auto& [p, epoch] : j.leases) held.push_back(Lease{id, p, epoch});
   renewing_ = true;
-  next_renew_ns_ = shm::monotonic_ns() + std::min<uint64_t>(s_.cfg_.store.lease_ms / 3, 2000) * kMs;
+  next_renew_ns_ = shm::monotonic_ns() + std::min<uint64_t>(c_.cfg.store.lease_ms / 3, 2000) * kMs;
   store_->run(
-      [this, held, node = s_.node_id_, lease_ms = s_.cfg_.store.lease_ms](JobStore& s) {
+      [this, held, node = c_.node_id, lease_ms = c_.cfg.store.lease_ms](JobStore& s) {
         auto lost = std::make_shared<std::vector<Lease>>(s.renew(node, held, lease_ms));
         auto counts = s.counts();
         return [this, lost, counts] {
           renewing_ = false;
           counts_ = counts;
           for (const Lease& l : *lost) {
-            ActiveJob* j = s_.parts_.find(l.job);
+            ActiveJob* j = c_.parts.find(l.job);
             if (!j) continue;
             auto it = j->leases.find(l.index);
             if (it == j->leases.end() || it->second != l.epoch) continue;  // reported meanwhile
             lost_++;
-            s_.event(tl::kLeaseLost, l.job, tl::Kv().add(tl::kPartition, l.index).add(tl::kEpoch, l.epoch).str());
+            c_.timeline.event(tl::kLeaseLost, l.job,
+                              tl::Kv().add(tl::kPartition, l.index).add(tl::kEpoch, l.epoch).str());
             spdlog::warn("job {} partition {}: this node's lease is gone (expired and claimed elsewhere, or the job "
                          "ended); its work here stops",
                          l.job, l.index);
             forget_partition(l);
           }
-          s_.schedule();
+          c_.scheduler.schedule();
         };
       },
       [this](const std::string& why) {
@@ -214,9 +213,9 @@ void SharedQueue::report(ActiveJob& j, uint32_t p, const std::string& done_kv) {
   const bool end = sent == PState::Queued || is_final(sent);
   if (end && sent != PState::Done) {
     j.leases.erase(held);
-    s_.parts_.dequeue(j, p);
+    c_.parts.dequeue(j, p);
   }
-  auto work = [this, lease, rec, done_kv, node = s_.node_id_](JobStore& s) {
+  auto work = [this, lease, rec, done_kv, node = c_.node_id](JobStore& s) {
     const ReportOutcome o = s.report(node, lease, rec, wall_ms());
     return [this, lease, sent = rec.state, o, done_kv] { on_reported(lease, sent, o, done_kv); };
   };
@@ -236,60 +235,64 @@ void SharedQueue::on_reported(const Lease& lease, PState sent, const ReportOutco
     const bool end = sent == PState::Queued || is_final(sent);
     if (end) {
       conflicts_++;
-      s_.event(tl::kReportRejected, lease.job,
-            tl::Kv().add(tl::kPartition, lease.index).add(tl::kEpoch, lease.epoch).add(tl::kState, to_string(sent)).str());
+      c_.timeline.event(tl::kReportRejected, lease.job,
+                        tl::Kv()
+                            .add(tl::kPartition, lease.index)
+                            .add(tl::kEpoch, lease.epoch)
+                            .add(tl::kState, to_string(sent))
+                            .str());
       spdlog::warn("job {} partition {}: {} not recorded: this node no longer holds the partition's lease", lease.job,
                    lease.index, to_string(sent));
     }
     forget_partition(lease);
-    s_.schedule();
+    c_.scheduler.schedule();
     return;
   }
   if (sent == PState::Done) {
-    s_.proofs_done_++;
-    s_.event(tl::kProofDone, lease.job, done_kv);
+    c_.parts.count_proof();
+    c_.timeline.event(tl::kProofDone, lease.job, done_kv);
     forget_partition(lease);
   }
   // A result recorded by an earlier try whose answer was lost (o.again) cannot tell whether it ended
   // the job or another node's did: JOB_DONE is left to the node that saw it happen.
   if (is_final(sent) && is_final(o.job) && !o.again) {
-    s_.event(tl::kJobDone, lease.job, tl::Kv().add(tl::kState, to_string(o.job)).str());
+    c_.timeline.event(tl::kJobDone, lease.job, tl::Kv().add(tl::kState, to_string(o.job)).str());
     spdlog::info("job {}: {}", lease.job, to_string(o.job));
   }
-  s_.schedule();
+  c_.scheduler.schedule();
 }
 
 // The partition is not this node's any more: its queued entry goes, a READY slot is freed, and a
 // worker busy on it is told to cancel (its report is then ignored: holds() is false).
 void SharedQueue::forget_partition(const Lease& lease) {
-  ActiveJob* j = s_.parts_.find(lease.job);
+  ActiveJob* j = c_.parts.find(lease.job);
   if (!j) return;
   auto it = j->leases.find(lease.index);
   if (it == j->leases.end() || it->second != lease.epoch) return;
   j->leases.erase(it);
-  s_.parts_.stop(lease.job, lease.index);
+  c_.parts.stop(lease.job, lease.index);
   forget_job_if_idle(lease.job);
 }
 
 void SharedQueue::forget_job_if_idle(uint64_t id) {
-  ActiveJob* j = s_.parts_.find(id);
+  ActiveJob* j = c_.parts.find(id);
   if (j && j->leases.empty()) drop_job(*j);
 }
 
 // The job leaves this node: its work here stops, its local files go. The store keeps the job.
 void SharedQueue::drop_job(ActiveJob& j) {
   const uint64_t id = j.rec.id;
-  s_.parts_.stop(id);
-  s_.remove_job_files(j);
-  s_.parts_.erase(id);
+  c_.parts.stop(id);
+  c_.remove_files(j);
+  c_.parts.erase(id);
 }
 
 // Draining: partitions claimed but not started go back to the queue now, for the other nodes.
 void SharedQueue::drain() {
   std::vector<std::pair<uint64_t, uint32_t>> unstarted;
-  for (const auto& [prio, id, p] : s_.parts_.pending()) unstarted.push_back({id, p});
+  for (const auto& [prio, id, p] : c_.parts.pending()) unstarted.push_back({id, p});
   for (auto [id, p] : unstarted)
-    if (ActiveJob* j = s_.parts_.find(id)) {
+    if (ActiveJob* j = c_.parts.find(id)) {
       j->rec.parts[p].state = PState::Queued;
       report(*j, p, "");
     }
@@ -298,7 +301,7 @@ void SharedQueue::drain() {
 // Stopping: whatever this node still holds goes back to the queue (after the reports before it).
 void SharedQueue::stop() {
   store_->run_durable(
-      [node = s_.node_id_](JobStore& s) -> std::function<void()> {
+      [node = c_.node_id](JobStore& s) -> std::function<void()> {
         if (const size_t n = s.release(node)) spdlog::info("job store: {} partitions of this node queued again", n);
         return nullptr;
       },
@@ -318,7 +321,7 @@ void SharedQueue::done(ActiveJob& j, uint32_t p, const std::string& done_kv) { r
 void SharedQueue::fail(ActiveJob& j, uint32_t p, const std::string&) {
   const uint64_t id = j.rec.id;
   report(j, p, "");
-  if (ActiveJob* still = s_.parts_.find(id)) drop_job(*still);
+  if (ActiveJob* still = c_.parts.find(id)) drop_job(*still);
 }
 
 void SharedQueue::add_circuit(const CircuitRec& rec, std::function<void(bool)> added,
@@ -356,16 +359,15 @@ bool SharedQueue::watch_circuits(std::function<void(std::vector<CircuitRec>)> go
 // The loop ends: long polls' timers closed; results and released leases reach the database before
 // the process ends, if it is there.
 void SharedQueue::close() {
-  for (uv_timer_t* t : polls_) close_handle(t);
-  polls_.clear();
+  polls_.close();
   store_->stop(5000);
 }
 
 nlohmann::json SharedQueue::status() const {
   size_t held = 0;
-  for (const auto& [id, a] : s_.parts_.jobs()) held += a.leases.size();
+  for (const auto& [id, a] : c_.parts.jobs()) held += a.leases.size();
   return {{"backend", "postgresql"},
-          {"node_id", s_.node_id_},
+          {"node_id", c_.node_id},
           {"where", where_},
           {"connected", store_->connected()},
           {"reports_waiting", store_->waiting()},

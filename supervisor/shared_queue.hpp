@@ -8,31 +8,30 @@
 #include <uv.h>
 
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "supervisor/admission.hpp"
 #include "supervisor/intake/job_access.hpp"
 #include "supervisor/intake/submission.hpp"
+#include "supervisor/long_polls.hpp"
 #include "supervisor/queue.hpp"
 #include "supervisor/store/store_thread.hpp"
 
 namespace cuzk::sup {
 
-class Supervisor;
-
-class SharedQueue final : public Queue {
+class SharedQueue final : public QueueService {
  public:
   // Connects and migrates before the loop starts, waiting (and telling systemd so) while the
   // database cannot be reached; then ends the leases an earlier run of this node left.
-  explicit SharedQueue(Supervisor& s);
+  explicit SharedQueue(const QueueContext& c);
 
   std::vector<CircuitRec> stored_circuits() override { return std::move(stored_); }
   void recover() override {}  // nothing is this node's until it claims it
 
-  void submit(const http::Request& req, std::shared_ptr<http::Responder> r) override;
-  void get(uint64_t id, double wait_s, const http::Request& req, std::shared_ptr<http::Responder> r) override;
-  void cancel(uint64_t id, const http::Request& req, std::shared_ptr<http::Responder> r) override;
+  void submit(const Submission& s, Reply r) override;
+  void get(uint64_t id, double wait_s, const Viewer& viewer, Reply r) override;
+  void cancel(uint64_t id, const Viewer& viewer, Reply r) override;
 
   bool holds(const ActiveJob& j, uint32_t p) const override;
   void progress(ActiveJob& j, uint32_t p, bool) override { report(j, p, ""); }  // a claim makes a job Running
@@ -62,6 +61,8 @@ class SharedQueue final : public Queue {
 
  private:
   size_t claim_room() const;
+  // The shared queue's unfinished jobs, as of the last renewal (and this node's submissions since).
+  uint64_t unfinished() const { return counts_.jobs[int(JState::Queued)] + counts_.jobs[int(JState::Running)]; }
   void adopt(Claimed& c);
   void renew_leases();
   // Sends the partition's local state to the store under its lease.
@@ -70,11 +71,10 @@ class SharedQueue final : public Queue {
   void forget_partition(const Lease& lease);
   void forget_job_if_idle(uint64_t id);
   void drop_job(ActiveJob& j);
-  void store_job(const SubmitRequest& sr, const std::string& submitter, std::vector<PreparedInput> inputs,
-                 std::shared_ptr<http::Responder> r);
-  void poll(uint64_t id, uint64_t deadline_ns, std::shared_ptr<http::Responder> r, Viewer viewer);
+  void store_job(const SubmitRequest& sr, const std::string& submitter, std::vector<PreparedInput> inputs, Reply r);
+  void poll(uint64_t id, uint64_t deadline_ns, Reply r, Viewer viewer);
 
-  Supervisor& s_;
+  QueueContext c_;
   std::unique_ptr<StoreThread> store_;
   std::string where_;                  // the server, for logs and status (no password)
   std::vector<CircuitRec> stored_;     // start-up: the store's runtime circuits
@@ -84,7 +84,8 @@ class SharedQueue final : public Queue {
   uint64_t claims_ = 0, taken_over_ = 0, lost_ = 0, conflicts_ = 0;
   uint64_t stays_ = 0;  // jobs taken up here (each stay's uploads in a folder of its own)
   JobStore::Counts counts_;      // the whole queue's, as of the last renewal
-  std::set<uv_timer_t*> polls_;  // long polls waiting for their next look at the store
+  LongPolls polls_;  // long polls waiting for their next look at the store
+  Admission admission_;
 };
 
 }  // namespace cuzk::sup

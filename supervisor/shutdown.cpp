@@ -4,13 +4,12 @@
 // configuration file, and main() then starts the program again with it; a SIGTERM or SIGINT
 // during that drain makes it a plain stop.
 #include <signal.h>
-#include <sys/socket.h>
-#include <uv.h>
-#include <systemd/sd-daemon.h>
-
 #include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+#include <uv.h>
 
 #include "config/config.hpp"
+#include "supervisor/preflight.hpp"
 #include "supervisor/supervisor.hpp"
 #include "timeline/events.hpp"
 
@@ -29,7 +28,7 @@ struct ReloadCheck {
 };
 
 void Supervisor::on_sighup() {
-  if (draining_) {
+  if (phase_.draining) {
     spdlog::warn("SIGHUP: the daemon is stopping; not reloading");
     return;
   }
@@ -63,7 +62,7 @@ void Supervisor::on_sighup() {
 
 void Supervisor::after_reload_check(const ReloadCheck& w) {
   reload_checking_ = false;
-  if (draining_) {  // SIGTERM or SIGINT came meanwhile: they win
+  if (phase_.draining) {  // SIGTERM or SIGINT came meanwhile: they win
     spdlog::info("SIGHUP: the daemon is stopping; the reload is dropped");
     maybe_finish_shutdown();
     return;
@@ -80,7 +79,7 @@ void Supervisor::after_reload_check(const ReloadCheck& w) {
 }
 
 void Supervisor::begin_shutdown(const char* why) {
-  if (draining_ && reload_) {
+  if (phase_.draining && reload_) {
     // SIGTERM or SIGINT while a reload drains: the daemon stops when drained, as for a first
     // SIGTERM, and does not start again.
     reload_ = false;
@@ -88,7 +87,7 @@ void Supervisor::begin_shutdown(const char* why) {
     sd_notify(0, "STOPPING=1\nSTATUS=draining");
     return;
   }
-  if (draining_) {
+  if (phase_.draining) {
     // A second signal: stop now; unfinished work stays queued in the store.
     spdlog::warn("second {}: stopping without draining", why);
     drain_deadline_ns_ = shm::monotonic_ns();
@@ -97,31 +96,28 @@ void Supervisor::begin_shutdown(const char* why) {
   }
   spdlog::info("{}: draining (no new work; in-flight work gets {} ms)", why, cfg_.daemon.shutdown_grace_ms);
   sd_notify(0, "STOPPING=1\nSTATUS=draining");
-  draining_ = true;
-  track_slot_waits();  // no more synthesis: nobody waits for a slot any longer
+  phase_.draining = true;
+  scheduler_.track_slot_waits();  // no more synthesis: nobody waits for a slot any longer
   drain_deadline_ns_ = shm::monotonic_ns() + uint64_t(cfg_.daemon.shutdown_grace_ms) * 1000000ull;
   queue_->drain();
   maybe_finish_shutdown();
 }
 
 void Supervisor::maybe_finish_shutdown() {
-  if (!draining_) return;
-  if (!stopping_) {
+  if (!phase_.draining) return;
+  if (!phase_.stopping) {
     bool busy = false;
     for (auto& d : devices_)
       for (auto& u : d.slots) busy = busy || u.used;
     if (busy && shm::monotonic_ns() < drain_deadline_ns_) return;
-    stopping_ = true;
+    phase_.stopping = true;
     // What did not finish is queued again in the store; the next start (or, with a shared store,
     // any node) proves it.
     queue_->stop();
     for (auto& w : workers_) {
       if (w->timer) uv_timer_stop(w->timer);
       if (w->pid > 0) {
-        shm::Msg m{};
-        m.type = uint16_t(shm::MsgType::Shutdown);
-        m.worker = w->id, m.epoch = w->epoch;
-        ::send(w->fd, &m, sizeof m, MSG_NOSIGNAL);
+        Workers::send(*w, shm::Msg(shm::MsgType::Shutdown));
         signal_worker(*w, SIGTERM);
       } else {
         Workers::set_state(*w, WorkerState::Stopped, "the daemon is stopping");
@@ -131,13 +127,12 @@ void Supervisor::maybe_finish_shutdown() {
   }
   for (auto& w : workers_)
     if (w->pid > 0) return;  // wait for every exit callback
-  if (spool_works_) return;  // and for spooled submissions being decoded (answered 503)
   if (removals_) return;     // and for finished jobs' files being removed
   if (queue_->busy()) return;  // and for the store's answers that remove them and answer clients
   if (reload_checking_) return;  // and for a reload's check, which uses this object when it ends
-  if (circuit_checks_) return;   // and for circuits being checked (answered when done)
-  event(tl::kDaemonStop, 0, "");
-  if (timeline_) timeline_->flush(0, 0);
+  if (circuits_.checking()) return;  // and for circuits being checked (answered when done)
+  timeline_.event(tl::kDaemonStop, 0, "");
+  timeline_.flush(0, 0);
   uv_stop(loop_);
 }
 

@@ -19,6 +19,7 @@
 
 #include "shm/results.hpp"
 #include "supervisor/helpers.hpp"
+#include "supervisor/preflight.hpp"
 #include "timeline/events.hpp"
 
 namespace fs = std::filesystem;
@@ -39,26 +40,11 @@ Supervisor::Supervisor(config::Config cfg, std::string config_path)
     : cfg_(std::move(cfg)), config_path_(std::move(config_path)) {
   const char* wd = std::getenv("CUZK_WORKER_DIR");
   worker_dir_ = wd ? wd : self_dir();
-  loop_ = uv_default_loop();
-  t0_ns_ = shm::monotonic_ns();
 }
 
 // A start that failed after creating its rings (the socket or port taken, ...) leaves no segment
-// in /dev/shm; after a normal run they are gone already.
-Supervisor::~Supervisor() {
-  for (auto& d : devices_)
-    if (d.seg) shm::Segment::remove(ring_prefix_, d.id);
-}
-
-std::optional<uint32_t> Supervisor::circuit_index(const std::string& name) const {
-  for (size_t i = cfg_.circuits.size(); i-- > 0;)
-    if (cfg_.circuits[i].name == name) return uint32_t(i);
-  return std::nullopt;
-}
-
-void Supervisor::event(const std::string& name, uint64_t job, const std::string& kv) {
-  if (timeline_) timeline_->add(shm::monotonic_ns(), name, job, kv);
-}
+// in /dev/shm (SlotRings removes them); after a normal run they are gone already.
+Supervisor::~Supervisor() = default;
 
 // While the state folder is full, once a second: the held changes written and the folder probed;
 // both succeeding, the daemon accepts work again.
@@ -68,7 +54,7 @@ void Supervisor::check_disk_space() {
   if (!queue_->flush_held() || !state_.write_problem().empty()) return;
   // Room for the store's changes; a submission's uploads may still find none, and say so again.
   state_.clear();
-  schedule();
+  scheduler_.schedule();
 }
 
 // Removing a job's copies of its witnesses (hundreds of MB at 2^22) can block for hundreds of ms
@@ -107,16 +93,11 @@ void Supervisor::tick() {
   check_heartbeats();
   check_disk_space();
   queue_->tick();
-  sync_circuits();
-  if (timeline_) timeline_->flush(now, 300000000ull);
-  // A circuit waiting for its key becomes overdue (gpu.key_wait_ms) with time alone.
-  for (const auto& d : devices_)
-    if (std::any_of(d.key_cold_since.begin(), d.key_cold_since.end(), [](uint64_t t) { return t != 0; })) {
-      schedule();
-      break;
-    }
-  if (draining_) maybe_finish_shutdown();
-  if (stopping_) {
+  circuits_.sync();
+  timeline_.flush(now, 300000000ull);
+  scheduler_.tick();  // a circuit waiting for its key becomes overdue (gpu.key_wait_ms) with time alone
+  if (phase_.draining) maybe_finish_shutdown();
+  if (phase_.stopping) {
     // Workers that ignore SIGTERM for 5 s are killed.
     if (now > drain_deadline_ns_ + 5000000000ull)
       for (auto& w : workers_)
@@ -130,36 +111,13 @@ void Supervisor::tick() {
     last_status_ns_ = now;
     size_t busy = 0, failed = 0;
     for (auto& w : workers_) busy += w->state == WorkerState::Busy, failed += w->state == WorkerState::Failed;
-    std::string st = std::string("STATUS=") + (draining_ ? "draining; " : "") + std::to_string(parts_.jobs().size()) +
-                     " jobs active, " + std::to_string(parts_.pending().size()) + " partitions queued, " +
-                     std::to_string(busy) + " workers busy" + (failed ? ", " + std::to_string(failed) + " failed" : "") +
-                     ", " + std::to_string(proofs_done_) + " proofs done";
+    std::string st = std::string("STATUS=") + (phase_.draining ? "draining; " : "") +
+                     std::to_string(parts_.jobs().size()) + " jobs active, " + std::to_string(parts_.pending().size()) +
+                     " partitions queued, " + std::to_string(busy) + " workers busy" +
+                     (failed ? ", " + std::to_string(failed) + " failed" : "") + ", " +
+                     std::to_string(parts_.stats().proofs_done) + " proofs done";
     sd_notify(0, st.c_str());
   }
-}
-
-// Every API connection holds a descriptor: the soft limit is raised towards the hard one (systemd's
-// LimitNOFILE=) as far as limits.max_connections needs, and a hard limit too small for it is a
-// configuration error, rather than "Too many open files" for some later submission.
-void Supervisor::reserve_descriptors(const config::Config& cfg, bool apply) {
-  // The supervisor's own: job store, timeline, listeners, and a control socket and a process
-  // descriptor (pidfd) per worker, with room to spare.
-  const uint64_t own = 64 + 4 * (uint64_t(cfg.synthesis.workers) + cfg.gpu.devices.size());
-  // TCP connections that have not presented the token have a limit of their own.
-  const uint64_t need = own + cfg.limits.max_connections + http::ServerOptions{}.max_unauthenticated;
-  rlimit rl{};
-  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return;
-  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
-    throw config::ConfigError(
-        "limits.max_connections",
-        std::to_string(cfg.limits.max_connections) + " connections and the daemon's own " + std::to_string(own) +
-            " descriptors need " + std::to_string(need) + ", but the descriptor limit (RLIMIT_NOFILE) is " +
-            std::to_string(rl.rlim_max) + "; lower max_connections or raise LimitNOFILE= in the unit");
-  if (!apply) return;
-  rl.rlim_cur = need;
-  if (::setrlimit(RLIMIT_NOFILE, &rl) != 0)
-    throw config::ConfigError("limits.max_connections", "cannot raise the descriptor limit to " + std::to_string(need) +
-                                                            ": " + std::strerror(errno));
 }
 
 int Supervisor::run() {
@@ -170,10 +128,10 @@ int Supervisor::run() {
   reserve_descriptors(cfg_, true);
 
   setup_state();
-  event(tl::kDaemonStart, 0,
-        tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());
-  setup_rings();
-  warn_if_few_slots();
+  timeline_.event(
+      tl::kDaemonStart, 0,
+      tl::Kv().add(tl::kPid, getpid()).add(tl::kInstance, cfg_.daemon.instance).add(tl::kUnixMs, wall_ms()).str());
+  devices_ = rings_.create(ring_);
   queue_->recover();
   create_workers();
   http::ServerOptions so;
@@ -222,7 +180,7 @@ int Supervisor::run() {
                cfg_.daemon.tcp.empty() ? "" : " and " + cfg_.daemon.tcp, cfg_.synthesis.workers,
                cfg_.gpu.devices.size(), cfg_.gpu.backend);
   sd_notify(0, "READY=1\nSTATUS=running");
-  schedule();
+  scheduler_.schedule();
   uv_run(loop_, UV_RUN_DEFAULT);
 
   // Tear down: handles closed, rings and socket removed.
@@ -237,7 +195,7 @@ int Supervisor::run() {
   server_.reset();
   queue_->close();
   uv_run(loop_, UV_RUN_NOWAIT);
-  for (auto& d : devices_) shm::Segment::remove(ring_prefix_, d.id);
+  rings_.remove();
   spdlog::info("stopped");
   return exit_status_;
 }

@@ -23,30 +23,27 @@
 #include "groth16/formats.hpp"
 #include "shm/messages.hpp"
 #include "shm/slot_ring.hpp"
+#include "supervisor/circuits.hpp"
 #include "supervisor/http/http_server.hpp"
 #include "supervisor/instance_lock.hpp"
 #include "supervisor/intake/job_access.hpp"
-#include "supervisor/store/job_store.hpp"
+#include "supervisor/intake/submission.hpp"
 #include "supervisor/partitions.hpp"
 #include "supervisor/queue.hpp"
+#include "supervisor/rings.hpp"
+#include "supervisor/scheduler.hpp"
 #include "supervisor/state_folder.hpp"
+#include "supervisor/store/job_store.hpp"
 #include "supervisor/supervisor_types.hpp"
-#include "supervisor/intake/submission.hpp"
 #include "supervisor/timeline.hpp"
 #include "supervisor/workers.hpp"
 #include "witness/manifest.hpp"
 
 namespace cuzk::sup {
 
-struct CircuitCheck;
 struct ReloadCheck;
 
 class Supervisor {
-  // The queues reach the job table, the workers' scheduling and the API's answers through the
-  // supervisor: they are its two halves for one node and for many.
-  friend class LocalQueue;
-  friend class SharedQueue;
-
  public:
   Supervisor(config::Config cfg, std::string config_path);
   ~Supervisor();
@@ -57,43 +54,11 @@ class Supervisor {
   // as for SIGTERM (unfinished partitions stay queued in the store), and the caller starts the
   // program again in this process (same pid for systemd) so that it runs with the new file.
   bool reload_requested() const { return reload_; }
-  // Each circuit's zkey header, read completely enough to know the file is whole (its section
-  // table fits the file), and its r1cs's header where one is configured; throws ConfigError naming
-  // circuits[i].zkey or circuits[i].r1cs. `--check-config` runs it too.
-  static std::vector<ZKeyHeader> read_keys(const config::Config& cfg);
-  // "" when c has no r1cs, or one whose header is readable and matches its key (curve, nWires =
-  // nVars, public signals); else why not, naming the file. A synthesis worker could not use it.
-  static std::string r1cs_problem(const config::CircuitConfig& c, const ZKeyHeader& key);
-  // Everything start-up would refuse with exit 78, checked without starting and without changing
-  // anything a running daemon uses (preflight.cpp): the CPU lists, the keys' headers, the witness
-  // generators against their keys (built into the state folder's cache if need be), the slot rings
-  // against limits.memory_budget and /dev/shm, the descriptor limit, and that the state folder
-  // and the socket's folder can be written. Throws config::ConfigError naming the key. A SIGHUP
-  // reload runs it whole, in the daemon (in_daemon). `--check-config`, run by an operator in
-  // another process, leaves out what depends on the daemon's user and limits (the folders, the
-  // descriptor limit) and checks only the generators that are artefacts already (compiling circom's
-  // sources into the state folder is left to the daemon's own user).
-  static void preflight(const config::Config& cfg, bool in_daemon);
 
  private:
   // start-up (startup.cpp)
   void setup_state();
   void open_store();
-  // Raises RLIMIT_NOFILE to what cfg needs (apply), or only checks that it can be (preflight).
-  static void reserve_descriptors(const config::Config& cfg, bool apply);
-  struct RingSize {
-    uint64_t max_vars = 1, max_domain = 1, per_ring = 0;
-  };
-  // The slot ring each device gets, checked against limits.memory_budget.
-  static RingSize ring_size(const config::Config& cfg, const std::vector<ZKeyHeader>& dims);
-  void setup_rings();
-  std::unique_ptr<shm::Segment> create_ring(int device, uint64_t max_vars, uint64_t max_domain, bool abc);
-  // The rings an earlier run left (their names in <state_dir>/rings): removed where they are this
-  // user's. Then a new name, recorded there before any ring of that name exists.
-  void remove_stale_rings();
-  void record_ring_prefix();
-  void warn_if_few_slots() const;
-  void remove_orphan_uploads();
   void create_workers();
   // worker processes (worker_lifecycle.cpp)
   void spawn(Worker& w);
@@ -105,42 +70,10 @@ class Supervisor {
   void signal_worker(Worker& w, int sig);
   void restart_later(Worker& w);
   void check_heartbeats();
-  // crash repair (crash_repair.cpp)
-  void repair_task(const Worker& w, const Task& t);
-  void resynthesize_device_slots(Device& d);
-  // scheduling (dispatch.cpp)
-  void schedule();
-  bool dispatch_synth();
-  void dispatch_proofs(Device& d);
-  void note_key(Worker& w, const shm::Msg& m);  // a GPU worker's KEY_LOAD or KEY_EVICT
-  void key_order(Device& d);                    // d.key_warm and d.key_overdue, from now
-  void track_slot_waits();
-  void end_slot_wait(Worker& w, uint64_t job, const std::string& kv);
   // api (api.cpp)
   void handle(const http::Request& req, std::shared_ptr<http::Responder> r);
-  nlohmann::ordered_json job_json(const JobRec& j, const ActiveJob* active) const;
   nlohmann::json status_json();
   std::string metrics_text();
-  // circuits added and removed at run time (circuits.cpp)
-  void restore_circuits(const std::vector<CircuitRec>& stored);
-  void serve_circuit(config::CircuitConfig cc, const ZKeyHeader& key, std::optional<witness::Manifest> gen,
-                     int64_t added_ms);
-  void withdraw_last(const std::string& why);
-  bool publish_circuit(CircuitCheck& c);
-  void claimable();  // the queue hears which circuits this node serves
-  uint64_t key_budget() const;
-  void handle_circuits(const http::Request& req, std::shared_ptr<http::Responder> r);
-  void add_circuit(const http::Request& req, std::shared_ptr<http::Responder> r);
-  void prime_check(CircuitCheck& c) const;
-  void check_circuit(CircuitCheck* c, void (Supervisor::*after)(CircuitCheck&));
-  void after_circuit_check(CircuitCheck& c);
-  void remove_circuit(const std::string& name, std::shared_ptr<http::Responder> r);
-  void sync_circuits();
-  void after_stored_check(CircuitCheck& c);
-  nlohmann::json circuit_entry(uint32_t i, bool paths) const;
-  nlohmann::json circuits_json(bool paths) const;
-  // The newest circuit of that name, removed or not (a removed circuit's jobs still finish).
-  std::optional<uint32_t> circuit_index(const std::string& name) const;
   // draining and stopping (shutdown.cpp)
   void begin_shutdown(const char* why);
   void maybe_finish_shutdown();
@@ -148,7 +81,6 @@ class Supervisor {
   void tick();
   void check_disk_space();  // the tick: writes held changes once the state folder takes them
   void remove_job_files(const ActiveJob& j);  // its results and uploads, on the thread pool
-  void event(const std::string& name, uint64_t job, const std::string& kv);
   Device* device(int id) { return find_device(devices_, id); }
 
   InstanceLock lock_;  // first member: released last, after the rings are removed
@@ -157,33 +89,21 @@ class Supervisor {
   StateFolder state_{cfg_.daemon.state_dir};  // whether daemon.state_dir takes writes
 
   std::string worker_dir_;
-  uv_loop_t* loop_ = nullptr;
-  uint64_t t0_ns_ = 0;
+  uv_loop_t* loop_ = uv_default_loop();
+  uint64_t t0_ns_ = shm::monotonic_ns();
+  Timeline timeline_{t0_ns_};           // opened at start when timeline.enabled
   std::string node_id_;                 // store.node_id, or <hostname>/<instance>
-  std::unique_ptr<Queue> queue_;         // LocalQueue (SQLite) or SharedQueue (PostgreSQL)
-  std::unique_ptr<Timeline> timeline_;
+  std::unique_ptr<QueueService> queue_;        // LocalQueue (SQLite) or SharedQueue (PostgreSQL)
   std::unique_ptr<http::Server> server_;
   Workers workers_;
   std::vector<Device> devices_;
-  Partitions parts_{devices_, state_};  // the jobs here, their queued partitions, the slots their work is in
-  std::vector<ZKeyHeader> dims_;  // per circuit: nVars, nPublic, domain size
-  RingSize ring_;                 // the slot rings' size, from the configured circuits
-  std::string ring_prefix_;       // the rings' names less ".dev<N>" (shm::ring_prefix), new at each start
-  struct Unserved {
-    std::string why;
-    uint64_t at_ns = 0;  // when it was last checked
-  };
-  std::map<std::string, Unserved> unserved_;  // runtime circuits of the store this node cannot serve
-  // Removed runtime circuits the store keeps for their unfinished jobs that this start could not
-  // serve again (files gone, a configured circuit took the name): why, for their jobs' failure.
-  std::map<std::string, std::string> removed_unserved_;
-  std::set<std::string> checking_;               // runtime circuits being checked on the thread pool
-  std::map<std::string, int64_t> runtime_added_ms_;  // runtime circuits served: when the store got each
-  size_t circuit_checks_ = 0;
-  bool syncing_circuits_ = false;
-  uint64_t next_circuit_sync_ns_ = 0;
-  std::vector<std::optional<witness::Manifest>> generators_;  // per circuit: its witness generator, if any
-  std::unique_ptr<SubmitValidator> validator_;
+  Partitions parts_{devices_, state_, timeline_};  // the jobs here, their queued partitions, the slots their work is in
+  Phase phase_;
+  Circuits circuits_{cfg_, loop_, timeline_, parts_, phase_, std::bind_front(&Supervisor::maybe_finish_shutdown, this)};
+  Scheduler scheduler_{
+      cfg_, circuits_, devices_, workers_, parts_, state_, phase_, timeline_, [this] { maybe_finish_shutdown(); }};
+  SlotRings rings_{cfg_};
+  RingSize ring_;  // the slot rings' size, from the configured circuits
   uv_signal_t sigterm_{}, sigint_{}, sighup_{};
   bool reload_ = false;
   bool reload_checking_ = false;  // a SIGHUP's preflight is running on the thread pool
@@ -191,13 +111,9 @@ class Supervisor {
   void after_reload_check(const ReloadCheck& w);
   uv_timer_t tick_timer_{};
   uint64_t last_tick_ns_ = 0;  // monotonic: when tick() last ran
-  bool draining_ = false, stopping_ = false;
   uint64_t drain_deadline_ns_ = 0;
   int exit_status_ = exit_status::kOk;
-  size_t removals_ = 0;     // remove_job_files on the thread pool
-  size_t spool_works_ = 0;  // submissions on the thread pool: spooled bodies decoded, clients' files copied
-  // metrics
-  uint64_t proofs_done_ = 0;  // the partitions' own figures are parts_.stats()
+  size_t removals_ = 0;  // remove_job_files on the thread pool
   bool watchdog_ = false;
   uint64_t watchdog_usec_ = 0, last_watchdog_ns_ = 0, last_status_ns_ = 0;
 };

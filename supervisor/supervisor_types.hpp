@@ -11,12 +11,17 @@
 #include <vector>
 
 #include "shm/slot_ring.hpp"
-#include "supervisor/http/http_server.hpp"
 #include "supervisor/store/job_store.hpp"
 
 namespace cuzk::sup {
 
 struct Worker;
+
+// Where the daemon is in its life, for the parts that refuse or stop new work.
+struct Phase {
+  bool draining = false;  // SIGTERM, SIGINT or a reload's drain: no new work is taken
+  bool stopping = false;  // drained, or out of time: the workers are told to exit
+};
 
 struct SlotUse {
   bool used = false;
@@ -40,7 +45,7 @@ struct Device {
   Worker* gpu = nullptr;
   std::vector<DeviceKey> keys;  // by circuit; none resident while its GPU worker is not running
   bool key_resident(uint32_t circuit) const { return circuit < keys.size() && keys[circuit].resident; }
-  // By circuit, for scheduling (Supervisor::key_order): whether its key is warm on the device
+  // By circuit, for scheduling (Scheduler::key_order): whether its key is warm on the device
   // (resident, needed by a proof the GPU worker holds, or overdue: waited gpu.key_wait_ms for it).
   std::vector<bool> key_warm, key_overdue;
   std::vector<uint64_t> key_cold_since;  // ns: since when the circuit has had work here without its key
@@ -65,11 +70,6 @@ struct ActiveJob {
   uint32_t circuit = 0;
   std::vector<PartTimes> times;
   std::string upload_dir;  // uploaded witnesses and inline inputs, removed when the job is final
-  struct Waiter {
-    std::shared_ptr<http::Responder> r;
-    uv_timer_t* timer;
-  };
-  std::vector<Waiter> waiters;
   // A shared queue: the partitions this node holds, each with its lease's epoch. Only these are the
   // node's; the other entries of rec.parts stand for partitions it does not hold (Cancelled).
   std::map<uint32_t, uint64_t> leases;

@@ -3,13 +3,20 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "shm/messages.hpp"
+
 namespace cuzk::sup {
 
-Timeline::Timeline(const std::string& path, uint64_t t0_ns, bool echo_stderr) : t0_(t0_ns), echo_(echo_stderr) {
+void Timeline::open(const std::string& path, bool echo_stderr) {
+  echo_ = echo_stderr;
   if (path.empty()) return;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   f_ = std::fopen(path.c_str(), "a");
   if (!f_) throw std::runtime_error("timeline " + path + ": cannot open for appending");
+}
+
+void Timeline::event(const std::string& name, uint64_t job, const std::string& kv) {
+  if (f_ || echo_) add(shm::monotonic_ns(), name, job, kv);
 }
 
 Timeline::~Timeline() {
@@ -33,6 +40,7 @@ std::string Timeline::format(uint64_t t0_ns, uint64_t t_ns, const std::string& e
 }
 
 void Timeline::add(uint64_t t_ns, const std::string& event, uint64_t job, const std::string& kv) {
+  if (!f_ && !echo_) return;  // written nowhere: not even formatted
   // An event stamped before the last written one (a very late message) is written with its own
   // stamp right away rather than dropped; readers sort by the ms column anyway.
   q_.push(Ev{t_ns, seq_++, format(t0_, t_ns, event, job, kv)});

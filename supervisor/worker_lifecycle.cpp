@@ -44,9 +44,19 @@ void Supervisor::spawn(Worker& w) {
   w.epoch++;
   const std::string exe =
       worker_dir_ + (w.kind == WorkerKind::Synth ? "/cuzk-synth-worker" : "/cuzk-gpu-worker");
-  std::vector<std::string> args = {exe,         "--config", config_path_, "--index", std::to_string(w.index),
-                                   "--worker-id", std::to_string(w.id), "--epoch", std::to_string(w.epoch),
-                                   "--fd",        "3",          "--ring", ring_prefix_};
+  std::vector<std::string> args = {exe,
+                                   "--config",
+                                   config_path_,
+                                   "--index",
+                                   std::to_string(w.index),
+                                   "--worker-id",
+                                   std::to_string(w.id),
+                                   "--epoch",
+                                   std::to_string(w.epoch),
+                                   "--fd",
+                                   "3",
+                                   "--ring",
+                                   rings_.prefix()};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -84,10 +94,10 @@ void Supervisor::spawn(Worker& w) {
   // Not collected yet (that happens only in libuv's exit callback, on this thread): the descriptor
   // is of this process, and signals sent through it never reach another process that reuses the pid.
   w.pidfd = open_pidfd(w.pid);
-  w.fd = fds[0];
-  fcntl(w.fd, F_SETFL, fcntl(w.fd, F_GETFL) | O_NONBLOCK);
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  w.channel = std::make_unique<shm::Channel>(fds[0], true);
   w.poll = new uv_poll_t{};
-  uv_poll_init(loop_, w.poll, w.fd);
+  uv_poll_init(loop_, w.poll, fds[0]);
   w.poll->data = &w;
   uv_poll_start(w.poll, UV_READABLE, [](uv_poll_t* h, int status, int) {
     auto* self = static_cast<Supervisor*>(h->loop->data);
@@ -95,100 +105,79 @@ void Supervisor::spawn(Worker& w) {
   });
   Workers::set_state(w, WorkerState::Starting, "spawned");
   w.last_heard_ns = w.started_ns = shm::monotonic_ns();
-  event(tl::kWorkerStart, 0, worker_kv(w).add(tl::kPid, w.pid).add(tl::kEpoch, w.epoch).str());
+  timeline_.event(tl::kWorkerStart, 0, worker_kv(w).add(tl::kPid, w.pid).add(tl::kEpoch, w.epoch).str());
   spdlog::info("{}: started pid {} epoch {}", w.name, w.pid, w.epoch);
 }
 
 void Supervisor::on_readable(Worker& w) {
-  alignas(8) char buf[sizeof(shm::Msg) + 16];
-  for (;;) {
-    ssize_t n = ::recv(w.fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (n <= 0) {  // EOF: the worker is gone; its exit callback does the repair
-      if (w.poll) uv_poll_stop(w.poll);
-      return;
-    }
-    shm::Msg m;
-    if (!shm::decode_msg(buf, size_t(n), m)) {
-      spdlog::warn("{}: dropped a malformed control message ({} bytes)", w.name, n);
-      continue;
-    }
-    if (m.worker != w.id || m.epoch != w.epoch) {
-      spdlog::warn("{}: dropped a message of epoch {} (current {})", w.name, m.epoch, w.epoch);
-      continue;
-    }
-    w.last_heard_ns = shm::monotonic_ns();
-    on_message(w, m);
-  }
+  // At EOF the worker is gone: its exit callback reads nothing more and repairs what it held.
+  if (!Workers::read(w, [&](const shm::Msg& m) { on_message(w, m); }) && w.poll) uv_poll_stop(w.poll);
 }
 
 void Supervisor::on_message(Worker& w, const shm::Msg& m) {
-  switch (shm::MsgType(m.type)) {
+  switch (m.kind()) {
     case shm::MsgType::Hello:
-      w.hello = m.text;
+      w.hello = m.body.hello;
+      if (w.kind == WorkerKind::Gpu) circuits_.note_key_budget(w.device, w.hello.key_budget);
       if (w.state == WorkerState::Starting) {
         Workers::set_state(w, w.tasks.empty() ? WorkerState::Idle : WorkerState::Busy, "its Hello");
         // From spawn to here a GPU worker was loading its keys (and building its tables).
-        event(tl::kWorkerReady, 0,
-              worker_kv(w)
-                  .add(tl::kPid, w.pid)
-                  .add(tl::kEpoch, w.epoch)
-                  .ms(tl::kStartupMs, double(shm::monotonic_ns() - w.started_ns) / 1e6)
-                  .str());
+        timeline_.event(tl::kWorkerReady, 0,
+                        worker_kv(w)
+                            .add(tl::kPid, w.pid)
+                            .add(tl::kEpoch, w.epoch)
+                            .ms(tl::kStartupMs, double(shm::monotonic_ns() - w.started_ns) / 1e6)
+                            .str());
       }
-      spdlog::info("{}: ready ({})", w.name, m.text);
-      schedule();
+      spdlog::info("{}: ready ({})", w.name, hello_text(w));
+      scheduler_.schedule();
       break;
     case shm::MsgType::Heartbeat: break;
     case shm::MsgType::Event:
-      if (timeline_) timeline_->add(m.t_ns, m.name, m.job, m.text);
-      if (w.kind == WorkerKind::Gpu && (!std::strcmp(m.name, tl::kKeyLoad) || !std::strcmp(m.name, tl::kKeyEvict)))
-        note_key(w, m);
+      timeline_.add(m.t_ns, m.body.event.name, m.body.event.job, m.body.event.kv);
       break;
-    case shm::MsgType::SynthDone:
-      if (const std::optional<Task> t = Workers::end_task(w, m.job, m.partition, "synthesis reported")) {
-        parts_.synthesized(w, *t, m);
-        schedule();
+    case shm::MsgType::Key:
+      if (w.kind == WorkerKind::Gpu) scheduler_.note_key(w.device, m.body.key);
+      break;
+    case shm::MsgType::SynthDone: {
+      const shm::SynthDone& r = m.body.synth_done;
+      if (const std::optional<Task> t = Workers::end_task(w, r.work.job, r.work.partition, "synthesis reported")) {
+        parts_.synthesized(w, *t, r);
+        scheduler_.schedule();
       }
       break;
-    case shm::MsgType::ProveDone:
-      if (const std::optional<Task> t = Workers::end_task(w, m.job, m.partition, "proof reported")) {
-        parts_.proved(w, *t, m, [this](Device& d) {
-          key_order(d);
-          dispatch_proofs(d);
-        });
-        schedule();
+    }
+    case shm::MsgType::ProveDone: {
+      const shm::ProveDone& r = m.body.prove_done;
+      if (const std::optional<Task> t = Workers::end_task(w, r.work.job, r.work.partition, "proof reported")) {
+        parts_.proved(w, *t, r);
+        scheduler_.schedule();
       }
       break;
+    }
     default: spdlog::warn("{}: unexpected message {}", w.name, shm::to_string(shm::MsgType(m.type)));
   }
 }
 
 void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
-  end_slot_wait(w, 0, "");
+  if (w.slot_wait_ns) scheduler_.end_slot_wait(w, 0, "");  // a synthesis worker that waited for a slot
+  close_handle(w.proc);
+  w.proc = nullptr;
+  // Its reports and events sent before the exit are read first: only what it still held then is
+  // crash repair's.
+  const std::vector<Task> held = Workers::exited(w, [&](const shm::Msg& m) { on_message(w, m); });
   // The task it held, if any, so that the timeline shows which partition the exit interrupted (a
   // GPU worker's oldest, the one on its device, and how many it held).
   tl::Kv kv;
   kv.add(tl::kWorker, w.name).add(tl::kPid, w.pid).add(tl::kStatus, status).add(tl::kSignal, sig);
-  const Task* t = w.tasks.empty() ? nullptr : &w.tasks.front();
+  const Task* t = held.empty() ? nullptr : &held.front();
   if (t) kv.add(tl::kPartition, t->partition).add(tl::kSlot, t->slot).add(tl::kDevice, t->device);
   kv.add(tl::kKind, kind_name(w));
   if (!t && w.kind == WorkerKind::Gpu) kv.add(tl::kDevice, w.device);
-  if (w.tasks.size() > 1) kv.add(tl::kTasks, w.tasks.size());
-  event(tl::kWorkerExit, t ? t->job : 0, kv.str());
-  spdlog::log(stopping_ ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
+  if (held.size() > 1) kv.add(tl::kTasks, held.size());
+  timeline_.event(tl::kWorkerExit, t ? t->job : 0, kv.str());
+  spdlog::log(phase_.stopping ? spdlog::level::info : spdlog::level::warn, "{}: pid {} exited (status {}, signal {})",
               w.name, w.pid, status, sig);
-  close_handle(w.proc);
-  w.proc = nullptr;
-  Workers::set_state(w, WorkerState::Exited, "its process exited");  // never dispatched to until respawned
-  if (w.poll) {
-    uv_poll_stop(w.poll);
-    close_handle(w.poll);
-    w.poll = nullptr;
-  }
-  if (w.fd >= 0) ::close(w.fd);
-  w.fd = -1;
   if (w.pidfd >= 0) ::close(w.pidfd);
   w.pidfd = -1;
   w.pid = 0;
@@ -197,8 +186,8 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
     if (Device* d = device(w.device))
       for (DeviceKey& k : d->keys) k.resident = false;
   // What the dead worker held goes back where it can be redone (crash_repair.cpp).
-  for (const Task& held : std::exchange(w.tasks, {})) repair_task(w, held);
-  if (stopping_) {
+  for (const Task& h : held) parts_.repair(w, h);
+  if (phase_.stopping) {
     Workers::set_state(w, WorkerState::Stopped, "the daemon is stopping");
     maybe_finish_shutdown();
     return;
@@ -211,9 +200,9 @@ void Supervisor::on_exit(Worker& w, int64_t status, int sig) {
     restart_later(w);
   }
   if (w.kind == WorkerKind::Gpu && w.state == WorkerState::Failed) {
-    if (Device* d = device(w.device)) resynthesize_device_slots(*d);
+    if (Device* d = device(w.device)) parts_.resynthesize_device(*d);
   }
-  schedule();
+  scheduler_.schedule();
 }
 
 // Exponential backoff from restart_backoff_initial_ms, doubling per recent restart, capped at
@@ -227,7 +216,7 @@ void Supervisor::restart_later(Worker& w) {
     w.failure = std::to_string(w.recent_restarts.size()) + " restarts within " +
                 std::to_string(cfg_.limits.restart_period_s) + " s";
     spdlog::error("{}: marked failed ({})", w.name, w.failure);
-    event(tl::kWorkerFailed, 0, tl::Kv().add(tl::kWorker, w.name).add(tl::kRestarts, w.restarts).str());
+    timeline_.event(tl::kWorkerFailed, 0, tl::Kv().add(tl::kWorker, w.name).add(tl::kRestarts, w.restarts).str());
     return;
   }
   uint64_t delay = cfg_.limits.restart_backoff_initial_ms;
@@ -247,7 +236,7 @@ void Supervisor::restart_later(Worker& w) {
       [](uv_timer_t* t) {
         auto* self = static_cast<Supervisor*>(t->loop->data);
         Worker& w = *static_cast<Worker*>(t->data);
-        if (!self->stopping_ && w.state == WorkerState::Backoff) self->spawn(w);
+        if (!self->phase_.stopping && w.state == WorkerState::Backoff) self->spawn(w);
       },
       delay, 0);
 }
@@ -259,10 +248,10 @@ void Supervisor::check_heartbeats() {
     if (w->pid > 0 && now - w->last_heard_ns > limit) {
       // Read what the worker already sent before judging it: after a stall of this loop (a stopped
       // or starved supervisor) its heartbeats are queued on the socket, not missing.
-      if (w->fd >= 0) on_readable(*w);
+      if (w->channel) on_readable(*w);
       if (shm::monotonic_ns() - w->last_heard_ns <= limit) continue;
       spdlog::error("{}: no heartbeat for {} ms, killing pid {}", w->name, (now - w->last_heard_ns) / 1000000, w->pid);
-      event(tl::kHeartbeatMissed, 0, tl::Kv().add(tl::kWorker, w->name).add(tl::kPid, w->pid).str());
+      timeline_.event(tl::kHeartbeatMissed, 0, tl::Kv().add(tl::kWorker, w->name).add(tl::kPid, w->pid).str());
       signal_worker(*w, SIGKILL);
       w->last_heard_ns = now;  // one kill per timeout; the exit callback repairs
     }

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 #include <spdlog/spdlog.h>
+
+#include "supervisor/helpers.hpp"
 
 namespace cuzk::sup {
 
@@ -106,6 +109,30 @@ std::optional<Task> Workers::end_task(Worker& w, uint64_t job, uint32_t partitio
   w.tasks.erase(it);
   if (w.tasks.empty() && w.state == WorkerState::Busy) set_state(w, WorkerState::Idle, why);
   return t;
+}
+
+std::string hello_text(const Worker& w) {
+  const shm::Hello& h = w.hello;
+  if (!h.threads) return "";
+  std::string s;
+  if (w.kind == WorkerKind::Gpu) s = std::string("backend=") + h.backend + ",device=" + std::to_string(h.device) + ",";
+  s += std::string("cpus=") + h.cpus + ",threads=" + std::to_string(h.threads);
+  if (w.kind == WorkerKind::Gpu) s += ",key_budget=" + std::to_string(h.key_budget);
+  return s;
+}
+
+void Workers::dropped(const Worker& w, const std::string& what) { spdlog::warn("{}: dropped {}", w.name, what); }
+
+std::vector<Task> Workers::exited(Worker& w, const Got& got) {
+  set_state(w, WorkerState::Exited, "its process exited");
+  if (w.poll) {
+    uv_poll_stop(w.poll);
+    close_handle(w.poll);
+    w.poll = nullptr;
+  }
+  read(w, got);
+  w.channel.reset();
+  return std::exchange(w.tasks, {});
 }
 
 }  // namespace cuzk::sup

@@ -10,12 +10,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
+#include "shm/messages.hpp"
 
 namespace cuzk::sup {
 
@@ -74,13 +76,17 @@ struct Worker {
   uv_process_t* proc = nullptr;
   uv_poll_t* poll = nullptr;
   uv_timer_t* timer = nullptr;  // restart backoff
-  int fd = -1;
+  std::unique_ptr<shm::Channel> channel;  // its control socket while its process runs
   uint64_t last_heard_ns = 0;
   uint64_t started_ns = 0;    // its last spawn (WORKER_START), for WORKER_READY's startup_ms
   uint64_t slot_wait_ns = 0;  // synthesis workers: idle with partitions queued and no free slot since then
   std::vector<Task> tasks;    // in flight, oldest first: at most one (synthesis), proofs_in_flight (GPU)
-  std::string hello;  // what the worker said about itself (cpus, threads, backend)
+  shm::Hello hello{};  // what it said about itself when ready: CPUs, threads; a GPU worker's backend and key budget
 };
+
+// What a worker said of itself in its Hello, for GET /v1/status: "cpus=0-3,threads=4", and a GPU
+// worker's backend, device and key budget; "" before it said it.
+std::string hello_text(const Worker& w);
 
 class Workers {
  public:
@@ -105,7 +111,44 @@ class Workers {
   // nullopt for a stale report, one of a task w no longer holds.
   static std::optional<Task> end_task(Worker& w, uint64_t job, uint32_t partition, const char* why);
 
+  // Sends m to w's process, addressed to its id and epoch: the one way the supervisor sends. False
+  // when w has no process or its socket takes nothing now (its exit then repairs what it was sent).
+  static bool send(Worker& w, shm::Msg m) {
+    if (!w.channel) return false;
+    m.worker = w.id, m.epoch = w.epoch, m.t_ns = shm::monotonic_ns();
+    return w.channel->send(m);
+  }
+  using Got = std::function<void(const shm::Msg&)>;
+  // Reads what w's process has sent so far and hands each message of its current epoch to got, in
+  // order (a malformed one or one of an older epoch is dropped and logged); false once the process
+  // has closed its end of the channel.
+  template <class F>
+  static bool read(Worker& w, F&& got) {
+    shm::Msg m;
+    while (w.channel) {
+      switch (w.channel->try_recv(m)) {
+        case shm::Channel::Read::Empty: return true;
+        case shm::Channel::Read::Closed: return false;  // the process is gone (its exit callback repairs)
+        case shm::Channel::Read::Dropped: dropped(w, "a malformed control message"); continue;
+        case shm::Channel::Read::Got: break;
+      }
+      if (m.worker != w.id || m.epoch != w.epoch) {
+        dropped(w, "a message of epoch " + std::to_string(m.epoch) + " (current " + std::to_string(w.epoch) + ")");
+        continue;
+      }
+      w.last_heard_ns = shm::monotonic_ns();
+      got(m);
+    }
+    return false;
+  }
+  // w's process ended: w is Exited (no dispatch reaches it until it is spawned again), what it sent
+  // before its end is handed to got as if it had come in time (a report made just before an exit
+  // is a report, not a crash), and its channel is closed. Returns the tasks it still held: those
+  // are crash repair's.
+  static std::vector<Task> exited(Worker& w, const Got& got);
+
  private:
+  static void dropped(const Worker& w, const std::string& what);  // logged
   List list_;
 };
 

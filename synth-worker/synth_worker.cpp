@@ -45,13 +45,14 @@ struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A witness computed from inputs into a slot: the engine's result, the SynthDone flags that say
-// which engine ran, and why the native generator ran when the circuit has a program.
+// A witness computed from inputs into a slot: the engine's result, which engine ran, and why the
+// native generator ran when the circuit has a program.
 struct WitnessRun {
   witness::GenResult result;
-  uint32_t flags = 0;  // one of kMsgWitnessProgram, kMsgWitnessFallback, kMsgWitnessNative; kMsgWitnessTraced
+  WitnessEngine engine = WitnessEngine::None;
+  bool traced = false;  // with Fallback: the input is being traced as a further path
   std::string note;
-  uint32_t program = 0;  // with kMsgWitnessProgram: which path's program
+  uint32_t program = 0;  // with Program: which path's program
 };
 
 // Which version of a file a circuit was loaded from: a file written again, or replaced by a
@@ -123,11 +124,10 @@ struct CircuitOn : Circuit {
                              const std::function<bool()>& cancelled) override {
     using Path = typename witness::WitnessEngine<Fr>::Path;
     auto o = engine->compute(inputs, seg.w<Fr>(slot), dest, offset, timeout_ms, cancelled);
-    WitnessRun r{std::move(o.result), 0, std::move(o.note), o.program};
-    r.flags = o.path == Path::Program    ? kMsgWitnessProgram
-              : o.path == Path::Fallback ? kMsgWitnessFallback
-                                         : kMsgWitnessNative;
-    if (o.traced) r.flags |= kMsgWitnessTraced;
+    WitnessRun r{std::move(o.result), WitnessEngine::None, o.traced, std::move(o.note), o.program};
+    r.engine = o.path == Path::Program    ? WitnessEngine::Program
+               : o.path == Path::Fallback ? WitnessEngine::Fallback
+                                          : WitnessEngine::Native;
     // The native generator writes normal-form values; the prover works in Montgomery form.
     if (r.result.kind == witness::GenResult::Ok && o.path != Path::Program)
       if (size_t bad = to_montgomery(seg, slot); bad != SIZE_MAX)
@@ -223,10 +223,9 @@ class SynthWorker {
   int run() {
     for (int d : cfg_.gpu.devices) segments_[d] = Segment::open(args_.ring, d);
     link_.start_heartbeat();
-    Msg hello = link_.make(MsgType::Hello);
-    hello.set_text("cpus=" + current_affinity() + ",threads=" + std::to_string(thread_count()));
+    const Msg hello = Msg::hello(0, uint32_t(thread_count()), 0, "", current_affinity());
     return worker::serve(link_, hello, MsgType::Synthesize, [this](const Msg& m) {
-      handle(m);
+      handle(m.body.synthesize);
       return true;
     });
   }
@@ -272,8 +271,7 @@ class SynthWorker {
   }
 
   // Computes the witness of the inputs at `path` with the circuit's engine, straight into the slot.
-  WitnessRun witness_from_inputs(Circuit& c, const std::string& path, Segment& seg, uint32_t slot,
-                                 const SlotHeader& h) {
+  WitnessRun witness_from_inputs(Circuit& c, const std::string& path, Segment& seg, uint32_t slot) {
     if (!c.manifest()) throw BadInput("circuit " + c.name + " has no witness_generator: its jobs must bring .wtns files");
     std::vector<witness::Value> inputs;
     try {
@@ -285,10 +283,10 @@ class SynthWorker {
     const uint64_t offset = uint64_t(w - static_cast<char*>(seg.base()));
     WitnessRun run = c.compute_witness(inputs, seg, slot, "/dev/shm/" + seg.name(), offset,
                                        cfg_.synthesis.witness_timeout_s * 1000u,
-                                       [&] { return h.cancel.load(std::memory_order_acquire) != 0; });
+                                       [&] { return seg.cancelled(slot); });
     if (!run.note.empty())
       std::fprintf(stderr, "cuzk-synth-worker: circuit %s: %s: %s\n", c.name.c_str(),
-                   run.flags & kMsgWitnessFallback ? "this input runs on the native generator"
+                   run.engine == WitnessEngine::Fallback ? "this input runs on the native generator"
                                                    : "the native witness generator runs its inputs",
                    run.note.c_str());
     const witness::GenResult& r = run.result;
@@ -307,40 +305,37 @@ class SynthWorker {
     return run;
   }
 
-  void check_cancel(const SlotHeader& h) {
-    if (h.cancel.load(std::memory_order_acquire)) throw Cancelled{};
+  static void check_cancel(const Segment& seg, uint32_t slot) {
+    if (seg.cancelled(slot)) throw Cancelled{};
   }
 
-  void handle(const Msg& req) {
+  void handle(const Synthesize& msg) {
     const uint64_t t0 = monotonic_ns();
-    Msg done = link_.make(MsgType::SynthDone);
-    done.job = req.job;
-    done.partition = req.partition;
-    done.slot = req.slot;
-    done.device = req.device;
-    done.circuit = req.circuit;
+    const SlotWork& req = msg.work;
+    int32_t status = kOk;
+    std::string error;
     const std::string kv_base = tl::Kv()
                                     .add(tl::kPartition, req.partition)
                                     .add(tl::kWorker, "synth" + std::to_string(args_.index))
                                     .add(tl::kSlot, req.slot)
                                     .add(tl::kDevice, req.device)
                                     .str();
-    link_.event(tl::kSynthStart, req.job, req.partition, req.slot, kv_base);
+    link_.event(tl::kSynthStart, req.job, kv_base);
     auto seg_it = segments_.find(req.device);
     Segment* seg = seg_it == segments_.end() ? nullptr : seg_it->second.get();
-    const bool from_inputs = (req.flags & kMsgFromInputs) != 0;
+    const bool from_inputs = msg.from_inputs != 0;
     double witness_ms = 0, eval_ms = 0;
     WitnessRun wrun;
     try {
       if (!seg) throw std::runtime_error("no slot ring for device " + std::to_string(req.device));
-      SlotHeader& h = seg->slot(req.slot);
-      if (seg->state(req.slot) != SlotState::Synthesizing || h.owner_worker != args_.worker_id ||
-          h.owner_epoch != args_.epoch || h.job != req.job || h.partition != req.partition)
+      if (seg->state(req.slot) != SlotState::Synthesizing ||
+          !seg->owned_by(req.slot, link_.owner(), req.job, req.partition))
         throw std::runtime_error("slot " + std::to_string(req.slot) + " is not assigned to this worker");
+      SlotHeader& h = seg->slot(req.slot);
       Circuit& c = circuit(req.circuit);
-      check_cancel(h);
+      check_cancel(*seg, req.slot);
       const uint64_t tw = monotonic_ns();  // after the circuit's first-use loading
-      const std::string path = req.text;
+      const std::string path = msg.input;
       const auto& hdr = seg->header();
       // The rings are sized at start from the zkeys then: a key replaced since by a larger one
       // cannot be proved by any attempt until the daemon starts again.
@@ -351,7 +346,7 @@ class SynthWorker {
                        ", domain " + std::to_string(hdr.max_domain) + ")");
       // The witness goes straight into the slot.
       if (from_inputs) {
-        wrun = witness_from_inputs(c, path, *seg, req.slot, h);
+        wrun = witness_from_inputs(c, path, *seg, req.slot);
       } else {
         try {
           c.read_wtns(path, *seg, req.slot);
@@ -366,58 +361,49 @@ class SynthWorker {
       witness_ms = double(t1 - tw) / 1e6;
       // Test hook: stretch synthesis so that process tests can kill a worker in the middle of it.
       for (int t = 0; t < delay_ms_; t += 10) {
-        check_cancel(h);
+        check_cancel(*seg, req.slot);
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
-      check_cancel(h);
+      check_cancel(*seg, req.slot);
       // a, b, c into the slot, unless the GPU worker evaluates them from w (synthesis.abc = "gpu").
       const uint64_t t2 = monotonic_ns();
       if (seg->abc_in_slots()) c.evaluate(*seg, req.slot);
       eval_ms = double(monotonic_ns() - t2) / 1e6;
-      check_cancel(h);
+      check_cancel(*seg, req.slot);
       h.n_vars = c.n_vars;
       h.domain_size = c.domain_size;
       h.synth_end_ns = monotonic_ns();
       if (!seg->transition(req.slot, SlotState::Synthesizing, SlotState::Ready))
         throw std::runtime_error("slot " + std::to_string(req.slot) + " was taken away during synthesis");
       worker::test_crash_point("synth-ready");
-      done.status = kOk;
     } catch (const Cancelled&) {
       seg->transition(req.slot, SlotState::Synthesizing, SlotState::Free);
-      done.status = kCancelled;
-      done.set_text("cancelled");
+      status = kCancelled, error = "cancelled";
     } catch (const BadInput& e) {
       if (seg) seg->transition(req.slot, SlotState::Synthesizing, SlotState::Free);
-      done.status = kBadInput;
-      done.set_text(e.what());
+      status = kBadInput, error = e.what();
     } catch (const std::exception& e) {
       if (seg) seg->transition(req.slot, SlotState::Synthesizing, SlotState::Free);
-      done.status = kFailed;
-      done.set_text(e.what());
+      status = kFailed, error = e.what();
     }
-    if (done.status != kOk) worker::test_crash_point("synth-freed");  // its slot freed, unreported
+    if (status != kOk) worker::test_crash_point("synth-freed");  // its slot freed, unreported
     const double synth_ms = double(monotonic_ns() - t0) / 1e6;
-    done.ms[0] = synth_ms;
-    done.ms[1] = witness_ms;
-    done.ms[2] = eval_ms;
-    done.flags = wrun.flags;
     tl::Kv kv;
     kv.raw(kv_base)
         .ms(tl::kSynthMs, synth_ms)
         .ms(tl::kWitnessMs, witness_ms)
         .ms(tl::kEvalMs, eval_ms)
         .add(tl::kSource, from_inputs ? tl::kSourceInputs : tl::kSourceWtns);
-    if (wrun.flags)
-      kv.add(tl::kWitnessEngine, wrun.flags & kMsgWitnessProgram    ? tl::kEngineProgram
-                                 : wrun.flags & kMsgWitnessFallback ? tl::kEngineFallback
-                                                                    : tl::kEngineNative);
-    if (wrun.flags & kMsgWitnessProgram) kv.add(tl::kWitnessPath, wrun.program);
-    if (wrun.flags & kMsgWitnessFallback) kv.add(tl::kWitnessNote, wrun.note);
-    if (wrun.flags & kMsgWitnessTraced) kv.add(tl::kWitnessTrace, 1);
-    kv.add(tl::kStatus, done.status);
-    link_.event(tl::kSynthEnd, req.job, req.partition, req.slot, kv.str());
-    done.t_ns = monotonic_ns();
-    link_.send(done);
+    if (wrun.engine != WitnessEngine::None)
+      kv.add(tl::kWitnessEngine, wrun.engine == WitnessEngine::Program    ? tl::kEngineProgram
+                                 : wrun.engine == WitnessEngine::Fallback ? tl::kEngineFallback
+                                                                          : tl::kEngineNative);
+    if (wrun.engine == WitnessEngine::Program) kv.add(tl::kWitnessPath, wrun.program);
+    if (wrun.engine == WitnessEngine::Fallback) kv.add(tl::kWitnessNote, wrun.note);
+    if (wrun.traced) kv.add(tl::kWitnessTrace, 1);
+    kv.add(tl::kStatus, status);
+    link_.event(tl::kSynthEnd, req.job, kv.str());
+    link_.send(Msg::synth_done(req, status, wrun.engine, synth_ms, witness_ms, eval_ms, error, wrun.traced));
   }
 
   config::Config cfg_;

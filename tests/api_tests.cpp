@@ -9,10 +9,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "groth16/formats.hpp"
 #include "common/log_escape.hpp"
+#include "supervisor/admission.hpp"
 #include "supervisor/intake/input_access.hpp"
 #include "supervisor/intake/job_access.hpp"
 #include "supervisor/intake/request_key.hpp"
@@ -21,6 +23,7 @@
 #include "supervisor/timeline.hpp"
 #include "supervisor/intake/upload_stream.hpp"
 #include "supervisor/intake/wtns_header.hpp"
+#include "supervisor/queue.hpp"
 
 using namespace cuzk;
 using namespace cuzk::bls12_381;
@@ -522,6 +525,39 @@ TEST_F(Api, WitnessHeadersAreChecked) {
 
 // However large the file, the check reads its 12-byte header, two section headers, the 40-byte
 // header section and the first value (w[0] = 1): never the other values.
+// Admission, the one set of checks both queues run: a full queue refuses a new job, but a request
+// with an id may name a job stored already, which it gets back full or not; the queue checks the
+// room only once no stored job answers it.
+TEST_F(Api, AdmissionChecksTheRoomWhereNoStoredJobCanAnswer) {
+  cfg.limits.max_queued_jobs = 2;
+  const Admission one_node(cfg, [this]() -> const SubmitValidator& { return *v; }, "");
+  const Client client{"uid:0", reader, Priority::Critical};
+  const std::string plain = witnesses({{{"path", (in / "ok.wtns").string()}}}).dump();
+  json with_id = json::parse(plain);
+  with_id["request_id"] = "r-1";
+  try {
+    one_node.admit(plain, client, 2);
+    ADD_FAILURE() << "a new job was admitted into a full queue";
+  } catch (const SubmitError& e) {
+    EXPECT_EQ(e.status, 429);
+    EXPECT_STREQ(e.what(), "2 jobs are unfinished (limits.max_queued_jobs); retry later");
+  }
+  EXPECT_EQ(one_node.admit(plain, client, 1).inputs.size(), 1u);
+  const Admitted a = one_node.admit(with_id.dump(), client, 2);
+  EXPECT_EQ(a.request.request_id, request_key("uid:0", "r-1"));
+  EXPECT_FALSE(a.request.request_digest.empty());
+  EXPECT_EQ(a.inputs.size(), 1u);
+  EXPECT_THROW(one_node.check_room(2), SubmitError);
+  EXPECT_NO_THROW(one_node.check_room(1));
+  const Admission shared(cfg, [this]() -> const SubmitValidator& { return *v; }, " in the shared queue");
+  try {
+    shared.check_room(3);
+    ADD_FAILURE() << "no refusal";
+  } catch (const SubmitError& e) {
+    EXPECT_STREQ(e.what(), "3 jobs are unfinished in the shared queue (limits.max_queued_jobs); retry later");
+  }
+}
+
 TEST(WtnsHeader, ReadsOnlyTheHeader) {
   const uint32_t n = 1u << 26;  // 2 GiB of values that are never read
   std::string head(12 + 12 + 40 + 12 + 32, '\0');
@@ -666,6 +702,26 @@ TEST(JobStoreMigration, OpensAStoreOfSchemaVersion1) {
 
 // Only the canonical spelling of a job id reaches the job: no sign, leading zero, whitespace,
 // embedded NUL or wrap-around.
+// /metrics lists every job and partition state the store counts, each once under its own name:
+// the lists come from the enumerations, so a state added there cannot be left out.
+TEST(Metrics, EveryJobAndPartitionStateHasItsLine) {
+  JobStore::Counts c;
+  for (size_t s = 0; s < kJStates; s++) c.jobs[s] = 200 + s;
+  for (size_t s = 0; s < kPStates; s++) c.parts[s] = 100 + s;
+  const std::string text = counts_metrics(c);
+  std::set<std::string> names;
+  auto expect_line = [&](const std::string& metric, const std::string& state, uint64_t n) {
+    names.insert(metric + " " + state);
+    EXPECT_NE(text.find(metric + "{state=\"" + state + "\"} " + std::to_string(n) + "\n"), std::string::npos) << state;
+  };
+  for (size_t s = 0; s < kJStates; s++) expect_line("cuzk_jobs_total", to_string(JState(s)), 200 + s);
+  for (size_t s = 0; s < kPStates; s++) expect_line("cuzk_partitions_total", to_string(PState(s)), 100 + s);
+  EXPECT_EQ(names.size(), kJStates + kPStates);  // no two states share a name
+  EXPECT_EQ(names.count("cuzk_jobs_total unknown") + names.count("cuzk_partitions_total unknown"), 0u);
+  EXPECT_EQ(kJStates, size_t(JState::Cancelled) + 1);
+  EXPECT_EQ(kPStates, size_t(PState::Cancelled) + 1);
+}
+
 TEST(JobIds, ParseStrictly) {
   EXPECT_EQ(parse_job_id("1"), std::optional<uint64_t>(1));
   EXPECT_EQ(parse_job_id("18446744073709551615"), std::optional<uint64_t>(UINT64_MAX));
@@ -920,6 +976,21 @@ TEST(JobAccess, SubmitterClasses) {
 }
 
 // Operators may give any priority; other clients at most daemon.max_client_priority.
+// What the queues are given instead of the request, a Viewer, lets a client see exactly the jobs
+// may_access lets it see.
+TEST(JobAccess, AViewerSeesWhatMayAccessAllows) {
+  const uint32_t daemon = uint32_t(::geteuid());
+  std::vector<http::Request> clients(6);
+  clients[0].peer.unix_creds = true, clients[0].peer.uid = 1000;
+  clients[1].peer.unix_creds = true, clients[1].peer.uid = 1001;
+  clients[2].peer.unix_creds = true, clients[2].peer.uid = daemon;
+  clients[3].via_tcp = true;
+  clients[4].via_tcp = true, clients[4].admin = true;  // clients[5]: a unix peer without credentials
+  for (size_t i = 0; i < clients.size(); i++)
+    for (const char* owner : {"unix:1000", "unix:1001", "tcp", "", "unix:?", "unix:0"})
+      EXPECT_EQ(viewer_of(clients[i])(owner), may_access(owner, clients[i], daemon)) << "client " << i << ", " << owner;
+}
+
 TEST(JobAccess, OnlyOperatorsMayGoAboveTheClientsHighestPriority) {
   http::Request self, other, tcp;
   self.peer.unix_creds = other.peer.unix_creds = true;

@@ -190,6 +190,48 @@ TYPED_TEST(BatchVerify, WrongPublicSignalsFail) {
   EXPECT_THROW(verify_proof(*k.pk, s.pub[2], s.proof[2]), std::invalid_argument);
 }
 
+// A proof checked with its public part prepared ahead (the GPU worker's lone proofs): valid proofs
+// pass, a proof for other public signals, a changed C and another proof's B fail, a signal count
+// that does not fit is refused by prepare_public, and a bad point is named as the sequential check
+// names it: pi_a before pi_b before pi_c.
+TYPED_TEST(BatchVerify, PublicPartPreparedAhead) {
+  using C = TypeParam;
+  Keyed<C> k(toy_circuit<C>(), "toy");
+  const Set<C> s = toy_proofs(k, 3, 7, 2);
+  std::vector<PublicPart<C>> parts;
+  for (size_t i = 0; i < s.size(); i++) {
+    parts.push_back(prepare_public(*k.pk, s.pub[i]));
+    EXPECT_TRUE(verify_proof(*k.pk, parts[i], s.proof[i])) << i;
+  }
+  EXPECT_FALSE(verify_proof(*k.pk, parts[1], s.proof[0]));
+  Proof<C> p = s.proof[0];
+  p.c = (C::G1::from_affine(p.c) + C::G1::from_affine(C::g1_generator())).to_affine();
+  EXPECT_FALSE(verify_proof(*k.pk, parts[0], p));
+  p = s.proof[0];
+  p.b = s.proof[1].b;
+  EXPECT_FALSE(verify_proof(*k.pk, parts[0], p));
+
+  std::vector<typename C::Fr> longer = s.pub[0];
+  longer.push_back(C::Fr::one());
+  EXPECT_THROW(prepare_public(*k.pk, longer), std::invalid_argument);
+
+  auto refusal = [&](const Proof<C>& bad) -> std::string {
+    try {
+      verify_proof(*k.pk, parts[0], bad);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no refusal";
+  };
+  p = s.proof[0];
+  p.c.y += C::Fq::one();
+  EXPECT_NE(refusal(p).find("pi_c"), std::string::npos) << refusal(p);
+  p.b.y += C::Fq2::one();
+  EXPECT_NE(refusal(p).find("pi_b"), std::string::npos) << refusal(p);
+  p.a.y += C::Fq::one();
+  EXPECT_NE(refusal(p).find("pi_a"), std::string::npos) << refusal(p);
+}
+
 // A point off the curve is false in the batch, the others unaffected; verify_proof says why.
 TYPED_TEST(BatchVerify, MalformedProofIsFalse) {
   using C = TypeParam;

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "shm/results.hpp"
+#include "supervisor/crash_repair.hpp"
 #include "supervisor/partitions.hpp"
 
 using namespace cuzk::sup;
 using cuzk::shm::SlotState;
 namespace fs = std::filesystem;
 namespace shm = cuzk::shm;
-namespace http = cuzk::http;
 
 namespace {
 
@@ -28,11 +28,9 @@ struct RecordingQueue final : Queue {
   bool holding = true;  // every partition is this node's
   std::vector<std::string> told;
 
-  std::vector<CircuitRec> stored_circuits() override { return {}; }
-  void recover() override {}
-  void submit(const http::Request&, std::shared_ptr<http::Responder>) override {}
-  void get(uint64_t, double, const http::Request&, std::shared_ptr<http::Responder>) override {}
-  void cancel(uint64_t, const http::Request&, std::shared_ptr<http::Responder>) override {}
+  void submit(const Submission&, Reply) override {}
+  void get(uint64_t, double, const Viewer&, Reply) override {}
+  void cancel(uint64_t, const Viewer&, Reply) override {}
   bool holds(const ActiveJob&, uint32_t) const override { return holding; }
   void progress(ActiveJob& j, uint32_t p, bool job_started) override {
     told.push_back("progress " + std::to_string(p) + " " + to_string(j.rec.parts[p].state) +
@@ -48,21 +46,6 @@ struct RecordingQueue final : Queue {
     told.push_back("fail " + std::to_string(p) + ": " + why);
   }
   void want_work() override {}
-  void add_circuit(const CircuitRec&, std::function<void(bool)>, std::function<void(int, const std::string&)>) override {}
-  void remove_circuit(const std::string&, std::function<void()>, std::function<void(int, const std::string&)>) override {}
-  void serving(const std::vector<std::string>&) override {}
-  bool watch_circuits(std::function<void(std::vector<CircuitRec>)>, std::function<void(const std::string&)>) override {
-    return false;
-  }
-  void tick() override {}
-  size_t held() const override { return 0; }
-  bool flush_held() override { return true; }
-  void drain() override {}
-  void stop() override {}
-  void close() override {}
-  JobStore::Counts counts() override { return {}; }
-  nlohmann::json status() const override { return {}; }
-  std::string metrics() const override { return ""; }
 };
 
 class PartitionsTest : public ::testing::Test {
@@ -77,9 +60,9 @@ class PartitionsTest : public ::testing::Test {
     d.seg = shm::Segment::create("ptest" + std::to_string(::getpid()), 0, 3, 16, 16);
     d.slots.resize(3);
     devices_.push_back(std::move(d));
-    parts_ = std::make_unique<Partitions>(devices_, *state_);
+    parts_ = std::make_unique<Partitions>(devices_, *state_, timeline_);
     queue_.parts = parts_.get();
-    parts_->attach(queue_, nullptr);
+    parts_->attach(queue_, [this](Device& d) { next_(d); });
     synth_.kind = WorkerKind::Synth, synth_.id = 1, synth_.epoch = 4, synth_.name = "synth0";
     gpu_.kind = WorkerKind::Gpu, gpu_.id = 2, gpu_.epoch = 7, gpu_.name = "gpu0";
   }
@@ -107,17 +90,18 @@ class PartitionsTest : public ::testing::Test {
     EXPECT_NE(j, nullptr);
     return {j->rec.id, devices_[0].slots[s].partition, s, 0};
   }
-  static shm::Msg report(const Task& t, int32_t status, const std::string& text = "") {
-    shm::Msg m{};
-    m.job = t.job, m.partition = t.partition, m.slot = t.slot, m.status = status;
-    m.ms[0] = 5;
-    m.set_text(text);
-    return m;
+  // A worker's report on task t: a synthesis's, a proof's.
+  static shm::SynthDone synthesis(const Task& t, int32_t status, const std::string& error = "") {
+    return shm::Msg::synth_done(work(t), status, shm::WitnessEngine::None, 5, 0, 0, error).body.synth_done;
   }
+  static shm::ProveDone proof(const Task& t, int32_t status, const std::string& error = "") {
+    return shm::Msg::prove_done(work(t), status, 5, error).body.prove_done;
+  }
+  static shm::SlotWork work(const Task& t) { return {t.job, t.partition, t.slot, 0, t.device}; }
   // The synthesis worker's side: the slot written and READY, then its report.
   void synthesis_reported(const Task& t) {
     ASSERT_TRUE(seg().transition(t.slot, SlotState::Synthesizing, SlotState::Ready));
-    parts_->synthesized(synth_, t, report(t, shm::kOk));
+    parts_->synthesized(synth_, t, synthesis(t, shm::kOk));
   }
   // The scheduler's side of a proof: the slot handed to the GPU worker.
   void prove(const Task& t) {
@@ -156,6 +140,7 @@ class PartitionsTest : public ::testing::Test {
   fs::path state_dir_;
   std::unique_ptr<StateFolder> state_;
   std::vector<Device> devices_;
+  Timeline timeline_{0};  // opened nowhere
   std::unique_ptr<Partitions> parts_;
   RecordingQueue queue_;
   Worker synth_, gpu_;
@@ -205,7 +190,8 @@ TEST_F(PartitionsTest, AReadySlotWaitsForTheGpuThenTheProofCompletesThePartition
   EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
   EXPECT_EQ(parts_->stats().synth_count, 1u);
   prove(t);
-  parts_->proved(gpu_, t, report(t, shm::kOk, proof_written(t)), next_);
+  proof_written(t);
+  parts_->proved(gpu_, t, proof(t, shm::kOk));
   // The device is refilled with the slot free and before the partition's bookkeeping.
   EXPECT_EQ(refills_, (std::vector<std::string>{"slot free, progress 0 proving"}));
   EXPECT_EQ(queue_.told.back(), "done 0");
@@ -220,7 +206,7 @@ TEST_F(PartitionsTest, AProofWhoseResultFilesAreGoneIsSynthesizedAgain) {
   const Task t = proving(14);
   ActiveJob& j = *parts_->find(14);
   seg().force(t.slot, SlotState::Free);
-  parts_->proved(gpu_, t, report(t, shm::kOk, (state_dir_ / "nowhere").string()), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kOk));  // its result files were never written
   EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
   EXPECT_EQ(j.rec.parts[0].attempts, 1u);
   EXPECT_NE(j.rec.parts[0].error.find("result lost"), std::string::npos);
@@ -230,7 +216,7 @@ TEST_F(PartitionsTest, AProofWhoseResultFilesAreGoneIsSynthesizedAgain) {
 TEST_F(PartitionsTest, ASynthesisThatLeftItsSlotNotReadyCountsAnAttempt) {
   ActiveJob& j = add_job(15, 1);
   const Task t = synthesize(0);
-  parts_->synthesized(synth_, t, report(t, shm::kOk));  // slot still SYNTHESIZING
+  parts_->synthesized(synth_, t, synthesis(t, shm::kOk));  // slot still SYNTHESIZING
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_FALSE(devices_[0].slots[0].used);
   EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
@@ -242,7 +228,7 @@ TEST_F(PartitionsTest, BadInputFailsTheJobAtOnce) {
   add_job(16, 1);
   const Task t = synthesize(0);
   seg().force(t.slot, SlotState::Free);
-  parts_->synthesized(synth_, t, report(t, shm::kBadInput, "constraint 3 is not satisfied"));
+  parts_->synthesized(synth_, t, synthesis(t, shm::kBadInput, "constraint 3 is not satisfied"));
   EXPECT_EQ(queue_.told.back(), "fail 0: constraint 3 is not satisfied");
   EXPECT_FALSE(devices_[0].slots[0].used);
 }
@@ -250,7 +236,7 @@ TEST_F(PartitionsTest, BadInputFailsTheJobAtOnce) {
 TEST_F(PartitionsTest, ACancelledSynthesisCountsNoAttempt) {
   ActiveJob& j = add_job(17, 1);
   const Task t = synthesize(0);
-  parts_->synthesized(synth_, t, report(t, shm::kCancelled));
+  parts_->synthesized(synth_, t, synthesis(t, shm::kCancelled));
   EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
   EXPECT_EQ(j.rec.parts[0].attempts, 0u);
 }
@@ -259,11 +245,11 @@ TEST_F(PartitionsTest, TheThirdFailedSynthesisFailsTheJob) {
   ActiveJob& j = add_job(18, 1);
   for (int i = 0; i < 2; i++) {
     const Task t = synthesize(0);
-    parts_->synthesized(synth_, t, report(t, shm::kFailed, "out of memory"));
+    parts_->synthesized(synth_, t, synthesis(t, shm::kFailed, "out of memory"));
     EXPECT_EQ(j.rec.parts[0].state, PState::Queued);
   }
   const Task t = synthesize(0);
-  parts_->synthesized(synth_, t, report(t, shm::kFailed, "out of memory"));
+  parts_->synthesized(synth_, t, synthesis(t, shm::kFailed, "out of memory"));
   EXPECT_EQ(j.rec.parts[0].attempts, kMaxAttempts);
   EXPECT_EQ(queue_.told.back(), "fail 0: gave up after 3 attempts; last: synth0: out of memory");
 }
@@ -275,14 +261,14 @@ TEST_F(PartitionsTest, AFailedProofIsProvedAgainFromTheSameSlotThenFails) {
   for (uint32_t i = 1; i < kMaxAttempts; i++) {
     prove(t);
     seg().force(t.slot, SlotState::Ready);  // the worker gave the slot back
-    parts_->proved(gpu_, t, report(t, shm::kFailed, "device error"), next_);
+    parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"));
     EXPECT_EQ(j.rec.parts[0].state, PState::Ready);
     EXPECT_EQ(j.rec.parts[0].attempts, i);
     EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
   }
   prove(t);
   seg().force(t.slot, SlotState::Ready);
-  parts_->proved(gpu_, t, report(t, shm::kFailed, "device error"), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kFailed, "device error"));
   EXPECT_EQ(queue_.told.back(), "fail 0: proving failed 3 times: device error");
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_TRUE(refills_.empty());
@@ -294,7 +280,7 @@ TEST_F(PartitionsTest, AFailedProofWhoseResultsCannotBeWrittenWaitsWithoutAnAtte
   seg().force(t.slot, SlotState::Ready);
   fs::remove_all(shm::results_root(state_dir_.string()));
   std::ofstream(shm::results_root(state_dir_.string())) << "not a folder";
-  parts_->proved(gpu_, t, report(t, shm::kFailed, "cannot write the proof"), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kFailed, "cannot write the proof"));
   EXPECT_TRUE(state_->full());
   EXPECT_EQ(j.rec.parts[0].attempts, 0u);
   EXPECT_EQ(devices_[0].slots[0].phase, SlotUse::Ready);
@@ -307,7 +293,7 @@ TEST_F(PartitionsTest, AReportOnAPartitionNoLongerHeldOnlyFreesTheSlot) {
   queue_.holding = false;
   const size_t told = queue_.told.size();
   ASSERT_TRUE(seg().transition(t.slot, SlotState::Synthesizing, SlotState::Ready));
-  parts_->synthesized(synth_, t, report(t, shm::kOk));
+  parts_->synthesized(synth_, t, synthesis(t, shm::kOk));
   EXPECT_EQ(queue_.told.size(), told);
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_FALSE(devices_[0].slots[0].used);
@@ -317,7 +303,7 @@ TEST_F(PartitionsTest, AReportOnAPartitionNoLongerHeldOnlyFreesTheSlot) {
 TEST_F(PartitionsTest, AStaleProofReportFreesItsSlotWhateverItsWord) {
   const Task t = proving(22);
   queue_.holding = false;
-  parts_->proved(gpu_, t, report(t, shm::kOk, ""), next_);  // the word still says PROVING
+  parts_->proved(gpu_, t, proof(t, shm::kOk));  // the word still says PROVING
   EXPECT_EQ(seg().state(0), SlotState::Free);
   EXPECT_FALSE(devices_[0].slots[0].used);
   EXPECT_TRUE(refills_.empty());
@@ -329,7 +315,7 @@ TEST_F(PartitionsTest, AStaleReportLeavesASlotGivenToAnotherTask) {
   const Task t = proving(25);
   queue_.holding = false;
   devices_[0].slots[0].job = 26;  // the slot is another task's now
-  parts_->proved(gpu_, t, report(t, shm::kOk, ""), next_);
+  parts_->proved(gpu_, t, proof(t, shm::kOk));
   EXPECT_EQ(seg().state(0), SlotState::Proving);
   EXPECT_TRUE(devices_[0].slots[0].used);
 }
@@ -340,9 +326,9 @@ TEST_F(PartitionsTest, TheSlotOfAProvedPartitionIsUsedAgainWhateverItsWordSaid) 
   for (const uint32_t damaged : {uint32_t(SlotState::Proving), uint32_t(SlotState::Ready), 0x5a5a5a5au}) {
     SCOPED_TRACE(damaged);
     const Task t = proving(30 + damaged % 7);
-    const std::string dir = proof_written(t);
+    proof_written(t);
     seg().slot(t.slot).state.store(damaged);
-    parts_->proved(gpu_, t, report(t, shm::kOk, dir), next_);
+    parts_->proved(gpu_, t, proof(t, shm::kOk));
     EXPECT_EQ(queue_.told.back(), "done 0");
     EXPECT_EQ(refills_.back().substr(0, 9), "slot free");
     EXPECT_EQ(seg().state(t.slot), SlotState::Free);
@@ -393,4 +379,99 @@ TEST_F(PartitionsTest, StoppingOnePartitionLeavesTheOthers) {
   parts_->stop(24, 1);
   EXPECT_TRUE(parts_->pending().empty());
   EXPECT_EQ(seg().slot(a.slot).cancel.load(), 0u);
+}
+
+// Crash repair, row by row: the code that applies each row of the table (Partitions::repair), on a
+// task whose worker died with its slot in that row's state. Whatever the row, the slot ends FREE
+// (and dispatch can use it again) or READY for the task's partition, never anything else.
+class CrashRepairTest : public PartitionsTest {
+ protected:
+  // The task of a worker of `kind` that died with its slot's word at `word`, its partition's
+  // result files written when `results`.
+  Task died(WorkerKind kind, uint32_t word, bool results) {
+    Task t;
+    if (kind == WorkerKind::Synth) {
+      add_job(next_job_++, 1);
+      t = synthesize(0);
+    } else {
+      t = proving(next_job_++);
+      if (results) proof_written(t);
+    }
+    seg().slot(t.slot).state.store(word);
+    return t;
+  }
+  const Worker& worker(WorkerKind kind) const { return kind == WorkerKind::Synth ? synth_ : gpu_; }
+  // The slot after a repair: READY and used for t's partition, Ready; or FREE, unused and taken by
+  // the next synthesis.
+  void expect_slot_kept_or_free(const Task& t) {
+    const SlotUse& u = devices_[0].slots[t.slot];
+    if (u.used) {
+      EXPECT_EQ(seg().state(t.slot), SlotState::Ready);
+      EXPECT_EQ(u.phase, SlotUse::Ready);
+      EXPECT_TRUE(Partitions::holds_slot(devices_[0], t));
+      EXPECT_EQ(parts_->find(t.job)->rec.parts[t.partition].state, PState::Ready);
+      parts_->release_slot(0, t.slot);
+    }
+    expect_slot_reused(t.slot);
+    parts_->release_slot(0, t.slot);
+  }
+};
+
+TEST_F(CrashRepairTest, EveryRowLeavesTheSlotFreeOrReadyAndThePartitionWhereTheRowSays) {
+  for (const RepairRule& row : repair_table()) {
+    for (const bool results : {false, true}) {
+      SCOPED_TRACE(std::string(row.kind == WorkerKind::Synth ? "synthesis" : "GPU") + " worker, slot " +
+                   shm::to_string(row.slot) + (results ? ", results written" : ""));
+      const Task t = died(row.kind, uint32_t(row.slot), results);
+      parts_->repair(worker(row.kind), t);
+      const PartitionRec& p = parts_->find(t.job)->rec.parts[t.partition];
+      switch (row.action) {
+        case Repair::Resynthesize: EXPECT_EQ(p.state, PState::Queued); break;
+        case Repair::AdoptSynthesis:
+        case Repair::ProveAgain: EXPECT_EQ(p.state, PState::Ready); break;
+        case Repair::CompleteFromResults: EXPECT_EQ(p.state, results ? PState::Done : PState::Queued); break;
+        default: ADD_FAILURE() << "the table has a row that does nothing";
+      }
+      EXPECT_EQ(p.attempts, 0u) << "a crash counts no attempt";
+      if (p.state == PState::Queued) {
+        EXPECT_EQ(parts_->pending().size(), 1u);
+        parts_->stop(t.job);
+      }
+      expect_slot_kept_or_free(t);
+    }
+  }
+}
+
+TEST_F(CrashRepairTest, ADamagedSlotWordIsRepairedLikeAWordOfNoUse) {
+  for (const WorkerKind kind : {WorkerKind::Synth, WorkerKind::Gpu}) {
+    SCOPED_TRACE(kind == WorkerKind::Synth ? "synthesis" : "GPU");
+    const Task t = died(kind, 0x5a5a5a5au, true);
+    parts_->repair(worker(kind), t);
+    EXPECT_EQ(parts_->find(t.job)->rec.parts[t.partition].state, kind == WorkerKind::Synth ? PState::Queued : PState::Done);
+    parts_->stop(t.job);
+    expect_slot_kept_or_free(t);
+  }
+}
+
+TEST_F(CrashRepairTest, AnEndedJobsSlotIsFreedAndAnotherTasksSlotLeftAlone) {
+  const Task ended = died(WorkerKind::Gpu, uint32_t(SlotState::Proving), false);
+  parts_->find(ended.job)->rec.state = JState::Cancelled;
+  parts_->repair(gpu_, ended);
+  expect_slot_kept_or_free(ended);
+  const Task other = died(WorkerKind::Gpu, uint32_t(SlotState::Proving), false);
+  devices_[0].slots[other.slot].job = 999;  // the slot was given to another task meanwhile
+  parts_->repair(gpu_, other);
+  EXPECT_EQ(seg().state(other.slot), SlotState::Proving);
+  EXPECT_TRUE(devices_[0].slots[other.slot].used);
+}
+
+TEST_F(CrashRepairTest, AFailedGpuWorkersReadySlotsGoBackToSynthesis) {
+  const Task t = proving(next_job_++);
+  seg().force(t.slot, SlotState::Ready);
+  devices_[0].slots[t.slot].phase = SlotUse::Ready;
+  parts_->resynthesize_device(devices_[0]);
+  EXPECT_EQ(parts_->find(t.job)->rec.parts[t.partition].state, PState::Queued);
+  EXPECT_EQ(parts_->find(t.job)->rec.parts[t.partition].attempts, 0u);
+  parts_->stop(t.job);
+  expect_slot_kept_or_free(t);
 }

@@ -156,17 +156,46 @@ TEST(SlotRing, CrossProcessHandOff) {
   Segment::remove(inst, 0);
 }
 
+// An assignment's header is written by the supervisor's verbs alone, and both workers check a
+// slot with one verb: its owner (worker and epoch), job and partition.
+TEST(SlotRing, AnAssignmentIsWrittenByOneVerbAndCheckedByOne) {
+  const std::string inst = test_instance();
+  auto seg = Segment::create(inst, 7, 2, 8, 8);
+  auto worker = Segment::open(inst, 7);
+  const Owner synth{1, 4}, gpu{2, 7};
+  seg->slot(1).cancel.store(1);
+  ASSERT_TRUE(seg->assign(1, synth, 42, 3, 5));
+  EXPECT_EQ(worker->state(1), SlotState::Synthesizing);
+  EXPECT_EQ(worker->slot(1).circuit, 5u);
+  EXPECT_EQ(worker->slot(1).generation, 1u);
+  EXPECT_FALSE(worker->cancelled(1)) << "an assignment starts uncancelled";
+  EXPECT_TRUE(worker->owned_by(1, synth, 42, 3));
+  EXPECT_FALSE(worker->owned_by(1, {1, 3}, 42, 3)) << "an earlier epoch of the same worker";
+  EXPECT_FALSE(worker->owned_by(1, synth, 42, 2));
+  EXPECT_FALSE(worker->owned_by(1, synth, 41, 3));
+  EXPECT_FALSE(seg->assign(1, gpu, 43, 0, 5)) << "a slot that is not FREE is not assigned";
+  EXPECT_TRUE(worker->owned_by(1, synth, 42, 3));
+  ASSERT_TRUE(worker->transition(1, SlotState::Synthesizing, SlotState::Ready));
+  seg->hand_over(1, gpu);
+  EXPECT_TRUE(worker->owned_by(1, gpu, 42, 3));
+  EXPECT_FALSE(worker->owned_by(1, synth, 42, 3));
+  seg->cancel(1);
+  EXPECT_TRUE(worker->cancelled(1));
+  seg->release(1);
+  EXPECT_EQ(worker->state(1), SlotState::Free);
+  ASSERT_TRUE(seg->assign(1, synth, 44, 0, 5));
+  EXPECT_EQ(worker->slot(1).generation, 2u);
+  EXPECT_EQ(worker->state(0), SlotState::Free);
+  Segment::remove(inst, 7);
+}
+
 TEST(Messages, RoundTripAndRejectsForeignDatagrams) {
   int fds[2];
   make_socketpair(fds);
   Channel a(fds[0]), b(fds[1]);
-  Msg m;
-  m.type = uint16_t(MsgType::Synthesize);
-  m.job = 42;
-  m.partition = 3;
-  m.set_text("/tmp/w.wtns");
-  // Garbage of the wrong size, then a right-sized datagram with a bad magic and one with a newer
-  // version: all dropped; the good message after them arrives.
+  const Msg m = Msg::synthesize({42, 3, 1, 2, 0}, true, "/tmp/w.json");
+  // Garbage of the wrong size, then right-sized datagrams with a bad magic, a newer version and a
+  // type no one knows: all dropped; the good message after them arrives.
   char junk[10] = {};
   ASSERT_EQ(::send(fds[0], junk, sizeof(junk), 0), ssize_t(sizeof(junk)));
   Msg bad = m;
@@ -175,16 +204,62 @@ TEST(Messages, RoundTripAndRejectsForeignDatagrams) {
   Msg newer = m;
   newer.version = kMsgVersion + 1;
   ASSERT_EQ(::send(fds[0], &newer, sizeof(newer), 0), ssize_t(sizeof(newer)));
+  Msg unknown = m;
+  unknown.type = 77;
+  ASSERT_EQ(::send(fds[0], &unknown, sizeof(unknown), 0), ssize_t(sizeof(unknown)));
   ASSERT_TRUE(a.send(m));
   Msg got;
   ASSERT_TRUE(b.recv(got));
-  EXPECT_EQ(got.job, 42u);
-  EXPECT_EQ(got.partition, 3u);
-  EXPECT_STREQ(got.text, "/tmp/w.wtns");
-  EXPECT_EQ(b.dropped(), 3u);
+  ASSERT_EQ(got.kind(), MsgType::Synthesize);
+  EXPECT_EQ(got.body.synthesize.work.job, 42u);
+  EXPECT_EQ(got.body.synthesize.work.partition, 3u);
+  EXPECT_EQ(got.body.synthesize.work.circuit, 2u);
+  EXPECT_EQ(got.body.synthesize.from_inputs, 1u);
+  EXPECT_STREQ(got.body.synthesize.input, "/tmp/w.json");
+  EXPECT_EQ(b.dropped(), 4u);
   close(fds[0]);
   EXPECT_FALSE(b.recv(got));  // EOF
   close(fds[1]);
+}
+
+// Every fact the supervisor acts on is a field of its message's type: a GPU worker's key budget,
+// which engine computed a witness, a key's residency. The supervisor's end reads without blocking.
+TEST(Messages, FactsTravelAsNamedFields) {
+  int fds[2];
+  make_socketpair(fds);
+  Channel worker(fds[0], true), supervisor(fds[1], true);
+  ASSERT_TRUE(worker.send(Msg::hello(1, 8, 80ull << 30, "cuda", "0-7")));
+  ASSERT_TRUE(worker.send(Msg::synth_done({9, 2, 1, 0, 1}, kOk, WitnessEngine::Fallback, 12.5, 10, 2, "")));
+  ASSERT_TRUE(worker.send(Msg::key(3, true, 123456789, 3500)));
+  ASSERT_TRUE(worker.send(Msg::prove_done({9, 2, 1, 0, 1}, kFailed, 7.5, "device error")));
+  Msg m;
+  ASSERT_EQ(supervisor.try_recv(m), Channel::Read::Got);
+  ASSERT_EQ(m.kind(), MsgType::Hello);
+  EXPECT_EQ(m.body.hello.key_budget, 80ull << 30);
+  EXPECT_EQ(m.body.hello.threads, 8u);
+  EXPECT_STREQ(m.body.hello.backend, "cuda");
+  EXPECT_STREQ(m.body.hello.cpus, "0-7");
+  ASSERT_EQ(supervisor.try_recv(m), Channel::Read::Got);
+  ASSERT_EQ(m.kind(), MsgType::SynthDone);
+  EXPECT_EQ(m.body.synth_done.engine, WitnessEngine::Fallback);
+  EXPECT_EQ(m.body.synth_done.synth_ms, 12.5);
+  ASSERT_EQ(supervisor.try_recv(m), Channel::Read::Got);
+  ASSERT_EQ(m.kind(), MsgType::Key);
+  EXPECT_EQ(m.body.key.circuit, 3u);
+  EXPECT_EQ(m.body.key.resident, 1u);
+  EXPECT_EQ(m.body.key.bytes, 123456789u);
+  EXPECT_EQ(m.body.key.load_ms, 3500);
+  ASSERT_EQ(supervisor.try_recv(m), Channel::Read::Got);
+  ASSERT_EQ(m.kind(), MsgType::ProveDone);
+  EXPECT_EQ(m.body.prove_done.work.job, 9u);
+  EXPECT_EQ(m.body.prove_done.status, kFailed);
+  EXPECT_STREQ(m.body.prove_done.error, "device error");
+  EXPECT_EQ(supervisor.try_recv(m), Channel::Read::Empty);
+  const char junk[3] = {};
+  ASSERT_EQ(::send(fds[0], junk, sizeof(junk), 0), ssize_t(sizeof(junk)));
+  EXPECT_EQ(supervisor.try_recv(m), Channel::Read::Dropped);
+  ::shutdown(fds[0], SHUT_WR);
+  EXPECT_EQ(supervisor.try_recv(m), Channel::Read::Closed);
 }
 
 // A worker that must exit while its main thread waits for work wakes that thread this way, and
@@ -203,13 +278,10 @@ TEST(Messages, StopReceivingWakesABlockedRecvAndKeepsSending) {
   b.stop_receiving();
   reader.join();
   EXPECT_EQ(got.load(), 0);
-  Msg m;
-  m.type = uint16_t(MsgType::ProveDone);
-  m.job = 7;
-  ASSERT_TRUE(b.send(m));
+  ASSERT_TRUE(b.send(Msg::prove_done({7, 0, 0, 0, 0}, kOk, 1, "")));
   Msg back;
   ASSERT_TRUE(a.recv(back));
-  EXPECT_EQ(back.job, 7u);
+  EXPECT_EQ(back.body.prove_done.work.job, 7u);
   EXPECT_FALSE(b.recv(back));
   close(fds[0]);
   close(fds[1]);
@@ -220,11 +292,11 @@ TEST(Messages, StopReceivingWakesABlockedRecvAndKeepsSending) {
 // cut inside a character by set_text, or raw bytes, must come out of decode_msg as valid UTF-8.
 TEST(Messages, DecodedTextIsValidUtf8) {
   auto decoded = [](const std::string& text) {
-    Msg m;
-    std::memcpy(m.text, text.data(), std::min(text.size(), sizeof(m.text)));
+    Msg m(MsgType::SynthDone);
+    std::memcpy(m.body.synth_done.error, text.data(), std::min(text.size(), sizeof(m.body.synth_done.error)));
     Msg got;
     EXPECT_TRUE(decode_msg(&m, sizeof(m), got));
-    return std::string(got.text);
+    return std::string(got.body.synth_done.error);
   };
   EXPECT_EQ(decoded("plain ascii"), "plain ascii");
   EXPECT_EQ(decoded("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
@@ -232,15 +304,14 @@ TEST(Messages, DecodedTextIsValidUtf8) {
   EXPECT_EQ(decoded("\xff\x80 \xc0\xaf \xed\xa0\x80"), "?? ?? ???");  // stray, overlong, surrogate
   EXPECT_EQ(decoded("\xf4\x90\x80\x80 \xe2\x82"), "???? ??");  // past U+10FFFF, truncated
   // set_text truncates at 1015 bytes whatever the characters: here inside the last "é".
-  Msg m;
-  m.set_text(std::string(1014, 'a') + "\xc3\xa9");
+  const Msg m = Msg::prove_done({}, kFailed, 0, std::string(1014, 'a') + "\xc3\xa9");
   Msg got;
   ASSERT_TRUE(decode_msg(&m, sizeof(m), got));
   nlohmann::json j;
-  j["error"] = got.text;
+  j["error"] = got.body.prove_done.error;
   EXPECT_NO_THROW((void)j.dump());
-  Msg name;
-  std::memcpy(name.name, "EV\xfe", 3);
+  Msg name = Msg::event(1, "", "k=v");
+  std::memcpy(name.body.event.name, "EV\xfe", 3);
   ASSERT_TRUE(decode_msg(&name, sizeof(name), got));
-  EXPECT_STREQ(got.name, "EV?");
+  EXPECT_STREQ(got.body.event.name, "EV?");
 }

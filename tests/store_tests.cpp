@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -14,12 +15,14 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 
 #include "supervisor/store/pg_store.hpp"
 #include "supervisor/store/sqlite_journal.hpp"
 #include "supervisor/store/sqlite_store.hpp"
+#include "supervisor/store/state_writes.hpp"
 #include "supervisor/store/store_thread.hpp"
 
 namespace fs = std::filesystem;
@@ -575,6 +578,21 @@ TEST(SqliteJournal, ACallThatFailsLeavesTheRestOfItsGroup) {
   }
   EXPECT_EQ(uv_loop_close(&loop), 0);
   fs::remove_all(tmpl);
+}
+
+// A failed write under the state folder is one kind of error whatever its cause, so that every
+// catch site holds it alike; it says whether it was for lack of space, for the log.
+TEST(StateWrites, AFailedWriteIsOneKindOfErrorThatSaysWhetherItWasSpace) {
+  for (const auto& [err, space] : {std::pair{ENOSPC, true}, {EDQUOT, true}, {EROFS, false}, {EACCES, false}, {EIO, false}}) {
+    SCOPED_TRACE(err);
+    try {
+      throw_write_error("a proof", err);
+      ADD_FAILURE() << "nothing thrown";
+    } catch (const StateWriteFailed& e) {
+      EXPECT_EQ(e.space, space);
+      EXPECT_NE(std::string(e.what()).find("a proof"), std::string::npos);
+    }
+  }
 }
 
 // The PostgreSQL schema is created once with its version row, reopened without change, and a

@@ -1,7 +1,9 @@
 // The supervisor's two rule tables, without processes: which worker state may follow which
-// (workers.cpp), and what crash repair does by worker kind and slot state (crash_repair.cpp). And
-// the rule that the supervisor's own code collects only the exits of the processes it started.
+// (workers.cpp), and what crash repair does by worker kind and slot state (crash_repair.cpp); what
+// a worker sent before its exit, read before its task is repaired. And the rule that the
+// supervisor's own code collects only the exits of the processes it started.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "supervisor/crash_repair.hpp"
 #include "supervisor/workers.hpp"
@@ -112,6 +115,38 @@ TEST(CrashRepair, ADamagedSlotWordTrustsNothingInTheSlot) {
   EXPECT_EQ(repair_rule(WorkerKind::Synth, damaged, true, true).action, Repair::Resynthesize);
   EXPECT_EQ(repair_rule(WorkerKind::Gpu, damaged, true, true).action, Repair::CompleteFromResults);
   EXPECT_EQ(repair_rule(WorkerKind::Gpu, damaged, true, true).slot, damaged);
+}
+
+// A worker that reports a task and exits at once: its exit is handled with the report still in its
+// channel. The report is read first and handled as a report; only the task it still held is
+// returned for crash repair, and a message of an older epoch is dropped.
+TEST(WorkerExit, WhatTheWorkerSentBeforeItsExitIsReadFirst) {
+  int fds[2];
+  cuzk::shm::make_socketpair(fds);
+  Worker w;
+  w.kind = WorkerKind::Gpu, w.id = 3, w.epoch = 2, w.name = "gpu0";
+  w.channel = std::make_unique<cuzk::shm::Channel>(fds[0], true);
+  w.state = WorkerState::Busy;
+  w.tasks = {Task{11, 0, 1, 0}, Task{12, 1, 2, 0}};
+  auto send = [&](uint32_t epoch, uint64_t job, uint32_t partition) {
+    cuzk::shm::Msg m = cuzk::shm::Msg::prove_done({job, partition, 0, 0, 0}, cuzk::shm::kOk, 1, "");
+    m.worker = 3, m.epoch = epoch;
+    ASSERT_EQ(::send(fds[1], &m, sizeof m, 0), ssize_t(sizeof m));
+  };
+  send(2, 11, 0);  // its report of the first task
+  send(1, 12, 1);  // an older epoch's: not this process's
+  ::close(fds[1]);  // the process is gone
+  std::vector<uint64_t> reported;
+  const std::vector<Task> held = Workers::exited(w, [&](const cuzk::shm::Msg& m) {
+    reported.push_back(m.body.prove_done.work.job);
+    Workers::end_task(w, m.body.prove_done.work.job, m.body.prove_done.work.partition, "reported");
+  });
+  EXPECT_EQ(reported, std::vector<uint64_t>{11});
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].job, 12u);
+  EXPECT_EQ(w.state, WorkerState::Exited);
+  EXPECT_EQ(w.channel, nullptr);
+  EXPECT_TRUE(w.tasks.empty());
 }
 
 // The supervisor builds witness generators (a circuit added at run time, a reload's check) while

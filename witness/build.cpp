@@ -16,6 +16,7 @@
 #include "witness/build_tools.hpp"
 #include "witness/driver_source.hpp"
 #include "witness/file_lock.hpp"
+#include "witness/scratch.hpp"
 #include "witness/wasm_build.hpp"
 
 namespace cuzk::witness {
@@ -68,9 +69,8 @@ Sources find_sources(const std::string& src) {
 struct Tools {
   std::string gxx, nasm, binutils;  // binutils: nm and objcopy, which make the tracer's copy of the runtime
 };
-Tools toolchain(const fs::path& scratch) {
-  return {command_output({"g++", "--version"}, scratch), command_output({"nasm", "-v"}, scratch),
-          command_output({"objcopy", "--version"}, scratch)};
+Tools toolchain() {
+  return {command_output({"g++", "--version"}), command_output({"nasm", "-v"}), command_output({"objcopy", "--version"})};
 }
 
 // The regular files of the source folder, sorted, but for circom's Makefile (unused).
@@ -244,15 +244,15 @@ struct Recipe {
   std::function<Manifest(const fs::path& work, const Log& log)> make;
 };
 
-Recipe recipe_of(const std::string& src, const std::string& cache_root, const fs::path& scratch) {
+Recipe recipe_of(const std::string& src, const std::string& cache_root) {
   if (auto w = wasm::find_wasm(src)) {
-    const wasm::Tools tools = wasm::toolchain(scratch);
+    const wasm::Tools tools = wasm::toolchain();
     return {w->name, wasm::key_of(*w, tools), [w = *w, tools, cache_root](const fs::path& work, const Log& log) {
               return wasm::build(w, work, runtime_cache_of(cache_root), tools, log);
             }};
   }
   Sources s = find_sources(src);
-  const Tools tools = toolchain(scratch);
+  const Tools tools = toolchain();
   return {s.name, key_of(s, tools), [s, tools, cache_root](const fs::path& work, const Log& log) {
             compile(s, work, runtime_cache_of(cache_root), tools, log);
             fs::copy_file(s.dir / (s.name + ".dat"), work / "circuit.dat");
@@ -261,25 +261,24 @@ Recipe recipe_of(const std::string& src, const std::string& cache_root, const fs
 }
 
 Manifest build_into(const Recipe& r, const fs::path& out, const Log& log) {
-  const fs::path work = out.parent_path() / ("." + out.filename().string() + ".tmp" + std::to_string(getpid()));
+  ScratchDir scratch(out.parent_path(), out.filename().string());
+  const fs::path& work = scratch.path();
+  Manifest m = r.make(work, log);
+  m.key = r.key;
+  write_manifest(work.string(), m);
   std::error_code ec;
-  fs::remove_all(work, ec);
-  fs::create_directories(work, ec);
-  if (ec) throw WitnessError(work.string() + ": " + ec.message());
-  try {
-    Manifest m = r.make(work, log);
-    m.key = r.key;
-    write_manifest(work.string(), m);
-    fs::remove_all(out, ec);
-    fs::rename(work, out);
-    return read_manifest(out.string());
-  } catch (...) {
-    fs::remove_all(work, ec);
-    throw;
-  }
+  fs::remove_all(out, ec);
+  fs::rename(work, out);
+  scratch.keep();
+  return read_manifest(out.string());
 }
 
 }  // namespace
+
+void sweep_cache(const std::string& cache_root) {
+  sweep_scratch(cache_root);
+  sweep_scratch(runtime_cache_of(cache_root));
+}
 
 Manifest build_generator(const std::string& src, const std::string& out, const std::string& cache_root,
                          const Log& log) {
@@ -287,7 +286,9 @@ Manifest build_generator(const std::string& src, const std::string& out, const s
   if (o.filename().empty()) o = o.parent_path();
   std::error_code ec;
   fs::create_directories(o.parent_path(), ec);
-  return build_into(recipe_of(src, cache_root, o.parent_path()), o, log);
+  sweep_scratch(o.parent_path());
+  sweep_cache(cache_root);
+  return build_into(recipe_of(src, cache_root), o, log);
 }
 
 Manifest open_generator(const std::string& path, const std::string& cache_root, const Log& log) {
@@ -300,7 +301,8 @@ Manifest open_generator(const std::string& path, const std::string& cache_root, 
   std::error_code ec;
   fs::create_directories(cache_root, ec);
   if (ec) throw WitnessError(cache_root + ": " + ec.message());
-  const Recipe r = recipe_of(path, cache_root, cache_root);
+  sweep_cache(cache_root);
+  const Recipe r = recipe_of(path, cache_root);
   const fs::path out = fs::path(cache_root) / (r.name + "-" + r.key.substr(0, 16));
   auto cached = [&]() -> std::optional<Manifest> {
     if (!is_artefact(out.string())) return std::nullopt;

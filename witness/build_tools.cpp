@@ -1,10 +1,10 @@
-// The helpers every artefact build uses: tools run as children of their own, waited for by pid, and
-// the hashes of the cache keys.
+// The helpers every artefact build uses: tools run under their keepers, waited for by pid, the
+// objects builds share, and the hashes of the cache keys.
 #include "witness/build_tools.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,8 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/pidfd.hpp"
-
-extern char** environ;
+#include "witness/tool.hpp"
 
 namespace cuzk::witness::build_tools {
 
@@ -35,22 +34,22 @@ std::string read_file(const fs::path& p) {
 
 std::string tail_of(const std::string& s, size_t n) { return s.size() > n ? "..." + s.substr(s.size() - n) : s; }
 
-pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> av;
-  for (const std::string& a : argv) av.push_back(const_cast<char*>(a.c_str()));
-  av.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, av[0], &fa, nullptr, av.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
-    throw WitnessError("cannot run " + argv[0] + ": " + std::strerror(rc) +
-                       " (run scripts/setup.sh, which installs g++, nasm, GMP and wabt)");
-  return pid;
+pid_t spawn(const std::vector<std::string>& argv, int out_fd, rlim_t cpu_seconds) {
+  try {
+    return start_tool(argv, out_fd, cpu_seconds);
+  } catch (const WitnessError& e) {
+    throw WitnessError(std::string(e.what()) + " (run scripts/setup.sh, which installs g++, nasm, GMP and wabt)");
+  }
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const std::string& log, rlim_t cpu_seconds) {
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw WitnessError(log + ": cannot open: " + std::strerror(errno));
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close{fd};
+  return spawn(argv, fd, cpu_seconds);
 }
 
 int wait_for(pid_t pid) {
@@ -60,15 +59,19 @@ int wait_for(pid_t pid) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-std::string command_output(const std::vector<std::string>& argv, const fs::path& scratch) {
-  const std::string log = (scratch / ("version-" + std::to_string(getpid()) + ".txt")).string();
+std::string command_output(const std::vector<std::string>& argv) {
+  const int fd = ::memfd_create("cuzk-tool-output", MFD_CLOEXEC);
+  if (fd < 0) return "";
   std::string out;
   try {
-    if (wait_for(spawn(argv, log)) == 0) out = read_file(log);
+    if (wait_for(spawn(argv, fd)) == 0) {
+      char buf[4096];
+      ssize_t n;
+      for (off_t at = 0; (n = ::pread(fd, buf, sizeof buf, at)) > 0; at += n) out.append(buf, size_t(n));
+    }
   } catch (const WitnessError&) {
   }
-  std::error_code ec;
-  fs::remove(log, ec);
+  ::close(fd);
   return out;
 }
 
@@ -128,18 +131,10 @@ std::vector<size_t> run_steps(const std::vector<Step>& steps, const Log& log, co
 SharedObjects::SharedObjects(const fs::path& cache, const std::string& key, std::vector<std::string> files)
     : cached_(cache / key), dir_(cached_), files_(std::move(files)) {
   hit_ = complete(cached_);
-  if (hit_) return;
-  std::error_code ec;
-  dir_ = scratch_ = cache / ("." + key + ".tmp" + std::to_string(getpid()));
-  fs::remove_all(dir_, ec);
-  fs::create_directories(dir_, ec);
-  if (ec) throw WitnessError(dir_.string() + ": " + ec.message());
+  if (!hit_) dir_ = scratch_.emplace(cache, key).path();
 }
 
-SharedObjects::~SharedObjects() {
-  std::error_code ec;
-  if (!scratch_.empty()) fs::remove_all(scratch_, ec);
-}
+SharedObjects::~SharedObjects() = default;
 
 bool SharedObjects::complete(const fs::path& d) const {
   for (const std::string& f : files_)
@@ -148,11 +143,14 @@ bool SharedObjects::complete(const fs::path& d) const {
 }
 
 void SharedObjects::keep() {
-  if (hit_ || scratch_.empty()) return;
+  if (hit_ || !scratch_) return;
   std::error_code ec;
   if (fs::exists(cached_, ec) && !complete(cached_)) fs::remove_all(cached_, ec);  // a damaged entry
-  fs::rename(scratch_, cached_, ec);
-  if (!ec) dir_ = cached_, scratch_.clear();
+  fs::rename(scratch_->path(), cached_, ec);
+  if (ec) return;
+  dir_ = cached_;
+  scratch_->keep();
+  scratch_.reset();  // its lock released: the folder is the cache's now
 }
 
 Hasher::Hasher() : st_(XXH3_createState()) { XXH3_128bits_reset(st_); }

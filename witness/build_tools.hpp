@@ -1,30 +1,37 @@
 // What the artefact builds share (circom's C++ output and circom's .wasm alike): running the tools
-// with their output in a log, waiting for each by its own pid, and hashing what goes into a build.
+// under their keepers (witness/tool.hpp) with their output in a log, waiting for each by its own
+// pid, the objects shared between builds, and hashing what goes into a build.
 #pragma once
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <xxhash.h>
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "witness/build.hpp"
 #include "witness/manifest.hpp"
+#include "witness/scratch.hpp"
 
 namespace cuzk::witness::build_tools {
 
 std::string read_file(const std::filesystem::path& p);
 std::string tail_of(const std::string& s, size_t n);
 
-// Runs argv with stdout and stderr appended to log; returns the child's pid (or throws WitnessError,
-// naming the setup script that installs the tools).
-pid_t spawn(const std::vector<std::string>& argv, const std::string& log);
+// Runs argv with stdout and stderr to out_fd, or appended to log, under a keeper (start_tool: it dies
+// with this process; cpu_seconds as there); returns the keeper's pid (or throws WitnessError, naming
+// the setup script that installs the tools).
+pid_t spawn(const std::vector<std::string>& argv, int out_fd, rlim_t cpu_seconds = 0);
+pid_t spawn(const std::vector<std::string>& argv, const std::string& log, rlim_t cpu_seconds = 0);
 // Its exit status, 128 + the signal when killed.
 int wait_for(pid_t pid);
-// Output of a short command (a tool's version, for the cache keys); "" when it cannot run.
-std::string command_output(const std::vector<std::string>& argv, const std::filesystem::path& scratch);
+// Output of a short command (a tool's version, for the cache keys); "" when it cannot run. It goes
+// to a file in memory, which no folder keeps if this process is killed.
+std::string command_output(const std::vector<std::string>& argv);
 
 // The compile steps running at once, each waited for by its own pid: this code also runs inside the
 // supervisor, whose workers are children of the same process, reaped by libuv. A waitpid(-1) here
@@ -64,10 +71,10 @@ std::vector<size_t> run_steps(const std::vector<Step>& steps, const Log& log, co
                               std::string* cannot_start);
 
 // The objects that builds share (a runtime compiled once per toolchain and sources) under
-// <cache>/<key>. Unless they are all there, they are made in a folder of this process's own, which
-// keep() renames into place once complete, so that a concurrent build never sees half of them; of
-// two concurrent builds of the same key, the second rename fails and that build uses its own copy,
-// which is removed with this object.
+// <cache>/<key>. Unless they are all there, they are made in a scratch folder of this process's own
+// (a ScratchDir: swept once this process is gone), which keep() renames into place once complete, so
+// that a concurrent build never sees half of them; of two concurrent builds of the same key, the
+// second rename fails and that build uses its own copy, which is removed with this object.
 class SharedObjects {
  public:
   SharedObjects(const std::filesystem::path& cache, const std::string& key, std::vector<std::string> files);
@@ -81,7 +88,8 @@ class SharedObjects {
 
  private:
   bool complete(const std::filesystem::path& d) const;
-  std::filesystem::path cached_, dir_, scratch_;
+  std::filesystem::path cached_, dir_;
+  std::optional<ScratchDir> scratch_;
   std::vector<std::string> files_;
   bool hit_ = false;
 };

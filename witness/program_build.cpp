@@ -21,6 +21,8 @@
 #include "witness/program.hpp"
 #include "witness/program/ops.hpp"
 #include "witness/program_runner.hpp"
+#include "witness/scratch.hpp"
+#include "witness/tool.hpp"
 
 namespace cuzk::witness {
 
@@ -50,12 +52,19 @@ std::string slurp(const std::string& p) {
 
 std::string tail(const std::string& s, size_t n) { return s.size() > n ? "..." + s.substr(s.size() - n) : s; }
 
-// Runs the tracer with output to log (a fresh one); its exit status, 128 + signal when killed.
+// Runs the tracer with output to log (a fresh one), under a keeper (witness/tool.hpp): if this
+// process dies, the tracer dies with it. Its exit status, 128 + signal when killed.
 int run_tracer(const std::vector<std::string>& argv, const std::string& log, rlim_t cpu_seconds) {
-  std::ofstream(log, std::ios::trunc);
-  const pid_t pid = build_tools::spawn(argv, log);
-  const rlimit cpu{cpu_seconds, cpu_seconds + 5};
-  ::prlimit(pid, RLIMIT_CPU, &cpu, nullptr);
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw WitnessError(log + ": " + std::strerror(errno));
+  pid_t pid = -1;
+  try {
+    pid = start_tool(argv, fd, cpu_seconds);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
   return build_tools::wait_for(pid);
 }
 
@@ -254,18 +263,10 @@ Program build_program(const Manifest& m, const std::vector<Value>& sample, const
                                    : "the artefact's tracer could not be built: " + why);
   }
   if (sample.size() != m.n_inputs) throw WitnessError("the sample has the wrong number of inputs");
-  std::error_code ec;
-  const fs::path scratch = fs::path(m.dir) / (".program.tmp" + std::to_string(::getpid()));
-  fs::remove_all(scratch, ec);
-  fs::create_directories(scratch, ec);
-  if (ec) throw WitnessError(scratch.string() + ": " + ec.message());
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code e;
-      fs::remove_all(p, e);
-    }
-  } cleanup{scratch};
+  // What a killed build left in the artefact goes first; this build's folder is locked while in use.
+  sweep_scratch(m.dir);
+  const ScratchDir dir(m.dir, "program");
+  const fs::path& scratch = dir.path();
   ProgramBuildReport local;
   if (!rep) rep = &local;
   const std::string inputs = (scratch / "sample.bin").string(), out = (scratch / "trace.bin").string(),

@@ -151,11 +151,11 @@ std::optional<Source> find_wasm(const std::string& path) {
   return s;
 }
 
-Tools toolchain(const fs::path& scratch) {
+Tools toolchain() {
   Tools t;
-  t.wasm2c = build_tools::command_output({"wasm2c", "--version"}, scratch);
-  t.gcc = build_tools::command_output({"gcc", "--version"}, scratch);
-  t.gxx = build_tools::command_output({"g++", "--version"}, scratch);
+  t.wasm2c = build_tools::command_output({"wasm2c", "--version"});
+  t.gcc = build_tools::command_output({"gcc", "--version"});
+  t.gxx = build_tools::command_output({"g++", "--version"});
   std::error_code ec;
   for (const char* d : kRuntimeDirs)
     if (fs::is_regular_file(fs::path(d) / "wasm-rt-impl.c", ec)) {

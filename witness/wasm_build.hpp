@@ -31,7 +31,7 @@ struct Tools {
   std::filesystem::path runtime_dir;  // wasm2c's runtime (wasm-rt-impl.c) and its header (wasm-rt.h)
   std::filesystem::path header_dir;
 };
-Tools toolchain(const std::filesystem::path& scratch);
+Tools toolchain();
 
 std::string key_of(const Source& s, const Tools& tools);
 

@@ -91,32 +91,22 @@ WorkerLink::~WorkerLink() {
   if (hb_.joinable()) hb_.join();
 }
 
-Msg WorkerLink::make(MsgType t) const {
-  Msg m;
-  m.type = uint16_t(t);
+bool WorkerLink::send(Msg m) {
   m.worker = args_.worker_id;
   m.epoch = args_.epoch;
   m.pid = uint32_t(getpid());
   m.t_ns = shm::monotonic_ns();
-  return m;
+  return ch_.send(m);
 }
 
-void WorkerLink::event(const char* name, uint64_t job, uint32_t partition, uint32_t slot, const std::string& kv) {
-  Msg m = make(MsgType::Event);
-  m.set_name(name);
-  m.job = job;
-  m.partition = partition;
-  m.slot = slot;
-  m.set_text(kv);
-  ch_.send(m);
-}
+void WorkerLink::event(const char* name, uint64_t job, const std::string& kv) { send(Msg::event(job, name, kv)); }
 
 void WorkerLink::start_heartbeat() {
   hb_ = std::thread([this] {
     // The supervisor reads a missed heartbeat as a crash, so this thread must never block on work;
     // it only sleeps and sends. A dead channel means the supervisor is gone: exit.
     while (!stop_) {
-      if (!ch_.send(make(MsgType::Heartbeat))) _exit(exit_status::kOk);
+      if (!send(Msg(MsgType::Heartbeat))) _exit(exit_status::kOk);
       for (uint32_t t = 0; t < heartbeat_ms_ && !stop_; t += 50)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "shm/messages.hpp"
+#include "shm/slot_ring.hpp"
 
 namespace cuzk::worker {
 
@@ -53,13 +54,14 @@ class WorkerLink {
  public:
   WorkerLink(const WorkerArgs& a, uint32_t heartbeat_ms);
   ~WorkerLink();
-  // A message stamped with this worker's id, epoch and pid.
-  shm::Msg make(shm::MsgType t) const;
-  bool send(const shm::Msg& m) { return ch_.send(m); }
+  // This worker in a slot's header: the owner the supervisor assigns its slots to.
+  shm::Owner owner() const { return {args_.worker_id, args_.epoch}; }
+  // Sends m stamped with this worker's id, epoch and pid, and the time now.
+  bool send(shm::Msg m);
   bool recv(shm::Msg& m) { return ch_.recv(m); }
   void stop_receiving() { ch_.stop_receiving(); }  // recv() returns false from now on
   // A timeline event: name plus "k=v,..." (no spaces or commas inside values).
-  void event(const char* name, uint64_t job, uint32_t partition, uint32_t slot, const std::string& kv);
+  void event(const char* name, uint64_t job, const std::string& kv);
   void start_heartbeat();
 
  private:

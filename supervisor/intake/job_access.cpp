@@ -35,13 +35,10 @@ FileReader reader_of(const http::Request& req) {
   return r;
 }
 
-Viewer viewer_of(const http::Request& req) {
-  http::Request who;
-  who.via_tcp = req.via_tcp;
-  who.admin = req.admin;
-  who.peer = req.peer;
-  const uint32_t euid = uint32_t(::geteuid());
-  return [who, euid](const std::string& owner) { return may_access(owner, who, euid); };
+Client client_of(const http::Request& req, const std::string& max_client_priority) {
+  return {submitter_of(req), reader_of(req), highest_priority(req, max_client_priority)};
 }
+
+Viewer viewer_of(const http::Request& req) { return {is_operator(req, uint32_t(::geteuid())), submitter_of(req)}; }
 
 }  // namespace cuzk::sup

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "supervisor/http/http_server.hpp"
+#include "supervisor/intake/client.hpp"
 #include "supervisor/intake/input_access.hpp"
 #include "supervisor/store/job_store.hpp"
 
@@ -36,9 +37,9 @@ bool may_access(const std::string& owner, const http::Request& req, uint32_t dae
 // TCP client (or a peer without credentials) may name only what everybody may read.
 FileReader reader_of(const http::Request& req);
 
-// may_access for the client of req and this process's uid, as a value that outlives the request
-// (a shared store's reads check the owner on its own thread).
-using Viewer = std::function<bool(const std::string& owner)>;
+// may_access for the client of req and this process's uid, as a value that outlives the request.
 Viewer viewer_of(const http::Request& req);
+// The client of req as a submission's (client.hpp); max_client_priority: daemon.max_client_priority.
+Client client_of(const http::Request& req, const std::string& max_client_priority);
 
 }  // namespace cuzk::sup

@@ -30,7 +30,7 @@ struct StreamedBody {
 
 // Reads the body at body_path and writes each {"base64": ...} entry of the top-level "witnesses"
 // array to <dir>/upload-<k>.wtns (dir is created with the first). Throws SubmitError: 413 when the rest of the
-// body exceeds max_json bytes, 400 with more than max_witnesses such entries; StoreFull when the
+// body exceeds max_json bytes, 400 with more than max_witnesses such entries; StateWriteFailed when the
 // disk is full; std::runtime_error on another I/O error. The caller removes dir on any failure.
 // Touches nothing but its arguments, so it runs on any thread.
 StreamedBody stream_uploads(const std::string& body_path, const std::string& dir, uint64_t max_json,

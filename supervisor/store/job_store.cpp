@@ -19,14 +19,16 @@ std::optional<Priority> parse_priority(const std::string& s) {
   return std::nullopt;
 }
 
+#define CUZK_STATE_NAME(e, name) name,
 const char* to_string(PState s) {
-  static const char* n[] = {"queued", "synthesizing", "ready", "proving", "done", "failed", "cancelled"};
-  return n[int(s)];
+  static constexpr const char* n[] = {CUZK_PARTITION_STATES(CUZK_STATE_NAME)};
+  return size_t(s) < kPStates ? n[size_t(s)] : "unknown";
 }
 const char* to_string(JState s) {
-  static const char* n[] = {"queued", "running", "done", "failed", "cancelled"};
-  return n[int(s)];
+  static constexpr const char* n[] = {CUZK_JOB_STATES(CUZK_STATE_NAME)};
+  return size_t(s) < kJStates ? n[size_t(s)] : "unknown";
 }
+#undef CUZK_STATE_NAME
 const char* to_string(InputKind k) { return k == InputKind::Inputs ? "inputs" : "witnesses"; }
 const char* file_extension(InputKind k) { return k == InputKind::Inputs ? ".json" : ".wtns"; }
 

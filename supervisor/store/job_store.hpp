@@ -4,6 +4,7 @@
 // restarted supervisor requeues whatever was unfinished. PostgreSQL (pg_store.hpp, [store] url) serves many nodes: the database is
 // the queue, and each node claims partitions from it under a lease (see docs/ARCHITECTURE.md).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -16,10 +17,23 @@ enum class Priority : int { Critical = 0, High = 1, Normal = 2, Low = 3 };
 const char* to_string(Priority p);
 std::optional<Priority> parse_priority(const std::string& s);
 
-// Partition states; jobs use Queued, Running, Done, Failed, Cancelled.
-enum class PState : int { Queued = 0, Synthesizing, Ready, Proving, Done, Failed, Cancelled };
+// The states of a partition and of a job, each listed once with its name: the enumeration, its
+// names and its count (kPStates, kJStates) are made from the list, so that a state added to it is
+// stored, counted (JobStore::Counts) and reported in /metrics without another edit. The stores
+// keep a state as its position in the list.
+#define CUZK_PARTITION_STATES(X) \
+  X(Queued, "queued") X(Synthesizing, "synthesizing") X(Ready, "ready") X(Proving, "proving") X(Done, "done") \
+  X(Failed, "failed") X(Cancelled, "cancelled")
+#define CUZK_JOB_STATES(X) X(Queued, "queued") X(Running, "running") X(Done, "done") X(Failed, "failed") X(Cancelled, "cancelled")
+#define CUZK_STATE_ENUMERATOR(e, name) e,
+#define CUZK_STATE_ONE(e, name) +1
+enum class PState : int { CUZK_PARTITION_STATES(CUZK_STATE_ENUMERATOR) };
+enum class JState : int { CUZK_JOB_STATES(CUZK_STATE_ENUMERATOR) };
+inline constexpr size_t kPStates = 0 CUZK_PARTITION_STATES(CUZK_STATE_ONE);
+inline constexpr size_t kJStates = 0 CUZK_JOB_STATES(CUZK_STATE_ONE);
+#undef CUZK_STATE_ENUMERATOR
+#undef CUZK_STATE_ONE
 const char* to_string(PState s);
-enum class JState : int { Queued = 0, Running, Done, Failed, Cancelled };
 const char* to_string(JState s);
 inline bool is_final(JState s) { return s == JState::Done || s == JState::Failed || s == JState::Cancelled; }
 inline bool is_final(PState s) { return s == PState::Done || s == PState::Failed || s == PState::Cancelled; }
@@ -27,23 +41,22 @@ inline bool is_final(PState s) { return s == PState::Done || s == PState::Failed
 // What a job's partitions were submitted as: .wtns witnesses, or circuit inputs (JSON) that a
 // synthesis worker runs the circuit's witness generator on. Stored as its integer value.
 enum class InputKind : int { Witnesses = 0, Inputs = 1 };
-const char* to_string(InputKind k);
+const char* to_string(InputKind k);       // "witnesses", "inputs": the request field they came in
+const char* file_extension(InputKind k);  // ".wtns", ".json"
 
 // A partition that failed this often for reasons other than its input fails its job. A lease that
 // expired (the node holding the partition stopped renewing it) counts as a failed attempt, so that a
 // partition that kills every node proving it stops circulating.
-constexpr uint32_t kMaxAttempts = 3;  // "witnesses", "inputs": the request field they came in
-const char* file_extension(InputKind k);  // ".wtns", ".json"
+constexpr uint32_t kMaxAttempts = 3;
 
-// The store could not be written because the filesystem under it is full (SQLITE_FULL, ENOSPC).
-// Nothing half-written is left behind: the change was rolled back, or is held (see SqliteStore).
-struct StoreFull : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-// A write under daemon.state_dir failed for another reason than space, which no request caused (a
-// read-only or unwritable folder, an I/O error: state_writes.hpp): handled as a full disk is.
-struct StateUnwritable : StoreFull {
-  using StoreFull::StoreFull;
+// A write under daemon.state_dir (the store's file, results, uploads) failed for a reason no
+// request caused (state_writes.hpp): the filesystem is full (SQLITE_FULL, ENOSPC, EDQUOT: space), or
+// it cannot be written otherwise (read-only, permissions, an I/O error). Both are handled as a full
+// disk is; space says which, for the log. Nothing half-written is left behind: the change was
+// rolled back, or is held (see SqliteStore).
+struct StateWriteFailed : std::runtime_error {
+  StateWriteFailed(const std::string& what, bool space) : std::runtime_error(what), space(space) {}
+  bool space;
 };
 
 // The store cannot be reached now (a database server down or restarting, the connection lost).
@@ -132,7 +145,7 @@ class JobStore {
   // Jobs in one of `states`, oldest first, at most `limit`, loaded as by load().
   virtual std::vector<JobRec> list(const std::vector<JState>& states, size_t limit) = 0;
   struct Counts {
-    uint64_t jobs[5] = {}, parts[7] = {};
+    uint64_t jobs[kJStates] = {}, parts[kPStates] = {};  // by state
   };
   virtual Counts counts() = 0;
   // Makes an unfinished job Cancelled with `why`, and its unfinished partitions with it.

@@ -270,12 +270,12 @@ JobStore::Counts PgStore::counts() {
   Result j = exec("SELECT state, count(*) FROM cuzk_jobs GROUP BY state");
   for (int i = 0; i < PQntuples(j.get()); i++) {
     const int s = std::atoi(PQgetvalue(j.get(), i, 0));
-    if (s >= 0 && s < 5) c.jobs[s] = std::stoull(PQgetvalue(j.get(), i, 1));
+    if (s >= 0 && size_t(s) < kJStates) c.jobs[s] = std::stoull(PQgetvalue(j.get(), i, 1));
   }
   Result p = exec("SELECT state, count(*) FROM cuzk_partitions GROUP BY state");
   for (int i = 0; i < PQntuples(p.get()); i++) {
     const int s = std::atoi(PQgetvalue(p.get(), i, 0));
-    if (s >= 0 && s < 7) c.parts[s] = std::stoull(PQgetvalue(p.get(), i, 1));
+    if (s >= 0 && size_t(s) < kPStates) c.parts[s] = std::stoull(PQgetvalue(p.get(), i, 1));
   }
   return c;
 }

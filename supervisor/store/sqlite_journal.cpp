@@ -88,7 +88,7 @@ void SqliteJournal::write(std::deque<Op>& ops, std::deque<Change>& changes, uint
         if (open) store_->rollback();
         try {
           throw;
-        } catch (const StoreFull&) {
+        } catch (const StateWriteFailed&) {
           if (!full) full = errors[i];
         } catch (...) {
         }

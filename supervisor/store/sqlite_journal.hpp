@@ -34,7 +34,7 @@ class SqliteJournal {
   // savepoints); returns what to run on the loop once the group is committed (may be empty).
   using Work = std::function<std::function<void()>(SqliteStore&)>;
   // Runs on the loop when the work threw, or when its group could not be committed: the exception
-  // (StoreFull for a full or unwritable disk), nothing of the work written.
+  // (StateWriteFailed for a full or unwritable disk), nothing of the work written.
   using Failed = std::function<void(std::exception_ptr)>;
 
   SqliteJournal(uv_loop_t* loop, std::unique_ptr<SqliteStore> store);

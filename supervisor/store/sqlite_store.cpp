@@ -14,17 +14,17 @@ namespace cuzk::sup {
 
 namespace {
 
-// Throws StoreFull for a full filesystem (SQLite's SQLITE_FULL, or a write or file creation
-// failing with ENOSPC or EDQUOT), StateUnwritable for a store that cannot be written otherwise
-// (read-only, permissions, I/O errors: held like a full disk), std::runtime_error for anything
-// else; each names the store's file.
+// Throws StateWriteFailed for a full filesystem (SQLite's SQLITE_FULL, or a write or file creation
+// failing with ENOSPC or EDQUOT: space) or a store that cannot be written otherwise (read-only,
+// permissions, I/O errors: held like a full disk), std::runtime_error for anything else; each names
+// the store's file.
 [[noreturn]] void throw_store_error(sqlite3* db, const std::string& path, const std::string& what) {
   const int sys = sqlite3_system_errno(db);
   if (sqlite3_errcode(db) == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
-    throw StoreFull("job store " + path + ": the disk is full (" + what + ")");
+    throw StateWriteFailed("job store " + path + ": the disk is full (" + what + ")", true);
   const int code = sqlite3_errcode(db) & 0xff;  // the primary result code
   if (code == SQLITE_READONLY || code == SQLITE_IOERR || code == SQLITE_PERM || code == SQLITE_CANTOPEN)
-    throw StateUnwritable("job store " + path + ": cannot be written (" + what + ")");
+    throw StateWriteFailed("job store " + path + ": cannot be written (" + what + ")", false);
   throw std::runtime_error("job store " + path + ": " + what);
 }
 
@@ -185,7 +185,7 @@ void SqliteStore::begin() {
   // SQLite may have rolled the whole transaction back after an error (a full disk, an I/O error):
   // a savepoint now would open a transaction of its own, which would commit by itself.
   if (depth_ && sqlite3_get_autocommit(db_))
-    throw StateUnwritable("job store " + path_ + ": the transaction was rolled back after an error");
+    throw StateWriteFailed("job store " + path_ + ": the transaction was rolled back after an error", false);
   exec(depth_ ? "SAVEPOINT nested" : "BEGIN IMMEDIATE");
   depth_++;
 }
@@ -213,8 +213,9 @@ void SqliteStore::rollback() {
 
 bool SqliteStore::insert(JobRec& job) {
   if (!flush_held())
-    throw StoreFull("job store " + path_ + ": the disk is full (" + std::to_string(held()) +
-                    " changes of accepted jobs wait for space)");
+    throw StateWriteFailed("job store " + path_ + ": the disk is full (" + std::to_string(held()) +
+                               " changes of accepted jobs wait for space)",
+                           true);
   begin();
   try {
     if (!job.request_id.empty()) {
@@ -310,7 +311,7 @@ std::vector<JobRec> SqliteStore::recover() {
         .bind(4, int64_t(PState::Proving));
     s.step();
     commit();
-  } catch (const StoreFull&) {
+  } catch (const StateWriteFailed&) {
     rollback();
     held_reset = true;
   } catch (...) {
@@ -371,7 +372,7 @@ bool SqliteStore::flush_held() {
       s.step();
     }
     commit();
-  } catch (const StoreFull&) {
+  } catch (const StateWriteFailed&) {
     rollback();
     return false;
   } catch (...) {
@@ -392,11 +393,11 @@ SqliteStore::Counts SqliteStore::counts() {
   {
     Stmt s(db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state", path_);
     while (s.step())
-      if (s.i64(0) >= 0 && s.i64(0) < 5) c.jobs[s.i64(0)] = uint64_t(s.i64(1));
+      if (s.i64(0) >= 0 && uint64_t(s.i64(0)) < kJStates) c.jobs[s.i64(0)] = uint64_t(s.i64(1));
   }
   Stmt s(db_, "SELECT state, COUNT(*) FROM partitions GROUP BY state", path_);
   while (s.step())
-    if (s.i64(0) >= 0 && s.i64(0) < 7) c.parts[s.i64(0)] = uint64_t(s.i64(1));
+    if (s.i64(0) >= 0 && uint64_t(s.i64(0)) < kPStates) c.parts[s.i64(0)] = uint64_t(s.i64(1));
   return c;
 }
 

@@ -29,7 +29,7 @@ class SqliteStore final : public JobStore {
   SqliteStore& operator=(const SqliteStore&) = delete;
 
   const char* backend() const override { return "sqlite"; }
-  // Throws StoreFull, having written nothing, when the disk is full or earlier changes are still
+  // Throws StateWriteFailed, having written nothing, when the disk is full or earlier changes are still
   // held for lack of space.
   bool insert(JobRec& job) override;
   std::optional<uint64_t> find_request(const std::string& request_id) override;

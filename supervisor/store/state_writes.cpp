@@ -16,8 +16,7 @@ bool no_space(int e) { return e == ENOSPC || e == EDQUOT; }
 bool state_write_fault(int e) { return no_space(e) || e == EROFS || e == EACCES || e == EPERM || e == EIO; }
 
 void throw_write_error(const std::string& what, int e) {
-  if (no_space(e)) throw StoreFull("cannot store " + what + ": " + std::strerror(e));
-  throw StateUnwritable("cannot store " + what + ": " + std::strerror(e));
+  throw StateWriteFailed("cannot store " + what + ": " + std::strerror(e), no_space(e));
 }
 
 std::string write_probe(const std::string& dir) {

@@ -10,8 +10,8 @@ namespace cuzk::sup {
 // Whether errno e is such a failure; no_space: ENOSPC or EDQUOT.
 bool state_write_fault(int e);
 bool no_space(int e);
-// Throws StoreFull (job_store.hpp) for no space, StateUnwritable for any other errno: a write
-// under state_dir that fails is the daemon's fault whatever the reason. what names what was written.
+// Throws StateWriteFailed (job_store.hpp), with space for ENOSPC and EDQUOT: a write under
+// state_dir that fails is the daemon's fault whatever the reason. what names what was written.
 [[noreturn]] void throw_write_error(const std::string& what, int e);
 // Why a file cannot be created in dir now, or "" when it can (a probe file made and removed).
 std::string write_probe(const std::string& dir);

@@ -22,7 +22,12 @@ old_pid=$(pid_of synth0)
 "$CUZK_BIN" circuit add --tcp "127.0.0.1:$PORT" --token "$ADMIN" --name gen --zkey "$KEYS/mult.zkey" \
   --witness-generator "$KEYS/multiplier_cpp" >"$WORK/add.out" 2>&1 &
 add_pid=$!
-wait_until 120 "the supervisor compiling the generator" "pgrep -P $SUP_PID -f '^(g\\+\\+ .* -c |nasm -felf64)' >/dev/null"
+# A compile's tools run under keepers, the supervisor's children (witness/tool.hpp).
+compiling() {
+  local keepers
+  keepers=$(pgrep -d, -P "$SUP_PID") && pgrep -P "$keepers" -f '^(g\+\+ .* -c |nasm -felf64)' >/dev/null
+}
+wait_until 120 "the supervisor compiling the generator" compiling
 kill -9 "$old_pid"
 log "killed synth0 (pid $old_pid) while the supervisor compiles"
 wait "$add_pid" || die "circuit add failed: $(cat "$WORK/add.out")"
