@@ -94,7 +94,8 @@ std::function<std::optional<int>()> add_daemon_subcommands(CLI::App& app) {
   c_add->add_option("--zkey", o->circuit.zkey, "its snarkjs proving key")->required();
   c_add->add_option("--r1cs", o->circuit.r1cs, "its r1cs: synthesis then checks every constraint");
   c_add->add_option("--witness-generator", o->circuit.witness_generator,
-                    "circom's --c output folder or a `cuzk witness build` artefact: jobs may bring circuit inputs");
+                    "circom's --c output folder, its .wasm (or <name>_js folder), or a `cuzk witness build` "
+                    "artefact: jobs may bring circuit inputs");
   c_add->add_option("--max-partitions", o->circuit.max_partitions, "partitions per job (default 16)")
       ->check(CLI::Range(1, 65536));
   auto* c_list = circuit->add_subcommand("list", "the circuits served, from the config file and added since");

@@ -75,8 +75,10 @@ int main(int argc, char** argv) {
       ->expected(-1);
   prove->add_option("--input", prove_input, "circuit inputs (JSON): compute the witness first")
       ->check(CLI::ExistingFile);
-  prove->add_option("--witness-generator", prove_generator, "circom --c output folder or `witness build` artefact")
-      ->check(CLI::ExistingDirectory);
+  prove->add_option("--witness-generator", prove_generator,
+                    "circom's --c output folder, its --wasm output (<name>_js or <name>.wasm), or a `witness build` "
+                    "artefact")
+      ->check(CLI::ExistingPath);
   prove->add_flag("--verify,!--no-verify", pa.verify,
                   "check the proof with the key's verification key before writing it (the default; --verify is "
                   "accepted for older scripts); --no-verify writes it unchecked");

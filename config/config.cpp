@@ -253,6 +253,22 @@ void check_dir(const std::string& key, const std::string& path, const toml::node
   if (!fs::is_directory(st)) fail(key, quote(path) + " is not a directory", n);
 }
 
+// A witness generator: a folder (circom's <name>_cpp or <name>_js, or an artefact) or circom's .wasm,
+// whose first bytes are the wasm magic. What it holds is checked by whoever opens it.
+void check_generator(const std::string& key, const std::string& path, const toml::node* n) {
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) fail(key, quote(path) + " does not exist", n);
+  if (fs::is_directory(st)) return;
+  if (!fs::is_regular_file(st)) fail(key, quote(path) + " is neither a directory nor a .wasm file", n);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(key, "cannot read " + quote(path) + ": " + std::strerror(errno), n);
+  char buf[4] = {};
+  f.read(buf, 4);
+  if (f.gcount() != 4 || std::string(buf, 4) != std::string("\0asm", 4))
+    fail(key, quote(path) + " is neither a directory nor a WebAssembly module (circom's .wasm)", n);
+}
+
 // An array of existing directories, made absolute (against base_dir) and canonical, so that a
 // request's path can be compared with them after its own symlinks are resolved.
 std::vector<std::string> input_dirs(const Section& s, const std::string& k, const std::string& base_dir) {
@@ -559,7 +575,7 @@ CircuitConfig parse_circuit(const toml::table& t, const std::string& path, const
     check_file(s.key("zkey"), c.zkey, "zkey", s.node("zkey"));
     if (!c.r1cs.empty()) check_file(s.key("r1cs"), c.r1cs, "r1cs", s.node("r1cs"));
     if (!c.witness_generator.empty())
-      check_dir(s.key("witness_generator"), c.witness_generator, s.node("witness_generator"));
+      check_generator(s.key("witness_generator"), c.witness_generator, s.node("witness_generator"));
   }
   s.integer("max_partitions", c.max_partitions, 1, 65536);
   return c;
@@ -784,7 +800,7 @@ CircuitConfig circuit_from_json(const nlohmann::json& body, const std::vector<st
   }
   check_file("zkey", c.zkey, "zkey", nullptr);
   if (!c.r1cs.empty()) check_file("r1cs", c.r1cs, "r1cs", nullptr);
-  if (!c.witness_generator.empty()) check_dir("witness_generator", c.witness_generator, nullptr);
+  if (!c.witness_generator.empty()) check_generator("witness_generator", c.witness_generator, nullptr);
   c.runtime = true;
   return c;
 }

@@ -98,9 +98,9 @@ struct CircuitConfig {
   std::string zkey;                   // must exist and be readable (header checked at start)
   std::string r1cs;                   // optional ("" = none): when set, synthesis checks every constraint C*w = (A*w)(B*w)
   uint32_t max_partitions = 16;       // per job
-  // Optional ("" = none): circom's --c output folder (<name>_cpp/) or a `cuzk witness build`
-  // artefact (a folder with manifest.json). When set, jobs may carry circuit inputs instead of
-  // witnesses.
+  // Optional ("" = none): circom's --wasm output (<name>.wasm or its <name>_js/ folder), its --c
+  // output folder (<name>_cpp/) or a `cuzk witness build` artefact (a folder with manifest.json).
+  // When set, jobs may carry circuit inputs instead of witnesses.
   std::string witness_generator;
   // Added at run time (POST /v1/circuits), after the file's circuits. A removed one keeps its place
   // while the daemon runs, so that the indices the workers know stay the same and its jobs finish,

@@ -16,11 +16,12 @@ SUDO=""
 # 1. Debian packages. node/npm may come from elsewhere (e.g. NodeSource, whose nodejs conflicts with
 #    Debian's npm package), so they are taken from Debian only when node is missing altogether.
 # nasm and libgmp-dev compile circom's C++ witness generators (`cuzk witness build`, and the daemon's
-# witness_generator); libxxhash-dev hashes their sources for the generator cache. clang and
+# witness_generator), and wabt's wasm2c translates circom's .wasm to C for the same;
+# libxxhash-dev hashes their sources for the generator cache. clang and
 # libclang-rt-dev (libFuzzer and the sanitizer runtimes, only a recommendation of clang) build the
 # fuzz targets that the tests labelled fuzz run (scripts/fuzz.sh).
 pkgs=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev xz-utils
-      nasm libgmp-dev libxxhash-dev clang libclang-rt-dev
+      nasm libgmp-dev wabt libxxhash-dev clang libclang-rt-dev
       libtomlplusplus-dev libspdlog-dev libuv1-dev libboost-dev libhttp-parser-dev libsqlite3-dev libpq-dev libsystemd-dev
       systemd postgresql)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

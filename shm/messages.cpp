@@ -45,10 +45,10 @@ Msg Msg::synthesize(const SlotWork& w, bool from_inputs, const std::string& inpu
 }
 
 Msg Msg::synth_done(const SlotWork& w, int32_t status, WitnessEngine engine, double synth_ms, double witness_ms,
-                    double eval_ms, const std::string& error) {
+                    double eval_ms, const std::string& error, bool traced) {
   Msg m(MsgType::SynthDone);
   SynthDone& d = m.body.synth_done;
-  d.work = w, d.status = status, d.engine = engine;
+  d.work = w, d.status = status, d.engine = engine, d.traced = traced;
   d.synth_ms = synth_ms, d.witness_ms = witness_ms, d.eval_ms = eval_ms;
   set_text(d.error, error);
   return m;

@@ -15,7 +15,7 @@
 namespace cuzk::shm {
 
 constexpr uint32_t kMsgMagic = 0x4b5a5543;  // "CUZK"
-constexpr uint16_t kMsgVersion = 3;
+constexpr uint16_t kMsgVersion = 4;
 
 enum class MsgType : uint16_t {
   Hello = 1,       // worker -> supervisor: initialised (keys loaded, ring mapped), ready for work
@@ -73,6 +73,7 @@ struct SynthDone {
   SlotWork work;
   int32_t status;  // MsgStatus
   WitnessEngine engine;
+  uint32_t traced;  // 1: with Fallback, the input is being traced into a further program of the circuit
   double synth_ms, witness_ms, eval_ms;  // the whole synthesis; w; a, b, c
   char error[kMsgTextBytes];             // why, when not Ok
 };
@@ -129,13 +130,13 @@ struct Msg {
                    const std::string& cpus);
   static Msg synthesize(const SlotWork& w, bool from_inputs, const std::string& input);
   static Msg synth_done(const SlotWork& w, int32_t status, WitnessEngine engine, double synth_ms, double witness_ms,
-                        double eval_ms, const std::string& error);
+                        double eval_ms, const std::string& error, bool traced = false);
   static Msg prove(const SlotWork& w);
   static Msg prove_done(const SlotWork& w, int32_t status, double prove_ms, const std::string& error);
   static Msg event(uint64_t job, const std::string& name, const std::string& kv);
   static Msg key(uint32_t circuit, bool resident, uint64_t bytes, double load_ms);
 };
-static_assert(sizeof(Msg) == 1104, "Msg layout is part of the protocol; bump kMsgVersion when it changes");
+static_assert(sizeof(Msg) == 1112, "Msg layout is part of the protocol; bump kMsgVersion when it changes");
 
 // s into a NUL-terminated field, cut to fit.
 template <size_t N>

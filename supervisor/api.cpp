@@ -207,6 +207,10 @@ std::string Supervisor::metrics_text() {
   line("cuzk_witness_partitions_total{engine=\"program\"} " + std::to_string(parts_.stats().witness_program));
   line("cuzk_witness_partitions_total{engine=\"native\"} " + std::to_string(parts_.stats().witness_native));
   line("cuzk_witness_partitions_total{engine=\"fallback\"} " + std::to_string(parts_.stats().witness_fallback));
+  line("# HELP cuzk_witness_traces_total Fallback partitions whose input was traced into a further program (a "
+       "path of the circuit's code no program took yet).");
+  line("# TYPE cuzk_witness_traces_total counter");
+  line("cuzk_witness_traces_total " + std::to_string(parts_.stats().witness_traced));
   line("# HELP cuzk_http_connections API connections open now.");
   line("# TYPE cuzk_http_connections gauge");
   line("cuzk_http_connections " + std::to_string(server_ ? server_->open_connections() : 0));

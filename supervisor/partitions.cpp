@@ -83,6 +83,7 @@ void Partitions::synthesized(const Worker& w, const Task& t, const shm::SynthDon
     if (m.engine == shm::WitnessEngine::Program) stats_.witness_program++;
     if (m.engine == shm::WitnessEngine::Native) stats_.witness_native++;
     if (m.engine == shm::WitnessEngine::Fallback) stats_.witness_fallback++;
+    if (m.traced) stats_.witness_traced++;
     if (d && d->seg->state(t.slot) == shm::SlotState::Ready) return ready(w, *j, *d, t.partition, t.slot);
     if (d) release_slot(d->id, t.slot);
     return requeue(t.job, t.partition, "slot was not READY after synthesis", true);

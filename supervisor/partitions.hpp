@@ -33,6 +33,7 @@ class Partitions {
     uint64_t synth_count = 0;
     uint64_t proofs_done = 0;  // as the queue counts them: stored (one node), accepted by the store (many)
     uint64_t witness_program = 0, witness_native = 0, witness_fallback = 0;  // partitions by witness engine
+    uint64_t witness_traced = 0;  // fallback partitions whose input was traced as a further path
   };
 
   Partitions(std::vector<Device>& devices, StateFolder& state, Timeline& timeline)

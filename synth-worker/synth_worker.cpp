@@ -50,7 +50,9 @@ struct BadInput : std::runtime_error {
 struct WitnessRun {
   witness::GenResult result;
   WitnessEngine engine = WitnessEngine::None;
+  bool traced = false;  // with Fallback: the input is being traced as a further path
   std::string note;
+  uint32_t program = 0;  // with Program: which path's program
 };
 
 // Which version of a file a circuit was loaded from: a file written again, or replaced by a
@@ -122,7 +124,7 @@ struct CircuitOn : Circuit {
                              const std::function<bool()>& cancelled) override {
     using Path = typename witness::WitnessEngine<Fr>::Path;
     auto o = engine->compute(inputs, seg.w<Fr>(slot), dest, offset, timeout_ms, cancelled);
-    WitnessRun r{std::move(o.result), WitnessEngine::None, std::move(o.note)};
+    WitnessRun r{std::move(o.result), WitnessEngine::None, o.traced, std::move(o.note), o.program};
     r.engine = o.path == Path::Program    ? WitnessEngine::Program
                : o.path == Path::Fallback ? WitnessEngine::Fallback
                                           : WitnessEngine::Native;
@@ -396,10 +398,12 @@ class SynthWorker {
       kv.add(tl::kWitnessEngine, wrun.engine == WitnessEngine::Program    ? tl::kEngineProgram
                                  : wrun.engine == WitnessEngine::Fallback ? tl::kEngineFallback
                                                                           : tl::kEngineNative);
+    if (wrun.engine == WitnessEngine::Program) kv.add(tl::kWitnessPath, wrun.program);
     if (wrun.engine == WitnessEngine::Fallback) kv.add(tl::kWitnessNote, wrun.note);
+    if (wrun.traced) kv.add(tl::kWitnessTrace, 1);
     kv.add(tl::kStatus, status);
     link_.event(tl::kSynthEnd, req.job, kv.str());
-    link_.send(Msg::synth_done(req, status, wrun.engine, synth_ms, witness_ms, eval_ms, error));
+    link_.send(Msg::synth_done(req, status, wrun.engine, synth_ms, witness_ms, eval_ms, error, wrun.traced));
   }
 
   config::Config cfg_;

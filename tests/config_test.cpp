@@ -420,7 +420,11 @@ TEST_F(ConfigTest, CircuitsAreChecked) {
   EXPECT_CONFIG_ERROR("[[circuits]]\nname = \"a\"\nzkey = \"keys/a.zkey\"\nwitness_generator = \"gen/nope_cpp\"\n",
                       "circuits[0].witness_generator", "does not exist");
   EXPECT_CONFIG_ERROR(minimal() + "[[circuits]]\nname = \"b\"\nzkey = \"keys/b.zkey\"\nwitness_generator = \"keys/b.zkey\"\n",
-                      "circuits[1].witness_generator", "is not a directory");
+                      "circuits[1].witness_generator", "neither a directory nor a WebAssembly module");
+  // circom's .wasm is a generator too.
+  write("gen/b.wasm", std::string("\0asm\1\0\0\0", 8));
+  Config c = parse(minimal() + "[[circuits]]\nname = \"b\"\nzkey = \"keys/b.zkey\"\nwitness_generator = \"gen/b.wasm\"\n");
+  EXPECT_EQ(c.circuits[1].witness_generator, path("gen/b.wasm"));
   // The zkey must be readable by the daemon's user; root reads everything, so only check as non-root.
   if (geteuid() != 0) {
     fs::permissions(dir / "keys/b.zkey", fs::perms::none);

@@ -14,7 +14,7 @@ set(_daemon_fixtures
   e2e_case_chain_zero e2e_circuit_multiplier e2e_case_multiplier
   e2e.bn128_circuit_poseidon_merkle e2e.bn128_case_poseidon_merkle e2e.bn128_circuit_multiplier
   e2e.bn128_case_multiplier)
-foreach(t jobs kill_workers kill_supervisor cancel_priority bad_input heartbeat inputs limits disk_full shm_full two_curves two_devices reload
+foreach(t jobs kill_workers kill_supervisor cancel_priority bad_input heartbeat inputs inputs_wasm limits disk_full shm_full two_curves two_devices reload
           multi_node multi_node_kill multi_node_outage uploads access clients one_daemon confined state_writes key_budget crash_rows
           circuits circuit_files input_files worker_exits squatted_names removed_circuit key_wait slow_store load killed_compile)
   add_test(NAME daemon.${t} COMMAND ${CUZK_DAEMON_TEST_ENV} bash ${PROJECT_SOURCE_DIR}/tests/daemon/${t}.sh)

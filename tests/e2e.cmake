@@ -112,6 +112,11 @@ set_tests_properties(e2e.witness_runtime PROPERTIES FIXTURES_REQUIRED
 cuzk_e2e_test(e2e.witness_program 600 witness_program.sh)
 cuzk_e2e_test_on(bn128 e2e.witness_program.bn128 600 witness_program.sh)
 
+# circom's .wasm as the witness generator: the same circuit at every optimisation level, natively and
+# as the program traced on it; its assert's message; a module that traps.
+cuzk_e2e_test(e2e.witness_wasm 600 witness_wasm.sh)
+cuzk_e2e_test_on(bn128 e2e.witness_wasm.bn128 600 witness_wasm.sh)
+
 cuzk_e2e_test(e2e.curve_mismatch 120 curve_mismatch.sh multiplier multiplier)
 set_tests_properties(e2e.curve_mismatch PROPERTIES FIXTURES_REQUIRED
   "e2e_circuit_multiplier;e2e_case_multiplier;e2e.bn128_circuit_multiplier;e2e.bn128_case_multiplier")

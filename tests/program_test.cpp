@@ -554,3 +554,52 @@ TEST_F(ProgramFile, MalformedProgramsAreRefused) {
   p.consts[1] = p.prime;  // not below the field's prime
   refused(p, "constant 1 is not below the prime");
 }
+
+TEST_F(ProgramFile, StoredLayoutRunsAsTheLaidOutOneAndOnlyForItsProgram) {
+  using Fr = bls12_381::Fr;
+  const Program p = small_program();
+  write_program(path, p);
+  const uint64_t sum = program_checksum(p);
+  EXPECT_EQ(program_file_checksum(path), sum);
+  const ProgramRunner<Fr> laid(p, 2);  // short chunks: several of them
+  const std::string lp = (dir / "layout.bin").string();
+  laid.save_layout(lp, p.key, sum);
+  std::string why;
+  auto mapped = ProgramRunner<Fr>::open_layout(lp, p.key, sum, &why);
+  ASSERT_TRUE(mapped) << why;
+  EXPECT_TRUE(mapped->mapped());
+  EXPECT_EQ(mapped->instructions(), laid.instructions());
+  EXPECT_EQ(mapped->chunks(), laid.chunks());
+  for (uint64_t a : {0ull, 3ull, 7ull}) {
+    const Value in[2] = {Value{a, 0, 0, 0}, Value{3, 0, 0, 0}};
+    std::vector<Fr> w1(p.n_witness), w2(p.n_witness);
+    const auto r1 = laid.run(in, w1.data()), r2 = mapped->run(in, w2.data());
+    EXPECT_EQ(int(r1.outcome), int(r2.outcome)) << a;
+    EXPECT_EQ(r1.where, r2.where) << a;
+    if (r1.outcome == ProgramRunner<Fr>::Outcome::Ok)
+      for (uint32_t i = 0; i < p.n_witness; i++) EXPECT_EQ(from_fr(w1[i]), from_fr(w2[i])) << a << " value " << i;
+  }
+  // Another artefact, another program, another field, damage, truncation: refused, saying why.
+  auto refused = [&](const std::string& want, const std::string& key, uint64_t s) {
+    std::string w;
+    EXPECT_FALSE(ProgramRunner<Fr>::open_layout(lp, key, s, &w));
+    EXPECT_NE(w.find(want), std::string::npos) << w;
+  };
+  refused("laid out from another program", "another key", sum);
+  refused("laid out from another program", p.key, sum + 1);
+  std::string w;
+  EXPECT_FALSE(ProgramRunner<bn254::Fr>::open_layout(lp, p.key, sum, &w));
+  EXPECT_NE(w.find("laid out from another program"), std::string::npos) << w;
+  std::ifstream f(lp, std::ios::binary);
+  const std::string good(std::istreambuf_iterator<char>(f), {});
+  for (size_t at = 136; at < good.size(); at += 13) {
+    std::string b = good;
+    b[at] ^= 0x10;
+    std::ofstream(lp, std::ios::binary | std::ios::trunc) << b;
+    refused("checksum mismatch", p.key, sum);
+  }
+  std::ofstream(lp, std::ios::binary | std::ios::trunc) << good.substr(0, good.size() - 5);
+  refused("truncated", p.key, sum);
+  fs::remove(lp);
+  refused("absent", p.key, sum);
+}

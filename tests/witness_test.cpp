@@ -13,6 +13,7 @@
 
 #include "witness/inputs.hpp"
 #include "witness/manifest.hpp"
+#include "witness/wasm_build.hpp"
 
 using namespace cuzk::witness;
 using nlohmann::json;
@@ -239,5 +240,120 @@ TEST(Witness, ManifestRoundTripAndRejections) {
   bad = good_json;
   bad["prime"] = json::array({"1", "2"});
   EXPECT_NE(err(bad.dump()).find("prime must be 4 limbs"), std::string::npos);
+  // What a generator was built from: absent in manifests written before circom's .wasm was taken.
+  EXPECT_EQ(r.source, "cpp");
+  EXPECT_EQ(r.dat_path(), dir + "/circuit.dat");
+  bad = good_json;
+  bad.erase("source");
+  EXPECT_EQ(err(bad.dump()), "(accepted)");
+  bad["source"] = "rust";
+  EXPECT_NE(err(bad.dump()).find("'source' must be cpp or wasm"), std::string::npos);
+  m.source = "wasm";
+  write_manifest(dir, m);
+  EXPECT_EQ(read_manifest(dir).dat_path(), "-");
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// The shape of wasm2c's C (Debian's wabt 1.0.32, module name "circuit"): declarations, then
+// definitions whose bodies end with a "}" line, calls passing the instance first.
+const char* const kWasmHeader = R"(
+/* import: 'runtime' 'exceptionHandler' */
+void Z_runtimeZ_exceptionHandler(struct Z_runtime_instance_t*, u32);
+wasm_rt_memory_t* Z_circuitZ_memory(Z_circuit_instance_t* instance);
+void Z_circuitZ_init(Z_circuit_instance_t*, u32);
+u32 Z_circuitZ_getFieldNumLen32(Z_circuit_instance_t*);
+void Z_circuitZ_getRawPrime(Z_circuit_instance_t*);
+u32 Z_circuitZ_readSharedRWMemory(Z_circuit_instance_t*, u32);
+void Z_circuitZ_writeSharedRWMemory(Z_circuit_instance_t*, u32, u32);
+void Z_circuitZ_setInputSignal(Z_circuit_instance_t*, u32, u32, u32);
+u32 Z_circuitZ_getInputSize(Z_circuit_instance_t*);
+u32 Z_circuitZ_getWitnessSize(Z_circuit_instance_t*);
+void Z_circuitZ_getWitness(Z_circuit_instance_t*, u32);
+u32 Z_circuitZ_getMessageChar(Z_circuit_instance_t*);
+)";
+
+std::string wasm_c(const std::string& template_body) {
+  return R"(static void w2c_Fr_F1m_mul(Z_circuit_instance_t*, u32, u32, u32);
+static void w2c_Fr_copy(Z_circuit_instance_t*, u32, u32);
+static void w2c_Fr_int_zero(Z_circuit_instance_t*, u32);
+static u32 w2c_Fr_isTrue(Z_circuit_instance_t*, u32);
+static u32 w2c_Fr_toInt(Z_circuit_instance_t*, u32);
+static void w2c_Fr_toLongNormal(Z_circuit_instance_t*, u32);
+static u32 w2c_Fr_eqR(Z_circuit_instance_t*, u32, u32);
+static u32 w2c_Fr_isNegative(Z_circuit_instance_t*, u32);
+static void w2c_Fr_mul(Z_circuit_instance_t*, u32, u32, u32);
+static u32 w2c_getInputSignalMapPosition(Z_circuit_instance_t*, u64);
+static void w2c_setInputSignal(Z_circuit_instance_t*, u32, u32, u32);
+static u32 w2c_Main_0_run(Z_circuit_instance_t*, u32);
+
+static void w2c_Fr_F1m_mul(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_y, u32 w2c_r) {
+  FUNC_PROLOGUE;
+}
+static void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+  w2c_Fr_F1m_mul(instance, w2c_pA, w2c_pB, w2c_pR);
+  w2c_Fr_toLongNormal(instance, w2c_pR);
+}
+static void w2c_setInputSignal(Z_circuit_instance_t* instance, u32 w2c_hmsb, u32 w2c_hlsb, u32 w2c_pos) {
+  w2c_i2 = w2c_Fr_toInt(instance, w2c_i2);
+  w2c_Fr_int_zero(instance, w2c_i1);
+  w2c_i0 = w2c_Fr_eqR(instance, w2c_i0, w2c_i1);
+  w2c_Fr_copy(instance, w2c_i0, w2c_i1);
+}
+static u32 w2c_Main_0_run(Z_circuit_instance_t* instance, u32 w2c_offset) {
+)" + template_body + "}\n";
+}
+
+}  // namespace
+
+TEST(WitnessWasm, RuntimeCallsOfGeneratedCodeGoThroughHooks) {
+  const wasm::Translation t = wasm::route_runtime_calls(
+      wasm_c("  w2c_Fr_mul(instance, w2c_i1, w2c_i2, w2c_i3);\n  w2c_i0 = w2c_Fr_isTrue(instance, w2c_i0);\n"
+             "  w2c_Fr_copy(instance, w2c_i0, w2c_i1);\n"),
+      kWasmHeader);
+  EXPECT_TRUE(t.missing.empty());
+  EXPECT_EQ(t.untraceable, "");
+  // The template's calls, through the hooks; copies move symbols untouched.
+  EXPECT_NE(t.code.find("  cuzk_hook_Fr_mul(instance, w2c_i1, w2c_i2, w2c_i3);"), std::string::npos);
+  EXPECT_NE(t.code.find("  w2c_i0 = cuzk_hook_Fr_isTrue(instance, w2c_i0);"), std::string::npos);
+  EXPECT_NE(t.code.find("CUZK_HOOK_BINARY(Fr_mul, 4)"), std::string::npos);
+  EXPECT_NE(t.code.find("static void cuzk_hook_Fr_mul(Z_circuit_instance_t*, u32, u32, u32);"), std::string::npos);
+  // setInputSignal's reading of its value has hooks of its own; the runtime's calls are its own.
+  EXPECT_NE(t.code.find("  w2c_i2 = cuzk_input_Fr_toInt(instance, w2c_i2);"), std::string::npos);
+  EXPECT_NE(t.code.find("  w2c_i0 = cuzk_input_Fr_eqR(instance, w2c_i0, w2c_i1);"), std::string::npos);
+  EXPECT_NE(t.code.find("  w2c_Fr_int_zero(instance, w2c_i1);"), std::string::npos);
+  EXPECT_NE(t.code.find("  w2c_Fr_F1m_mul(instance, w2c_pA, w2c_pB, w2c_pR);\n  w2c_Fr_toLongNormal(instance, w2c_pR);"),
+            std::string::npos);
+  EXPECT_EQ(t.code.find("cuzk_hook_Fr_copy"), std::string::npos);
+  // The Montgomery product's definition is renamed: the glue's native one stands in for it.
+  EXPECT_NE(t.code.find("static void cuzk_wasm_Fr_F1m_mul(Z_circuit_instance_t* instance,"), std::string::npos);
+  EXPECT_NE(t.code.find("#define CUZK_NATIVE_MUL 1"), std::string::npos);
+  // The runtime by operation number, for the tracer: only what the module has.
+  EXPECT_NE(t.code.find("case 4: w2c_Fr_mul(i, r, a, b); return;"), std::string::npos);
+  EXPECT_EQ(t.code.find("w2c_Fr_add(i"), std::string::npos);
+}
+
+TEST(WitnessWasm, UnknownRuntimeCallsMakeItUntraceableNotWrong) {
+  // A template that reads a value through a runtime function the tracer does not follow: the
+  // generator is still made (the call stays as it was), the tracer is not.
+  const wasm::Translation t =
+      wasm::route_runtime_calls(wasm_c("  w2c_i0 = w2c_Fr_isNegative(instance, w2c_i0);\n"), kWasmHeader);
+  EXPECT_TRUE(t.missing.empty());
+  EXPECT_NE(t.untraceable.find("Main_0_run calls Fr_isNegative"), std::string::npos) << t.untraceable;
+  EXPECT_NE(t.code.find("  w2c_i0 = w2c_Fr_isNegative(instance, w2c_i0);"), std::string::npos);
+}
+
+TEST(WitnessWasm, ModulesThatAreNotCircomsAreNamedForWhatTheyLack) {
+  std::string h = kWasmHeader;
+  h.replace(h.find("void Z_circuitZ_getWitness("), 27, "void Z_circuitZ_getWitnessX(");
+  h += "/* import: 'env' 'memory' */\n";
+  std::string c = wasm_c("");
+  c.replace(c.find("w2c_getInputSignalMapPosition"), 29, "w2c_unrelated");
+  const wasm::Translation t = wasm::route_runtime_calls(c, h);
+  std::string all;
+  for (const std::string& m : t.missing) all += m + ";";
+  EXPECT_NE(all.find("export getWitness;"), std::string::npos) << all;
+  EXPECT_NE(all.find("import 'env' 'memory';"), std::string::npos) << all;
+  EXPECT_NE(all.find("function getInputSignalMapPosition;"), std::string::npos) << all;
 }

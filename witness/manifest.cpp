@@ -92,6 +92,7 @@ void write_manifest(const std::string& dir, const Manifest& m) {
             {"n_inputs", m.n_inputs},
             {"names_known", m.names_known},
             {"key", m.key},
+            {"source", m.source},
             {"inputs", ins}};
   const std::string path = dir + "/manifest.json", tmp = path + ".tmp";
   {
@@ -131,6 +132,8 @@ Manifest read_manifest(const std::string& dir) {
   m.n_inputs = field<uint32_t>(j, "n_inputs", path);
   m.names_known = field<bool>(j, "names_known", path);
   m.key = field<std::string>(j, "key", path);
+  if (j.contains("source")) m.source = field<std::string>(j, "source", path);  // absent before wasm sources
+  if (m.source != "cpp" && m.source != "wasm") throw WitnessError(path + ": field 'source' must be cpp or wasm");
   if (!j.contains("inputs") || !j["inputs"].is_array()) throw WitnessError(path + ": inputs must be an array");
   uint64_t covered = 0;
   for (const json& e : j["inputs"]) {

@@ -1,6 +1,7 @@
 // A compiled witness generator ("artefact"): a folder holding the `generator` executable (circom's
-// --c output linked with cuzk's driver), the circuit's `.dat`, and `manifest.json`, which describes
-// the circuit's main input signals so that inputs can be checked without running generated code.
+// --c output linked with cuzk's driver, with the circuit's `.dat`; or circom's --wasm output translated
+// to C and linked with cuzk's wasm driver), its `tracer`, and `manifest.json`, which describes the
+// circuit's main input signals so that inputs can be checked without running generated code.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -40,13 +41,15 @@ struct Manifest {
   bool names_known = false;      // the signal names came from circom's .sym file
   std::vector<InputSignal> inputs;  // sorted by offset
   std::string key;               // hash of the sources, the driver and the compilers
+  std::string source = "cpp";    // what it was built from: "cpp" (circom --c) or "wasm" (circom --wasm)
 
   // "bls12381", "bn128", or "" for another prime.
   std::string curve() const;
   // The input signal whose name (or, when names are unknown, whose hash) matches; nullptr if none.
   const InputSignal* find(std::string_view name) const;
   std::string generator_path() const { return dir + "/generator"; }
-  std::string dat_path() const { return dir + "/circuit.dat"; }
+  // The generator's argument: circom's .dat; "-" for a wasm, which carries its data.
+  std::string dat_path() const { return source == "wasm" ? "-" : dir + "/circuit.dat"; }
 };
 
 // circom's hash of an input signal name (64-bit FNV-1a over its bytes).

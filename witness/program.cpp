@@ -2,6 +2,7 @@
 #include "witness/program.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -13,6 +14,7 @@
 #include "witness/program/ops.hpp"
 #include "witness/engine.hpp"
 #include "witness/program_eval.hpp"
+#include "witness/layout_source.hpp"
 
 namespace cuzk::witness {
 
@@ -43,26 +45,17 @@ void append(std::string& out, const std::vector<T>& v) {
   out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
-}  // namespace
-
-void write_program(const std::string& path, const Program& p) {
+std::string program_body(const Program& p) {
   std::string body;
   append(body, p.consts);
   append(body, p.nodes);
   append(body, p.guards);
   append(body, p.outputs);
-  Header h{};
-  std::memcpy(h.magic, kMagic, 8);
-  h.version = Program::kVersion;
-  h.n_inputs = p.n_inputs;
-  h.n_witness = p.n_witness;
-  h.n_consts = uint32_t(p.consts.size());
-  h.n_nodes = uint32_t(p.nodes.size());
-  h.n_guards = uint32_t(p.guards.size());
-  std::memcpy(h.key, p.key.data(), std::min<size_t>(p.key.size(), sizeof h.key));
-  std::memcpy(h.prime, p.prime.data(), sizeof h.prime);
-  h.body_bytes = body.size();
-  h.checksum = XXH3_64bits(body.data(), body.size());
+  return body;
+}
+
+// Writes data to path through a temporary file renamed into place.
+void write_atomically(const std::string& path, const std::vector<std::pair<const char*, size_t>>& parts) {
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw WitnessError(tmp + ": cannot create: " + std::strerror(errno));
@@ -76,14 +69,151 @@ void write_program(const std::string& path, const Program& p) {
     }
     return true;
   };
-  bool ok = write_all(reinterpret_cast<const char*>(&h), sizeof h) && write_all(body.data(), body.size()) &&
-            ::fsync(fd) == 0;
+  bool ok = true;
+  for (const auto& [d, n] : parts) ok = ok && write_all(d, n);
+  ok = ok && ::fsync(fd) == 0;
   ok = (::close(fd) == 0) && ok;
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
     throw WitnessError(path + ": cannot write: " + std::strerror(e));
   }
+}
+
+}  // namespace
+
+uint64_t program_checksum(const Program& p) {
+  const std::string body = program_body(p);
+  return XXH3_64bits(body.data(), body.size());
+}
+
+std::optional<uint64_t> program_file_checksum(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  Header h;
+  const bool ok = ::read(fd, &h, sizeof h) == ssize_t(sizeof h);
+  ::close(fd);
+  if (!ok || std::memcmp(h.magic, kMagic, 8) != 0 || h.version != Program::kVersion) return std::nullopt;
+  return h.checksum;
+}
+
+void write_program(const std::string& path, const Program& p) {
+  const std::string body = program_body(p);
+  Header h{};
+  std::memcpy(h.magic, kMagic, 8);
+  h.version = Program::kVersion;
+  h.n_inputs = p.n_inputs;
+  h.n_witness = p.n_witness;
+  h.n_consts = uint32_t(p.consts.size());
+  h.n_nodes = uint32_t(p.nodes.size());
+  h.n_guards = uint32_t(p.guards.size());
+  std::memcpy(h.key, p.key.data(), std::min<size_t>(p.key.size(), sizeof h.key));
+  std::memcpy(h.prime, p.prime.data(), sizeof h.prime);
+  h.body_bytes = body.size();
+  h.checksum = XXH3_64bits(body.data(), body.size());
+  write_atomically(path, {{reinterpret_cast<const char*>(&h), sizeof h}, {body.data(), body.size()}});
+}
+
+namespace {
+
+constexpr char kLayoutMagic[8] = {'C', 'Z', 'K', 'W', 'L', 'A', 'Y', '1'};
+// Fixed-size header; then n_scalars u32, then per array {u64 offset, u64 count, u64 element bytes},
+// then the arrays, each at an offset (from the file's start) that is a multiple of 64.
+struct LayoutHeader {
+  char magic[8];
+  uint32_t n_scalars, n_arrays;
+  char key[32];
+  char source[32];  // kLayoutSource
+  uint64_t prime[4];
+  uint64_t program_checksum;
+  uint64_t body_bytes;
+  uint64_t checksum;  // XXH3-64 of everything after the header
+};
+static_assert(sizeof(LayoutHeader) == 136, "layout.bin header");
+struct ArrayEntry {
+  uint64_t offset, count, bytes;
+};
+
+void fill_identity(LayoutHeader& h, const LayoutMeta& meta) {
+  std::memcpy(h.magic, kLayoutMagic, 8);
+  std::memcpy(h.key, meta.key.data(), std::min<size_t>(meta.key.size(), sizeof h.key));
+  std::memcpy(h.source, kLayoutSource, std::min<size_t>(std::strlen(kLayoutSource), sizeof h.source));
+  std::memcpy(h.prime, meta.prime.data(), sizeof h.prime);
+  h.program_checksum = meta.program_checksum;
+}
+
+}  // namespace
+
+void write_layout(const std::string& path, const LayoutMeta& meta,
+                  const std::vector<std::tuple<const void*, uint64_t, uint32_t>>& arrays) {
+  LayoutHeader h{};
+  fill_identity(h, meta);
+  h.n_scalars = uint32_t(meta.scalars.size());
+  h.n_arrays = uint32_t(arrays.size());
+  std::string meta_bytes(reinterpret_cast<const char*>(meta.scalars.data()), meta.scalars.size() * 4);
+  uint64_t at = sizeof h + meta_bytes.size() + arrays.size() * sizeof(ArrayEntry);
+  std::vector<ArrayEntry> entries;
+  for (const auto& [data, count, bytes] : arrays) {
+    at = (at + 63) / 64 * 64;
+    entries.push_back(ArrayEntry{at, count, bytes});
+    at += count * bytes;
+  }
+  meta_bytes.append(reinterpret_cast<const char*>(entries.data()), entries.size() * sizeof(ArrayEntry));
+  std::string body = meta_bytes;
+  for (size_t i = 0; i < arrays.size(); i++) {
+    body.resize(entries[i].offset - sizeof h, '\0');
+    body.append(static_cast<const char*>(std::get<0>(arrays[i])), entries[i].count * entries[i].bytes);
+  }
+  h.body_bytes = body.size();
+  h.checksum = XXH3_64bits(body.data(), body.size());
+  write_atomically(path, {{reinterpret_cast<const char*>(&h), sizeof h}, {body.data(), body.size()}});
+}
+
+std::optional<MappedLayout> map_layout(const std::string& path, const LayoutMeta& meta,
+                                       const std::vector<uint32_t>& element_bytes, std::string* why) {
+  auto refuse = [&](const std::string& w) -> std::optional<MappedLayout> {
+    if (why) *why = path + ": " + w;
+    return std::nullopt;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return refuse("absent");
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) < sizeof(LayoutHeader)) {
+    ::close(fd);
+    return refuse("not a layout");
+  }
+  const size_t size = size_t(st.st_size);
+  void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) return refuse(std::string("cannot map: ") + std::strerror(errno));
+  std::shared_ptr<const void> map(m, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+  const auto* base = static_cast<const uint8_t*>(m);
+  LayoutHeader h;
+  std::memcpy(&h, base, sizeof h);
+  LayoutHeader want{};
+  fill_identity(want, meta);
+  if (std::memcmp(h.magic, want.magic, 8) != 0) return refuse("not a layout");
+  if (std::memcmp(h.source, want.source, sizeof h.source) != 0) return refuse("laid out by another build of cuzk");
+  if (std::memcmp(h.key, want.key, sizeof h.key) != 0 || h.program_checksum != want.program_checksum ||
+      std::memcmp(h.prime, want.prime, sizeof h.prime) != 0)
+    return refuse("laid out from another program");
+  if (h.body_bytes != size - sizeof h || h.n_arrays != element_bytes.size() || h.n_scalars > 64)
+    return refuse("its sizes do not match its length (truncated?)");
+  if (XXH3_64bits(base + sizeof h, size - sizeof h) != h.checksum) return refuse("checksum mismatch (damaged)");
+  const uint64_t table = sizeof h + uint64_t(h.n_scalars) * 4;
+  if (table + uint64_t(h.n_arrays) * sizeof(ArrayEntry) > size) return refuse("truncated");
+  MappedLayout out;
+  out.scalars.resize(h.n_scalars);
+  std::memcpy(out.scalars.data(), base + sizeof h, out.scalars.size() * 4);
+  for (uint32_t i = 0; i < h.n_arrays; i++) {
+    ArrayEntry e;
+    std::memcpy(&e, base + table + i * sizeof(ArrayEntry), sizeof e);
+    if (e.bytes != element_bytes[i] || e.offset % 64 != 0 || e.offset > size || e.count > (size - e.offset) / e.bytes)
+      return refuse("array " + std::to_string(i) + " is malformed");
+    out.arrays.emplace_back(base + e.offset, e.count);
+  }
+  out.map = std::move(map);
+  return out;
 }
 
 Program read_program(const std::string& path) {

@@ -4,7 +4,6 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <sstream>
 
 #include "math/curves.hpp"
+#include "witness/build_tools.hpp"
 #include "witness/file_lock.hpp"
 #include "witness/generator.hpp"
 #include "witness/program.hpp"
@@ -52,8 +52,8 @@ std::string slurp(const std::string& p) {
 
 std::string tail(const std::string& s, size_t n) { return s.size() > n ? "..." + s.substr(s.size() - n) : s; }
 
-// Runs the tracer with output to log, under a keeper (witness/tool.hpp): if this process dies, the
-// tracer dies with it. Its exit status, 128 + signal when killed.
+// Runs the tracer with output to log (a fresh one), under a keeper (witness/tool.hpp): if this
+// process dies, the tracer dies with it. Its exit status, 128 + signal when killed.
 int run_tracer(const std::vector<std::string>& argv, const std::string& log, rlim_t cpu_seconds) {
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw WitnessError(log + ": " + std::strerror(errno));
@@ -65,10 +65,7 @@ int run_tracer(const std::vector<std::string>& argv, const std::string& log, rli
     throw;
   }
   ::close(fd);
-  int st = 0;
-  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return build_tools::wait_for(pid);
 }
 
 // A file the tracer wrote, read with bounds checks (it is ours, but a short write must not be read
@@ -291,7 +288,9 @@ Program build_program(const Manifest& m, const std::vector<Value>& sample, const
   const int rc = run_tracer({tracer, "--trace", m.dat_path(), inputs, out}, tlog, tracer_cpu_seconds(native->ms));
   if (rc != 0) {
     const std::string o = slurp(tlog);
-    const size_t fa = o.find("Failed assert");
+    // circom's C++ says "Failed assert in ...", the wasm driver "Assert Failed. ..." as snarkjs does.
+    size_t fa = o.find("Failed assert");
+    if (fa == std::string::npos) fa = o.find("Assert Failed.");
     if (fa != std::string::npos) throw SampleRejected(o.substr(fa, o.find('\n', fa) - fa));
     throw WitnessError("the tracer " + std::string(rc > 128 ? "was killed by signal " + std::to_string(rc - 128)
                                                             : "exited with status " + std::to_string(rc)) +
@@ -314,20 +313,81 @@ Program build_program(const Manifest& m, const std::vector<Value>& sample, const
   return p;
 }
 
+std::string program_path(const Manifest& m, uint32_t path) {
+  return m.dir + (path ? "/program-" + std::to_string(path) + ".bin" : std::string("/program.bin"));
+}
+std::string layout_path(const Manifest& m, uint32_t path) {
+  return m.dir + (path ? "/layout-" + std::to_string(path) + ".bin" : std::string("/layout.bin"));
+}
+
+namespace {
+
+// The program in `path` when it is there, readable and this artefact's; log says why not otherwise.
+std::optional<Program> current_program(const Manifest& m, const std::string& path, const Log& log) {
+  if (::access(path.c_str(), R_OK) != 0) return std::nullopt;
+  try {
+    Program p = read_program(path);
+    if (p.key == m.key && p.n_inputs == m.n_inputs && p.n_witness == m.n_witness && p.prime == m.prime) return p;
+    if (log) log("witness program " + path + " belongs to another build: rebuilding it");
+  } catch (const WitnessError& e) {
+    if (log) log(std::string("witness program: ") + e.what() + ": rebuilding it");
+  }
+  return std::nullopt;
+}
+
+uint64_t file_bytes(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+}
+
+}  // namespace
+
+std::optional<Program> read_path(const Manifest& m, uint32_t path) { return current_program(m, program_path(m, path), {}); }
+
+NewPaths add_path(const Manifest& m, const std::vector<Value>& sample, const NativeSample& native,
+                  const std::vector<uint32_t>& known, const std::function<bool(const Program&)>& accepts,
+                  const Log& log) {
+  NewPaths out;
+  FileLock lock(m.dir + "/.program.lock");
+  uint64_t bytes = file_bytes(program_path(m, 0));
+  uint32_t count = 1, free_path = 0;
+  for (uint32_t n = 1; n < kMaxPaths; n++) {
+    if (::access(program_path(m, n).c_str(), F_OK) != 0) {
+      if (!free_path) free_path = n;
+      continue;
+    }
+    count++;
+    bytes += file_bytes(program_path(m, n));
+    if (std::find(known.begin(), known.end(), n) != known.end()) continue;
+    if (auto p = current_program(m, program_path(m, n), log)) {
+      const bool takes = accepts(*p);
+      out.programs.emplace_back(n, std::move(*p));
+      if (takes) return out;  // another process traced this input's path meanwhile
+    }
+  }
+  if (!free_path || bytes >= kMaxPathBytes) {
+    out.why = "the artefact holds its most paths (" + std::to_string(count) + " programs, " +
+              std::to_string(bytes >> 20) + " MiB)";
+    return out;
+  }
+  try {
+    Program p = build_program(m, sample, &native, log);
+    write_program(program_path(m, free_path), p);
+    if (log) log("witness program " + m.circuit + ": path " + std::to_string(free_path) + " traced");
+    out.programs.emplace_back(free_path, std::move(p));
+    out.traced = true;
+  } catch (const SampleRejected& e) {
+    out.why = std::string("the input was rejected by the circuit (") + e.what() + ")";
+  } catch (const WitnessError& e) {
+    out.why = e.what();
+  }
+  return out;
+}
+
 std::optional<Program> open_program(const Manifest& m, const std::vector<Value>* sample, std::string* why,
                                     const Log& log, const NativeSample* native) {
-  const std::string path = m.dir + "/program.bin", failed = m.dir + "/program.failed";
-  auto current = [&]() -> std::optional<Program> {
-    if (::access(path.c_str(), R_OK) != 0) return std::nullopt;
-    try {
-      Program p = read_program(path);
-      if (p.key == m.key && p.n_inputs == m.n_inputs && p.n_witness == m.n_witness && p.prime == m.prime) return p;
-      if (log) log("witness program " + path + " belongs to another build: rebuilding it");
-    } catch (const WitnessError& e) {
-      if (log) log(std::string("witness program: ") + e.what() + ": rebuilding it");
-    }
-    return std::nullopt;
-  };
+  const std::string path = program_path(m, 0), failed = m.dir + "/program.failed";
+  auto current = [&]() { return current_program(m, path, log); };
   auto recorded_failure = [&]() -> std::optional<std::string> {
     std::ifstream f(failed);
     if (!f) return std::nullopt;

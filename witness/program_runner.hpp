@@ -20,12 +20,16 @@
 //     inside the chunk that makes it lives in the chunk's registers (a few hundred, which stay in
 //     L1); one read by a later chunk gets a place of its own. Within a chunk, instructions of one
 //     kind are put one after another where their operands allow, for the dispatch's branch.
+// The layout is kept beside the program (layout.bin, save_layout): later processes map it
+// (open_layout) instead of laying the program out again.
 // The semantics are program::apply's: only the layout and the fused forms are the runner's.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -54,6 +58,51 @@ class ProgramRunner {
   // `chunk` is the chunk length in instructions (tests make it small).
   explicit ProgramRunner(const Program& p, uint32_t chunk = kDefaultChunk) : chunk_(std::max<uint32_t>(chunk, 1)) {
     lay_out(p);
+    view(consts_, expect_, code_, copies_, chunk_begin_);
+  }
+  ProgramRunner(const ProgramRunner&) = delete;
+  ProgramRunner& operator=(const ProgramRunner&) = delete;
+
+  // The layout kept in a file (program.hpp's layout.bin) for program `p_checksum` of the artefact
+  // `key`: saved by the process that laid the program out, mapped by the next ones, which then do no
+  // work per instruction before their first witness. open_layout returns nullptr (with *why) when
+  // the file is absent or belongs to anything else.
+  void save_layout(const std::string& path, const std::string& key, uint64_t p_checksum) const {
+    write_layout(path, meta(key, p_checksum, {chunk_, n_inputs_, arena_size_, n_local_}),
+                 {{c_.consts.p, c_.consts.n, sizeof(Fr)},
+                  {c_.expect.p, c_.expect.n, sizeof(Fr)},
+                  {c_.code.p, c_.code.n, sizeof(Instr)},
+                  {c_.copies.p, c_.copies.n, sizeof(Instr)},
+                  {c_.chunk_begin.p, c_.chunk_begin.n, sizeof(uint32_t)}});
+  }
+  static std::unique_ptr<ProgramRunner> open_layout(const std::string& path, const std::string& key,
+                                                    uint64_t p_checksum, std::string* why = nullptr) {
+    auto m = map_layout(path, meta(key, p_checksum, {}),
+                        {sizeof(Fr), sizeof(Fr), sizeof(Instr), sizeof(Instr), sizeof(uint32_t)}, why);
+    if (!m) return nullptr;
+    std::unique_ptr<ProgramRunner> r(new ProgramRunner(kDefaultChunk));
+    auto arr = [&](size_t i, auto& span) {
+      span.p = static_cast<const std::remove_const_t<std::remove_reference_t<decltype(*span.p)>>*>(m->arrays[i].first);
+      span.n = m->arrays[i].second;
+    };
+    arr(0, r->c_.consts);
+    arr(1, r->c_.expect);
+    arr(2, r->c_.code);
+    arr(3, r->c_.copies);
+    arr(4, r->c_.chunk_begin);
+    const auto& cb = r->c_.chunk_begin;
+    bool ok = m->scalars.size() == 4 && cb.n >= 2 && cb[0] == 0 && cb[cb.n - 1] == r->c_.code.n;
+    for (size_t i = 1; ok && i < cb.n; i++) ok = cb[i - 1] <= cb[i];
+    if (ok) {
+      r->chunk_ = m->scalars[0], r->n_inputs_ = m->scalars[1], r->arena_size_ = m->scalars[2], r->n_local_ = m->scalars[3];
+      ok = uint64_t(r->n_inputs_) + r->c_.consts.n <= r->arena_size_;
+    }
+    if (!ok) {
+      if (why) *why = path + ": its sizes are inconsistent";
+      return nullptr;
+    }
+    r->map_ = std::move(m->map);
+    return r;
   }
 
   // Evaluates the program on `inputs` (n_inputs values, normal form, each below p) and writes the
@@ -62,25 +111,26 @@ class ProgramRunner {
   Result run(const Value* inputs, Fr* w) const {
     std::vector<Fr> arena(arena_size_), local(n_local_);
     for (uint32_t i = 0; i < n_inputs_; i++) arena[i] = to_fr<Fr>(inputs[i]);
-    std::copy(consts_.begin(), consts_.end(), arena.begin() + n_inputs_);
+    std::copy(c_.consts.begin(), c_.consts.end(), arena.begin() + n_inputs_);
     Result failed;
-    for (uint32_t c = 0; c + 1 < chunk_begin_.size(); c++)
+    for (uint32_t c = 0; c + 1 < c_.chunk_begin.size(); c++)
       if (!run_chunk(c, arena.data(), local.data(), w, &failed)) return failed;
     Fr* const base[3] = {arena.data(), nullptr, w};
-    for (const Instr& c : copies_) base[c.dst >> kShift][c.dst & kIndex] = base[c.a >> kShift][c.a & kIndex];
+    for (const Instr& c : c_.copies) base[c.dst >> kShift][c.dst & kIndex] = base[c.a >> kShift][c.a & kIndex];
     return Result{};
   }
 
   // The layout's figures, for benchmarks.
-  size_t instructions() const { return code_.size() + copies_.size(); }
+  size_t instructions() const { return c_.code.size() + c_.copies.size(); }
   uint32_t registers() const { return n_local_; }
-  uint32_t shared_values() const { return arena_size_ - n_inputs_ - uint32_t(consts_.size()); }
-  uint32_t chunks() const { return uint32_t(chunk_begin_.size() - 1); }
+  uint32_t shared_values() const { return arena_size_ - n_inputs_ - uint32_t(c_.consts.size()); }
+  uint32_t chunks() const { return uint32_t(c_.chunk_begin.size() - 1); }
+  bool mapped() const { return map_ != nullptr; }  // the layout came from a file
   // How many instructions of each kind the layout made, most frequent first.
   std::vector<std::pair<uint64_t, std::string>> instruction_counts() const {
     std::vector<uint64_t> n(kOpsEnd, 0);
-    for (const Instr& in : code_) n[in.op]++;
-    n[kCopy] += copies_.size();
+    for (const Instr& in : c_.code) n[in.op]++;
+    n[kCopy] += c_.copies.size();
     std::vector<std::pair<uint64_t, std::string>> out;
     for (uint32_t op = 0; op < kOpsEnd; op++)
       if (n[op]) out.emplace_back(n[op], op < program::kOpCount ? program::op_name(op) : kNames[op - program::kOpCount]);
@@ -126,8 +176,8 @@ class ProgramRunner {
     Fr* const base[3] = {arena, local, w};
     auto at = [&](uint32_t loc) -> Fr& { return base[loc >> kShift][loc & kIndex]; };
     bool undefined = false;
-    for (uint32_t t = chunk_begin_[c]; t < chunk_begin_[c + 1]; t++) {
-      const Instr& in = code_[t];
+    for (uint32_t t = c_.chunk_begin[c]; t < c_.chunk_begin[c + 1]; t++) {
+      const Instr& in = c_.code[t];
       switch (in.op) {
         case program::Add: at(in.dst) = at(in.a) + at(in.b); break;
         case program::Sub: at(in.dst) = at(in.a) - at(in.b); break;
@@ -162,7 +212,7 @@ class ProgramRunner {
           if (at(in.a).is_zero()) return *failed = Result{Outcome::GuardFailed, in.dst}, false;
           break;
         case kGuardEqual:
-          if (at(in.a) != expect_[in.b]) return *failed = Result{Outcome::GuardFailed, in.dst}, false;
+          if (at(in.a) != c_.expect[in.b]) return *failed = Result{Outcome::GuardFailed, in.dst}, false;
           break;
         case kGuardSame:
           if (at(in.a) != at(in.b)) return *failed = Result{Outcome::GuardFailed, in.dst}, false;
@@ -629,11 +679,47 @@ class ProgramRunner {
     arena_size_ = first + n_shared;
   }
 
+  explicit ProgramRunner(uint32_t chunk) : chunk_(chunk) {}
+  static LayoutMeta meta(const std::string& key, uint64_t p_checksum, std::vector<uint32_t> scalars) {
+    LayoutMeta m;
+    m.key = key;
+    m.program_checksum = p_checksum;
+    std::memcpy(m.prime.data(), Fr::Params::MOD, sizeof m.prime);
+    m.scalars = std::move(scalars);
+    return m;
+  }
+  template <class T>
+  struct Span {
+    const T* p = nullptr;
+    size_t n = 0;
+    const T* begin() const { return p; }
+    const T* end() const { return p + n; }
+    size_t size() const { return n; }
+    const T& operator[](size_t i) const { return p[i]; }
+  };
+  // What run() reads: the vectors lay_out made, or the mapped file.
+  struct Code {
+    Span<Fr> consts, expect;
+    Span<Instr> code, copies;
+    Span<uint32_t> chunk_begin;  // chunk c is code[chunk_begin[c], chunk_begin[c + 1])
+  };
+  void view(const std::vector<Fr>& consts, const std::vector<Fr>& expect, const std::vector<Instr>& code,
+            const std::vector<Instr>& copies, const std::vector<uint32_t>& chunk_begin) {
+    c_ = Code{{consts.data(), consts.size()},
+              {expect.data(), expect.size()},
+              {code.data(), code.size()},
+              {copies.data(), copies.size()},
+              {chunk_begin.data(), chunk_begin.size()}};
+  }
+
   uint32_t chunk_;
   uint32_t n_inputs_ = 0, arena_size_ = 0, n_local_ = 0;
+  // What lay_out makes.
   std::vector<Fr> consts_, expect_;
   std::vector<Instr> code_, copies_;
-  std::vector<uint32_t> chunk_begin_;  // chunk c is code_[chunk_begin_[c], chunk_begin_[c + 1])
+  std::vector<uint32_t> chunk_begin_;
+  Code c_;
+  std::shared_ptr<const void> map_;  // a layout file, mapped
 };
 
 }  // namespace cuzk::witness

@@ -50,19 +50,6 @@ SUP_PID=$!
 wait_until 600 "all workers idle" "jstat \"s.workers.every(w=>w.state==='idle')\" 2>/dev/null | grep -qx true"
 synth_pids="$(pid_of synth0) $(pid_of synth1)"
 
-inputs_job() {  # inputs_job CIRCUIT FILE...: prints the job id
-  local circuit="$1" args=(); shift
-  for f in "$@"; do args+=(--input "$f"); done
-  cz submit --socket "$SOCK" --circuit "$circuit" "${args[@]}"
-}
-job_field() { node -e '
-  const http = require("http");
-  const req = http.request({socketPath: process.argv[1], path: "/v1/proofs/" + process.argv[2]}, res => {
-    let b = ""; res.on("data", d => b += d); res.on("end", () => {
-      const j = JSON.parse(b); const v = eval("j." + process.argv[3]); console.log(typeof v === "object" ? JSON.stringify(v) : v); });
-  });
-  req.end();' "$SOCK" "$1" "$2"; }
-
 # 1. Proofs from inputs, two circuits, several partitions; public outputs as the circuit computes them.
 printf '{"a": 3, "b": "11"}\n' >"$WORK/m0.json"
 printf '{"a": "0x5", "b": 7}\n' >"$WORK/m1.json"
@@ -79,22 +66,8 @@ log "jobs from inputs: proofs verified by snarkjs"
 # 1b. The first inputs a circuit accepts run on circom's generator and are the sample its compiled
 #     witness program is traced on, beside the work; once it is built, inputs on the traced path run
 #     on the program (counted and on the timeline), and every proof verifies.
-metrics() { node -e '
-  const http = require("http");
-  http.get({socketPath: process.argv[1], path: "/metrics"}, r => { let b = ""; r.on("data", d => b += d); r.on("end", () => console.log(b)); });' "$SOCK"; }
 wait_until 120 "the poseidon program to be built" "ls $WORK/state/witness/*/program.bin 2>/dev/null | grep -q . || ls $G_POSEIDON/program.bin 2>/dev/null | grep -q ."
-# Each worker takes the program up at its next input: a few jobs reach it.
-n=0
-while :; do
-  n=$((n + 1))
-  jq_=$(inputs_job poseidon_in "$CUZK_SRC/tests/e2e/inputs/poseidon_merkle.json")
-  await_ok "$jq_" "$WORK/out_q$n" "$VK_POSEIDON" 1
-  sleep 0.6  # the merger holds the newest events briefly
-  grep -q "SYNTH_END,$jq_,.*witness_engine=program" "$WORK/state/timeline.log" && break
-  [ $n -lt 20 ] || die "no partition ran on the compiled program: $(metrics | grep witness_partitions)"
-done
-metrics | grep -q '^cuzk_witness_partitions_total{engine="program"} [1-9]' ||
-  die "the program's partitions are not counted: $(metrics | grep witness_partitions)"
+until_program poseidon_in "$CUZK_SRC/tests/e2e/inputs/poseidon_merkle.json" "$VK_POSEIDON"
 log "compiled witness program: partitions on it counted and marked on the timeline"
 
 # 2. Inputs that cannot be right are refused at submission, naming the signal.

@@ -1,28 +1,29 @@
 #!/usr/bin/env bash
 # kill -9 of the process that compiles a witness generator, midway: the supervisor while a circuit
-# is added (the compile runs on its thread pool), and `cuzk witness build`. No compiler it started
-# outlives it, and the next start (or build) removes the folders it was filling. The compiler here
-# is a stand-in g++ first in PATH that never finishes and starts a child of its own, as the real
-# driver starts the compiler proper.
+# is added (the compile runs on its thread pool), and `cuzk witness build` of circom's C++ and of a
+# .wasm. No compiler it started outlives it, and the next start (or build) removes the folders it
+# was filling. The compilers here are a stand-in g++ and gcc first in PATH that never finish and
+# start a child of their own, as the real drivers start the compiler proper.
 source "$(dirname "$0")/lib.sh"
 require_tools
 G_SRC="$CIRC/multiplier/multiplier_cpp"
 [ -d "$G_SRC" ] || die "the circuit fixtures lack circom's --c output"
-REAL_GXX="$(command -v g++)" || { log "skipped: no g++"; exit $SKIP; }
-
 CC="$WORK/slowcc"
 mkdir -p "$CC"
-cat >"$CC/g++" <<SH
+for tool in g++ gcc; do
+  real="$(command -v $tool)" || { log "skipped: no $tool"; exit $SKIP; }
+  cat >"$CC/$tool" <<SH
 #!/bin/sh
 [ "\$1" = --hold ] && while :; do sleep 1; done
-case " \$* " in *" --version "*) exec "$REAL_GXX" "\$@" ;; esac
+case " \$* " in *" --version "*) exec "$real" "\$@" ;; esac
 [ -n "\${CC_FAIL:-}" ] && exit 1
 "\$0" --hold &
 wait
 SH
-chmod +x "$CC/g++"
+  chmod +x "$CC/$tool"
+done
 # The stand-in compilers alive now (a zombie's cmdline is empty; the pattern does not match itself).
-compilers() { grep -ls -- "$WORK/slowc[c]/g++" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 || true; }
+compilers() { grep -ls -- "$WORK/slowc[c]/g" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 || true; }
 n_compilers() { compilers | wc -l; }
 trap 'rc=$?; set +e; for p in $(compilers); do kill -9 "$p" 2>/dev/null || true; done; (exit $rc); cleanup' EXIT
 # Folders and locks that builds left under $1.
@@ -70,4 +71,21 @@ CC_FAIL=1 PATH="$CC:$PATH" "$CUZK_BIN" witness build "$G_SRC" "$WORK/artefact" >
 [ "$rc" -ne 0 ] || die "a build whose compiler fails succeeded"
 [ -z "$(leftovers "$WORK")" ] || die "the next build left: $(leftovers "$WORK")"
 log "cuzk witness build killed while compiling: no compiler left, its folders removed by the next build"
+
+# The same of a .wasm: wasm2c, then gcc on its C, under the same keepers.
+if command -v wasm2c >/dev/null 2>&1; then
+  PATH="$CC:$PATH" "$CUZK_BIN" witness build "$CIRC/multiplier/circuit.wasm" "$WORK/wasm_artefact" \
+    >"$WORK/build_wasm.out" 2>&1 &
+  kill9_mid_compile $! "cuzk witness build of a .wasm"
+  [ -n "$(leftovers "$WORK")" ] || die "the killed .wasm build left no scratch folder: nothing to check"
+  rc=0
+  CC_FAIL=1 PATH="$CC:$PATH" "$CUZK_BIN" witness build "$CIRC/multiplier/circuit.wasm" "$WORK/wasm_artefact" \
+    >"$WORK/build_wasm.out" 2>&1 || rc=$?
+  [ "$rc" -ne 0 ] || die "a .wasm build whose compiler fails succeeded"
+  [ -z "$(leftovers "$WORK")" ] || die "the next .wasm build left: $(leftovers "$WORK")"
+  log "cuzk witness build of a .wasm killed while compiling: no compiler left, its folders removed by the next build"
+else
+  [ -z "${CI:-}" ] || die "no wasm2c (wabt)"
+  log "no wasm2c (wabt): the .wasm build's part skipped"
+fi
 log "ok"

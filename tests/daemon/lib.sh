@@ -169,6 +169,40 @@ await_ok() {
   [ ! -f "$out/proof_$n.json" ] || die "job $job: more proofs than partitions"
   log "job $job: $n proofs verified by snarkjs"
 }
+# inputs_job CIRCUIT FILE...: submits the circuit inputs of each FILE, one partition each; prints
+# the job id.
+inputs_job() {
+  local circuit="$1" args=(); shift
+  for f in "$@"; do args+=(--input "$f"); done
+  cz submit --socket "$SOCK" --circuit "$circuit" "${args[@]}"
+}
+# job_field JOB PATH: a field of the job's JSON (PATH as in JavaScript: state, partitions[0].attempts).
+job_field() { node -e '
+  const http = require("http");
+  const req = http.request({socketPath: process.argv[1], path: "/v1/proofs/" + process.argv[2]}, res => {
+    let b = ""; res.on("data", d => b += d); res.on("end", () => {
+      const j = JSON.parse(b); const v = eval("j." + process.argv[3]); console.log(typeof v === "object" ? JSON.stringify(v) : v); });
+  });
+  req.end();' "$SOCK" "$1" "$2"; }
+metrics() { node -e '
+  const http = require("http");
+  http.get({socketPath: process.argv[1], path: "/metrics"}, r => { let b = ""; r.on("data", d => b += d); r.on("end", () => console.log(b)); });' "$SOCK"; }
+# until_program CIRCUIT INPUT VK: jobs of INPUT until a partition runs on the compiled witness program
+# (each worker takes it up at its next input once it is built; at most 20 jobs), each proof
+# verified; that partition must be counted in the metrics.
+until_program() {
+  local n=0 job
+  while :; do
+    n=$((n + 1))
+    job=$(inputs_job "$1" "$2")
+    await_ok "$job" "$WORK/out_program_$job" "$3" 1
+    sleep 0.6  # the merger holds the newest events briefly
+    grep -q "SYNTH_END,$job,.*witness_engine=program" "$WORK/state/timeline.log" && break
+    [ $n -lt 20 ] || die "no partition of $1 ran on the compiled program: $(metrics | grep witness_partitions)"
+  done
+  metrics | grep -q '^cuzk_witness_partitions_total{engine="program"} [1-9]' ||
+    die "the program's partitions are not counted: $(metrics | grep witness_partitions)"
+}
 VK_POSEIDON="$CIRC/poseidon_merkle/vk.json"
 VK_CHAIN="$CIRC/chain_pow2/vk.json"
 VK_MULT="$CIRC/multiplier/vk.json"

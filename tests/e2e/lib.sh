@@ -42,6 +42,25 @@ require_tools() {
 
 snarkjs() { node "$SNARKJS_CLI" "$@"; }
 
+# wasm2c (Debian's wabt) compiles circom's .wasm: without it a developer build skips the wasm tests;
+# under CI that is a failure.
+require_wasm2c() {
+  command -v wasm2c >/dev/null 2>&1 && return 0
+  [ -n "${CI:-}" ] && die "wasm2c is not installed (Debian's wabt: scripts/setup.sh)"
+  log "skipped: wasm2c is not installed (Debian's wabt: scripts/setup.sh)"
+  exit $SKIP
+}
+
+# Values at the edges of E2E_CURVE's scalar field: P, P_MINUS_1, and BIG = 2^200.
+field_values() {
+  case "$E2E_CURVE" in
+    bls12381) P="52435875175126190479447740508185965837690552500527637822603658699938581184513" ;;
+    bn128) P="21888242871839275222246405745257275088548364400416034343698204186575808495617" ;;
+  esac
+  P_MINUS_1="$(node -e "console.log((BigInt('$P') - 1n).toString())")"
+  BIG="$(node -e "console.log((1n << 200n).toString())")"
+}
+
 # Runs a chatty command with its output in a log file; shows the log only when it fails.
 quiet() {
   local logfile="$1"; shift

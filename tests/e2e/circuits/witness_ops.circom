@@ -3,7 +3,7 @@ pragma circom 2.0.0;
 // Every operation of circom's runtime on values that depend on the inputs, and control flow that
 // depends on them: the compiled witness program must reproduce circom's witness on the path it was
 // traced on, and refuse (for the native generator) any input that takes another path.
-//   x, y: any field elements; k: a small shift amount and loop bound (0 <= k < 16).
+//   x, y: any field elements; k: a small shift amount and loop bound (0 <= k < 16, asserted).
 
 // 1 / in where in is nonzero, else 0: a branch on a signal (circomlib's IsZero).
 template IsZero() {
@@ -26,6 +26,7 @@ template WitnessOps() {
     signal output flow[4];  // control flow on input values
     signal output z;
 
+    assert(k < 16);
     f[0] <-- x + y;
     f[1] <-- x - y;
     f[2] <-- x * y;
