@@ -82,11 +82,11 @@ struct GpuConfig {
   // memory for cuda, host memory for cpu. 0: cuda, the device's memory less precompute_headroom_mb;
   // cpu, no limit. Keys beyond it are loaded on demand, the least recently used one giving way.
   uint64_t key_memory = 0;
-  // Host memory (bytes) in which keys given back by the device are kept parsed, so that loading one
-  // again is an upload, not a file read; 0: none kept.
+  // Host memory (bytes) in which keys given back by the device are kept parsed (page-locked, cuda),
+  // so that loading one again is a copy at the host link's speed, not a file read; 0: none kept.
   uint64_t key_host_memory = 0;
   // Longest a circuit with work waiting for its key waits behind circuits whose keys a device has
-  // (ms); several times a key's load, so that each load serves a run of partitions.
+  // (ms): before its key's first load there; after it, twenty of its measured loads at most.
   uint32_t key_wait_ms = 10000;
   // The slot rings' room for circuits added at run time, beyond the configured circuits' largest:
   // witness values (a zkey's nVars) and the domain (a power of two). 0: the configured circuits'.

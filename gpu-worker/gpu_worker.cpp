@@ -239,10 +239,15 @@ struct KeyOn : Key {
       image = be->prepare(zk, reuse, std::move(ev)), image_reuse = reuse;
     }
     parts.prepare_ms = ms_since(t);
-    prover = be->load(image);
+    try {
+      prover = be->load(image);
+    } catch (const FormatError&) {
+      drop_host();  // points the device refused: the next load reads the file again, as it is then
+      throw;
+    }
     const groth16::KeyLoadTimes lt = prover->load_times();
     parts.upload_ms = lt.upload_ms, parts.check_ms = lt.check_ms, parts.tables_ms = lt.tables_ms;
-    parts.upload_bytes = lt.upload_bytes;
+    parts.upload_bytes = lt.upload_bytes, parts.table_bytes = lt.table_bytes, parts.pinned_bytes = image->pinned_bytes;
     return prover->device_bytes();
   }
   void evict() override { prover.reset(); }
@@ -869,6 +874,7 @@ class GpuWorker {
           .ms(tl::kPrepareMs, p.prepare_ms)
           .ms(tl::kUploadMs, p.upload_ms)
           .add(tl::kUploadBytes, p.upload_bytes)
+          .add(tl::kPinnedBytes, p.pinned_bytes)
           .ms(tl::kCheckMs, p.check_ms)
           .ms(tl::kTablesMs, p.tables_ms);
       std::fprintf(stderr,

@@ -31,7 +31,7 @@ void KeyCache::add(std::unique_ptr<CachedKey> key, size_t estimate) {
 void KeyCache::share_rest() {
   size_t total = 0, n = 0;
   for (const Slot& s : slots_)
-    if (s.key->refusal().empty()) total += s.estimate, n++;
+    if (s.key->refusal().empty()) total += s.need ? s.need : s.estimate, n++;
   all_fit_ = budget_ == 0 || total <= budget_;
   share_ = budget_ && all_fit_ && n ? (budget_ - total) / n : 0;
 }
@@ -76,7 +76,7 @@ void KeyCache::load(size_t i) {
     for (size_t j; resident_bytes() + bytes(i) > budget_ && (j = lru_resident(i)) < slots_.size();) evict(j, i);
   // When every key fits, each may add an equal share of the rest (a device's tables); otherwise a
   // key takes what it needs and no more, so that as many keys as possible stay resident.
-  const size_t limit = budget_ ? s.estimate + share_ : 0;
+  const size_t limit = budget_ ? (s.need ? s.need : s.estimate) + share_ : 0;
   const bool from_host = s.key->has_host();
   const auto t0 = std::chrono::steady_clock::now();
   size_t took;
@@ -95,6 +95,8 @@ void KeyCache::load(size_t i) {
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   s.measured = took ? took : s.estimate;
+  s.need = s.measured > parts.table_bytes ? s.measured - parts.table_bytes : s.measured;
+  share_rest();  // a key that needs more than its header said may leave the keys no longer all fitting
   s.resident = true;
   s.last_use = ++clock_;
   KeyEvent e{KeyEvent::Load, i, s.measured, ms, from_host, false};

@@ -21,6 +21,8 @@ struct LoadParts {
   double check_ms = 0;    // the points checked there (a key read for the device to check)
   double tables_ms = 0;   // the precomputed tables built there
   size_t upload_bytes = 0;
+  size_t table_bytes = 0;   // what its tables took beyond the key's own needs (a device's)
+  size_t pinned_bytes = 0;  // host memory of its image page-locked for the loads
 };
 
 // One circuit's proving key as the cache drives it.
@@ -74,14 +76,16 @@ class KeyCache {
   size_t resident_bytes() const;
   size_t budget() const { return budget_; }
   size_t size() const { return slots_.size(); }
-  // Whether every key fits at once by the estimates: then each may add an equal share of what is
-  // left (precomputed tables); otherwise keys take no more than they need.
+  // Whether every key fits at once by what each needs without tables (measured once loaded, the
+  // header's estimate before): then each may add an equal share of what is left (precomputed
+  // tables); otherwise keys take no more than they need, and come and go.
   bool all_fit() const { return all_fit_; }
 
  private:
   struct Slot {
     std::unique_ptr<CachedKey> key;
-    size_t estimate = 0, measured = 0;
+    // estimate: the header's; measured: what the last load took; need: that without its tables.
+    size_t estimate = 0, measured = 0, need = 0;
     bool resident = false;
     uint64_t last_use = 0;  // of the device copy while resident, of the host copy after
   };
@@ -90,7 +94,7 @@ class KeyCache {
   // The least recently used resident key other than `keep`, or size() when there is none.
   size_t lru_resident(size_t keep) const;
   void trim_host(size_t loading);
-  void share_rest();  // all_fit_ and share_ from the estimates
+  void share_rest();  // all_fit_ and share_ from what the keys need: measured, else estimated
   std::vector<Slot> slots_;
   size_t budget_, host_budget_;
   size_t share_ = 0;  // bytes each key may add beyond its estimate when all fit

@@ -100,6 +100,7 @@ struct ProverHostTimes {
 struct KeyLoadTimes {
   size_t upload_bytes = 0;
   double upload_ms = 0, check_ms = 0, tables_ms = 0;
+  size_t table_bytes = 0;  // what the tables take beyond the points they replace
 };
 
 template <class C>

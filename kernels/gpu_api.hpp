@@ -122,6 +122,7 @@ struct PrecomputeInfo {
   std::string sets;             // sets with tables, in build order (e.g. "a,b1,c,h"); empty: none
   std::string skipped;          // sets asked for that did not fit in device memory
   size_t table_bytes = 0;       // device memory held by the tables (their first window included)
+  size_t table_extra_bytes = 0;  // what the tables add beyond the points they replace
   double build_ms = 0;          // wall time of the table builds
   size_t upload_bytes = 0;      // the key's points and matrices copied to the device
   double upload_ms = 0;         // wall time of that copy (allocation included)

@@ -280,24 +280,31 @@ struct GpuProver<C>::Impl {
       throw std::invalid_argument("GPU prover: the constraint evaluator does not belong to this zkey");
     // The key's arrays by DMA on the upload stream: straight from page-locked memory (a prepared
     // KeyImage), through the staging buffers otherwise.
-    const auto t0 = std::chrono::steady_clock::now();
     cudaStream_t su = s_up.get();
+    Event up_start, up_end;
+    up_start.record(su);
     size_t bytes = upload(staging, a, zk.a, su) + upload(staging, b1, zk.b1, su) + upload(staging, b2, zk.b2, su) +
                    upload(staging, c, zk.c, su) + upload(staging, h, zk.h, su);
     bytes += upload(staging, a_rp, ev.a_row_ptr, su) + upload(staging, a_col, ev.a_col, su) +
              upload(staging, a_val, ev.a_val, su) + upload(staging, b_rp, ev.b_row_ptr, su) +
              upload(staging, b_col, ev.b_col, su) + upload(staging, b_val, ev.b_val, su);
-    s_up.sync();
+    up_end.record(su);
     pinfo.upload_bytes = bytes;
-    pinfo.upload_ms = ms_since(t0);
-    if (!zk.points_unchecked.empty()) check_points(zk.points_unchecked);
+    // The proving scratch is allocated while the copies cross the link (an allocation does not
+    // wait for them): a switch from a locked image then costs little more than its copy.
     w.resize(n_vars);
     abc.resize(3 * (size_t)domain);
     ntt.reserve(log_domain);
     CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&w_ready, cudaEventDisableTiming));
     for (auto& e : abc_ready) CUZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    reserve_scratch();
+    CUZK_CUDA_CHECK(cudaEventSynchronize(up_end.get()));
+    float up_ms = 0;
+    CUZK_CUDA_CHECK(cudaEventElapsedTime(&up_ms, up_start.get(), up_end.get()));
+    pinfo.upload_ms = up_ms;  // the copies' span on the device
+    if (!zk.points_unchecked.empty()) check_points(zk.points_unchecked);
     CUZK_CUDA_CHECK(cudaDeviceSynchronize());
-    reserve_and_precompute(opt.precompute);
+    build_tables(opt.precompute);
   }
 
   bool c_needed() const { return n_vars > n_public + 1; }
@@ -425,13 +432,17 @@ struct GpuProver<C>::Impl {
     pinfo.msm_batches_h = (msm_windows(c[1]) + per[1] - 1) / per[1];
   }
 
-  // The MSM scratch of both engines first (plain plans always, shared ones when tables may be
-  // built), then a table per asked-for set, in order, while free memory covers it with headroom.
-  void reserve_and_precompute(const PrecomputeOptions& pre) {
-    bool want = pre.enabled && !parse_sets(pre.sets).empty();
+  // The MSM scratch of both engines' plain plans, which every proof may need.
+  void reserve_scratch() {
     size_msm_scratch();
     eng_w.reserve(n_vars, 0, false, sizeof(DG2xyzz));
     eng_h.reserve(domain, 0, false, sizeof(DG1xyzz));
+  }
+
+  // After the plain scratch (reserve_scratch), a table per asked-for set, in order, while free
+  // memory covers it with headroom, with the shared plans' scratch beside the first of each engine.
+  void build_tables(const PrecomputeOptions& pre) {
+    bool want = pre.enabled && !parse_sets(pre.sets).empty();
     if (want) {
       c_w = msm_window ? msm_window : msm_auto_window_shared(n_vars);
       c_h = msm_window ? msm_window : msm_auto_window_shared(domain);
@@ -481,6 +492,7 @@ struct GpuProver<C>::Impl {
         has_table[k] = true;
         built.push_back(k);
         pinfo.table_bytes += bytes;
+        pinfo.table_extra_bytes += bytes / nw * (nw - 1);
       }
       pinfo.build_ms = ms_since(t0);
     }

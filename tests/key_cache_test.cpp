@@ -37,7 +37,8 @@ struct FakeKey : CachedKey {
     }
     log->push_back("load " + name + (host ? " host" : " file"));
     resident = host = true;
-    return base + (limit > base ? std::min(greedy, limit - base) : 0);
+    parts.table_bytes = limit > base ? std::min(greedy, limit - base) : 0;
+    return base + parts.table_bytes;
   }
   void evict() override {
     log->push_back("evict " + name);
@@ -209,4 +210,24 @@ TEST(KeyCache, KeysLearntLaterAndKeysRefused) {
   g.keys[1]->refused = "unreadable";
   g.cache->preload();
   EXPECT_EQ(g.take(), (Log{"load k0 file"}));
+}
+
+TEST(KeyCache, KeysThatNeedMoreThanTheirHeadersSayStopFittingAndComeAndGo) {
+  // By the headers both keys fit (200 of 210); k0's load finds it needs 150, tables aside.
+  Fixture f({100, 100}, 210, 500, /*greedy=*/1000);
+  EXPECT_TRUE(f.cache->all_fit());
+  f.keys[0]->base = 150;
+  f.cache->preload();
+  EXPECT_EQ(f.take(), (Log{"load k0 file"}));  // k1 no longer fits beside it
+  EXPECT_FALSE(f.keys[0]->last_reuse);          // loaded while all seemed to fit
+  EXPECT_FALSE(f.cache->all_fit());
+  EXPECT_EQ(f.cache->bytes(0), 150u);
+  // Now keys come and go, their host copies kept: each is loaded to be loaded again.
+  f.cache->use(1);
+  EXPECT_EQ(f.take(), (Log{"evict k0", "load k1 file"}));
+  EXPECT_TRUE(f.keys[1]->last_reuse);
+  EXPECT_EQ(f.keys[1]->last_limit, 100u);  // no share for tables once they do not all fit
+  f.cache->use(0);
+  EXPECT_EQ(f.take(), (Log{"evict k1", "load k0 host"}));
+  EXPECT_TRUE(f.keys[0]->last_reuse);
 }

@@ -88,6 +88,7 @@ inline constexpr char kPrepareMs[] = "prepare_ms";
 inline constexpr char kCheckMs[] = "check_ms";
 inline constexpr char kTablesMs[] = "tables_ms";
 inline constexpr char kUploadBytes[] = "upload_bytes";
+inline constexpr char kPinnedBytes[] = "pinned_bytes";  // KEY_LOAD: the key's host copy page-locked for loads
 inline constexpr char kEvictMs[] = "evict_ms";       // KEY_EVICT: giving the device memory back
 inline constexpr char kHost[] = "host";              // KEY_EVICT: kept | dropped, the key's parsed copy in host memory
 inline constexpr char kIndex[] = "index";            // CIRCUIT_ADD, CIRCUIT_REMOVE: the circuit's index in the workers' list

@@ -70,7 +70,7 @@ class CudaProver : public groth16::ProverBackend<C> {
   groth16::KeyLoadTimes load_times() const override {
     std::lock_guard<std::mutex> lock(mu_);
     const gpu::PrecomputeInfo p = gpu_->precompute_info();
-    return {p.upload_bytes, p.upload_ms, p.check_ms, p.build_ms};
+    return {p.upload_bytes, p.upload_ms, p.check_ms, p.build_ms, p.table_extra_bytes};
   }
 
   const char* name() const override { return "cuda"; }
