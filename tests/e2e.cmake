@@ -30,12 +30,13 @@ set(CUZK_E2E_BN128_SETUP_CASES many_public poseidon_merkle)
 set(CUZK_E2E_DIR ${PROJECT_SOURCE_DIR}/tests/e2e)
 
 # One e2e test: a bash script from tests/e2e with its arguments, labelled e2e, 77 = skipped; its
-# fixtures are over the curve `curve` (circom's prime name).
+# fixtures are over the curve `curve` (circom's prime name). Each computes (snarkjs, circom, the
+# compilers, cuzk) most of its time, so it holds a core: two of scripts/test.sh's slots.
 function(cuzk_e2e_test_on curve name timeout script)
   add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E env
     CUZK_SRC=${PROJECT_SOURCE_DIR} CUZK_BIN=$<TARGET_FILE:cuzk> E2E_WORK=${CMAKE_BINARY_DIR}/e2e E2E_CURVE=${curve}
     bash ${CUZK_E2E_DIR}/${script} ${ARGN})
-  set_tests_properties(${name} PROPERTIES LABELS e2e TIMEOUT ${timeout} SKIP_RETURN_CODE 77)
+  set_tests_properties(${name} PROPERTIES LABELS e2e TIMEOUT ${timeout} SKIP_RETURN_CODE 77 PROCESSORS 2)
 endfunction()
 function(cuzk_e2e_test name timeout script)
   cuzk_e2e_test_on(bls12381 ${name} ${timeout} ${script} ${ARGN})
