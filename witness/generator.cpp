@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -120,11 +121,12 @@ void Generator::stop() {
 GenResult Generator::compute(const std::vector<Value>& inputs, const std::string& dest, uint64_t offset,
                              uint32_t timeout_ms, const std::function<bool()>& cancelled) {
   const uint64_t t0 = now_ms();
+  const auto began = std::chrono::steady_clock::now();  // GenResult::ms, below a millisecond too
   GenResult res;
   auto finish = [&](GenResult::Kind k, std::string msg) {
     res.kind = k;
     res.message = std::move(msg);
-    res.ms = double(now_ms() - t0);
+    res.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
     return res;
   };
   if (inputs.size() != m_.n_inputs)
