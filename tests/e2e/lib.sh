@@ -120,6 +120,16 @@ generator_dir() { echo "$(circuit_dir "$1")/$1_cpp"; }
 # Compiled generators are cached here by `cuzk witness`, shared by the tests (the cache is locked while
 # one is built).
 export CUZK_CACHE_DIR="$E2E_WORK/cache"
+# own_cache DIR: a generator cache of the test's own (fresh artefacts, built by its first inputs)
+# whose runtime objects are the shared cache's: circom's runtime with cuzk's driver and tracer, and
+# wasm2c's runtime with cuzk's wasm driver, are the same for every circuit on a prime and kept under
+# <cache>/witness/runtime/<key>, keyed by their sources, flags and tools, so that any cache may
+# link them. Only witness_runtime.sh, which tests that cache, starts from an empty one.
+own_cache() {
+  export CUZK_CACHE_DIR="$1"
+  mkdir -p "$E2E_WORK/cache/witness/runtime" "$CUZK_CACHE_DIR/witness"
+  ln -sfn "$E2E_WORK/cache/witness/runtime" "$CUZK_CACHE_DIR/witness/runtime"
+}
 case_dir() { echo "$E2E_WORK/cases$CURVE_SUFFIX/$1"; }
 # A case's circuit inputs: inputs/<case>.<curve>.json where the values depend on the field (a
 # Poseidon root, values near r), else inputs/<case>.json.

@@ -17,7 +17,7 @@ name=witness_ops
     --prime "$E2E_CURVE" --O2 --wasm --c --sym -l node_modules -o "$(realpath --relative-to=. "$d")"
 )
 g="$d/${name}_cpp" wasm="$d/${name}_js/$name.wasm"
-export CUZK_CACHE_DIR="$d/cache"  # a fresh artefact: the first input below builds the program
+own_cache "$d/cache"  # a fresh artefact: the first input below builds the program
 field_values
 
 # witness CASE ENGINE JSON: the witness of JSON equals snarkjs's, and ENGINE computed it.

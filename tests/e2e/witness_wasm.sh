@@ -14,7 +14,7 @@ require_tools
 require_wasm2c
 d="$(scratch_dir witness_wasm)"
 name=witness_ops
-export CUZK_CACHE_DIR="$d/cache"  # fresh artefacts: each level's first input builds its program
+own_cache "$d/cache"  # fresh artefacts: each level's first input builds its program
 field_values
 
 # witness LEVEL CASE ENGINE JSON: the witness of JSON from the level's wasm equals snarkjs's, and
