@@ -6,6 +6,7 @@
 # carry on; a job stuck in its generator can be cancelled.
 source "$(dirname "$0")/lib.sh"
 require_tools
+share_witness_runtime
 G_POSEIDON="$CIRC/poseidon_merkle/poseidon_merkle_cpp"
 G_MULT="$CIRC/multiplier/multiplier_cpp"
 [ -d "$G_POSEIDON" ] && [ -d "$G_MULT" ] || die "the circuit fixtures lack circom's --c output"

@@ -8,6 +8,7 @@
 # ends fails its job at the timeout while the workers carry on.
 source "$(dirname "$0")/lib.sh"
 require_tools
+share_witness_runtime
 command -v wasm2c >/dev/null 2>&1 || { [ -z "${CI:-}" ] || die "no wasm2c (wabt)"; log "skipped: no wasm2c (wabt)"; exit $SKIP; }
 KEYS="$WORK/keys"
 mkdir -p "$KEYS/mult_js"

@@ -95,6 +95,16 @@ ${3:-}
 TOML
 }
 
+# share_witness_runtime: the daemon's compiled runtime objects (circom's runtime with cuzk's driver and
+# tracer, wasm2c's runtime with the wasm driver) are the e2e tests' shared ones. They are the same for
+# every circuit on a prime, kept under <cache>/runtime/<key> keyed by their sources, flags and tools
+# and built under a lock, so that any cache may link them; the circuit's own code is still compiled
+# in this daemon's state folder. Tests that time or kill a generator's build keep a runtime of their own.
+share_witness_runtime() {
+  mkdir -p "$E2E_WORK/cache/witness/runtime" "$WORK/state/witness"
+  ln -sfn "$E2E_WORK/cache/witness/runtime" "$WORK/state/witness/runtime"
+}
+
 # write_inputs_config SYNTH_WORKERS SLOTS: write_config with one more circuit, "mult_in", the
 # multiplier with circom's generator (G_MULT) for submissions of inputs.
 write_inputs_config() {
@@ -105,6 +115,7 @@ write_inputs_config() {
 name = \"mult_in\"
 zkey = \"$CIRC/multiplier/circuit.zkey\"
 witness_generator = \"$G_MULT\""
+  share_witness_runtime
 }
 
 cz() { "$CUZK_BIN" "$@"; }

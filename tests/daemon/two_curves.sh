@@ -8,6 +8,7 @@
 # evaluate a, b, c into the slots in each curve's field.
 source "$(dirname "$0")/lib.sh"
 require_tools
+share_witness_runtime
 BN_CIRC="$E2E_WORK/circuits.bn128"
 BN_CASES="$E2E_WORK/cases.bn128"
 for f in "$BN_CIRC/poseidon_merkle/circuit.zkey" "$BN_CASES/poseidon_merkle/witness.wtns" \
