@@ -27,11 +27,6 @@ seconds="${2:-60}"
 say() { echo "[fuzz] $*"; }
 
 build() {
-  # One build of BUILD_DIR at a time: another one (scripts/setup.sh's, beside the main build) is
-  # waited for, and then has left the targets built. The lock is held until this script exits.
-  mkdir -p "$BUILD_DIR"
-  exec 9>"$BUILD_DIR/.build.lock"
-  flock 9
   if ! command -v clang++ >/dev/null 2>&1; then
     echo "[fuzz] clang++ not found (Debian: apt-get install clang libclang-rt-dev)" >&2
     exit 1

@@ -2,8 +2,7 @@
 # Prepares a Debian 12 machine and builds cuzk: Debian packages, the npm tools used by the
 # interoperability tests (snarkjs, circom2), then a CMake release build in build/.
 # Safe to re-run: each step is skipped when it is already done.
-# Environment: BUILD_DIR (default build), CUZK_CMAKE_ARGS (extra configure flags), JOBS (default nproc),
-# FUZZ_BESIDE=1 (build the fuzz targets alongside, below).
+# Environment: BUILD_DIR (default build), CUZK_CMAKE_ARGS (extra configure flags), JOBS (default nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -77,20 +76,6 @@ if [ "${CUZK_CUDA:-auto}" != OFF ] && [ -x "$NVCC" ]; then
 fi
 # shellcheck disable=SC2086
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}" ${CUZK_CMAKE_ARGS:-} >/dev/null
-# With FUZZ_BESIDE=1 (scripts/test.sh) the fuzz targets (scripts/fuzz.sh build into $BUILD_DIR/fuzz,
-# where ctest's fuzz.build builds them) are built beside this build at the lowest priority: they take
-# the CPU time it leaves (its links, its longest compiles), and fuzz.build, which waits for a fuzz
-# build in progress, finds them built. Stopped when this build fails.
-fuzz_pid=""
-if [ "${FUZZ_BESIDE:-0}" = 1 ] && command -v clang++ >/dev/null 2>&1; then
-  mkdir -p "$BUILD_DIR/fuzz"
-  BUILD_DIR="$BUILD_DIR/fuzz" setsid nice -n 19 bash scripts/fuzz.sh build >"$BUILD_DIR/fuzz/beside.log" 2>&1 &
-  fuzz_pid=$!
-  say "building the fuzz targets beside it at the lowest priority ($BUILD_DIR/fuzz/beside.log)"
-fi
 say "building in $BUILD_DIR with $JOBS jobs"
-if ! cmake --build "$BUILD_DIR" -j "$JOBS"; then
-  [ -z "$fuzz_pid" ] || kill -- -"$fuzz_pid" 2>/dev/null || true
-  exit 1
-fi
+cmake --build "$BUILD_DIR" -j "$JOBS"
 say "done: $BUILD_DIR/bin/cuzk"

@@ -3,8 +3,7 @@
 # end-to-end checks against snarkjs. Tests labelled gpu run only where an NVIDIA GPU is visible.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The fuzz targets build beside the main build, in the CPU time it leaves (scripts/setup.sh).
-FUZZ_BESIDE=1 bash scripts/setup.sh
+bash scripts/setup.sh
 
 BUILD_DIR="${BUILD_DIR:-build}"
 # Two slots a core: a test that computes most of its time holds two (PROCESSORS 2: the e2e tests,
