@@ -7,7 +7,6 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,12 +35,6 @@ struct Reply {
   uint32_t msg_len, reserved;
 };
 static_assert(sizeof(Request) == 40 && sizeof(Reply) == 32, "the driver's wire format");
-
-uint64_t now_ms() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
-}
 
 std::string fmt_seconds(uint32_t ms) {
   char b[32];
@@ -120,13 +113,15 @@ void Generator::stop() {
 
 GenResult Generator::compute(const std::vector<Value>& inputs, const std::string& dest, uint64_t offset,
                              uint32_t timeout_ms, const std::function<bool()>& cancelled) {
-  const uint64_t t0 = now_ms();
-  const auto began = std::chrono::steady_clock::now();  // GenResult::ms, below a millisecond too
+  const auto began = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+  };
   GenResult res;
   auto finish = [&](GenResult::Kind k, std::string msg) {
     res.kind = k;
     res.message = std::move(msg);
-    res.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+    res.ms = elapsed_ms();
     return res;
   };
   if (inputs.size() != m_.n_inputs)
@@ -162,7 +157,7 @@ GenResult Generator::compute(const std::vector<Value>& inputs, const std::string
       stop();
       return finish(GenResult::Cancelled, "cancelled");
     }
-    if (timeout_ms && now_ms() - t0 >= timeout_ms) {
+    if (timeout_ms && elapsed_ms() >= timeout_ms) {
       stop();
       return finish(GenResult::Timeout,
                     "the witness generator ran longer than " + fmt_seconds(timeout_ms) + " and was killed");

@@ -95,11 +95,9 @@ ${3:-}
 TOML
 }
 
-# share_witness_runtime: the daemon's compiled runtime objects (circom's runtime with cuzk's driver and
-# tracer, wasm2c's runtime with the wasm driver) are the e2e tests' shared ones. They are the same for
-# every circuit on a prime, kept under <cache>/runtime/<key> keyed by their sources, flags and tools
-# and built under a lock, so that any cache may link them; the circuit's own code is still compiled
-# in this daemon's state folder. Tests that time or kill a generator's build keep a runtime of their own.
+# share_witness_runtime: the daemon's compiled runtime objects are the e2e tests' shared ones, linked
+# as tests/e2e/lib.sh's own_cache links them (it says why any cache may); the circuit's own code is
+# still compiled in the state folder. Tests that time or kill a generator's build keep their own.
 share_witness_runtime() {
   mkdir -p "$E2E_WORK/cache/witness/runtime" "$WORK/state/witness"
   ln -sfn "$E2E_WORK/cache/witness/runtime" "$WORK/state/witness/runtime"
